@@ -1,0 +1,210 @@
+# pgmrouter: PGM (RFC 3208) router assist for Linux.
+#
+#   make            build the daemon, the client, the test peers and tools into build/
+#   make check      install missing Debian packages, build, run every test (root for namespace tests)
+#   make demo       the namespace lab with real OpenPGM peers, with and without router assist
+#   make lab        the same topology left running, with an interactive pgmrouter session
+#   make bench      every benchmark, one table, CSV and PNG plots under build/bench/results
+#   make fuzz       the codec fuzzer for FUZZ_SECONDS (default 300)
+#   make coverage   line coverage of control/ and dataplane/ from the unit tests (lcov)
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# Sources are found by directory: every .c in dataplane/, control/, cli/ and router/ goes into
+# libpgmrouter.a except the two programs' mains; every tests/unit/test_*.c is one Check runner.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+SBINDIR ?= $(PREFIX)/sbin
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+UNITDIR ?= /lib/systemd/system
+
+B := build
+CC ?= cc
+CLANG ?= clang
+VERSION := 0.9.0
+
+# Debian packages the build, the tests, the lab and the benchmarks need.
+DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov valgrind \
+	libmnl-dev libnetfilter-queue-dev libpcap-dev check libsubunit-dev \
+	libpgm-dev libzmq3-dev libreadline-dev \
+	iptables nftables smcroute iproute2 tshark gnuplot-nox procps psmisc
+
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wvla -Wformat=2 -Wno-format-nonliteral
+CFLAGS ?= -O2 -g
+BASE_CFLAGS = -std=c11 -D_GNU_SOURCE -DPGMROUTER_VERSION='"$(VERSION)"' -I. $(WARNINGS) \
+	-fno-strict-aliasing
+PKG_CFLAGS = $(shell pkg-config --cflags libmnl libnetfilter_queue libpcap 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs libmnl libnetfilter_queue libpcap 2>/dev/null) -lm
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null) -lpthread
+PEER_CFLAGS = $(shell pkg-config --cflags openpgm-5.3 libzmq 2>/dev/null) -Wno-error=deprecated-declarations
+PEER_LIBS = $(shell pkg-config --libs openpgm-5.3 libzmq 2>/dev/null) -lpthread
+CLIENT_LIBS = -lreadline
+
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+COV_FLAGS := -O0 -g --coverage
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+
+MAINS := router/pgmrouterd.c cli/pgmrouter.c
+LIB_SRCS := $(filter-out $(MAINS),$(wildcard dataplane/*.c control/*.c cli/*.c router/*.c))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+PEER_SRCS := $(wildcard tests/peers/*.c)
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
+ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(UNIT_SRCS))
+COV_UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/cov/tests/%,$(UNIT_SRCS))
+PEER_BINS := $(patsubst tests/peers/%.c,$(B)/peers/%,$(PEER_SRCS))
+BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
+
+# One object tree per build flavour: obj (normal), asan, cov (gcov), fuzzobj (clang + libFuzzer).
+define flavour
+$(1)_OBJS := $$(patsubst %.c,$(B)/$(1)/%.o,$$(LIB_SRCS))
+$(B)/$(1)/%.o: %.c
+	@mkdir -p $$(@D)
+	$$(if $$(filter fuzzobj,$(1)),$$(CLANG),$$(CC)) $$(BASE_CFLAGS) $$(PKG_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
+$(B)/$(1)/libpgmrouter.a: $$($(1)_OBJS)
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(eval $(call flavour,obj,$$(CFLAGS)))
+$(eval $(call flavour,asan,$$(SAN_FLAGS)))
+$(eval $(call flavour,cov,$$(COV_FLAGS)))
+$(eval $(call flavour,fuzzobj,$$(FUZZ_FLAGS)))
+
+.PHONY: all deps check unit unit-asan cli-test ns-test e2e-test fuzz fuzz-smoke bench bench-smoke \
+	demo lab coverage install uninstall clean format lint tools
+
+all: $(B)/pgmrouterd $(B)/pgmrouter $(PEER_BINS) $(BENCH_BINS)
+
+tools: $(PEER_BINS) $(BENCH_BINS)
+
+$(B)/pgmrouterd: router/pgmrouterd.c $(B)/obj/libpgmrouter.a
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
+
+$(B)/pgmrouter: cli/pgmrouter.c $(B)/obj/libpgmrouter.a
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
+		$(CLIENT_LIBS) -o $@
+
+$(B)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/obj/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(UNIT_HELPERS) $(B)/obj/libpgmrouter.a \
+		$(PKG_LIBS) $(CHECK_LIBS) -o $@
+
+$(B)/asan/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/asan/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(UNIT_HELPERS) $(B)/asan/libpgmrouter.a \
+		$(PKG_LIBS) $(CHECK_LIBS) -o $@
+
+$(B)/cov/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(COV_FLAGS) $< $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a \
+		$(PKG_LIBS) $(CHECK_LIBS) -o $@
+
+$(B)/peers/%: tests/peers/%.c $(B)/obj/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(PEER_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a \
+		$(PKG_LIBS) $(PEER_LIBS) -o $@
+
+$(B)/bench/%: tests/bench/%.c $(B)/obj/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
+		-lpthread -o $@
+
+$(B)/fuzz/%: tests/fuzz/%.c $(B)/fuzzobj/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE_CFLAGS) $(PKG_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+		$< $(B)/fuzzobj/libpgmrouter.a $(PKG_LIBS) -o $@
+
+# Installs the Debian packages that are missing; quiet when everything is present.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "deps: run as root to install:$$missing" >&2; exit 1; fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+			|| { echo "deps: apt-get install failed" >&2; exit 1; }; \
+	fi
+
+# The README's test command. Every stage runs; the exit status says whether all passed.
+check: deps
+	@$(MAKE) --no-print-directory all
+	@tests/run-checks.sh
+
+unit: $(UNIT_BINS)
+	@tests/run-unit.sh $(UNIT_BINS)
+
+unit-asan: $(ASAN_UNIT_BINS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=no \
+		tests/run-unit.sh $(ASAN_UNIT_BINS)
+
+cli-test: $(B)/pgmrouterd $(B)/pgmrouter
+	@tests/cli/run.sh
+
+ns-test: all
+	@tests/ns/run.sh
+
+e2e-test: all
+	@tests/e2e/run.sh
+
+FUZZ_SECONDS ?= 300
+fuzz: $(FUZZ_BINS)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+fuzz-smoke: $(FUZZ_BINS)
+	@tests/fuzz/run.sh 30 $(FUZZ_BINS)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@tests/bench/run.sh
+
+bench-smoke: all
+	@tests/bench/run.sh --smoke
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@tests/lab/demo.sh
+
+lab: deps
+	@$(MAKE) --no-print-directory all
+	@tests/lab/demo.sh --interactive
+
+coverage: $(COV_UNIT_BINS)
+	@rm -f $$(find $(B)/cov -name '*.gcda')
+	@CK_FORK=no tests/run-unit.sh $(COV_UNIT_BINS) >/dev/null
+	@lcov -q --capture --directory $(B)/cov --output-file $(B)/cov/all.info 2>/dev/null
+	@lcov -q --extract $(B)/cov/all.info '*/control/*' '*/dataplane/pgm_*' -o $(B)/cov/core.info 2>/dev/null
+	@lcov --summary $(B)/cov/core.info 2>&1 | grep -E 'lines|functions'
+	@lcov --list $(B)/cov/core.info 2>/dev/null | grep -E '\.c' || true
+
+install: $(B)/pgmrouterd $(B)/pgmrouter
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(SYSCONFDIR)/pgmrouter $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(B)/pgmrouterd $(DESTDIR)$(SBINDIR)/pgmrouterd
+	install -m 0755 $(B)/pgmrouter $(DESTDIR)$(BINDIR)/pgmrouter
+	install -m 0644 router/pgmrouterd.8 $(DESTDIR)$(MANDIR)/man8/pgmrouterd.8
+	install -m 0644 cli/pgmrouter.8 $(DESTDIR)$(MANDIR)/man8/pgmrouter.8
+	install -m 0644 router/pgmrouterd.conf.example $(DESTDIR)$(SYSCONFDIR)/pgmrouter/pgmrouterd.conf.example
+	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' router/pgmrouterd.service.in \
+		> $(DESTDIR)$(UNITDIR)/pgmrouterd.service
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/pgmrouterd $(DESTDIR)$(BINDIR)/pgmrouter \
+		$(DESTDIR)$(MANDIR)/man8/pgmrouterd.8 $(DESTDIR)$(MANDIR)/man8/pgmrouter.8 \
+		$(DESTDIR)$(UNITDIR)/pgmrouterd.service
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

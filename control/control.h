@@ -1,0 +1,293 @@
+/*
+ * The PGM network-element control plane (RFC 3208 section 7): a functional core.
+ *
+ * Given a parsed packet, the interface it arrived on, for a forwarded copy the interface it
+ * leaves by, and the current time, cp_packet() returns a verdict for that copy and emits the
+ * packets to originate as actions. cp_timers() runs the timers that are due and emits their
+ * actions. The core performs no I/O and reads the time only from its arguments, so tests drive it
+ * with a fake clock and captures can be replayed through it.
+ *
+ * How packets reach the core (the data plane's contract, see dataplane/rules.c):
+ *  - SPM, POLL and RDATA are forwarded multicast: the kernel hands over one copy per egress
+ *    interface (out_ifindex set). SPM state is updated once per SPM and every copy gets its own
+ *    path NLA; RDATA repair state is consumed once every listed interface had its copy.
+ *  - NCFs are seen once, before routing (out_ifindex 0). NCFs of sessions the core knows are
+ *    consumed here and never forwarded; NCFs of unknown sessions are accepted, so PGM keeps
+ *    working unassisted.
+ *  - NAK, NNAK, POLR (and unicast RDATA/NCF from an off-tree DLR) addressed to the router are
+ *    seen once (out_ifindex 0) and consumed; the core originates what goes upstream.
+ *  - Multicast NAKs (Microsoft receivers send a TTL-1 copy of every NAK) are accepted unchanged,
+ *    neither confirmed nor forwarded.
+ *
+ * Interfaces are identified by kernel ifindex. At most CP_MAX_INTERFACES interfaces can have
+ * router assist enabled at once (repair states keep their interface sets as bitmasks).
+ */
+#ifndef PGMROUTER_CONTROL_H
+#define PGMROUTER_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/pgm_wire.h"
+
+#define CP_MAX_INTERFACES 64
+#define CP_IFNAME_LEN 16
+
+typedef uint64_t cp_time_t; /* monotonic time in microseconds */
+#define CP_MS(ms) ((cp_time_t)(ms) * 1000u)
+#define CP_SEC(s) ((cp_time_t)(s) * 1000000u)
+
+/* Per-interface timers and rates; see the README for why these defaults. */
+struct cp_if_config {
+	uint32_t nak_rpt_ivl_ms;   /* NAK_RPT_IVL: how long an unconfirmed NAK is repeated */
+	uint32_t nak_rpt_rate;	   /* NAK_RPT_RTE: repeats per second while unconfirmed */
+	uint32_t nak_rdata_ivl_ms; /* NAK_RDATA_IVL: wait for RDATA after a confirmation */
+	uint32_t nak_elim_ivl_ms;  /* NAK_ELIM_IVL: duplicates discarded after a confirmation */
+	uint32_t ncf_ivl_ms;	   /* identical NCFs on one interface at most once per interval */
+	uint32_t nak_bo_ivl_us;	   /* NAK_BO_IVL written into forwarded SPMs (15.2.1); 0 = leave */
+};
+void cp_if_config_default(struct cp_if_config *cfg);
+
+/* Global settings. */
+struct cp_config {
+	uint32_t session_lifetime_s; /* a TSI without SPMs expires after this; 0 = never */
+	uint32_t max_sessions;	     /* 0 = unlimited */
+	uint32_t max_repair_states;  /* 0 = unlimited */
+	uint32_t rdata_linger_ms;    /* repair state kept after its first RDATA copy, for the
+					other listed interfaces' copies */
+	struct cp_if_config if_defaults; /* for interfaces without their own settings */
+};
+void cp_config_default(struct cp_config *cfg);
+
+/* ---- counters (modelled on the PGM MIB's network-element tables) ---- */
+
+#define CP_COUNTERS(X)                                                                             \
+	X(SESSIONS_CREATED, "sessions-created", "TSI states created by an SPM")                    \
+	X(SESSIONS_EXPIRED, "sessions-expired", "TSI states expired without SPMs")                 \
+	X(SESSION_LIMIT, "session-limit", "SPMs not tracked: max-sessions reached")                \
+	X(SPM_FORWARDED, "spm-forwarded", "SPM copies forwarded with this interface's path NLA")   \
+	X(SPM_BAD_SQN, "spm-bad-sqn", "SPMs dropped as out of sequence")                           \
+	X(SPM_DUPLICATE_COPY, "spm-duplicate", "SPM copies dropped: same SQN already forwarded here") \
+	X(SPM_UPSTREAM_CHANGED, "spm-upstream-changed", "upstream neighbour or interface changed") \
+	X(NAK_RECEIVED, "nak-received", "unicast NAKs received, list entries counted singly")      \
+	X(NAK_UNIQUE, "nak-unique", "NAKs that created repair state")                              \
+	X(NAK_FORWARDED, "nak-forwarded", "NAKs forwarded upstream")                               \
+	X(NAK_RETRANSMITTED, "nak-retransmitted", "NAKs repeated upstream while unconfirmed")      \
+	X(NAK_ELIMINATED, "nak-eliminated", "duplicate NAKs discarded")                            \
+	X(NAK_RETRY_EXPIRED, "nak-retry-expired", "NAKs never confirmed within NAK_RPT_IVL")       \
+	X(NAK_NO_SESSION, "nak-no-session", "NAKs for a TSI without source-path state")            \
+	X(NAK_OUT_OF_WINDOW, "nak-out-of-window", "NAKs outside the source's transmit window")     \
+	X(NAK_UPSTREAM_INTERFACE, "nak-upstream-interface", "NAKs arriving on the upstream interface") \
+	X(NAK_MULTICAST, "nak-multicast", "multicast NAKs, neither confirmed nor forwarded")       \
+	X(NAK_ADDRESS_MISMATCH, "nak-address-mismatch", "NAK source or group NLA not the session's") \
+	X(NNAK_RECEIVED, "nnak-received", "NNAKs received")                                        \
+	X(NNAK_FORWARDED, "nnak-forwarded", "NNAKs forwarded upstream")                            \
+	X(NNAK_ELIMINATED, "nnak-eliminated", "NNAKs discarded: repair state exists")              \
+	X(NNAK_NO_SESSION, "nnak-no-session", "NNAKs for a TSI without source-path state")         \
+	X(NCF_SENT, "ncf-sent", "NCFs sent")                                                       \
+	X(NCF_RATE_LIMITED, "ncf-rate-limited", "NCFs withheld: identical NCF sent just before")   \
+	X(NCF_RECEIVED, "ncf-received", "NCFs received, list entries counted singly")              \
+	X(NCF_CONFIRMED, "ncf-confirmed", "NCFs confirming a pending NAK")                         \
+	X(NCF_ANTICIPATED, "ncf-anticipated", "NCFs creating or refreshing anticipated state")     \
+	X(NCF_DISCARDED, "ncf-discarded", "unsolicited NCFs off the upstream interface")           \
+	X(NCF_NO_SESSION, "ncf-no-session", "NCFs for unknown TSIs, passed through")               \
+	X(RDATA_FORWARDED, "rdata-forwarded", "RDATA copies forwarded on a requesting interface")  \
+	X(RDATA_NO_STATE, "rdata-no-state", "RDATA copies dropped: no repair state (lack of SQN)") \
+	X(RDATA_NO_INTERFACE, "rdata-no-interface", "RDATA copies dropped: interface not requesting") \
+	X(RDATA_NO_SESSION, "rdata-no-session", "RDATA for a TSI without source-path state")       \
+	X(REPAIR_LIMIT, "repair-state-limit", "NAKs or NCFs refused: max-rexmit-states reached")   \
+	X(REPAIR_EXPIRED, "repair-state-expired", "repair states expired without RDATA")           \
+	X(REPAIR_CLEARED, "repair-state-cleared", "repair states removed by clear commands")       \
+	X(POLL_RECEIVED, "poll-received", "POLLs received (never forwarded)")                      \
+	X(POLR_RECEIVED, "polr-received", "POLRs received")                                        \
+	X(OPX_INVALIDATED, "opx-invalidated", "unknown options renamed to OPT_INVALID (OPX 01)")   \
+	X(OPX_DISCARDED, "opx-discarded", "packets discarded for an unknown option (OPX 10)")      \
+	X(OPX_RESERVED, "opx-reserved", "unknown options with reserved OPX 11, ignored")           \
+	X(UNKNOWN_TYPE, "unknown-type", "packets of types without NE processing, passed through")
+
+enum cp_counter {
+#define CP_COUNTER_ENUM(sym, name, desc) CP_C_##sym,
+	CP_COUNTERS(CP_COUNTER_ENUM)
+#undef CP_COUNTER_ENUM
+	CP_C_COUNT
+};
+const char *cp_counter_name(enum cp_counter c);
+const char *cp_counter_description(enum cp_counter c);
+
+/* Per-interface counters: packets in and out by type, events, and malformed packets by error. */
+struct cp_counters {
+	uint64_t in[PGM_TYPE_COUNT];
+	uint64_t out[PGM_TYPE_COUNT];
+	uint64_t ev[CP_C_COUNT];
+	uint64_t err[PGM_ERR_COUNT];
+};
+
+/* ---- input ---- */
+
+struct cp_packet {
+	const struct pgm_ip *ip;
+	const struct pgm_packet *pkt;
+	int in_ifindex;
+	int out_ifindex; /* forwarded copy: its egress interface; 0 = seen once (to the router) */
+	cp_time_t now;
+};
+
+/* ---- output ---- */
+
+enum cp_verdict {
+	CP_ACCEPT,	     /* let the kernel continue with the packet unchanged */
+	CP_DROP,	     /* consumed or refused */
+	CP_ACCEPT_REWRITTEN, /* accept after applying struct cp_rewrite to this copy */
+};
+
+struct cp_rewrite {
+	bool spm_path; /* set SPM_PATH to `path` (this copy's egress interface address) */
+	struct pgm_nla path;
+	bool nak_bo_ivl; /* overwrite OPT_NAK_BO_IVL (15.2.1) */
+	uint32_t nak_bo_ivl_us, nak_bo_ivl_sqn;
+	uint16_t opt_invalid_mask; /* bit i: option i (pgm_options order) becomes OPT_INVALID */
+};
+
+enum cp_action_type {
+	CP_ACT_NCF,	    /* multicast an NCF on ifindex (IP source = the data source) */
+	CP_ACT_NAK,	    /* unicast a NAK upstream from our address on ifindex */
+	CP_ACT_NNAK,	    /* unicast an NNAK upstream */
+	CP_ACT_POLR,	    /* unicast a POLR (issue: POLL child role) */
+	CP_ACT_RDATA,	    /* re-sourced RDATA of an off-tree DLR, multicast on ifindex */
+	CP_ACT_SPM,	    /* a special SPM (NBR_UNREACH) multicast on ifindex */
+};
+
+/*
+ * A packet to originate. When `from_packet` is set the TPDU is the packet being processed (a NAK
+ * forwarded intact, or an NCF built from it with pgm_build_ncf_from_nak); otherwise it is built
+ * from the fields (timer-driven repeats). Addresses: `ip_src` unset means the router's own
+ * address on `ifindex`.
+ */
+struct cp_action {
+	enum cp_action_type type;
+	int ifindex;
+	struct pgm_nla ip_src;
+	struct pgm_nla ip_dst;
+	bool router_alert;
+	bool from_packet;
+	/* UDP encapsulation, copied from the session or the NAK */
+	bool udp;
+	uint16_t udp_sport, udp_dport;
+	/* the TPDU's fields when built */
+	struct pgm_tsi tsi;
+	uint16_t data_dport;
+	uint32_t sqn;
+	unsigned list_count;
+	uint32_t list[PGM_MAX_NAK_LIST];
+	struct pgm_nla nak_src, nak_grp;
+	bool parity;
+	uint32_t pkt_cnt;
+	/* NCF options */
+	bool nak_bo_ivl;
+	uint32_t nak_bo_ivl_us, nak_bo_ivl_sqn;
+};
+
+/* The caller's sink for originated packets; called during cp_packet and cp_timers. */
+typedef void (*cp_emit_fn)(void *ctx, const struct cp_action *action);
+
+/* Debug events (state transitions), one line each, for `debug ip pgm router events|timers`. */
+enum cp_log_kind { CP_LOG_EVENT, CP_LOG_TIMER, CP_LOG_PACKET };
+typedef void (*cp_log_fn)(void *ctx, enum cp_log_kind kind, const char *line);
+
+struct cp_result {
+	enum cp_verdict verdict;
+	struct cp_rewrite rewrite;
+};
+
+struct cp;
+
+struct cp *cp_new(const struct cp_config *cfg, cp_emit_fn emit, void *emit_ctx);
+void cp_free(struct cp *cp);
+void cp_set_log(struct cp *cp, cp_log_fn log, void *ctx, unsigned kinds_mask /* 1 << kind */);
+void cp_set_config(struct cp *cp, const struct cp_config *cfg);
+const struct cp_config *cp_get_config(const struct cp *cp);
+
+/* Interfaces. An interface is known once added; router assist is enabled per interface. */
+int cp_if_add(struct cp *cp, int ifindex, const char *name); /* 0, or -1 when the table is full */
+void cp_if_remove(struct cp *cp, int ifindex);
+void cp_if_set_addr(struct cp *cp, int ifindex, const struct pgm_nla *addr); /* afi 0 = none */
+int cp_if_set_assist(struct cp *cp, int ifindex, bool enabled); /* -1: more than 64 enabled */
+void cp_if_set_config(struct cp *cp, int ifindex, const struct cp_if_config *cfg); /* NULL = defaults */
+
+/* Process one packet (or one forwarded copy of it). */
+void cp_packet(struct cp *cp, const struct cp_packet *in, struct cp_result *out);
+/* Count a malformed packet received on ifindex (the data plane's parse errors). */
+void cp_count_error(struct cp *cp, int ifindex, enum pgm_err err);
+/* Run every timer due at `now`; returns the next deadline (or UINT64_MAX if none). */
+cp_time_t cp_timers(struct cp *cp, cp_time_t now);
+cp_time_t cp_next_deadline(const struct cp *cp);
+
+/* Clear operations. `group` NULL = all. */
+void cp_clear_counters(struct cp *cp, int ifindex /* 0 = all */);
+size_t cp_clear_repair_states(struct cp *cp, const struct pgm_nla *group);
+
+/* ---- state views for show commands ---- */
+
+struct cp_if_view {
+	int ifindex;
+	char name[CP_IFNAME_LEN];
+	bool assist;
+	struct pgm_nla addr;
+	struct cp_if_config cfg;
+	const struct cp_counters *counters;
+};
+struct cp_session_view {
+	struct pgm_tsi tsi;
+	uint16_t data_dport;
+	struct pgm_nla source, group;
+	struct pgm_nla upstream;   /* SPM_PATH of the last in-sequence SPM */
+	int upstream_ifindex;
+	uint32_t spm_sqn, trail, lead;
+	uint8_t last_ttl;
+	bool udp;
+	cp_time_t created, last_spm;
+	cp_time_t expires; /* 0 = never */
+	size_t repair_states;
+	const struct cp_counters *counters; /* per-TSI counters (err[] unused) */
+};
+enum cp_repair_phase {
+	CP_PHASE_PENDING,     /* forwarded upstream, waiting for an NCF */
+	CP_PHASE_OUTSTANDING, /* confirmed, waiting for RDATA */
+	CP_PHASE_FORWARDING,  /* RDATA copies being forwarded */
+};
+struct cp_repair_view {
+	uint32_t sqn;
+	enum cp_repair_phase phase;
+	bool eliminating, anticipated, nnak_created;
+	uint64_t if_mask;	  /* bit per interface slot, see cp_if_slot_ifindex */
+	cp_time_t rpt_next;	  /* next NAK repeat, 0 = none */
+	cp_time_t rpt_end;	  /* NAK_RPT_IVL end, 0 = none */
+	cp_time_t rdata_end;	  /* NAK_RDATA_IVL end, 0 = none */
+	cp_time_t elim_end;	  /* NAK_ELIM_IVL end, 0 = none */
+	cp_time_t created;
+};
+
+typedef void (*cp_if_cb)(void *ctx, const struct cp_if_view *v);
+typedef void (*cp_session_cb)(void *ctx, const struct cp_session_view *v);
+typedef void (*cp_repair_cb)(void *ctx, const struct cp_repair_view *v);
+
+void cp_foreach_if(const struct cp *cp, cp_if_cb cb, void *ctx);
+bool cp_get_if(const struct cp *cp, int ifindex, struct cp_if_view *v);
+int cp_if_slot_ifindex(const struct cp *cp, unsigned slot);
+/* Sessions in a stable order (group, source, TSI); `group` NULL = all. */
+void cp_foreach_session(const struct cp *cp, const struct pgm_nla *group, cp_session_cb cb,
+	void *ctx);
+/* Repair states of one session in SQN order (serial arithmetic from the trailing edge). */
+void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, cp_repair_cb cb, void *ctx);
+
+struct cp_stats {
+	size_t sessions, repair_states;
+	size_t bytes; /* memory held by tables and entries */
+	uint64_t global_ev[CP_C_COUNT]; /* events not tied to an interface (timers, limits) */
+};
+void cp_get_stats(const struct cp *cp, struct cp_stats *st);
+
+const char *cp_phase_name(enum cp_repair_phase p);
+
+#endif /* PGMROUTER_CONTROL_H */

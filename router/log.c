@@ -1,0 +1,151 @@
+/*
+ * Logging: stderr in the foreground, syslog otherwise; per-category debug switches; a hook that
+ * copies every line to CLI sessions in monitor mode.
+ */
+#include "router/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+static bool log_to_stderr = true;
+static bool debug_on[LOG_CAT_COUNT];
+static log_hook_fn hook_fn;
+static void *hook_ctx;
+
+static const char *const category_names[LOG_CAT_COUNT] = {
+	[LOG_CAT_PACKETS] = "packets",
+	[LOG_CAT_EVENTS] = "events",
+	[LOG_CAT_TIMERS] = "timers",
+	[LOG_CAT_DATAPLANE] = "dataplane",
+};
+
+void log_init(const char *progname, bool to_stderr, bool verbose)
+{
+	log_to_stderr = to_stderr;
+	log_set_verbose(verbose);
+	if (!to_stderr)
+		openlog(progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+void log_set_verbose(bool verbose)
+{
+	/* -v: every debug category on, as the OpenBSD daemons' -v raises verbosity. */
+	for (int i = 0; i < LOG_CAT_COUNT; i++)
+		debug_on[i] = verbose;
+}
+
+void log_debug_enable(enum log_category cat, bool on)
+{
+	if (cat < LOG_CAT_COUNT)
+		debug_on[cat] = on;
+}
+
+bool log_debug_enabled(enum log_category cat)
+{
+	return cat < LOG_CAT_COUNT && debug_on[cat];
+}
+
+const char *log_category_name(enum log_category cat)
+{
+	return cat < LOG_CAT_COUNT ? category_names[cat] : "?";
+}
+
+void log_set_hook(log_hook_fn fn, void *ctx)
+{
+	hook_fn = fn;
+	hook_ctx = ctx;
+}
+
+static void emit(int priority, enum log_category cat, const char *line)
+{
+	if (log_to_stderr) {
+		struct timespec ts;
+		struct tm tm;
+		char stamp[32];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+		fprintf(stderr, "%s.%03ld %s\n", stamp, ts.tv_nsec / 1000000, line);
+	} else {
+		syslog(priority, "%s", line);
+	}
+	if (hook_fn != NULL)
+		hook_fn(hook_ctx, priority, cat, line);
+}
+
+static void vlog(int priority, enum log_category cat, int errnum, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+
+	if (n < 0)
+		return;
+	if (errnum != 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, ": %s", strerror(errnum));
+	emit(priority, cat, line);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	int errnum = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_WARNING, LOG_CAT_COUNT, errnum, fmt, ap);
+	va_end(ap);
+}
+
+void log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_WARNING, LOG_CAT_COUNT, 0, fmt, ap);
+	va_end(ap);
+}
+
+void log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_INFO, LOG_CAT_COUNT, 0, fmt, ap);
+	va_end(ap);
+}
+
+void log_debug(enum log_category cat, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log_debug_enabled(cat))
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_DEBUG, cat, 0, fmt, ap);
+	va_end(ap);
+}
+
+void fatal(const char *fmt, ...)
+{
+	int errnum = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, LOG_CAT_COUNT, errnum, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, LOG_CAT_COUNT, 0, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
