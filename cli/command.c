@@ -1103,6 +1103,17 @@ static size_t find_pipe(const struct words *ws, size_t first)
 	return ws->n;
 }
 
+/* Line mode: the command is not on the screen, so show it for the caret to point into. */
+static void echo_line(struct cmd_session *s, const char *line)
+{
+	char prompt[128];
+
+	if (!s->echo_on_error)
+		return;
+	cmd_prompt(s, prompt, sizeof(prompt));
+	cmd_out(s, "%s%s\n", prompt, line);
+}
+
 static void print_error(struct cmd_session *s, int status, const struct words *ws, size_t bad_word,
 	size_t prompt_len, const char *line)
 {
@@ -1117,6 +1128,7 @@ static void print_error(struct cmd_session *s, int status, const struct words *w
 	}
 	if (s->batch)
 		return;
+	echo_line(s, line);
 	switch (status) {
 	case CMD_ERR_INVALID:
 		cmd_out(s, "%*s^\n", (int)(prompt_len + s->last_error.offset), "");
@@ -1160,6 +1172,7 @@ static int check_line(struct cmd_session *s, const char *line, size_t prompt_len
 			s->last_error.offset = i;
 			snprintf(s->last_error.word, sizeof(s->last_error.word), "\\x%02x", c);
 			if (!s->batch) {
+				echo_line(s, line);
 				cmd_out(s, "%*s^\n", (int)(prompt_len + i), "");
 				cmd_out(s, "%% Invalid input detected at '^' marker.\n");
 			}

@@ -169,6 +169,7 @@ struct cmd_session {
 	bool read_only;		     /* group pgmrouter: CMD_PRIV_READ commands only */
 	bool batch;		     /* startup config: errors are recorded, not printed */
 	bool monitor;		     /* terminal monitor */
+	bool echo_on_error;	     /* line mode: echo prompt and line before a parse error */
 	uint32_t term_length;	     /* CMD_TERM_LENGTH_UNSET: the client's terminal rows */
 	unsigned id;		     /* for `show users` */
 	unsigned uid;
