@@ -1516,7 +1516,8 @@ static int gather(struct cmd_session *s, const char *line, const struct words *w
 			(o->partial_word == NULL || token_could_match(&do_token, o->partial_word)))
 			offers_add(o, &do_token);
 	}
-	if (!o->partial && o->can_end && !in_filter && pipe_allowed(node))
+	if (o->can_end && !in_filter && pipe_allowed(node) &&
+		(!o->partial || strcmp(o->partial_word, "|") == 0))
 		offers_add(o, &pipe_token);
 	if (!o->partial && complete == first && in_filter)
 		o->can_end = false;

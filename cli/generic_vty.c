@@ -144,22 +144,47 @@ struct if_description {
 static struct if_description *descriptions;
 static size_t ndescriptions;
 
+/* Sorted by name: a config with thousands of interfaces stays fast. */
+static size_t description_slot(const char *ifname, bool *found)
+{
+	size_t lo = 0, hi = ndescriptions;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(descriptions[mid].ifname, ifname);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
 static struct if_description *description_find(const char *ifname)
 {
-	for (size_t i = 0; i < ndescriptions; i++)
-		if (strcmp(descriptions[i].ifname, ifname) == 0)
-			return &descriptions[i];
-	return NULL;
+	bool found;
+	size_t at = description_slot(ifname, &found);
+
+	return found ? &descriptions[at] : NULL;
 }
 
 static void description_remove(const char *ifname)
 {
-	struct if_description *d = description_find(ifname);
+	bool found;
+	size_t at = description_slot(ifname, &found);
 
-	if (d == NULL)
+	if (!found)
 		return;
-	free(d->text);
-	*d = descriptions[--ndescriptions];
+	free(descriptions[at].text);
+	memmove(&descriptions[at], &descriptions[at + 1],
+		(ndescriptions - at - 1) * sizeof(*descriptions));
+	ndescriptions--;
 }
 
 static int cmd_interface(struct cmd_session *s, const struct cmd_args *a)
@@ -201,13 +226,19 @@ static int cmd_description(struct cmd_session *s, const struct cmd_args *a)
 		return CMD_ERR_FAILED;
 	if (d == NULL) {
 		struct if_description *v = realloc(descriptions, (ndescriptions + 1) * sizeof(*v));
+		bool found;
+		size_t at;
 
 		if (v == NULL) {
 			free(copy);
 			return CMD_ERR_FAILED;
 		}
 		descriptions = v;
-		d = &descriptions[ndescriptions++];
+		at = description_slot(s->ifname, &found);
+		memmove(&descriptions[at + 1], &descriptions[at],
+			(ndescriptions - at) * sizeof(*descriptions));
+		ndescriptions++;
+		d = &descriptions[at];
 		memset(d, 0, sizeof(*d));
 		snprintf(d->ifname, sizeof(d->ifname), "%s", s->ifname);
 	}
