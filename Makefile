@@ -147,7 +147,7 @@ unit-asan: $(ASAN_UNIT_BINS)
 		tests/run-unit.sh $(ASAN_UNIT_BINS)
 
 CLI_TEST_BINS := $(B)/pgmrouterd $(B)/pgmrouter $(B)/tests/cli-driver $(B)/tests/cli-abuse \
-	$(B)/asan/pgmrouterd
+	$(B)/tests/cli-pty $(B)/asan/pgmrouterd
 
 cli-test: $(CLI_TEST_BINS)
 	@tests/cli/run.sh
@@ -163,6 +163,10 @@ $(B)/tests/cli-driver: tests/cli/driver.c $(B)/obj/libpgmrouter.a
 $(B)/tests/cli-abuse: tests/cli/abuse.c $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
+
+$(B)/tests/cli-pty: tests/cli/pty.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -lutil -o $@
 
 $(B)/asan/pgmrouterd: router/pgmrouterd.c $(B)/asan/libpgmrouter.a
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@

@@ -210,14 +210,16 @@ static void on_line(char *line)
 	if (line == NULL) { /* Ctrl-D */
 		putchar('\n');
 		session_closed = true;
-		return;
+	} else {
+		if (*line != '\0')
+			add_history(line);
+		if (execute(line, true) == CMD_CLOSE)
+			session_closed = true;
+		free(line);
 	}
-	if (*line != '\0')
-		add_history(line);
-	if (execute(line, true) == CMD_CLOSE)
-		session_closed = true;
-	free(line);
-	if (!session_closed)
+	if (session_closed)
+		rl_callback_handler_remove(); /* no prompt after the last line */
+	else
 		rl_set_prompt(prompt);
 }
 
@@ -357,7 +359,8 @@ static int run_interactive(void)
 		if (p[0].revents != 0)
 			rl_callback_read_char();
 	}
-	rl_callback_handler_remove();
+	if (!session_closed)
+		rl_callback_handler_remove();
 	return 0;
 }
 

@@ -159,6 +159,20 @@ rc=$?
 check "client: no daemon is a clear error" test $rc != 0
 check "client: the error names the socket" grep -q "cannot connect to $T/nonexistent" "$T/err"
 
+# the interactive client on a pseudo-terminal
+{ echo "hostname t9"; for i in 1 2 3 4 5 6 7 8; do printf 'interface p%d\n description pty %d\n' $i $i; done; } >"$T/pty.conf"
+start "$DAEMON" "$T/pty.conf" "$T/psock"
+PD=$DPID
+"$B/tests/cli-pty" "$CLIENT" "$T/psock" >"$T/pty.out" 2>&1
+cat "$T/pty.out"
+passed=$((passed + $(grep -c '^ok' "$T/pty.out")))
+n=$(grep -c '^FAIL' "$T/pty.out")
+[ "$n" -gt 0 ] && { failed=$((failed + n)); failures="$failures
+$(grep '^FAIL' "$T/pty.out" | sed 's/^/  /')"; }
+grep -q '^ok   pty: exit ends' "$T/pty.out" || { failed=$((failed + 1)); failures="$failures
+  pty: did not run to the end"; }
+stop "$PD"
+
 # write memory: atomic, equal to the running config, no temporary files left
 "$CLIENT" -s "$S" -c "write memory" >"$T/wr.out"
 check "write memory reports [OK]" grep -qx "\[OK\]" "$T/wr.out"
