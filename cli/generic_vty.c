@@ -218,6 +218,9 @@ static int cmd_description(struct cmd_session *s, const struct cmd_args *a)
 		description_remove(s->ifname);
 		return CMD_OK;
 	}
+	/* the interface may have been removed under the session (a reload, another session) */
+	if (!cfg_interface_exists(s->ifname) && cfg_interface_add(s->ifname) < 0)
+		return CMD_ERR_FAILED;
 	if (strlen(text) > 240) {
 		cmd_out(s, "%% Description too long (at most 240 characters)\n");
 		return CMD_ERR_FAILED;
