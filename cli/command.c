@@ -21,9 +21,19 @@
 #include "router/log.h"
 
 #define MAX_GRAPH_NODES 64
-#define MAX_EDGES 16
+#define MAX_EDGES	16
 
-enum tok_type { TK_KEYWORD, TK_WORD, TK_IFNAME, TK_IPV4, TK_RANGE, TK_LINE, TK_FORK, TK_JOIN, TK_END };
+enum tok_type {
+	TK_KEYWORD,
+	TK_WORD,
+	TK_IFNAME,
+	TK_IPV4,
+	TK_RANGE,
+	TK_LINE,
+	TK_FORK,
+	TK_JOIN,
+	TK_END
+};
 
 /* How well a word matches a token; at each word only the best kind survives. */
 enum score {
@@ -40,12 +50,12 @@ struct tok {
 	uint8_t type;
 	uint8_t nedges;
 	uint8_t edges[MAX_EDGES];
-	bool next_end;	   /* the end is reachable without another word */
-	uint64_t next;	   /* token nodes reachable with the next word */
-	char *text;	   /* keyword, or the variable as written in the spec */
-	char *name;	   /* argument name */
+	bool next_end; /* the end is reachable without another word */
+	uint64_t next; /* token nodes reachable with the next word */
+	char *text;    /* keyword, or the variable as written in the spec */
+	char *name;    /* argument name */
 	char *help;
-	long long lo, hi;  /* TK_RANGE */
+	long long lo, hi; /* TK_RANGE */
 };
 
 struct ccmd {
@@ -282,8 +292,8 @@ static void closure(const struct ccmd *c, uint8_t from, uint64_t *toks, bool *en
 	}
 }
 
-static struct ccmd *compile(const struct cmd_def *def, const char *spec, const char *help,
-	bool negate)
+static struct ccmd *compile(
+	const struct cmd_def *def, const char *spec, const char *help, bool negate)
 {
 	struct ccmd *c = calloc(1, sizeof(*c));
 	struct spec_parser sp = {c, spec, help, spec};
@@ -389,7 +399,8 @@ static bool parse_integer(const char *w, long long *v)
 {
 	char *end;
 
-	if (*w == '\0' || !(isdigit((unsigned char)*w) || (*w == '-' && isdigit((unsigned char)w[1]))))
+	if (*w == '\0' ||
+		!(isdigit((unsigned char)*w) || (*w == '-' && isdigit((unsigned char)w[1]))))
 		return false;
 	errno = 0;
 	*v = strtoll(w, &end, 10);
@@ -487,10 +498,10 @@ static bool token_could_match(const struct tok *t, const char *w)
 
 struct words {
 	size_t n;
-	const char **w;	 /* NUL-terminated copies */
-	size_t *off;	 /* offsets in the original line */
-	char *split;	 /* the copy the words point into */
-	char *orig;	 /* an untouched copy for LINE values */
+	const char **w; /* NUL-terminated copies */
+	size_t *off;	/* offsets in the original line */
+	char *split;	/* the copy the words point into */
+	char *orig;	/* an untouched copy for LINE values */
 };
 
 static void words_free(struct words *ws)
@@ -537,10 +548,10 @@ static int words_split(struct words *ws, const char *line)
 
 struct cand {
 	struct ccmd *c;
-	uint64_t live;	   /* token nodes reached by the last word (0 with no word yet) */
-	int line_from;	   /* word index where a LINE token took the rest, or -1 */
+	uint64_t live; /* token nodes reached by the last word (0 with no word yet) */
+	int line_from; /* word index where a LINE token took the rest, or -1 */
 	uint8_t pred[CMD_MAX_TOKENS + 1][MAX_GRAPH_NODES];
-	uint8_t depth;	   /* words matched (until LINE) */
+	uint8_t depth; /* words matched (until LINE) */
 };
 
 struct hit {
@@ -601,7 +612,8 @@ static bool cand_can_end(const struct cand *cd, uint8_t *end_node)
 }
 
 /* Matches words [first, first + count) against the commands of `node`. */
-static int match_words(struct match *m, int node, const struct words *ws, size_t first, size_t count)
+static int match_words(
+	struct match *m, int node, const struct words *ws, size_t first, size_t count)
 {
 	struct hit *hits = NULL;
 	size_t hcap = 0;
@@ -666,7 +678,8 @@ static int match_words(struct match *m, int node, const struct words *ws, size_t
 					if (hits == NULL)
 						return m->status = CMD_ERR_FAILED;
 				}
-				hits[nhits++] = (struct hit){(uint32_t)ci, (uint8_t)n, from, (uint8_t)sc};
+				hits[nhits++] =
+					(struct hit){(uint32_t)ci, (uint8_t)n, from, (uint8_t)sc};
 				if (sc > best)
 					best = (uint8_t)sc;
 			}
@@ -756,7 +769,8 @@ static int match_resolve(struct match *m)
 	return m->status = complete > 1 ? CMD_ERR_AMBIGUOUS : CMD_ERR_INCOMPLETE;
 }
 
-static void bind_args(const struct match *m, const struct words *ws, size_t first, struct cmd_args *a)
+static void bind_args(
+	const struct match *m, const struct words *ws, size_t first, struct cmd_args *a)
 {
 	const struct cand *cd = m->winner;
 	uint8_t path[CMD_MAX_TOKENS + 1];
@@ -948,7 +962,8 @@ void cmd_write(struct cmd_session *s, const char *data, size_t len)
 		size_t take = nl != NULL ? (size_t)(nl - data) : len;
 
 		if (f->len + take + 1 > f->cap) {
-			size_t cap = f->len + take + 1 > FILTER_LINE_MAX ? FILTER_LINE_MAX : f->len + take + 1;
+			size_t cap = f->len + take + 1 > FILTER_LINE_MAX ? FILTER_LINE_MAX
+									 : f->len + take + 1;
 			char *p;
 
 			cap = cap < 256 ? 256 : cap;
@@ -1161,7 +1176,8 @@ static int check_line(struct cmd_session *s, const char *line, size_t prompt_len
 	if (len > CMD_LINE_MAX) {
 		s->last_error.status = CMD_ERR_TOO_LONG;
 		if (!s->batch)
-			cmd_out(s, "%% Line too long (%zu characters, at most %d).\n", len, CMD_LINE_MAX);
+			cmd_out(s, "%% Line too long (%zu characters, at most %d).\n", len,
+				CMD_LINE_MAX);
 		return CMD_ERR_TOO_LONG;
 	}
 	for (size_t i = 0; i < len; i++) {
@@ -1182,8 +1198,8 @@ static int check_line(struct cmd_session *s, const char *line, size_t prompt_len
 	return CMD_OK;
 }
 
-static int install_filter(struct cmd_session *s, const struct words *ws, size_t pipe, size_t prompt_len,
-	const char *line)
+static int install_filter(struct cmd_session *s, const struct words *ws, size_t pipe,
+	size_t prompt_len, const char *line)
 {
 	struct match m;
 	struct cmd_args a;
@@ -1379,8 +1395,8 @@ static bool same_offer(const struct tok *a, const struct tok *b)
 
 /* The tokens the live candidates offer for the next word; `partial` restricts to those the
    partial word can still become (NULL: all). */
-static size_t collect_offers(const struct cmd_session *s, const struct match *m, const char *partial,
-	bool *can_end, struct offer **out)
+static size_t collect_offers(const struct cmd_session *s, const struct match *m,
+	const char *partial, bool *can_end, struct offer **out)
 {
 	struct offer *v = NULL;
 	size_t n = 0, cap = 0;
@@ -1470,8 +1486,8 @@ static void offers_add(struct offers *o, const struct tok *t)
 	qsort(o->v, o->n, sizeof(*o->v), offer_cmp);
 }
 
-static int gather(struct cmd_session *s, const char *line, const struct words *ws, size_t prompt_len,
-	struct offers *o)
+static int gather(struct cmd_session *s, const char *line, const struct words *ws,
+	size_t prompt_len, struct offers *o)
 {
 	size_t first = 0, complete, pipe;
 	int node = s->node;
@@ -1523,7 +1539,8 @@ static int gather(struct cmd_session *s, const char *line, const struct words *w
 		o->can_end = false;
 	if (o->partial ? o->n == 0 : o->n == 0 && !o->can_end) {
 		/* nothing can follow: point at the word that cannot be completed */
-		print_error(s, CMD_ERR_INVALID, ws, o->partial ? ws->n - 1 : ws->n, prompt_len, line);
+		print_error(
+			s, CMD_ERR_INVALID, ws, o->partial ? ws->n - 1 : ws->n, prompt_len, line);
 		o->status = CMD_ERR_INVALID;
 	}
 	match_free(&m);

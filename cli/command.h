@@ -49,9 +49,9 @@ enum cmd_node_id {
 	CMD_NODE_FILTER,    /* internal: the output filters after `|` */
 	CMD_NODE_BUILTIN_COUNT
 };
-#define CMD_NODE_MAX 16
-#define CMD_MODE(n) (1u << (n))
-#define CMD_MODES_SHOW (CMD_MODE(CMD_NODE_EXEC) | CMD_MODE(CMD_NODE_ENABLE))
+#define CMD_NODE_MAX	     16
+#define CMD_MODE(n)	     (1u << (n))
+#define CMD_MODES_SHOW	     (CMD_MODE(CMD_NODE_EXEC) | CMD_MODE(CMD_NODE_ENABLE))
 #define CMD_MODES_CONFIG_ALL (CMD_MODE(CMD_NODE_CONFIG) | CMD_MODE(CMD_NODE_CONFIG_IF))
 
 struct cmd_node_def {
@@ -65,15 +65,15 @@ int cmd_node_install(const struct cmd_node_def *def);
 const struct cmd_node_def *cmd_node_get(int node);
 
 /* Frequently used help lines. */
-#define SHOW_STR "Show running system information\n"
-#define NO_STR "Negate a command or set its defaults\n"
-#define IP_STR "IP information\n"
-#define PGM_STR "Pragmatic General Multicast (PGM)\n"
+#define SHOW_STR	  "Show running system information\n"
+#define NO_STR		  "Negate a command or set its defaults\n"
+#define IP_STR		  "IP information\n"
+#define PGM_STR		  "Pragmatic General Multicast (PGM)\n"
 #define ROUTER_ASSIST_STR "PGM router assist\n"
-#define DEBUG_STR "Debugging functions\n"
-#define UNDEBUG_STR "Disable debugging functions (see also 'debug')\n"
-#define IFNAME_STR "Interface name\n"
-#define TERMINAL_STR "Set terminal line parameters\n"
+#define DEBUG_STR	  "Debugging functions\n"
+#define UNDEBUG_STR	  "Disable debugging functions (see also 'debug')\n"
+#define IFNAME_STR	  "Interface name\n"
+#define TERMINAL_STR	  "Set terminal line parameters\n"
 
 enum cmd_priv {
 	CMD_PRIV_READ = 0, /* allowed to read-only sessions (group pgmrouter) */
@@ -96,11 +96,11 @@ enum cmd_status {
 };
 const char *cmd_status_name(int status);
 
-#define CMD_LINE_MAX 4096	  /* longest command line, in bytes */
-#define CMD_MAX_TOKENS 32	  /* tokens in one command spec */
-#define CMD_HISTORY_SIZE 20	  /* lines kept for `show history` */
-#define CMD_HOSTNAME_MAX 64	  /* hostname length including NUL */
-#define CMD_IFNAME_MAX 16	  /* IFNAMSIZ */
+#define CMD_LINE_MAX	      4096 /* longest command line, in bytes */
+#define CMD_MAX_TOKENS	      32   /* tokens in one command spec */
+#define CMD_HISTORY_SIZE      20   /* lines kept for `show history` */
+#define CMD_HOSTNAME_MAX      64   /* hostname length including NUL */
+#define CMD_IFNAME_MAX	      16   /* IFNAMSIZ */
 #define CMD_TERM_LENGTH_UNSET UINT32_MAX
 
 struct cmd_session;
@@ -125,8 +125,8 @@ long long cmd_arg_int(const struct cmd_args *a, const char *name, long long dflt
 
 typedef int (*cmd_handler_fn)(struct cmd_session *s, const struct cmd_args *a);
 
-#define CMD_NO_SAME ((const char *)1) /* `no` form with the same tokens and help */
-#define CMD_F_HIDDEN 0x1		/* not listed by `?` nor completed */
+#define CMD_NO_SAME  ((const char *)1) /* `no` form with the same tokens and help */
+#define CMD_F_HIDDEN 0x1	       /* not listed by `?` nor completed */
 
 struct cmd_def {
 	const char *spec;
@@ -156,9 +156,9 @@ typedef void (*cmd_write_fn)(struct cmd_session *s, const char *data, size_t len
 typedef int (*cmd_cont_fn)(struct cmd_session *s, void *arg); /* CMD_MORE or a final status */
 
 struct cmd_error {
-	int status;	  /* CMD_ERR_* of the last line, CMD_OK when it ran */
-	size_t offset;	  /* invalid input: byte offset of the bad word in the line */
-	char word[64];	  /* invalid input: the bad word (truncated) */
+	int status;    /* CMD_ERR_* of the last line, CMD_OK when it ran */
+	size_t offset; /* invalid input: byte offset of the bad word in the line */
+	char word[64]; /* invalid input: the bad word (truncated) */
 };
 
 struct cmd_filter;
@@ -216,7 +216,8 @@ void cmd_write(struct cmd_session *s, const char *data, size_t len);
 
 /* Handlers that produce long output set a continuation and return CMD_MORE; it is called
    again whenever the transport has room, until it returns a final status. */
-void cmd_set_continuation(struct cmd_session *s, cmd_cont_fn fn, void *arg, void (*free_fn)(void *));
+void cmd_set_continuation(
+	struct cmd_session *s, cmd_cont_fn fn, void *arg, void (*free_fn)(void *));
 
 /* Streams `text` (malloc'ed, taken over) as the command's output in pieces; returns CMD_MORE
    for the handler to return. */

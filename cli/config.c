@@ -329,8 +329,8 @@ static void capture_write(struct cmd_session *s, const char *data, size_t len)
 static void report_line(cfg_report_fn report, void *ctx, const char *path, unsigned lineno,
 	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static void report_line(cfg_report_fn report, void *ctx, const char *path, unsigned lineno,
-	const char *fmt, ...)
+static void report_line(
+	cfg_report_fn report, void *ctx, const char *path, unsigned lineno, const char *fmt, ...)
 {
 	char msg[768];
 	int n = snprintf(msg, sizeof(msg), "%s:%u: ", path, lineno);

@@ -29,10 +29,10 @@ void cfg_buf_free(struct cfg_buf *b);
 /* Writers, called in ascending order. Global writers print whole lines; a '!' separator follows
    every writer that printed something. Interface writers print the lines of one interface
    block, each starting with one blank. */
-#define CFG_ORDER_HOSTNAME 0
-#define CFG_ORDER_GLOBAL 100
+#define CFG_ORDER_HOSTNAME   0
+#define CFG_ORDER_GLOBAL     100
 #define CFG_ORDER_INTERFACES 500 /* the interface blocks are written here */
-#define CFG_ORDER_LATE 900
+#define CFG_ORDER_LATE	     900
 typedef void (*cfg_writer_fn)(struct cfg_buf *b);
 typedef void (*cfg_if_writer_fn)(struct cfg_buf *b, const char *ifname);
 void cfg_register_writer(int order, cfg_writer_fn fn);
@@ -43,7 +43,7 @@ void cfg_running(struct cfg_buf *b);
 
 /* Interfaces named in the configuration (`interface IFNAME`; they need not exist). */
 bool cfg_interface_exists(const char *ifname);
-int cfg_interface_add(const char *ifname); /* 0, or -1 out of memory; marks it current */
+int cfg_interface_add(const char *ifname);  /* 0, or -1 out of memory; marks it current */
 void cfg_interface_del(const char *ifname); /* runs the delete hooks first */
 typedef void (*cfg_if_hook_fn)(const char *ifname);
 void cfg_register_interface_delete_hook(cfg_if_hook_fn fn);

@@ -177,7 +177,8 @@ int ctl_buf_end(struct ctl_buf *b, int status, uint32_t term_length, const char 
 int ctl_buf_flush(struct ctl_buf *b, int fd)
 {
 	while (b->start < b->len) {
-		ssize_t n = send(fd, b->data + b->start, b->len - b->start, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = send(
+			fd, b->data + b->start, b->len - b->start, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0) {
 			if (errno == EINTR)

@@ -21,9 +21,9 @@
 #include <sys/types.h>
 
 #define CTL_PROTO_VERSION 1
-#define CTL_HDR_LEN 8
-#define CTL_PAYLOAD_MAX 65536
-#define CTL_OUTPUT_CHUNK 8192 /* the daemon's OUTPUT frames carry at most this much */
+#define CTL_HDR_LEN	  8
+#define CTL_PAYLOAD_MAX	  65536
+#define CTL_OUTPUT_CHUNK  8192 /* the daemon's OUTPUT frames carry at most this much */
 
 enum ctl_type {
 	CTL_HELLO = 1,	  /* payload: u32 version, u32 flags */
@@ -48,9 +48,9 @@ struct ctl_frame {
 /* Incremental frame reader for non-blocking sockets. */
 struct ctl_reader {
 	uint8_t *buf;
-	size_t len;	 /* bytes buffered */
-	size_t start;	 /* first unconsumed byte */
-	uint64_t skip;	 /* bytes of an oversized frame still to be dropped */
+	size_t len;    /* bytes buffered */
+	size_t start;  /* first unconsumed byte */
+	uint64_t skip; /* bytes of an oversized frame still to be dropped */
 };
 void ctl_reader_init(struct ctl_reader *r);
 void ctl_reader_free(struct ctl_reader *r);
@@ -79,7 +79,7 @@ int ctl_buf_end(struct ctl_buf *b, int status, uint32_t term_length, const char 
 int ctl_buf_flush(struct ctl_buf *b, int fd);
 
 /* Blocking helpers for the client. */
-int ctl_connect(const char *path);			   /* fd, or -1 with errno */
+int ctl_connect(const char *path); /* fd, or -1 with errno */
 int ctl_send(int fd, uint16_t type, uint16_t status, const void *payload, size_t len);
 int ctl_recv(int fd, struct ctl_reader *r, struct ctl_frame *f); /* 1, 0 on EOF, -1 */
 /* Decodes an END payload. */

@@ -106,8 +106,9 @@ static int cmd_hostname_set(struct cmd_session *s, const struct cmd_args *a)
 		return CMD_OK;
 	}
 	if (!valid_hostname(name)) {
-		cmd_out(s, "%% Invalid hostname \"%s\": letters, digits, '-', '_' and '.' only, "
-			   "at most %d characters\n",
+		cmd_out(s,
+			"%% Invalid hostname \"%s\": letters, digits, '-', '_' and '.' only, "
+			"at most %d characters\n",
 			name, CMD_HOSTNAME_MAX - 1);
 		return CMD_ERR_FAILED;
 	}
@@ -309,8 +310,8 @@ static int cmd_terminal_no_monitor(struct cmd_session *s, const struct cmd_args 
 
 static int cmd_show_version(struct cmd_session *s, const struct cmd_args *a)
 {
-	uint64_t up = pgmrouterd.started_us != 0 ? (ev_time_now() - pgmrouterd.started_us) / 1000000u
-						 : 0;
+	uint64_t up =
+		pgmrouterd.started_us != 0 ? (ev_time_now() - pgmrouterd.started_us) / 1000000u : 0;
 
 	(void)a;
 	cmd_out(s, "pgmrouter %s: PGM (RFC 3208) router assist for Linux\n", PGMROUTER_VERSION);
@@ -364,7 +365,8 @@ static int cmd_show_startup(struct cmd_session *s, const struct cmd_args *a)
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > CONFIG_FILE_MAX) {
 		close(fd);
-		cmd_out(s, "%% %s is not a regular file of at most %u MB\n", path, CONFIG_FILE_MAX >> 20);
+		cmd_out(s, "%% %s is not a regular file of at most %u MB\n", path,
+			CONFIG_FILE_MAX >> 20);
 		return CMD_ERR_FAILED;
 	}
 	if ((text = malloc((size_t)st.st_size + 1)) == NULL) {
@@ -459,7 +461,8 @@ static int cmd_debug_all(struct cmd_session *s, const struct cmd_args *a)
 	for (int c = 0; c < LOG_CAT_COUNT; c++)
 		log_debug_enable((enum log_category)c, !a->negate);
 	if (!a->negate && !s->batch)
-		cmd_out(s, "This may severely impact network performance. All possible debugging has been turned on\n");
+		cmd_out(s, "This may severely impact network performance. All possible debugging "
+			   "has been turned on\n");
 	else if (a->negate && !s->batch)
 		cmd_out(s, "All possible debugging has been turned off\n");
 	return CMD_OK;
@@ -481,14 +484,15 @@ static int cmd_show_debugging(struct cmd_session *s, const struct cmd_args *a)
 	cmd_out(s, "PGM router debugging status:\n");
 	for (int c = 0; c < LOG_CAT_COUNT; c++)
 		if (log_debug_enabled((enum log_category)c))
-			cmd_out(s, "  PGM router %s debugging is on\n", log_category_name((enum log_category)c));
+			cmd_out(s, "  PGM router %s debugging is on\n",
+				log_category_name((enum log_category)c));
 	return CMD_OK;
 }
 
 #define DEBUG_CATEGORIES_SPEC "[(packets|events|timers|dataplane)]"
 #define DEBUG_CATEGORIES_HELP                                                                      \
 	"PGM packets received and sent\n"                                                          \
-	"Session and repair state events, configuration changes\n"                                \
+	"Session and repair state events, configuration changes\n"                                 \
 	"Timer expiries\n"                                                                         \
 	"Netfilter queue data plane\n"
 
@@ -541,12 +545,14 @@ static const struct cmd_def generic_cmds[] = {
 		.handler = cmd_interface,
 		.no_spec = CMD_NO_SAME},
 	{.spec = "description LINE",
-		.help = "Interface specific description\nUp to 240 characters describing this interface\n",
+		.help = "Interface specific description\nUp to 240 characters describing this "
+			"interface\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG_IF),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_description,
 		.no_spec = "description [LINE]",
-		.no_help = "Interface specific description\nUp to 240 characters describing this interface\n"},
+		.no_help = "Interface specific description\nUp to 240 characters describing this "
+			   "interface\n"},
 	{.spec = "terminal length <0-512>",
 		.help = TERMINAL_STR "Set number of lines on a screen\n"
 				     "Number of lines on screen (0 for no pausing)\n",

@@ -195,7 +195,8 @@ static int execute(const char *line, bool paged)
 	struct sink k = {.kind = paged ? SINK_PAGED : SINK_PLAIN, .page_lines = page_lines()};
 
 	if (strlen(line) > CMD_LINE_MAX) {
-		printf("%% Line too long (%zu characters, at most %d).\n", strlen(line), CMD_LINE_MAX);
+		printf("%% Line too long (%zu characters, at most %d).\n", strlen(line),
+			CMD_LINE_MAX);
 		return CMD_ERR_TOO_LONG;
 	}
 	return request(CTL_EXECUTE, line, strlen(line), &k);
@@ -323,8 +324,8 @@ static int run_interactive(void)
 	rl_bind_key(26, on_ctrl_z);
 	rl_callback_handler_install(prompt, on_line);
 	while (!session_closed) {
-		struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
-			{.fd = sock, .events = POLLIN}};
+		struct pollfd p[2] = {
+			{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = sock, .events = POLLIN}};
 		struct ctl_frame f;
 
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -415,8 +416,8 @@ int main(int argc, char **argv)
 	interactive = ncommands == 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 
 	if ((sock = ctl_connect(path)) < 0) {
-		fprintf(stderr, "pgmrouter: cannot connect to %s: %s (is pgmrouterd running?)\n", path,
-			strerror(errno));
+		fprintf(stderr, "pgmrouter: cannot connect to %s: %s (is pgmrouterd running?)\n",
+			path, strerror(errno));
 		return 1;
 	}
 	ctl_reader_init(&reader);

@@ -36,15 +36,15 @@ struct vty_session {
 	uid_t uid;
 	pid_t pid;
 	bool hello_done;
-	bool busy;	/* a continuation is producing output */
-	bool closing;	/* close once the output is sent */
-	bool refused;	/* access denied: linger, then close */
-	bool shut;	/* write side shut down */
+	bool busy;    /* a continuation is producing output */
+	bool closing; /* close once the output is sent */
+	bool refused; /* access denied: linger, then close */
+	bool shut;    /* write side shut down */
 	bool dead;
 	char chunk[CTL_OUTPUT_CHUNK]; /* output being collected into one OUTPUT frame */
 	size_t chunk_len;
-	uint64_t truncated_bytes;     /* of the current reply */
-	uint64_t monitor_dropped;     /* not yet reported to the client */
+	uint64_t truncated_bytes; /* of the current reply */
+	uint64_t monitor_dropped; /* not yet reported to the client */
 	uint64_t monitor_dropped_total;
 };
 
@@ -121,7 +121,8 @@ static void end_reply(struct vty_session *vs, int status)
 	chunk_flush(vs);
 	if (vs->truncated_bytes > 0) {
 		notice(vs, CTL_OUTPUT,
-			"%% Output truncated: %llu bytes dropped, the client did not read fast enough\n",
+			"%% Output truncated: %llu bytes dropped, the client did not read fast "
+			"enough\n",
 			(unsigned long long)vs->truncated_bytes);
 		vs->truncated_bytes = 0;
 	}
@@ -259,7 +260,8 @@ static void start_command(struct vty_session *vs, const struct ctl_frame *f)
 	const uint8_t *nul;
 
 	if (f->oversized) {
-		notice(vs, CTL_OUTPUT, "%% Line too long (%u bytes, at most %d).\n", f->len, CMD_LINE_MAX);
+		notice(vs, CTL_OUTPUT, "%% Line too long (%u bytes, at most %d).\n", f->len,
+			CMD_LINE_MAX);
 		end_reply(vs, CMD_ERR_TOO_LONG);
 		return;
 	}
@@ -276,7 +278,8 @@ static void start_command(struct vty_session *vs, const struct ctl_frame *f)
 	switch (f->type) {
 	case CTL_EXECUTE:
 		if (cmd_node_get(vs->cmd.node)->config)
-			log_debug(LOG_CAT_EVENTS, "vty %u (uid %u): %.200s", vs->cmd.id, vs->cmd.uid, line);
+			log_debug(LOG_CAT_EVENTS, "vty %u (uid %u): %.200s", vs->cmd.id,
+				vs->cmd.uid, line);
 		rc = cmd_execute(&vs->cmd, line);
 		break;
 	case CTL_DESCRIBE:
@@ -317,7 +320,8 @@ static void handle_frame(struct vty_session *vs, const struct ctl_frame *f)
 		flags = (uint32_t)f->payload[4] << 24 | (uint32_t)f->payload[5] << 16 |
 			(uint32_t)f->payload[6] << 8 | f->payload[7];
 		if (version != CTL_PROTO_VERSION) {
-			notice(vs, CTL_OUTPUT, "%% Protocol version %u not supported (daemon speaks %d)\n",
+			notice(vs, CTL_OUTPUT,
+				"%% Protocol version %u not supported (daemon speaks %d)\n",
 				version, CTL_PROTO_VERSION);
 			end_reply(vs, CMD_ERR_PROTOCOL);
 			vs->closing = true;
@@ -492,11 +496,12 @@ static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg
 			} else {
 				char why[160];
 
-				log_warnx("control socket: uid %u (pid %d) refused: not in group %s",
+				log_warnx(
+					"control socket: uid %u (pid %d) refused: not in group %s",
 					cred.uid, cred.pid, srv->group);
 				snprintf(why, sizeof(why),
-					"%% Access denied: uid %u is neither root nor in group %s", cred.uid,
-					srv->group);
+					"%% Access denied: uid %u is neither root nor in group %s",
+					cred.uid, srv->group);
 				refuse(vs, why);
 			}
 		}
@@ -523,8 +528,8 @@ static int remove_stale_socket(const char *path, char *err, size_t errlen)
 	return -1;
 }
 
-struct vty_server *vty_server_new(struct ev_loop *loop, const char *path, const char *group,
-	char *err, size_t errlen)
+struct vty_server *vty_server_new(
+	struct ev_loop *loop, const char *path, const char *group, char *err, size_t errlen)
 {
 	struct vty_server *srv = calloc(1, sizeof(*srv));
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
@@ -633,10 +638,11 @@ static int cmd_show_users(struct cmd_session *s, const struct cmd_args *a)
 			snprintf(user, sizeof(user), "%s", pw.pw_name);
 		else
 			snprintf(user, sizeof(user), "%u", vs->uid);
-		cmd_out(s, "%s   %-5u %-12s %-7d %-10s %-8s %-9zu %llu%s\n", &vs->cmd == s ? "*" : " ",
-			vs->cmd.id, user, (int)vs->pid, n != NULL ? n->name : "?",
-			vs->cmd.monitor ? "yes" : "no", ctl_buf_pending(&vs->out),
-			(unsigned long long)vs->monitor_dropped_total, vs->cmd.read_only ? " (read-only)" : "");
+		cmd_out(s, "%s   %-5u %-12s %-7d %-10s %-8s %-9zu %llu%s\n",
+			&vs->cmd == s ? "*" : " ", vs->cmd.id, user, (int)vs->pid,
+			n != NULL ? n->name : "?", vs->cmd.monitor ? "yes" : "no",
+			ctl_buf_pending(&vs->out), (unsigned long long)vs->monitor_dropped_total,
+			vs->cmd.read_only ? " (read-only)" : "");
 	}
 	return CMD_OK;
 }

@@ -28,15 +28,15 @@
 struct ev_loop;
 struct vty_server;
 
-#define VTY_MAX_SESSIONS 128
-#define VTY_OUTPUT_MAX (1u << 20)	/* queued output beyond which output is dropped */
+#define VTY_MAX_SESSIONS  128
+#define VTY_OUTPUT_MAX	  (1u << 20)   /* queued output beyond which output is dropped */
 #define VTY_OUTPUT_RESUME (256u << 10) /* continuations run again below this */
 
 /* Creates the listening socket at `path` (replacing a stale one; refusing when a daemon answers
    there) and installs the log hook for `terminal monitor`. `group`: read-only access group.
    Returns NULL with a message in `err`. */
-struct vty_server *vty_server_new(struct ev_loop *loop, const char *path, const char *group,
-	char *err, size_t errlen);
+struct vty_server *vty_server_new(
+	struct ev_loop *loop, const char *path, const char *group, char *err, size_t errlen);
 /* Closes every session and the listener, and removes the socket file. */
 void vty_server_free(struct vty_server *srv);
 size_t vty_server_sessions(const struct vty_server *srv);

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #define PGMROUTERD_SOCKET_PATH "/run/pgmrouterd.sock"
-#define PGMROUTERD_PID_PATH "/run/pgmrouterd.pid"
-#define PGMROUTERD_GROUP "pgmrouter" /* read-only access to the control socket */
+#define PGMROUTERD_PID_PATH    "/run/pgmrouterd.pid"
+#define PGMROUTERD_GROUP       "pgmrouter" /* read-only access to the control socket */
 
 #ifndef PGMROUTER_VERSION
 #define PGMROUTER_VERSION "unknown"
@@ -32,8 +32,8 @@ struct pgmrouterd {
 	bool foreground; /* -d */
 	bool verbose;	 /* -v */
 
-	uint64_t started_us; /* monotonic, for `show version` */
-	unsigned reloads;    /* SIGHUP reloads done */
+	uint64_t started_us;	/* monotonic, for `show version` */
+	unsigned reloads;	/* SIGHUP reloads done */
 	unsigned reload_errors; /* bad lines in the last reload */
 };
 

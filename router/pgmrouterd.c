@@ -85,8 +85,8 @@ static void on_reload(struct ev_loop *loop, int signo, void *arg)
 	}
 	pgmrouterd.reload_errors = (unsigned)bad;
 	if (bad > 0)
-		log_warnx("reload: %s: %d bad line%s (the others were applied)", pgmrouterd.config_path,
-			bad, bad == 1 ? "" : "s");
+		log_warnx("reload: %s: %d bad line%s (the others were applied)",
+			pgmrouterd.config_path, bad, bad == 1 ? "" : "s");
 	else
 		log_info("reload: %s applied", pgmrouterd.config_path);
 }
@@ -215,12 +215,13 @@ int main(int argc, char **argv)
 	if (check_only) {
 		bad = load_config(false, report_stderr);
 		if (bad < 0) {
-			fprintf(stderr, "pgmrouterd: %s: %s\n", pgmrouterd.config_path, strerror(errno));
+			fprintf(stderr, "pgmrouterd: %s: %s\n", pgmrouterd.config_path,
+				strerror(errno));
 			return 1;
 		}
 		if (bad > 0) {
-			fprintf(stderr, "pgmrouterd: %s: %d bad line%s\n", pgmrouterd.config_path, bad,
-				bad == 1 ? "" : "s");
+			fprintf(stderr, "pgmrouterd: %s: %d bad line%s\n", pgmrouterd.config_path,
+				bad, bad == 1 ? "" : "s");
 			return 1;
 		}
 		fprintf(stderr, "configuration OK\n");
@@ -248,11 +249,11 @@ int main(int argc, char **argv)
 		fatalx("%s", err);
 	}
 	if (bad > 0)
-		log_warnx("%s: %d bad line%s (the others were applied)", pgmrouterd.config_path, bad,
-			bad == 1 ? "" : "s");
+		log_warnx("%s: %d bad line%s (the others were applied)", pgmrouterd.config_path,
+			bad, bad == 1 ? "" : "s");
 
-	pgmrouterd.vty = vty_server_new(pgmrouterd.loop, pgmrouterd.socket_path, pgmrouterd.group,
-		err, sizeof(err));
+	pgmrouterd.vty = vty_server_new(
+		pgmrouterd.loop, pgmrouterd.socket_path, pgmrouterd.group, err, sizeof(err));
 	if (pgmrouterd.vty == NULL) {
 		detach_done(ready_fd, err);
 		fatalx("control socket: %s", err);

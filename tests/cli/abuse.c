@@ -65,8 +65,8 @@ static int connect_hello(struct ctl_reader *r)
 }
 
 /* Sends a request and reads to its END; returns the status, or -1 when the daemon hung up. */
-static int transact(int fd, struct ctl_reader *r, uint16_t type, const char *line, size_t len,
-	bool print)
+static int transact(
+	int fd, struct ctl_reader *r, uint16_t type, const char *line, size_t len, bool print)
 {
 	struct ctl_frame f;
 

@@ -204,7 +204,8 @@ static const struct cmd_def test_cmds[] = {
 		.modes = CMD_MODES_SHOW,
 		.handler = test_show_big},
 	{.spec = "clear ip pgm router (traffic|sessions) [IFNAME]",
-		.help = "Reset functions\n" PGM_ROUTER_HELP "Traffic counters\nSource path state\n" IFNAME_STR,
+		.help = "Reset functions\n" PGM_ROUTER_HELP
+			"Traffic counters\nSource path state\n" IFNAME_STR,
 		.modes = CMD_MODES_SHOW, /* in exec mode too, to show a read-only session denied */
 		.priv = CMD_PRIV_ADMIN,
 		.handler = test_clear},
@@ -220,19 +221,23 @@ static const struct cmd_def test_cmds[] = {
 		.handler = test_if_assist,
 		.no_spec = CMD_NO_SAME},
 	{.spec = "ip pgm router (nak-rpt-ivl|nak-rdata-ivl) <10-60000>$msec",
-		.help = PGM_ROUTER_HELP "NAK repeat interval\nWait for RDATA interval\nMilliseconds\n",
+		.help = PGM_ROUTER_HELP
+		"NAK repeat interval\nWait for RDATA interval\nMilliseconds\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG_IF),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = test_if_timer,
 		.no_spec = "ip pgm router (nak-rpt-ivl|nak-rdata-ivl) [<10-60000>$msec]",
-		.no_help = PGM_ROUTER_HELP "NAK repeat interval\nWait for RDATA interval\nMilliseconds\n"},
+		.no_help = PGM_ROUTER_HELP
+		"NAK repeat interval\nWait for RDATA interval\nMilliseconds\n"},
 	{.spec = "ip pgm router max-sessions <0-1000000>",
-		.help = PGM_ROUTER_HELP "Limit the number of sessions tracked\nSessions (0: no limit)\n",
+		.help = PGM_ROUTER_HELP
+		"Limit the number of sessions tracked\nSessions (0: no limit)\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = test_max_sessions,
 		.no_spec = "ip pgm router max-sessions [<0-1000000>]",
-		.no_help = PGM_ROUTER_HELP "Limit the number of sessions tracked\nSessions (0: no limit)\n"},
+		.no_help = PGM_ROUTER_HELP
+		"Limit the number of sessions tracked\nSessions (0: no limit)\n"},
 };
 
 /* ---- the terminal emulation ---- */
@@ -333,9 +338,8 @@ static void roundtrip(void)
 	cfg_buf_free(&b);
 	printf("roundtrip: reload errors: %d\n", cfg_reload_file(tmp, report, NULL));
 	cfg_running(&b);
-	printf("roundtrip: %s\n", a.len == b.len && memcmp(a.data, b.data, a.len) == 0
-					 ? "identical"
-					 : "DIFFERENT");
+	printf("roundtrip: %s\n",
+		a.len == b.len && memcmp(a.data, b.data, a.len) == 0 ? "identical" : "DIFFERENT");
 	if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
 		printf("--- before\n%s--- after\n%s", a.data, b.data);
 	unlink(tmp);

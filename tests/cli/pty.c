@@ -119,14 +119,17 @@ int main(int argc, char **argv)
 	step("enable", "en\r", "t9#");
 	step("? after a space lists the next words with help", "show ?",
 		"running-config  Current operating configuration");
-	step("the ? is not inserted in the line", "\x15" "configure terminal\r", "t9(config)#");
+	step("the ? is not inserted in the line",
+		"\x15"
+		"configure terminal\r",
+		"t9(config)#");
 	step("Ctrl-Z leaves configuration mode", "\x1a", "^Z\r\nt9#");
-	step("terminal length: the pager stops at --More--", "terminal length 5\rshow running-config\r",
-		"--More--");
+	step("terminal length: the pager stops at --More--",
+		"terminal length 5\rshow running-config\r", "--More--");
 	step("space shows the next page", " ", "--More--");
 	step("q stops the output", "q", "t9#");
-	step_absent("terminal length 0: no pager", "terminal length 0\rshow running-config\r", "end\r\n",
-		"--More--");
+	step_absent("terminal length 0: no pager", "terminal length 0\rshow running-config\r",
+		"end\r\n", "--More--");
 	step("terminal monitor", "terminal monitor\r", "t9#");
 	send_keys("show ver");
 	expect("show ver", 5000);
