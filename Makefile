@@ -147,7 +147,7 @@ unit-asan: $(ASAN_UNIT_BINS)
 		tests/run-unit.sh $(ASAN_UNIT_BINS)
 
 CLI_TEST_BINS := $(B)/pgmrouterd $(B)/pgmrouter $(B)/tests/cli-driver $(B)/tests/cli-abuse \
-	$(B)/tests/cli-pty $(B)/asan/pgmrouterd
+	$(B)/tests/cli-pty $(B)/asan/pgmrouterd $(B)/asan/tests/cli-driver
 
 cli-test: $(CLI_TEST_BINS)
 	@tests/cli/run.sh
@@ -159,6 +159,10 @@ cli-update: $(B)/tests/cli-driver
 $(B)/tests/cli-driver: tests/cli/driver.c $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
+
+$(B)/asan/tests/cli-driver: tests/cli/driver.c $(B)/asan/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@
 
 $(B)/tests/cli-abuse: tests/cli/abuse.c $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)

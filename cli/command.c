@@ -1441,7 +1441,8 @@ static size_t collect_offers(const struct cmd_session *s, const struct match *m,
 			v[n++].t = tk;
 		}
 	}
-	qsort(v, n, sizeof(*v), offer_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), offer_cmp);
 	*out = v;
 	return n;
 }

@@ -61,6 +61,19 @@ for in in tests/cli/*.in; do
 	fi
 done
 
+# the same transcripts through the engine built with ASan and UBSan
+ASAN_DRIVER=$B/asan/tests/cli-driver
+for in in tests/cli/*.in; do
+	name="transcript $(basename "$in" .in) under ASan"
+	if ASAN_OPTIONS=detect_leaks=1 "$ASAN_DRIVER" "$in" >"$T/transcript" 2>"$T/transcript.err" &&
+		cmp -s "${in%.in}.out" "$T/transcript" && ! grep -q "Sanitizer" "$T/transcript.err"; then
+		ok "$name"
+	else
+		bad "$name"
+		grep -A20 "Sanitizer" "$T/transcript.err" | head -40
+	fi
+done
+
 # ---- helpers for daemon tests ----
 
 # wait_for SECONDS COMMAND...: polls the command until it succeeds
