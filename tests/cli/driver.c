@@ -13,6 +13,9 @@
  *	%% reset		a new session in exec mode
  * Lines starting with "##" are comments, copied to the transcript.
  *
+ * With --fuzz ROUNDS SEED, random lines go through execute, `?` and TAB in random modes instead
+ * (to be run with ASan).
+ *
  * The test-only commands below stand in for the PGM commands to exercise every token type.
  */
 #include <errno.h>
@@ -385,6 +388,92 @@ static void directive(const char *d)
 	}
 }
 
+/* ---- random lines through every entry point (run under ASan) ---- */
+
+static void null_write(struct cmd_session *s, const char *data, size_t len)
+{
+	(void)s;
+	(void)data;
+	(void)len;
+}
+
+static void null_complete(void *ctx, const char *word)
+{
+	(*(unsigned *)ctx)++;
+	(void)word;
+}
+
+static int fuzz(unsigned rounds, unsigned seed)
+{
+	static const char *const vocabulary[] = {"show", "sh", "s", "ip", "pgm", "router", "r",
+		"traffic", "tr", "json", "sessions", "big", "7", "|", "include", "exclude", "begin",
+		"(", "[a-z]+", "do", "no", "interface", "int", "eth0", "eth0/1", "1.2.3.4", "256.0.0.1",
+		"-5", "-", "99999999999999999999999", "<1-10>", "[", "]", "description", "hostname",
+		"h", "configure", "terminal", "t", "exit", "end", "enable", "disable", "debug", "undebug",
+		"all", "nak-rpt-ivl", "nak-r", "10", "60000", "clear", "copy", "write", "memory",
+		"running-config", "startup-config", "test-token", "history", "\t", "a|b", "", " ",
+		"\x01", "?", "max-sessions", "13"};
+	const size_t nvocab = sizeof(vocabulary) / sizeof(vocabulary[0]);
+	struct cmd_session s;
+	unsigned completions = 0, statuses[CMD_STATUS_COUNT] = {0};
+
+	srandom(seed);
+	cmd_session_init(&s, CMD_NODE_EXEC, null_write, NULL);
+	for (unsigned r = 0; r < rounds; r++) {
+		char line[CMD_LINE_MAX + 64];
+		size_t len = 0;
+		unsigned words = (unsigned)(random() % 9);
+		int rc;
+
+		for (unsigned w = 0; w < words; w++) {
+			const char *v = vocabulary[random() % nvocab];
+			size_t vl = strlen(v);
+
+			if (len + vl + 2 >= sizeof(line))
+				break;
+			memcpy(line + len, v, vl);
+			len += vl;
+			if (random() % 8 != 0)
+				line[len++] = ' ';
+		}
+		if (random() % 50 == 0) { /* now and then an overlong line */
+			memset(line + len, 'x', sizeof(line) - len - 1);
+			len = sizeof(line) - 1;
+		}
+		line[len] = '\0';
+		s.node = (int)(random() % CMD_NODE_FILTER);
+		s.read_only = random() % 4 == 0;
+		snprintf(s.ifname, sizeof(s.ifname), "eth%ld", random() % 3);
+		switch (random() % 3) {
+		case 0:
+			rc = cmd_execute(&s, line);
+			/* no endless output: a few pieces of a continuation, then abandoned */
+			for (int i = 0; rc == CMD_MORE && i < 5; i++)
+				rc = cmd_continue(&s);
+			if (rc == CMD_MORE) {
+				cmd_abort(&s);
+				rc = CMD_OK;
+			}
+			break;
+		case 1:
+			rc = cmd_describe(&s, line);
+			break;
+		default:
+			rc = cmd_complete(&s, line, null_complete, &completions);
+			break;
+		}
+		if (rc >= 0 && rc < CMD_STATUS_COUNT)
+			statuses[rc]++;
+	}
+	cmd_session_release(&s);
+	printf("fuzz: %u lines, %u completions;", rounds, completions);
+	for (int i = 0; i < CMD_STATUS_COUNT; i++)
+		if (statuses[i] != 0)
+			printf(" %s %u", cmd_status_name(i), statuses[i]);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	FILE *in;
@@ -393,11 +482,11 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: cli-driver SCRIPT.in\n");
+	if (argc != 2 && !(argc == 4 && strcmp(argv[1], "--fuzz") == 0)) {
+		fprintf(stderr, "usage: cli-driver SCRIPT.in | --fuzz ROUNDS SEED\n");
 		return 2;
 	}
-	if ((in = fopen(argv[1], "r")) == NULL) {
+	if (argc == 2 && (in = fopen(argv[1], "r")) == NULL) {
 		fprintf(stderr, "cli-driver: %s: %s\n", argv[1], strerror(errno));
 		return 2;
 	}
@@ -417,6 +506,15 @@ int main(int argc, char **argv)
 	close(fd);
 	unlink(startup_tmp);
 	cfg_set_startup_path(startup_tmp);
+	if (argc == 4) {
+		int rc = fuzz((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
+
+		unlink(startup_tmp);
+		cmd_engine_free();
+		cfg_free();
+		generic_vty_free();
+		return rc;
+	}
 	cmd_session_init(&session, CMD_NODE_EXEC, out_write, NULL);
 
 	while ((n = getline(&line, &cap, in)) >= 0) {

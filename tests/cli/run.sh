@@ -74,6 +74,17 @@ for in in tests/cli/*.in; do
 	fi
 done
 
+# random lines through execute, `?` and TAB in every mode, under ASan
+for seed in 1 2 3; do
+	if ASAN_OPTIONS=detect_leaks=1 "$ASAN_DRIVER" --fuzz 30000 $seed >"$T/fuzz" 2>"$T/fuzz.err" &&
+		! grep -q "Sanitizer\|runtime error" "$T/fuzz.err"; then
+		ok "engine fuzz under ASan, seed $seed: $(cat "$T/fuzz")"
+	else
+		bad "engine fuzz under ASan, seed $seed"
+		grep -A20 "Sanitizer\|runtime error" "$T/fuzz.err" | head -40
+	fi
+done
+
 # ---- helpers for daemon tests ----
 
 # wait_for SECONDS COMMAND...: polls the command until it succeeds
