@@ -22,7 +22,8 @@
 #include "router/event.h"
 #include "router/log.h"
 
-#define REFUSED_LINGER_US 2000000u /* a refused client has this long to read why */
+#define REFUSED_LINGER_US  2000000u /* a refused client has this long to read why */
+#define VTY_STEPS_PER_TURN 32	    /* continuation steps before other sessions get a turn */
 
 struct vty_session {
 	struct vty_server *srv;
@@ -153,6 +154,9 @@ static void update_interest(struct vty_session *vs)
 	if (vs->refused || vs->closing)
 		ev |= EV_READ; /* to see the peer go */
 	if (ctl_buf_pending(&vs->out) > 0 && !vs->shut)
+		ev |= EV_WRITE;
+	/* a running continuation with room to write: called again on the next turn */
+	if (vs->busy && ctl_buf_pending(&vs->out) < VTY_OUTPUT_RESUME)
 		ev |= EV_WRITE;
 	ev_io_modify(vs->srv->loop, vs->io, ev);
 }
@@ -371,6 +375,7 @@ static void session_close(struct vty_session *vs)
 static void session_run(struct vty_session *vs)
 {
 	struct ctl_frame f;
+	bool yield = false;
 
 	for (;;) {
 		bool progress = false;
@@ -379,8 +384,14 @@ static void session_run(struct vty_session *vs)
 			session_close(vs); /* the peer is gone */
 			return;
 		}
-		/* Long output: the next piece once the client has taken the last ones. */
-		while (vs->busy && ctl_buf_pending(&vs->out) < VTY_OUTPUT_RESUME) {
+		/* Long output: the next piece once the client has taken the last ones; a few pieces
+		   per turn, so that output filtered down to nothing does not hold the loop. */
+		for (int steps = 0; vs->busy && ctl_buf_pending(&vs->out) < VTY_OUTPUT_RESUME;
+			steps++) {
+			if (steps == VTY_STEPS_PER_TURN) {
+				yield = true;
+				break;
+			}
 			int rc = cmd_continue(&vs->cmd);
 
 			chunk_flush(vs);
@@ -394,7 +405,7 @@ static void session_run(struct vty_session *vs)
 			handle_frame(vs, &f);
 			progress = true;
 		}
-		if (!progress)
+		if (!progress || yield)
 			break;
 	}
 	if (ctl_buf_flush(&vs->out, vs->fd) < 0) {
