@@ -31,6 +31,7 @@ struct pgmrouterd {
 	const char *group;
 	bool foreground; /* -d */
 	bool verbose;	 /* -v */
+	bool check_only; /* -n: handlers validate their arguments but change nothing outside */
 
 	uint64_t started_us;	/* monotonic, for `show version` */
 	unsigned reloads;	/* SIGHUP reloads done */

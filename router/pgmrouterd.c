@@ -189,6 +189,7 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			check_only = true;
+			pgmrouterd.check_only = true;
 			break;
 		case 'p':
 			pgmrouterd.pid_path = optarg;

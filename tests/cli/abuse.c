@@ -6,8 +6,10 @@
  *						session still works afterwards
  *	cli-abuse garbage SOCKET BYTES [hello]	random bytes (after a hello): the daemon answers or
  *						hangs up, never crashes
- *	cli-abuse noread SOCKET SECONDS COUNT	terminal monitor, COUNT large requests, then never
- *						read for SECONDS
+ *	cli-abuse noread SOCKET SECONDS COUNT	terminal monitor, COUNT large requests, then no
+ *						reading for SECONDS (or until SIGUSR1); then
+ *						every reply must arrive whole and the lost
+ *						monitor lines must have been reported
  *	cli-abuse many SOCKET N			N sessions at once, each must be answered
  *	cli-abuse killmid SOCKET		a large request, one frame read, then gone
  *	cli-abuse monitor SOCKET SECONDS TEXT	terminal monitor until a line containing TEXT
@@ -166,22 +168,52 @@ static int mode_garbage(size_t bytes, bool after_hello)
 	return 0;
 }
 
+static void on_usr1(int signo)
+{
+	(void)signo;
+}
+
+/* Stalls until SIGUSR1 (or SECONDS), then reads everything: every reply must be complete and the
+   monitor lines lost meanwhile must have been reported. */
 static int mode_noread(unsigned seconds, unsigned count)
 {
 	struct ctl_reader r;
+	struct ctl_frame f;
 	int fd = connect_hello(&r);
+	unsigned ends = 0, notices = 0, ok = 0;
+	unsigned long long bytes = 0;
 
 	if (transact(fd, &r, CTL_EXECUTE, "terminal monitor", 16, false) != CMD_OK)
 		fail("%s", "terminal monitor failed");
 	for (unsigned i = 0; i < count; i++)
 		if (ctl_send(fd, CTL_EXECUTE, 0, "show running-config", 19) < 0)
 			fail("send: %s", strerror(errno));
+	signal(SIGUSR1, on_usr1);
 	printf("noread: %u requests sent, not reading\n", count);
 	fflush(stdout);
 	alarm(0);
 	sleep(seconds);
+	alarm(120);
+	while (ends < count) {
+		if (ctl_recv(fd, &r, &f) <= 0)
+			fail("%s", "connection closed before every reply");
+		if (f.type == CTL_OUTPUT)
+			bytes += f.len;
+		if (f.type == CTL_MONITOR &&
+			memmem(f.payload, f.len, "monitor messages dropped", 24) != NULL) {
+			notices++;
+			printf("noread: told \"%.*s\"\n", (int)f.len, (const char *)f.payload);
+		}
+		if (f.type == CTL_END) {
+			ends++;
+			if (f.status == CMD_OK)
+				ok++;
+		}
+	}
+	printf("noread: %u of %u replies complete (%llu bytes), %u drop notices\n", ok, count,
+		bytes, notices);
 	close(fd);
-	return 0;
+	return ok == count && notices > 0 ? 0 : 1;
 }
 
 static int mode_many(unsigned n)
