@@ -501,9 +501,9 @@ static int cmd_show_debugging(struct cmd_session *s, const struct cmd_args *a)
 		CMD_MODE(CMD_NODE_CONFIG_IF))
 
 static const struct cmd_def generic_cmds[] = {
-	{.spec = "enable",
+	{.spec = "enable", /* accepted in privileged mode too, as IOS does: scripts start with it */
 		.help = "Turn on privileged commands\n",
-		.modes = CMD_MODE(CMD_NODE_EXEC),
+		.modes = CMD_MODES_SHOW,
 		.handler = cmd_enable},
 	{.spec = "disable",
 		.help = "Turn off privileged commands\n",

@@ -142,7 +142,7 @@ else
 fi
 D=$DPID
 
-out=$("$CLIENT" -s "$S" -c "configure terminal" -c "hostname t2" -c "interface eth7" \
+out=$("$CLIENT" -s "$S" -c "enable" -c "configure terminal" -c "hostname t2" -c "interface eth7" \
 	-c "description seventh" -c "end" -c "show running-config | include hostname|eth7")
 rc=$?
 check "-c: several commands in one session" test $rc = 0 -a "$out" = "Enter configuration commands, one per line.  End with CNTL/Z.
