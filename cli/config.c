@@ -462,12 +462,17 @@ int cfg_reload_file(const char *path, cfg_report_fn report, void *ctx)
 
 int cfg_write_file(const char *path, const char *data, size_t len)
 {
-	char *tmp = NULL, *dircopy = NULL;
+	char *tmp = NULL, *dircopy = NULL, *real = realpath(path, NULL);
 	int fd = -1, dfd, saved;
 	size_t off = 0;
 
-	if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0)
+	/* a symlinked config stays a symlink: the file it points to is replaced */
+	if (real != NULL)
+		path = real;
+	if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0) {
+		free(real);
 		return -1;
+	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		goto fail;
@@ -501,6 +506,7 @@ int cfg_write_file(const char *path, const char *data, size_t len)
 		}
 		free(dircopy);
 	}
+	free(real);
 	return 0;
 fail:
 	saved = errno;
@@ -509,6 +515,7 @@ fail:
 	if (tmp != NULL)
 		unlink(tmp);
 	free(tmp);
+	free(real);
 	errno = saved;
 	return -1;
 }

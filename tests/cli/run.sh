@@ -208,11 +208,15 @@ check "show startup-config prints the file" cmp -s "$T/startup.shown" "$T/startu
 check "the written config is valid (-n)" "$DAEMON" -n -f "$T/startup.conf"
 
 # round trip: load -> show -> load -> show gives identical output
-cp "$T/running" "$T/rt.conf"
+cp "$T/running" "$T/rt-real.conf"
+ln -s rt-real.conf "$T/rt.conf"
 start "$DAEMON" "$T/rt.conf" "$T/sock2"
 D2=$DPID
 "$CLIENT" -s "$T/sock2" -c "show running-config" | body >"$T/running2"
 check "round trip: load -> show running-config -> load is identical" cmp -s "$T/running" "$T/running2"
+"$CLIENT" -s "$T/sock2" -c "configure terminal" -c "hostname linked" -c "end" -c "write memory" >/dev/null
+check "write memory: a symlinked config stays a symlink to the new file" \
+	test -L "$T/rt.conf" -a "$(head -2 "$T/rt-real.conf" | tail -1)" = "hostname linked"
 stop "$D2"
 
 # SIGHUP: re-read the startup config; what it no longer has goes away
