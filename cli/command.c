@@ -746,6 +746,12 @@ static int match_words(
 	return m->status = CMD_OK;
 }
 
+/* How far a failed match got: the bad word, or every word when it was incomplete. */
+static size_t match_progress(const struct match *m, size_t end)
+{
+	return m->status == CMD_ERR_INVALID || m->status == CMD_ERR_AMBIGUOUS ? m->bad_word : end;
+}
+
 /* After match_words() succeeded: exactly one complete command, or an error. */
 static int match_resolve(struct match *m)
 {
@@ -1305,7 +1311,13 @@ int cmd_execute(struct cmd_session *s, const char *line)
 				node = parent;
 				break;
 			}
-			match_free(&pm);
+			/* the error of the node that understood more of the line says more */
+			if (match_progress(&pm, end) > match_progress(&m, end)) {
+				match_free(&m);
+				m = pm;
+			} else {
+				match_free(&pm);
+			}
 			nd = pd;
 		}
 	}
