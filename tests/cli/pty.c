@@ -119,10 +119,8 @@ int main(int argc, char **argv)
 	step("enable", "en\r", "t9#");
 	step("? after a space lists the next words with help", "show ?",
 		"running-config  Current operating configuration");
-	step("the ? is not inserted in the line",
-		"\x15"
-		"configure terminal\r",
-		"t9(config)#");
+	step("the ? is not inserted in the line", "version | include uptime\r", "t9 uptime is");
+	step("configure terminal", "configure terminal\r", "t9(config)#");
 	step("Ctrl-Z leaves configuration mode", "\x1a", "^Z\r\nt9#");
 	step("terminal length: the pager stops at --More--",
 		"terminal length 5\rshow running-config\r", "--More--");
