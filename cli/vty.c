@@ -22,8 +22,9 @@
 #include "router/event.h"
 #include "router/log.h"
 
-#define REFUSED_LINGER_US  2000000u /* a refused client has this long to read why */
-#define VTY_STEPS_PER_TURN 32	    /* continuation steps before other sessions get a turn */
+#define REFUSED_LINGER_US    2000000u /* a refused client has this long to read why */
+#define VTY_HELLO_TIMEOUT_US 5000000u /* a client that never says hello loses its slot */
+#define VTY_STEPS_PER_TURN   32	      /* continuation steps before other sessions get a turn */
 
 struct vty_session {
 	struct vty_server *srv;
@@ -225,6 +226,7 @@ static void session_free(struct vty_session *vs)
 	free(vs);
 }
 
+/* A refused session's time to read why, or a new session's time to say hello, is up. */
 static void linger_expired(struct ev_loop *loop, void *arg)
 {
 	(void)loop;
@@ -332,6 +334,7 @@ static void handle_frame(struct vty_session *vs, const struct ctl_frame *f)
 			return;
 		}
 		vs->hello_done = true;
+		ev_timer_stop(vs->srv->loop, vs->linger);
 		if (flags & CTL_HELLO_BATCH) {
 			vs->cmd.echo_on_error = true;
 			if (!vs->cmd.read_only)
@@ -516,6 +519,8 @@ static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg
 				refuse(vs, why);
 			}
 		}
+		if (!vs->refused)
+			ev_timer_start(loop, vs->linger, ev_now(loop) + VTY_HELLO_TIMEOUT_US);
 		session_run(vs);
 	}
 }

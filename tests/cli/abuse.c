@@ -13,6 +13,7 @@
  *	cli-abuse many SOCKET N			N sessions at once, each must be answered
  *	cli-abuse killmid SOCKET		a large request, one frame read, then gone
  *	cli-abuse monitor SOCKET SECONDS TEXT	terminal monitor until a line containing TEXT
+ *	cli-abuse silent SOCKET			connect and say nothing: the daemon must hang up
  *	cli-abuse exec SOCKET LINE		run LINE, print the reply and the status name
  */
 #include <errno.h>
@@ -288,6 +289,20 @@ static int mode_monitor(unsigned seconds, const char *text)
 	return 0;
 }
 
+static int mode_silent(void)
+{
+	char buf[256];
+	int fd = ctl_connect(sock_path);
+
+	if (fd < 0)
+		fail("connect: %s", strerror(errno));
+	while (read(fd, buf, sizeof(buf)) > 0)
+		; /* until the daemon gives up on us */
+	close(fd);
+	printf("silent: the daemon closed a session that never said hello\n");
+	return 0;
+}
+
 static int mode_exec(const char *line)
 {
 	struct ctl_reader r;
@@ -322,6 +337,8 @@ int main(int argc, char **argv)
 		return mode_killmid();
 	if (strcmp(argv[1], "monitor") == 0 && argc == 5)
 		return mode_monitor((unsigned)atoi(argv[3]), argv[4]);
+	if (strcmp(argv[1], "silent") == 0)
+		return mode_silent();
 	if (strcmp(argv[1], "exec") == 0 && argc == 4)
 		return mode_exec(argv[3]);
 	fprintf(stderr, "cli-abuse: bad arguments\n");

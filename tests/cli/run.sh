@@ -350,6 +350,7 @@ head -c 1048576 /dev/zero | tr '\0' 'x' >"$T/longline"
 echo >>"$T/longline"
 "$CLIENT" -s "$S" <"$T/longline" >"$T/ll.out"
 check "abuse: a 1 MB line through the client is refused" grep -q "Line too long" "$T/ll.out"
+check "abuse: a client that never says hello is dropped" "$ABUSE" silent "$S"
 check "abuse: binary garbage" "$ABUSE" garbage "$S" 65536
 check "abuse: binary garbage after hello" "$ABUSE" garbage "$S" 65536 hello
 check "abuse: the daemon still answers after garbage" timeout 30 "$CLIENT" -s "$S" -c "show version" >/dev/null
