@@ -36,6 +36,7 @@ LAB_NET_PREFIX=198.18
 # UDP ports whose datagrams the counters decode as PGM: OpenPGM's UDP encapsulation as the
 # scenarios use it (3055 unicast, 3056 multicast) and ZeroMQ epgm (5555).
 LAB_PGM_UDP_PORTS=${LAB_PGM_UDP_PORTS:-"3055 3056 5555"}
+LAB_GROUPS=${LAB_GROUPS:-239.192.0.1}
 LAB_ID=""
 LAB_DIR=""
 LAB_PID=""
@@ -80,6 +81,9 @@ lab_init() {
 	[ "${LAB_VERBOSE:-0}" = 1 ] && lab_log "run $LAB_ID in $LAB_DIR"
 	return 0
 }
+
+# lab_groups GROUP...: the multicast groups the topology builders route (default 239.192.0.1).
+lab_groups() { LAB_GROUPS="$*"; }
 
 lab_ns() { echo "$LAB_ID-$1"; }
 lab_lan_ns() { echo "$LAB_ID-lan-$1"; }
@@ -338,10 +342,17 @@ lab_router_start() {
 	read -r -a cmd <<<"$(lab_router_cmd)"
 	lab_spawn "$router" "$LAB_DIR/pgmrouterd.$router.log" "${cmd[@]}" -d -f "$conf" -s "$sock"
 	echo "$LAB_PID" >"$LAB_DIR/pgmrouterd.$router.pid"
-	lab_wait 10 "pgmrouterd control socket in $router" test -S "$sock" || {
-		cat "$LAB_DIR/pgmrouterd.$router.log" >&2
+	lab_wait 10 "pgmrouterd control socket in $router" _lab_sock_or_exit "$sock" "$LAB_PID"
+	if [ ! -S "$sock" ]; then
+		lab_log "pgmrouterd in $router did not come up; its log:"
+		sed 's/^/    /' "$LAB_DIR/pgmrouterd.$router.log" >&2
 		return 1
-	}
+	fi
+}
+
+_lab_sock_or_exit() {
+	[ -S "$1" ] && return 0
+	! kill -0 "$2" 2>/dev/null || _lab_is_zombie "$2"
 }
 
 # lab_router_running ROUTER: true while the daemon started in ROUTER is alive.
@@ -584,5 +595,5 @@ lab_leftovers() {
 	return $found
 }
 
-# shellcheck source=tests/lab/topo.sh
+# shellcheck source-path=SCRIPTDIR source=topo.sh
 . "$LAB_REPO/tests/lab/topo.sh"

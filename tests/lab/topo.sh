@@ -4,8 +4,8 @@
 #
 # Lab topologies, built with the primitives of lib.sh (which sources this file).
 #
-# Every builder takes HOSTS (receivers per receiver LAN, default 2), routes the groups in
-# LAB_GROUPS (default 239.192.0.1) from the source host with source-specific smcroute routes,
+# Every builder takes HOSTS (receivers per receiver LAN, default 2), routes the groups set with
+# lab_groups (default 239.192.0.1) from the source host with source-specific smcroute routes,
 # starts smcroute and leaves a description in these variables:
 #   TOPO_NAME         one-router, chain or tree
 #   TOPO_SOURCE       the source host (s1) and TOPO_SOURCE_ADDR its address
@@ -86,7 +86,7 @@ _topo_source() {
 _topo_mroutes() {
 	local router=$1 iif=$2 g
 	shift 2
-	for g in ${LAB_GROUPS:-239.192.0.1}; do
+	for g in $LAB_GROUPS; do
 		lab_mroute "$router" "$iif" "$TOPO_SOURCE_ADDR" "$g" "$@"
 	done
 }
