@@ -30,6 +30,8 @@ struct send_options {
 	uint64_t udp_mcast_port;
 	uint64_t count;
 	uint64_t size;
+	uint64_t large_every; /* every Nth message is large_size bytes (fragmented), 0: never */
+	uint64_t large_size;
 	double rate;	/* messages per second */
 	uint64_t burst; /* messages sent back to back per tick */
 	uint64_t run_id;
@@ -56,6 +58,9 @@ static void usage(FILE *out)
 		"  -u, --udp PORT[:PORT] UDP encapsulation, unicast[:multicast] port\n"
 		"  -c, --count N         messages to send (default 1000)\n"
 		"  -z, --size N          message size in bytes, >= 24 (default 200)\n"
+		"      --large-every N   every Nth message (1st, N+1th, ...) is --large-size bytes\n"
+		"      --large-size N    size of those messages (default 4000: OpenPGM fragments\n"
+		"                        them into several TPDUs with OPT_FRAGMENT)\n"
 		"  -r, --rate N          messages per second, paced here (default 1000)\n"
 		"  -b, --burst N         messages sent back to back per tick (default 1)\n"
 		"  -I, --run-id N        run id written into every message (default 1)\n"
@@ -106,6 +111,8 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		OPT_HOPS,
 		OPT_SNDBUF,
 		OPT_LOOP,
+		OPT_LARGE_EVERY,
+		OPT_LARGE_SIZE,
 	};
 	static const struct option longopts[] = {
 		{"network", required_argument, NULL, 'n'},
@@ -114,6 +121,8 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		{"udp", required_argument, NULL, 'u'},
 		{"count", required_argument, NULL, 'c'},
 		{"size", required_argument, NULL, 'z'},
+		{"large-every", required_argument, NULL, OPT_LARGE_EVERY},
+		{"large-size", required_argument, NULL, OPT_LARGE_SIZE},
 		{"rate", required_argument, NULL, 'r'},
 		{"burst", required_argument, NULL, 'b'},
 		{"run-id", required_argument, NULL, 'I'},
@@ -137,6 +146,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		.dport = DEFAULT_DATA_DESTINATION_PORT,
 		.count = 1000,
 		.size = 200,
+		.large_size = 4000,
 		.rate = 1000,
 		.burst = 1,
 		.run_id = 1,
@@ -167,6 +177,12 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 			break;
 		case 'z':
 			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->size);
+			break;
+		case OPT_LARGE_EVERY:
+			ok = peer_parse_u64(optarg, 1, 100000000, &o->large_every);
+			break;
+		case OPT_LARGE_SIZE:
+			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->large_size);
 			break;
 		case 'r':
 			ok = peer_parse_double(optarg, 0.1, 1e6, &o->rate);
@@ -227,9 +243,19 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		return -1;
 	}
 	if (o->max_rte == 0) {
-		/* Room for the paced ODATA, the repairs and the SPMs, never below 2 MB/s. */
+		/*
+		 * Room for the paced ODATA, the repairs and the SPMs, never below 2 MB/s. Above
+		 * about 1.5 MB/s OpenPGM meters per millisecond, and an APDU (all its fragments) must
+		 * fit into one millisecond's allowance or pgm_send reports RATE_LIMITED forever.
+		 */
+		uint64_t largest = o->large_every && o->large_size > o->size ? o->large_size : o->size;
 		double paced = o->rate * (double)(o->size + 64) * 4;
-		o->max_rte = paced > 2000000 ? (uint64_t)paced : 2000000;
+		double apdu = (double)(largest + (largest / 1400 + 1) * 64) * 1000 * 1.25;
+		o->max_rte = 2000000;
+		if (paced > (double)o->max_rte)
+			o->max_rte = (uint64_t)paced;
+		if (apdu > (double)o->max_rte)
+			o->max_rte = (uint64_t)apdu;
 	}
 	return 0;
 }
@@ -373,6 +399,73 @@ static uint64_t library_wait_us(pgm_sock_t *sock, int status)
 	return UINT64_MAX;
 }
 
+/*
+ * Sending around a libpgm 5.3.128 bug. Its vectorised checksum-and-copy (used by pgm_send and
+ * pgm_sendv) aligns the source to 16 bytes and then stores to the destination with aligned SSE
+ * stores: it crashes with SIGSEGV unless source and destination are congruent modulo 16. The
+ * destination is the payload inside a library packet buffer (malloc'd, so 16-aligned, followed by
+ * struct pgm_sk_buff_t and the PGM headers), so each piece of a message is staged at the matching
+ * offset: one piece for a message that fits one TPDU, one piece per fragment (pgm_sendv with one
+ * vector element of exactly PGM_MSS bytes per fragment) for a larger one.
+ */
+struct send_stage {
+	size_t tsdu_max;     /* PGM_MSSS: largest unfragmented payload */
+	size_t fragment_max; /* PGM_MSS: payload of one fragment */
+	uint8_t *area;	     /* PGM_MAX_FRAGMENTS slots, 16-aligned */
+	size_t slot_size;
+};
+
+#define STAGE_ALIGN(header_len) ((sizeof(struct pgm_sk_buff_t) + (header_len)) % 16)
+#define HEADER_LEN_DATA		(sizeof(struct pgm_header) + sizeof(struct pgm_data))
+#define HEADER_LEN_FRAGMENT                                                                        \
+	(HEADER_LEN_DATA + sizeof(struct pgm_opt_length) + sizeof(struct pgm_opt_header) +         \
+		sizeof(struct pgm_opt_fragment))
+
+static bool stage_init(struct send_stage *stage, pgm_sock_t *sock)
+{
+	int value;
+	socklen_t len = sizeof(value);
+
+	if (!pgm_getsockopt(sock, IPPROTO_PGM, PGM_MSSS, &value, &len) || value <= 0)
+		return false;
+	stage->tsdu_max = (size_t)value;
+	len = sizeof(value);
+	if (!pgm_getsockopt(sock, IPPROTO_PGM, PGM_MSS, &value, &len) || value <= 0)
+		return false;
+	stage->fragment_max = (size_t)value;
+	stage->slot_size = (stage->tsdu_max + 32 + 15) & ~(size_t)15;
+	stage->area = aligned_alloc(16, stage->slot_size * PGM_MAX_FRAGMENTS);
+	return stage->area != NULL;
+}
+
+/* The largest message the staging can send. */
+static size_t stage_max_message(const struct send_stage *stage)
+{
+	return stage->fragment_max * PGM_MAX_FRAGMENTS;
+}
+
+static int send_message(pgm_sock_t *sock, const struct send_stage *stage, const uint8_t *msg,
+	size_t size)
+{
+	struct pgm_iovec iov[PGM_MAX_FRAGMENTS];
+	unsigned count = 0;
+	uint8_t *piece;
+
+	if (size <= stage->tsdu_max) {
+		piece = stage->area + STAGE_ALIGN(HEADER_LEN_DATA);
+		memcpy(piece, msg, size);
+		return pgm_send(sock, piece, size, NULL);
+	}
+	for (size_t off = 0; off < size; off += stage->fragment_max, count++) {
+		size_t len = size - off < stage->fragment_max ? size - off : stage->fragment_max;
+		piece = stage->area + count * stage->slot_size + STAGE_ALIGN(HEADER_LEN_FRAGMENT);
+		memcpy(piece, msg + off, len);
+		iov[count].iov_base = piece;
+		iov[count].iov_len = len;
+	}
+	return pgm_sendv(sock, iov, count, true, NULL);
+}
+
 struct send_stats {
 	uint64_t sent;
 	uint64_t bytes;
@@ -385,6 +478,7 @@ int main(int argc, char **argv)
 {
 	struct send_options o;
 	struct send_stats st = {0};
+	struct send_stage stage = {0};
 	pgm_error_t *err = NULL;
 	pgm_sock_t *sock;
 	uint8_t *msg;
@@ -399,7 +493,7 @@ int main(int argc, char **argv)
 		return PEER_EXIT_USAGE;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	peer_install_signals();
-	msg = malloc(o.size);
+	msg = malloc(o.size > o.large_size ? o.size : o.large_size);
 	if (msg == NULL)
 		return PEER_EXIT_SETUP;
 	if (!pgm_init(&err)) {
@@ -408,6 +502,14 @@ int main(int argc, char **argv)
 	}
 	sock = open_source(&o);
 	if (sock == NULL) {
+		pgm_shutdown();
+		return PEER_EXIT_SETUP;
+	}
+	if (!stage_init(&stage, sock) ||
+		(o.large_every && o.large_size > stage_max_message(&stage))) {
+		fprintf(stderr, PEER_NAME ": cannot send messages of %" PRIu64 " bytes (max %zu)\n",
+			o.large_size, stage_max_message(&stage));
+		pgm_close(sock, false);
 		pgm_shutdown();
 		return PEER_EXIT_SETUP;
 	}
@@ -436,11 +538,14 @@ int main(int argc, char **argv)
 		if (st.sent < o.count && now >= next_send_us && now >= send_block_until &&
 			!want_pollout) {
 			for (uint64_t b = 0; b < o.burst && st.sent < o.count; b++) {
-				peer_payload_build(msg, o.size, (uint32_t)o.run_id, st.sent);
-				status = pgm_send(sock, msg, o.size, NULL);
+				size_t size = o.large_every && st.sent % o.large_every == 0
+						      ? o.large_size
+						      : o.size;
+				peer_payload_build(msg, size, (uint32_t)o.run_id, st.sent);
+				status = send_message(sock, &stage, msg, size);
 				if (status == PGM_IO_STATUS_NORMAL) {
 					st.sent++;
-					st.bytes += o.size;
+					st.bytes += size;
 					continue;
 				}
 				if (status == PGM_IO_STATUS_RATE_LIMITED) {
@@ -525,6 +630,7 @@ int main(int argc, char **argv)
 		(peer_now_us() - start_us) / 1000u);
 	pgm_close(sock, true);
 	pgm_shutdown();
+	free(stage.area);
 	free(msg);
 	if (timed_out)
 		rc = PEER_EXIT_TIMEOUT;
