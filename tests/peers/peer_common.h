@@ -195,8 +195,8 @@ static inline bool peer_delivery_complete(const struct peer_delivery *d)
 }
 
 /* The verdict on one delivered message; counts it. */
-static inline enum peer_verdict peer_delivery_account(struct peer_delivery *d, const uint8_t *msg,
-	size_t len, uint64_t now_us)
+static inline enum peer_verdict peer_delivery_account(
+	struct peer_delivery *d, const uint8_t *msg, size_t len, uint64_t now_us)
 {
 	uint64_t seq;
 
@@ -242,7 +242,7 @@ static inline enum peer_verdict peer_delivery_account(struct peer_delivery *d, c
 static inline bool peer_delivery_ok(const struct peer_delivery *d)
 {
 	return peer_delivery_complete(d) && d->duplicates == 0 && d->out_of_order == 0 &&
-		d->corrupt == 0 && d->out_of_range == 0;
+	       d->corrupt == 0 && d->out_of_range == 0;
 }
 
 /* First sequence number not delivered, or expected when none is missing. */
@@ -286,8 +286,8 @@ static inline void peer_delivery_print(const struct peer_delivery *d, const char
 	fflush(stdout);
 }
 
-static inline void peer_delivery_progress(const struct peer_delivery *d, const char *peer,
-	uint64_t start_us, uint64_t now_us)
+static inline void peer_delivery_progress(
+	const struct peer_delivery *d, const char *peer, uint64_t start_us, uint64_t now_us)
 {
 	printf("event=progress peer=%s messages=%" PRIu64 " expected=%" PRIu64
 	       " duplicates=%" PRIu64 " out_of_order=%" PRIu64 " corrupt=%" PRIu64

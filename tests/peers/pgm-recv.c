@@ -279,8 +279,8 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 		fprintf(stderr, PEER_NAME ": the network string must name one IPv4 group\n");
 		goto fail;
 	}
-	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET, o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM,
-		    &err)) {
+	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
+		    o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
 		report_error("creating the PGM socket", err);
 		goto fail;
 	}
@@ -290,8 +290,8 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp_mcast_port,
 			"PGM_UDP_ENCAP_MCAST_PORT");
 	}
-	ok &= set_int(sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert,
-		"PGM_IP_ROUTER_ALERT");
+	ok &= set_int(
+		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_RECV_ONLY, 1, "PGM_RECV_ONLY");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_PASSIVE, 0, "PGM_PASSIVE");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
@@ -341,8 +341,8 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 		fprintf(stderr, PEER_NAME ": setting the send group failed\n");
 		goto fail;
 	}
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop,
-		"PGM_MULTICAST_LOOP");
+	ok &= set_int(
+		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop, "PGM_MULTICAST_LOOP");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->hops, "PGM_MULTICAST_HOPS");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_NOBLOCK, 1, "PGM_NOBLOCK");
 	if (!ok)
@@ -379,8 +379,8 @@ static uint64_t library_wait_us(pgm_sock_t *sock, int status)
  * fragments (skbs); it is copied together when fragmented. The first skb's PGM header tells
  * whether the message came from a repair.
  */
-static void account_msgv(struct peer_delivery *d, const struct pgm_msgv_t *msgv, size_t bytes,
-	uint8_t *apdu)
+static void account_msgv(
+	struct peer_delivery *d, const struct pgm_msgv_t *msgv, size_t bytes, uint8_t *apdu)
 {
 	uint64_t now = peer_now_us();
 
@@ -439,8 +439,8 @@ int main(int argc, char **argv)
 	start_us = peer_now_us();
 	deadline_us = start_us + o.timeout_s * 1000000u;
 	next_progress_us = o.progress_ms ? start_us + o.progress_ms * 1000u : UINT64_MAX;
-	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64
-	       ":%" PRIu64 " count=%" PRIu64 "\n",
+	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
+	       " count=%" PRIu64 "\n",
 		o.network, o.dport, o.udp_ucast_port, o.udp_mcast_port, o.count);
 
 	while (!peer_stop_requested) {

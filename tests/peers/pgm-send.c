@@ -58,7 +58,8 @@ static void usage(FILE *out)
 		"  -u, --udp PORT[:PORT] UDP encapsulation, unicast[:multicast] port\n"
 		"  -c, --count N         messages to send (default 1000)\n"
 		"  -z, --size N          message size in bytes, >= 24 (default 200)\n"
-		"      --large-every N   every Nth message (1st, N+1th, ...) is --large-size bytes\n"
+		"      --large-every N   every Nth message (1st, N+1th, ...) is --large-size "
+		"bytes\n"
 		"      --large-size N    size of those messages (default 4000: OpenPGM fragments\n"
 		"                        them into several TPDUs with OPT_FRAGMENT)\n"
 		"  -r, --rate N          messages per second, paced here (default 1000)\n"
@@ -70,7 +71,8 @@ static void usage(FILE *out)
 		"      --spm-ambient MS  ambient SPM interval (default 1000)\n"
 		"      --start-delay MS  wait after connect before the first message, so SPMs\n"
 		"                        define the receivers' windows (default 500)\n"
-		"      --linger MS       keep answering NAKs after the last message (default 3000)\n"
+		"      --linger MS       keep answering NAKs after the last message (default "
+		"3000)\n"
 		"  -T, --timeout S       hard limit on the whole run (default 60)\n"
 		"      --hops N          multicast TTL (default 16)\n"
 		"      --sndbuf N        socket send buffer in bytes (default library's)\n"
@@ -245,10 +247,12 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 	if (o->max_rte == 0) {
 		/*
 		 * Room for the paced ODATA, the repairs and the SPMs, never below 2 MB/s. Above
-		 * about 1.5 MB/s OpenPGM meters per millisecond, and an APDU (all its fragments) must
-		 * fit into one millisecond's allowance or pgm_send reports RATE_LIMITED forever.
+		 * about 1.5 MB/s OpenPGM meters per millisecond, and an APDU (all its fragments)
+		 * must fit into one millisecond's allowance or pgm_send reports RATE_LIMITED
+		 * forever.
 		 */
-		uint64_t largest = o->large_every && o->large_size > o->size ? o->large_size : o->size;
+		uint64_t largest =
+			o->large_every && o->large_size > o->size ? o->large_size : o->size;
 		double paced = o->rate * (double)(o->size + 64) * 4;
 		double apdu = (double)(largest + (largest / 1400 + 1) * 64) * 1000 * 1.25;
 		o->max_rte = 2000000;
@@ -285,9 +289,8 @@ static pgm_sock_t *open_source(const struct send_options *o)
 	pgm_sock_t *sock = NULL;
 	struct pgm_sockaddr_t addr;
 	struct pgm_interface_req_t if_req;
-	const int heartbeat_spm[] = {pgm_msecs(100), pgm_msecs(100), pgm_msecs(100),
-		pgm_msecs(100), pgm_msecs(1300), pgm_secs(7), pgm_secs(16), pgm_secs(25),
-		pgm_secs(30)};
+	const int heartbeat_spm[] = {pgm_msecs(100), pgm_msecs(100), pgm_msecs(100), pgm_msecs(100),
+		pgm_msecs(1300), pgm_secs(7), pgm_secs(16), pgm_secs(25), pgm_secs(30)};
 	char gsi_seed[256];
 	bool ok = true;
 
@@ -300,8 +303,8 @@ static pgm_sock_t *open_source(const struct send_options *o)
 		fprintf(stderr, PEER_NAME ": the network string must name one IPv4 group\n");
 		goto fail;
 	}
-	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET, o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM,
-		    &err)) {
+	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
+		    o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
 		report_error("creating the PGM socket", err);
 		goto fail;
 	}
@@ -311,16 +314,16 @@ static pgm_sock_t *open_source(const struct send_options *o)
 		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp_mcast_port,
 			"PGM_UDP_ENCAP_MCAST_PORT");
 	}
-	ok &= set_int(sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert,
-		"PGM_IP_ROUTER_ALERT");
+	ok &= set_int(
+		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_SEND_ONLY, 1, "PGM_SEND_ONLY");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_SQNS, (int)o->txw_sqns, "PGM_TXW_SQNS");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, (int)o->max_rte, "PGM_TXW_MAX_RTE");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_AMBIENT_SPM, (int)pgm_msecs(o->spm_ambient_ms),
 		"PGM_AMBIENT_SPM");
-	if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_HEARTBEAT_SPM, heartbeat_spm,
-		    sizeof(heartbeat_spm))) {
+	if (!pgm_setsockopt(
+		    sock, IPPROTO_PGM, PGM_HEARTBEAT_SPM, heartbeat_spm, sizeof(heartbeat_spm))) {
 		fprintf(stderr, PEER_NAME ": setting PGM_HEARTBEAT_SPM failed\n");
 		ok = false;
 	}
@@ -360,8 +363,8 @@ static pgm_sock_t *open_source(const struct send_options *o)
 		fprintf(stderr, PEER_NAME ": setting the send group failed\n");
 		goto fail;
 	}
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop,
-		"PGM_MULTICAST_LOOP");
+	ok &= set_int(
+		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop, "PGM_MULTICAST_LOOP");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->hops, "PGM_MULTICAST_HOPS");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_NOBLOCK, 1, "PGM_NOBLOCK");
 	if (!ok)
@@ -444,8 +447,8 @@ static size_t stage_max_message(const struct send_stage *stage)
 	return stage->fragment_max * PGM_MAX_FRAGMENTS;
 }
 
-static int send_message(pgm_sock_t *sock, const struct send_stage *stage, const uint8_t *msg,
-	size_t size)
+static int send_message(
+	pgm_sock_t *sock, const struct send_stage *stage, const uint8_t *msg, size_t size)
 {
 	struct pgm_iovec iov[PGM_MAX_FRAGMENTS];
 	unsigned count = 0;
@@ -517,8 +520,8 @@ int main(int argc, char **argv)
 	deadline_us = start_us + o.timeout_s * 1000000u;
 	interval_us = (uint64_t)(1e6 * (double)o.burst / o.rate);
 	next_send_us = start_us + o.start_delay_ms * 1000u;
-	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64
-	       ":%" PRIu64 " count=%" PRIu64 " size=%" PRIu64 " rate=%.1f max_rte=%" PRIu64 "\n",
+	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
+	       " count=%" PRIu64 " size=%" PRIu64 " rate=%.1f max_rte=%" PRIu64 "\n",
 		o.network, o.dport, o.udp_ucast_port, o.udp_mcast_port, o.count, o.size, o.rate,
 		o.max_rte);
 
@@ -551,7 +554,8 @@ int main(int argc, char **argv)
 				if (status == PGM_IO_STATUS_RATE_LIMITED) {
 					st.rate_limited++;
 					lib_wait = library_wait_us(sock, status);
-					send_block_until = now + (lib_wait == UINT64_MAX ? 1000 : lib_wait);
+					send_block_until =
+						now + (lib_wait == UINT64_MAX ? 1000 : lib_wait);
 				} else if (status == PGM_IO_STATUS_WOULD_BLOCK) {
 					st.would_block++;
 					want_pollout = true;
@@ -594,8 +598,8 @@ int main(int argc, char **argv)
 		if (lib_wait != UINT64_MAX && now + lib_wait < wake)
 			wake = now + lib_wait;
 		if (st.sent < o.count) {
-			uint64_t send_at = next_send_us > send_block_until ? next_send_us
-									   : send_block_until;
+			uint64_t send_at =
+				next_send_us > send_block_until ? next_send_us : send_block_until;
 			if (!want_pollout && send_at < wake)
 				wake = send_at;
 		} else if (last_sent_us + o.linger_ms * 1000u < wake) {
@@ -623,8 +627,8 @@ int main(int argc, char **argv)
 	else
 		result = "fail";
 	printf("result=%s peer=" PEER_NAME " messages=%" PRIu64 " expected=%" PRIu64
-	       " bytes=%" PRIu64 " rate_limited=%" PRIu64 " would_block=%" PRIu64
-	       " errors=%" PRIu64 " send_ms=%" PRIu64 " run_ms=%" PRIu64 "\n",
+	       " bytes=%" PRIu64 " rate_limited=%" PRIu64 " would_block=%" PRIu64 " errors=%" PRIu64
+	       " send_ms=%" PRIu64 " run_ms=%" PRIu64 "\n",
 		result, st.sent, o.count, st.bytes, st.rate_limited, st.would_block, st.recv_errors,
 		last_sent_us ? (last_sent_us - start_us) / 1000u : 0,
 		(peer_now_us() - start_us) / 1000u);

@@ -32,20 +32,21 @@ struct pub_options {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: " PEER_NAME " -e ENDPOINT [options]\n"
-		"  -e, --endpoint STR     epgm://198.18.1.10;239.192.0.2:5555 or pgm://...\n"
-		"  -c, --count N          messages to send (default 1000)\n"
-		"  -z, --size N           message size in bytes, >= 24 (default 200)\n"
-		"  -r, --rate N           messages per second (default 500)\n"
-		"  -I, --run-id N         run id written into every message (default 1)\n"
-		"      --zmq-rate KBPS    ZMQ_RATE (default 4 x paced rate, at least 10000)\n"
-		"      --recovery-ivl MS  ZMQ_RECOVERY_IVL (default 10000)\n"
-		"      --hops N           ZMQ_MULTICAST_HOPS (default 16)\n"
-		"      --start-delay MS   wait after connect before the first message (default 1000)\n"
-		"      --linger MS        keep answering NAKs after the last message (default 3000)\n"
-		"  -T, --timeout S        hard limit on the whole run (default 60)\n"
-		"Exit: 0 all sent, 1 send failure, 2 timeout, 64 usage, 70 setup failure.\n");
+	fprintf(out, "usage: " PEER_NAME " -e ENDPOINT [options]\n"
+		     "  -e, --endpoint STR     epgm://198.18.1.10;239.192.0.2:5555 or pgm://...\n"
+		     "  -c, --count N          messages to send (default 1000)\n"
+		     "  -z, --size N           message size in bytes, >= 24 (default 200)\n"
+		     "  -r, --rate N           messages per second (default 500)\n"
+		     "  -I, --run-id N         run id written into every message (default 1)\n"
+		     "      --zmq-rate KBPS    ZMQ_RATE (default 4 x paced rate, at least 10000)\n"
+		     "      --recovery-ivl MS  ZMQ_RECOVERY_IVL (default 10000)\n"
+		     "      --hops N           ZMQ_MULTICAST_HOPS (default 16)\n"
+		     "      --start-delay MS   wait after connect before the first message "
+		     "(default 1000)\n"
+		     "      --linger MS        keep answering NAKs after the last message (default "
+		     "3000)\n"
+		     "  -T, --timeout S        hard limit on the whole run (default 60)\n"
+		     "Exit: 0 all sent, 1 send failure, 2 timeout, 64 usage, 70 setup failure.\n");
 }
 
 static int parse_options(int argc, char **argv, struct pub_options *o)
