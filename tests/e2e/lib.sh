@@ -179,14 +179,16 @@ e2e_scale() {
 
 # e2e_pgm_stream GROUP ENCAP COUNT RATE TIMEOUT [SENDER ARGS...]: one OpenPGM stream from the
 # topology's source to every receiver. ENCAP is ip or udp (port 3055 for both directions: OpenPGM
-# sources listen for NAKs on the multicast port only, so the two ports must be equal). Counters
+# sources listen for NAKs on the multicast port only, so the two ports must be equal), with the
+# suffix -ra for IP Router Alert on every packet the peers send that may carry it. Counters
 # are reset first. Fills E2E_RECV_RESULT[receiver] (the summary line, or "result=none rc=N"),
 # E2E_SENDER_RESULT and E2E_COUNTS[lan]. Returns 0 when every receiver passed.
 e2e_pgm_stream() {
 	local group=$1 encap=$2 count=$3 rate=$4 limit=$5 r lan rc all=0 spid
 	local -a udp=() pids=()
 	shift 5
-	[ "$encap" = udp ] && udp=(-u 3055)
+	case $encap in udp*) udp=(-u 3055) ;; esac
+	case $encap in *-ra) udp+=(-A) ;; esac
 	for lan in $TOPO_LANS; do lab_counts_reset "$lan"; done
 	for r in $TOPO_RECEIVERS; do
 		lab_spawn "$r" "$LAB_DIR/$r.out" "$LAB_PEERS/pgm-recv" \

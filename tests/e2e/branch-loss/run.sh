@@ -1,7 +1,8 @@
 #!/bin/bash
 # branch-loss: topology (a), one router r1, source s1 on LAN src, receivers a1 a2 on LAN a and
 # b1 b2 on LAN b. r1 drops 5 % of the ODATA it sends into LAN a. One OpenPGM stream of 5000
-# messages at 1000/s, over PGM/IP and over PGM/UDP.
+# messages at 1000/s, over PGM/IP, over PGM/UDP and over PGM/IP with Router Alert switched on in
+# source and receivers (OpenPGM then sets it on SPM, RDATA and NCF; not on ODATA, not on NAK).
 #
 # Without router assist every receiver must still get every message exactly once and in order,
 # the lossy receivers recovering exactly the dropped messages; and the loss-free LAN b carries
@@ -81,10 +82,10 @@ run_case() {
 }
 
 lab_groups "$GROUP"
-e2e_begin branch-loss "one router, $LOSS ODATA loss into LAN a, $COUNT messages, PGM/IP and PGM/UDP"
+e2e_begin branch-loss "one router, $LOSS ODATA loss into LAN a, $COUNT messages, PGM/IP, PGM/UDP, PGM/IP with Router Alert"
 e2e_note_skips
 for variant in $(e2e_variants); do
-	for encap in ip udp; do
+	for encap in ip udp ip-ra; do
 		run_case "$variant" "$encap"
 	done
 done
