@@ -2,7 +2,8 @@
 # branch-loss: topology (a), one router r1, source s1 on LAN src, receivers a1 a2 on LAN a and
 # b1 b2 on LAN b. r1 drops 5 % of the ODATA it sends into LAN a. One OpenPGM stream of 5000
 # messages at 1000/s, over PGM/IP, over PGM/UDP and over PGM/IP with Router Alert switched on in
-# source and receivers (OpenPGM then sets it on SPM, RDATA and NCF; not on ODATA, not on NAK).
+# source and receivers (OpenPGM then sets it on SPM, RDATA, NCF and single NAKs; not on ODATA
+# and not on NAKs with OPT_NAK_LIST).
 #
 # Without router assist every receiver must still get every message exactly once and in order,
 # the lossy receivers recovering exactly the dropped messages; and the loss-free LAN b carries
