@@ -205,7 +205,7 @@ e2e_pgm_stream() {
 	lab_stop "$spid"
 	E2E_SENDER_RESULT=$(lab_result "$LAB_DIR/sender.out")
 	[ -n "$E2E_SENDER_RESULT" ] || sed 's/^/    sender: /' "$LAB_DIR/sender.out" | tail -n 5
-	for lan in $TOPO_LANS; do E2E_COUNTS[$lan]=$(lab_counts "$lan"); done
+	_e2e_snapshot_counts
 	return $all
 }
 
@@ -229,8 +229,22 @@ e2e_zmq_stream() {
 	_e2e_collect "$limit" "${pids[@]}" || all=1
 	lab_stop "$spid"
 	E2E_SENDER_RESULT=$(lab_result "$LAB_DIR/sender.out")
-	for lan in $TOPO_LANS; do E2E_COUNTS[$lan]=$(lab_counts "$lan"); done
+	_e2e_snapshot_counts
 	return $all
+}
+
+# Reads every segment's counters into E2E_COUNTS once they stopped moving (packets still in
+# flight through a router when the peers exited), polling for at most 2 s.
+_e2e_snapshot_counts() {
+	local lan i before after
+	after=$(for lan in $TOPO_LANS; do lab_counts "$lan"; done)
+	for i in $(seq 1 20); do
+		before=$after
+		sleep 0.1
+		after=$(for lan in $TOPO_LANS; do lab_counts "$lan"; done)
+		[ "$before" = "$after" ] && break
+	done
+	for lan in $TOPO_LANS; do E2E_COUNTS[$lan]=$(lab_counts "$lan"); done
 }
 
 # Waits for the receivers (pids in TOPO_RECEIVERS order) and stores their summaries.

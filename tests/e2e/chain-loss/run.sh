@@ -40,7 +40,11 @@ checks_without() {
 }
 
 # LEAD: router assist expectations, not yet validated against pgmrouterd. Each router forwards
-# at most the NAKs it received, so the count cannot grow towards the source.
+# at most the NAKs it received, so the count cannot grow towards the source. With a single
+# receiver LAN the per-type counts cannot tell router assist from plain forwarding (a daemon that
+# does nothing passes these); branch-loss, tree-loss and fragment-repair can. A sharper check
+# here needs to see who sent the NCFs on LAN a (r3, hop by hop, instead of the source), e.g. by
+# their IP TTL in a capture.
 checks_with() {
 	e2e_check "NAK on l2 <= NAK on a" "$(e2e_c l2 nak)" -le "$(e2e_c a nak)"
 	e2e_check "NAK on l1 <= NAK on l2" "$(e2e_c l1 nak)" -le "$(e2e_c l2 nak)"
