@@ -81,7 +81,7 @@ build() {
 	lab_topo_loss t2 0.03 odata
 }
 
-# LEAD: pgmrouterd starts here, in every router namespace, with the lab's default startup config
+# ROUTER-HOOK: pgmrouterd starts here, in every router namespace, with the lab's default startup config
 # (lab_router_config). Returns non-zero when a daemon does not come up.
 routers_up() {
 	local r
@@ -91,7 +91,7 @@ routers_up() {
 	done
 }
 
-# LEAD: print `show ip pgm router` (and whatever else tells the story) from every router here,
+# ROUTER-HOOK: print `show ip pgm router` (and whatever else tells the story) from every router here,
 # through the CLI client and each daemon's control socket, e.g.
 #   "$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock core)" show ip pgm router
 show_routers() {
@@ -243,7 +243,7 @@ hour) from s1 to every receiver, 5 % ODATA loss into LAN a, 3 % into trunk t2.
                           ip netns exec $(lab_ns core) iptables -t mangle -nvL PL_LOSS
   files (configs, logs):  $LAB_DIR
 EOF
-	# LEAD: the interactive pgmrouter session goes here, e.g.
+	# ROUTER-HOOK: the interactive pgmrouter session goes here, e.g.
 	#   "$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock core)"
 	if lab_router_available; then
 		echo "  router CLI:             $LAB_REPO/build/pgmrouter -s $(lab_router_sock core)"

@@ -53,7 +53,7 @@ checks_without() {
 	e2e_check "NAK on src = NAK on a (no elimination)" "$(e2e_c src nak)" -eq "$(e2e_c a nak)"
 }
 
-# Router assist (RFC 3208 section 7). LEAD: not yet validated against pgmrouterd. Repairs go
+# Router assist (RFC 3208 section 7). ROUTER-HOOK: not yet validated against pgmrouterd. Repairs go
 # only where NAKs came from; the router confirms NAKs on LAN a and forwards at most what it got.
 checks_with() {
 	e2e_check "RDATA on loss-free b <= 2 % of RDATA on a" "$(e2e_c b rdata)" \

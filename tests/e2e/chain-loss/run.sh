@@ -39,7 +39,7 @@ checks_without() {
 	done
 }
 
-# LEAD: router assist expectations, not yet validated against pgmrouterd. Each router forwards
+# ROUTER-HOOK: router assist expectations, not yet validated against pgmrouterd. Each router forwards
 # at most the NAKs it received, so the count cannot grow towards the source. With a single
 # receiver LAN the per-type counts cannot tell router assist from plain forwarding (a daemon that
 # does nothing passes these); branch-loss, tree-loss and fragment-repair can. A sharper check

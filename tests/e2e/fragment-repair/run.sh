@@ -49,7 +49,7 @@ checks_without() {
 		"$(e2e_c src rdata)"
 }
 
-# LEAD: router assist expectations, not yet validated against pgmrouterd.
+# ROUTER-HOOK: router assist expectations, not yet validated against pgmrouterd.
 checks_with() {
 	local r
 	for r in b1 b2; do

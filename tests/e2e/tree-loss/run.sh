@@ -47,7 +47,7 @@ checks_without() {
 	done
 }
 
-# LEAD: router assist expectations, not yet validated against pgmrouterd.
+# ROUTER-HOOK: router assist expectations, not yet validated against pgmrouterd.
 checks_with() {
 	e2e_check "RDATA on loss-free b <= 2 % of RDATA on a" "$(e2e_c b rdata)" \
 		-le "$(e2e_scale "$(e2e_c a rdata)" 2)"

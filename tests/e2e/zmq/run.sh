@@ -36,7 +36,7 @@ checks_without() {
 	e2e_check "NAK on src = NAK on a (no elimination)" "$(e2e_c src nak)" -eq "$(e2e_c a nak)"
 }
 
-# LEAD: router assist expectations, not yet validated against pgmrouterd.
+# ROUTER-HOOK: router assist expectations, not yet validated against pgmrouterd.
 checks_with() {
 	e2e_check "RDATA on loss-free b <= 2 % of RDATA on a" "$(e2e_c b rdata)" \
 		-le "$(e2e_scale "$(e2e_c a rdata)" 2)"
