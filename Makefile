@@ -106,7 +106,7 @@ $(B)/cov/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(COV_FLAGS) $< $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
-$(B)/peers/%: tests/peers/%.c $(B)/obj/libpgmrouter.a
+$(B)/peers/%: tests/peers/%.c $(wildcard tests/peers/*.h) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(PEER_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) $(PEER_LIBS) -o $@
