@@ -15,7 +15,9 @@
 #include "cli/command.h"
 #include "cli/config.h"
 #include "cli/generic_vty.h"
+#include "cli/pgm_vty.h"
 #include "cli/vty.h"
+#include "router/assist.h"
 #include "router/daemon.h"
 #include "router/event.h"
 #include "router/log.h"
@@ -24,13 +26,17 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pgmrouterd [-dnv] [-f file] [-p pidfile] [-s socket] [-g group]\n"
+		"       pgmrouterd [-q] [-f file] -R capture.pcap -i NAME=ADDR/PREFIX ...\n"
 		"  -d          stay in the foreground and log to stderr\n"
 		"  -f file     startup configuration (default %s)\n"
 		"  -n          check the configuration and exit\n"
 		"  -p pidfile  pid file (default %s)\n"
 		"  -s socket   control socket (default %s)\n"
 		"  -g group    group with read-only access to the socket (default %s)\n"
-		"  -v          verbose: every debug category on\n",
+		"  -v          verbose: every debug category on\n"
+		"  -R pcap     replay a capture through the control plane, print its decisions\n"
+		"  -i spec     replay: an interface, NAME=A.B.C.D/PREFIX (repeat for each)\n"
+		"  -q          replay: print only the counters at the end\n",
 		CFG_DEFAULT_PATH, PGMROUTERD_PID_PATH, PGMROUTERD_SOCKET_PATH, PGMROUTERD_GROUP);
 	exit(2);
 }
@@ -170,12 +176,15 @@ static int write_pidfile(const char *path)
 
 int main(int argc, char **argv)
 {
-	bool check_only = false;
+	bool check_only = false, quiet = false;
+	const char *replay = NULL;
+	const char *ifspecs[CP_MAX_INTERFACES];
+	size_t nifspecs = 0;
 	char err[512];
 	int ch, ready_fd = -1, bad;
 
 	pgmrouterd.config_path = CFG_DEFAULT_PATH;
-	while ((ch = getopt(argc, argv, "df:g:np:s:v")) != -1) {
+	while ((ch = getopt(argc, argv, "df:g:i:np:qR:s:v")) != -1) {
 		switch (ch) {
 		case 'd':
 			pgmrouterd.foreground = true;
@@ -186,6 +195,17 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			pgmrouterd.group = optarg;
+			break;
+		case 'i':
+			if (nifspecs == CP_MAX_INTERFACES)
+				usage();
+			ifspecs[nifspecs++] = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'R':
+			replay = optarg;
 			break;
 		case 'n':
 			check_only = true;
@@ -207,11 +227,33 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		usage();
 
-	log_init("pgmrouterd", pgmrouterd.foreground || check_only, pgmrouterd.verbose);
+	log_init("pgmrouterd", pgmrouterd.foreground || check_only || replay != NULL,
+		pgmrouterd.verbose);
 	cmd_engine_init();
 	generic_vty_init();
 	vty_install_commands();
+	assist_init();
+	pgm_vty_init();
 	cfg_set_startup_path(pgmrouterd.config_path);
+
+	if (replay != NULL) {
+		int status;
+
+		pgmrouterd.check_only = true; /* the configuration only, nothing installed */
+		bad = load_config(false, report_stderr);
+		if (bad != 0) {
+			if (bad < 0)
+				fprintf(stderr, "pgmrouterd: %s: %s\n", pgmrouterd.config_path,
+					strerror(errno));
+			return 1;
+		}
+		status = assist_replay(replay, ifspecs, nifspecs, quiet);
+		assist_free();
+		cmd_engine_free();
+		cfg_free();
+		generic_vty_free();
+		return status;
+	}
 
 	if (check_only) {
 		bad = load_config(false, report_stderr);
@@ -259,9 +301,15 @@ int main(int argc, char **argv)
 		detach_done(ready_fd, err);
 		fatalx("control socket: %s", err);
 	}
+	if (assist_start(err, sizeof(err)) < 0) {
+		vty_server_free(pgmrouterd.vty);
+		detach_done(ready_fd, err);
+		fatalx("%s", err);
+	}
 	if (write_pidfile(pgmrouterd.pid_path) < 0) {
 		snprintf(err, sizeof(err), "pid file %s: %s", pgmrouterd.pid_path, strerror(errno));
 		vty_server_free(pgmrouterd.vty);
+		assist_stop();
 		detach_done(ready_fd, err);
 		fatalx("%s", err);
 	}
@@ -273,6 +321,7 @@ int main(int argc, char **argv)
 
 	vty_server_free(pgmrouterd.vty);
 	pgmrouterd.vty = NULL;
+	assist_free();
 	unlink(pgmrouterd.pid_path);
 	ev_loop_free(pgmrouterd.loop);
 	pgmrouterd.loop = NULL;

@@ -8,6 +8,11 @@
 # Everything runs on a unix socket in a temporary directory; daemons started here are stopped
 # on exit, even on failure.
 cd "$(dirname "$0")/../.." || exit 1
+# The daemons started here bind a netfilter queue and install interception rules: as root, run
+# everything in a network namespace of our own so the host's rules are never touched.
+if [ "$(id -u)" = 0 ] && [ -z "${PGMROUTER_CLI_NETNS:-}" ]; then
+	exec env PGMROUTER_CLI_NETNS=1 unshare --net -- "$0" "$@"
+fi
 B=build
 DRIVER=$B/tests/cli-driver
 ABUSE=$B/tests/cli-abuse

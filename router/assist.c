@@ -1,0 +1,1469 @@
+/*
+ * PGM router assist inside pgmrouterd: configuration, and the wiring of the control plane to the
+ * NFQUEUE data plane. See router/assist.h for the packet path.
+ */
+#include "router/assist.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dataplane/nfq.h"
+#include "dataplane/pcapio.h"
+#include "dataplane/pgm_wire.h"
+#include "dataplane/rawsock.h"
+#include "dataplane/rtnl.h"
+#include "router/daemon.h"
+#include "router/event.h"
+#include "router/log.h"
+
+#define MAX_DATAGRAM 65535u
+
+static const struct assist_timer_def timer_defs[ASSIST_T_COUNT] = {
+	[ASSIST_T_NAK_RPT_IVL] = {"nak-repeat-interval", "ms", 10, 600000,
+		"NAK_RPT_IVL: how long an unconfirmed NAK is repeated upstream (ms)\n"},
+	[ASSIST_T_NAK_RPT_RATE] = {"nak-repeat-rate", "per second", 1, 1000,
+		"NAK_RPT_RTE: repeats per second while a NAK is unconfirmed\n"},
+	[ASSIST_T_NAK_RDATA_IVL] = {"nak-rdata-interval", "ms", 10, 3600000,
+		"NAK_RDATA_IVL: how long repair state waits for RDATA after an NCF (ms)\n"},
+	[ASSIST_T_NAK_ELIM_IVL] = {"nak-eliminate-interval", "ms", 0, 3600000,
+		"NAK_ELIM_IVL: duplicate NAKs discarded after a confirmation (ms)\n"},
+	[ASSIST_T_NCF_IVL] = {"ncf-interval", "ms", 0, 60000,
+		"Identical NCFs on one interface at most once per interval (ms)\n"},
+	[ASSIST_T_NAK_BO_IVL] = {"nak-backoff-interval", "ms", 0, 60000,
+		"NAK_BO_IVL written into forwarded SPMs (ms); 0 leaves it unchanged\n"},
+};
+
+struct assist {
+	struct assist_conf conf;
+	struct assist_if *ifs;
+	size_t nifs, ifs_cap;
+
+	bool running;
+	struct cp *cp;
+	struct rtnl *rtnl;
+	struct ev_io *rtnl_io;
+	struct nfqueue *nfq;
+	struct ev_io *nfq_io;
+	struct rules *rules;
+	struct rawsock *raw;
+	struct ev_timer *cp_timer;
+	unsigned cp_log_mask;
+	struct pcap_writer *capture;
+	char *capture_path;
+	struct pgm_udp_ports udp_ports;
+	char nfq_error[128]; /* last receive failure, for show */
+
+	/* The packet being processed, for actions built from it. */
+	const struct pgm_packet *cur_pkt;
+	const struct pgm_ip *cur_ip;
+
+	struct assist_stats stats;
+	uint8_t rwbuf[MAX_DATAGRAM];
+	uint8_t tpdu[MAX_DATAGRAM];
+	uint8_t txbuf[MAX_DATAGRAM];
+
+	/* offline replay */
+	bool replay;
+	bool replay_quiet;
+	int replay_ifindex; /* egress of the copy being replayed, for printing */
+};
+
+static struct assist *A;
+
+const struct assist_timer_def *assist_timer_def(enum assist_timer t)
+{
+	return (unsigned)t < ASSIST_T_COUNT ? &timer_defs[t] : NULL;
+}
+
+uint32_t assist_timer_get(const struct cp_if_config *cfg, enum assist_timer t)
+{
+	switch (t) {
+	case ASSIST_T_NAK_RPT_IVL: return cfg->nak_rpt_ivl_ms;
+	case ASSIST_T_NAK_RPT_RATE: return cfg->nak_rpt_rate;
+	case ASSIST_T_NAK_RDATA_IVL: return cfg->nak_rdata_ivl_ms;
+	case ASSIST_T_NAK_ELIM_IVL: return cfg->nak_elim_ivl_ms;
+	case ASSIST_T_NCF_IVL: return cfg->ncf_ivl_ms;
+	case ASSIST_T_NAK_BO_IVL: return cfg->nak_bo_ivl_us / 1000u;
+	default: return 0;
+	}
+}
+
+void assist_timer_set(struct cp_if_config *cfg, enum assist_timer t, uint32_t value)
+{
+	switch (t) {
+	case ASSIST_T_NAK_RPT_IVL: cfg->nak_rpt_ivl_ms = value; break;
+	case ASSIST_T_NAK_RPT_RATE: cfg->nak_rpt_rate = value; break;
+	case ASSIST_T_NAK_RDATA_IVL: cfg->nak_rdata_ivl_ms = value; break;
+	case ASSIST_T_NAK_ELIM_IVL: cfg->nak_elim_ivl_ms = value; break;
+	case ASSIST_T_NCF_IVL: cfg->ncf_ivl_ms = value; break;
+	case ASSIST_T_NAK_BO_IVL: cfg->nak_bo_ivl_us = value * 1000u; break;
+	default: break;
+	}
+}
+
+/* ---- configuration ---- */
+
+static void conf_default(struct assist_conf *c)
+{
+	struct cp_config cp;
+
+	cp_config_default(&cp);
+	memset(c, 0, sizeof(*c));
+	c->queue_num = ASSIST_DEFAULT_QUEUE;
+	c->backend = RULES_BACKEND_AUTO;
+	c->ncf_ttl = ASSIST_DEFAULT_NCF_TTL;
+	c->udp = true;
+	c->udp_ucast_port = PGM_DEFAULT_UDP_UCAST_PORT;
+	c->udp_mcast_port = PGM_DEFAULT_UDP_MCAST_PORT;
+	c->session_lifetime_s = cp.session_lifetime_s;
+	c->max_sessions = cp.max_sessions;
+	c->max_repair_states = cp.max_repair_states;
+	c->if_defaults = cp.if_defaults;
+}
+
+static void cp_config_from_conf(struct cp_config *cfg)
+{
+	cp_config_default(cfg);
+	cfg->session_lifetime_s = A->conf.session_lifetime_s;
+	cfg->max_sessions = A->conf.max_sessions;
+	cfg->max_repair_states = A->conf.max_repair_states;
+	cfg->if_defaults = A->conf.if_defaults;
+}
+
+const struct assist_conf *assist_conf(void)
+{
+	return &A->conf;
+}
+
+bool assist_running(void)
+{
+	return A != NULL && A->running;
+}
+
+struct cp *assist_cp(void)
+{
+	return A != NULL ? A->cp : NULL;
+}
+
+void assist_get_stats(struct assist_stats *st)
+{
+	*st = A->stats;
+}
+
+static struct assist_if *if_find(const char *name)
+{
+	for (size_t i = 0; i < A->nifs; i++)
+		if (strcmp(A->ifs[i].name, name) == 0)
+			return &A->ifs[i];
+	return NULL;
+}
+
+const struct assist_if *assist_if_find(const char *name)
+{
+	return if_find(name);
+}
+
+size_t assist_if_count(void)
+{
+	return A->nifs;
+}
+
+const struct assist_if *assist_if_at(size_t i)
+{
+	return i < A->nifs ? &A->ifs[i] : NULL;
+}
+
+size_t assist_if_enabled_count(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < A->nifs; i++)
+		n += A->ifs[i].enabled;
+	return n;
+}
+
+static void if_effective_config(struct assist_if *ifc)
+{
+	for (int t = 0; t < ASSIST_T_COUNT; t++)
+		if (!(ifc->timers_set & (1u << t)))
+			assist_timer_set(&ifc->cfg, t, assist_timer_get(&A->conf.if_defaults, t));
+}
+
+static struct assist_if *if_get(const char *name)
+{
+	struct assist_if *ifc = if_find(name);
+
+	if (ifc != NULL)
+		return ifc;
+	if (A->nifs == A->ifs_cap) {
+		size_t cap = A->ifs_cap ? A->ifs_cap * 2 : 8;
+		struct assist_if *n = realloc(A->ifs, cap * sizeof(*n));
+
+		if (n == NULL)
+			return NULL;
+		A->ifs = n;
+		A->ifs_cap = cap;
+	}
+	ifc = &A->ifs[A->nifs++];
+	memset(ifc, 0, sizeof(*ifc));
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	ifc->cfg = A->conf.if_defaults;
+	return ifc;
+}
+
+int assist_ifindex(const char *name)
+{
+	const struct rtnl_if *ifp;
+
+	if (A == NULL || A->rtnl == NULL)
+		return 0;
+	ifp = rtnl_if_by_name(A->rtnl, name);
+	return ifp != NULL ? ifp->ifindex : 0;
+}
+
+int assist_if_link(const char *name, bool *up, bool *running)
+{
+	const struct rtnl_if *ifp;
+
+	*up = *running = false;
+	if (A == NULL || A->rtnl == NULL || (ifp = rtnl_if_by_name(A->rtnl, name)) == NULL)
+		return 0;
+	*up = ifp->up;
+	*running = ifp->running;
+	return ifp->ifindex;
+}
+
+const char *assist_ifname(int ifindex, char *buf, size_t len)
+{
+	struct cp_if_view v;
+
+	if (A != NULL && A->cp != NULL && cp_get_if(A->cp, ifindex, &v) && v.name[0] != '\0')
+		snprintf(buf, len, "%s", v.name);
+	else if (ifindex == 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "if%d", ifindex);
+	return buf;
+}
+
+/* ---- applying configuration to the running packet path ---- */
+
+static size_t enabled_names(const char **names, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < A->nifs && n < max; i++)
+		if (A->ifs[i].enabled)
+			names[n++] = A->ifs[i].name;
+	return n;
+}
+
+static int rules_apply(char *err, size_t errlen)
+{
+	const char *names[CP_MAX_INTERFACES];
+	size_t n;
+
+	if (!A->running || A->rules == NULL)
+		return 0;
+	n = enabled_names(names, CP_MAX_INTERFACES);
+	A->stats.rules_updates++;
+	if (rules_update(A->rules, names, n, err, errlen) < 0)
+		return -1;
+	log_debug(LOG_CAT_DATAPLANE, "interception rules updated: %zu interface%s", n,
+		n == 1 ? "" : "s");
+	return 0;
+}
+
+/* Pushes one configured interface's settings to the control plane, if the interface exists. */
+static void cp_sync_if(const struct assist_if *ifc)
+{
+	int ifindex;
+
+	if (!A->running || (ifindex = assist_ifindex(ifc->name)) == 0)
+		return;
+	cp_if_set_config(A->cp, ifindex, &ifc->cfg);
+	if (cp_if_set_assist(A->cp, ifindex, ifc->enabled) < 0)
+		log_warnx("%s: router assist not enabled: more than %d interfaces with router assist",
+			ifc->name, CP_MAX_INTERFACES);
+}
+
+static void cp_sync_config(void)
+{
+	struct cp_config cfg;
+
+	if (!A->running)
+		return;
+	cp_config_from_conf(&cfg);
+	cp_set_config(A->cp, &cfg);
+	for (size_t i = 0; i < A->nifs; i++)
+		cp_sync_if(&A->ifs[i]);
+}
+
+static void udp_ports_from_conf(void)
+{
+	A->udp_ports.enabled = A->conf.udp;
+	A->udp_ports.ucast_port = A->conf.udp_ucast_port;
+	A->udp_ports.mcast_port = A->conf.udp_mcast_port;
+}
+
+static void rules_config_from_conf(struct rules_config *rc)
+{
+	rules_config_default(rc);
+	rc->queue_num = A->conf.queue_num;
+	rc->udp = A->conf.udp;
+	rc->udp_ucast_port = A->conf.udp_ucast_port;
+	rc->udp_mcast_port = A->conf.udp_mcast_port;
+}
+
+static int dataplane_restart(char *err, size_t errlen);
+
+int assist_set_queue(uint16_t queue_num, char *err, size_t errlen)
+{
+	uint16_t old = A->conf.queue_num;
+
+	if (old == queue_num)
+		return 0;
+	A->conf.queue_num = queue_num;
+	if (A->running && dataplane_restart(err, errlen) < 0) {
+		char err2[256];
+
+		A->conf.queue_num = old;
+		if (dataplane_restart(err2, sizeof(err2)) < 0)
+			log_warnx("queue %u: %s; and back to queue %u: %s", queue_num, err, old, err2);
+		return -1;
+	}
+	return 0;
+}
+
+int assist_set_backend(enum rules_backend backend, char *err, size_t errlen)
+{
+	enum rules_backend old = A->conf.backend;
+
+	if (old == backend)
+		return 0;
+	A->conf.backend = backend;
+	if (A->running && dataplane_restart(err, errlen) < 0) {
+		char err2[256];
+
+		A->conf.backend = old;
+		if (dataplane_restart(err2, sizeof(err2)) < 0)
+			log_warnx("backend %s: %s; and back: %s", rules_backend_name(backend), err,
+				err2);
+		return -1;
+	}
+	return 0;
+}
+
+void assist_set_ncf_ttl(uint8_t ttl)
+{
+	A->conf.ncf_ttl = ttl;
+}
+
+int assist_set_udp(bool enabled, uint16_t ucast_port, uint16_t mcast_port, char *err,
+	size_t errlen)
+{
+	struct assist_conf old = A->conf;
+
+	if (enabled && (ucast_port == 0 || mcast_port == 0)) {
+		snprintf(err, errlen, "UDP encapsulation ports must not be 0");
+		return -1;
+	}
+	A->conf.udp = enabled;
+	A->conf.udp_ucast_port = ucast_port;
+	A->conf.udp_mcast_port = mcast_port;
+	if (A->conf.udp == old.udp && A->conf.udp_ucast_port == old.udp_ucast_port &&
+		A->conf.udp_mcast_port == old.udp_mcast_port)
+		return 0;
+	udp_ports_from_conf();
+	if (A->running && dataplane_restart(err, errlen) < 0) {
+		char err2[256];
+
+		A->conf = old;
+		udp_ports_from_conf();
+		if (dataplane_restart(err2, sizeof(err2)) < 0)
+			log_warnx("udp-encapsulation: %s; and back: %s", err, err2);
+		return -1;
+	}
+	return 0;
+}
+
+void assist_set_session_lifetime(uint32_t seconds)
+{
+	A->conf.session_lifetime_s = seconds;
+	cp_sync_config();
+}
+
+void assist_set_limits(uint32_t max_sessions, uint32_t max_repair_states)
+{
+	A->conf.max_sessions = max_sessions;
+	A->conf.max_repair_states = max_repair_states;
+	cp_sync_config();
+}
+
+void assist_set_max_sessions(uint32_t max_sessions)
+{
+	assist_set_limits(max_sessions, A->conf.max_repair_states);
+}
+
+void assist_set_max_repair_states(uint32_t max_repair_states)
+{
+	assist_set_limits(A->conf.max_sessions, max_repair_states);
+}
+
+void assist_set_default_timer(enum assist_timer t, bool set, uint32_t value)
+{
+	struct cp_if_config builtin;
+
+	cp_if_config_default(&builtin);
+	if (set)
+		A->conf.defaults_set |= 1u << t;
+	else
+		A->conf.defaults_set &= ~(1u << t);
+	assist_timer_set(&A->conf.if_defaults, t, set ? value : assist_timer_get(&builtin, t));
+	for (size_t i = 0; i < A->nifs; i++)
+		if_effective_config(&A->ifs[i]);
+	cp_sync_config();
+}
+
+int assist_if_enable(const char *name, bool enabled, char *err, size_t errlen)
+{
+	struct assist_if *ifc = if_get(name);
+
+	if (ifc == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (ifc->enabled == enabled)
+		return 0;
+	if (enabled && assist_if_enabled_count() >= CP_MAX_INTERFACES) {
+		snprintf(err, errlen, "at most %d interfaces can have router assist",
+			CP_MAX_INTERFACES);
+		return -1;
+	}
+	ifc->enabled = enabled;
+	if (!A->running)
+		return 0;
+	if (rules_apply(err, errlen) < 0) {
+		ifc->enabled = !enabled;
+		return -1;
+	}
+	cp_sync_if(ifc);
+	if (enabled && assist_ifindex(name) == 0)
+		log_info("%s: router assist configured; the interface does not exist yet, waiting "
+			 "for it",
+			name);
+	else
+		log_info("%s: router assist %s", name, enabled ? "enabled" : "disabled");
+	return 0;
+}
+
+void assist_if_set_timer(const char *name, enum assist_timer t, bool set, uint32_t value)
+{
+	struct assist_if *ifc = if_get(name);
+
+	if (ifc == NULL)
+		return;
+	if (set) {
+		ifc->timers_set |= 1u << t;
+		assist_timer_set(&ifc->cfg, t, value);
+	} else {
+		ifc->timers_set &= ~(1u << t);
+	}
+	if_effective_config(ifc);
+	cp_sync_if(ifc);
+}
+
+void assist_if_forget(const char *name)
+{
+	struct assist_if *ifc = if_find(name);
+	char err[256];
+
+	if (ifc == NULL)
+		return;
+	if (ifc->enabled && assist_if_enable(name, false, err, sizeof(err)) < 0)
+		log_warnx("%s: %s", name, err);
+	ifc->timers_set = 0;
+	if_effective_config(ifc);
+	cp_sync_if(ifc);
+	*ifc = A->ifs[--A->nifs];
+}
+
+/* ---- interfaces from rtnetlink ---- */
+
+static void cp_if_from_rtnl(const struct rtnl_if *ifp)
+{
+	struct pgm_nla addr = {0};
+	struct assist_if *ifc;
+
+	if (cp_if_add(A->cp, ifp->ifindex, ifp->name) < 0) {
+		log_warnx("%s: not tracked: the control plane's interface table is full", ifp->name);
+		return;
+	}
+	if (ifp->has_primary4)
+		pgm_nla_from_ip4(&addr, &ifp->primary4);
+	cp_if_set_addr(A->cp, ifp->ifindex, &addr);
+	ifc = if_find(ifp->name);
+	if (ifc != NULL)
+		cp_sync_if(ifc);
+}
+
+static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
+{
+	const struct rtnl_if *ifp = ev->ifp;
+	struct pgm_nla addr = {0};
+	const struct assist_if *ifc;
+
+	(void)ctx;
+	if (A->cp == NULL || ifp == NULL)
+		return;
+	switch (ev->type) {
+	case RTNL_IF_ADDED:
+		cp_if_from_rtnl(ifp);
+		ifc = if_find(ifp->name);
+		if (ifc != NULL && ifc->enabled)
+			log_info("%s: appeared (ifindex %d), router assist active", ifp->name,
+				ifp->ifindex);
+		break;
+	case RTNL_IF_REMOVED:
+		ifc = if_find(ifp->name);
+		cp_if_remove(A->cp, ifp->ifindex);
+		if (ifc != NULL && ifc->enabled)
+			log_info("%s: removed; router assist waits for it to come back", ifp->name);
+		break;
+	case RTNL_IF_CHANGED:
+		if (ev->changes & RTNL_CHANGE_NAME) {
+			/* The control plane knows interfaces by index and name; a rename makes it
+			   another interface for the configuration (which is by name). */
+			cp_if_remove(A->cp, ifp->ifindex);
+			cp_if_from_rtnl(ifp);
+			log_info("%s: renamed from %s", ifp->name, ev->old_name);
+		} else if (ev->changes & RTNL_CHANGE_PRIMARY4) {
+			if (ifp->has_primary4)
+				pgm_nla_from_ip4(&addr, &ifp->primary4);
+			cp_if_set_addr(A->cp, ifp->ifindex, &addr);
+			log_debug(LOG_CAT_DATAPLANE, "%s: primary address changed", ifp->name);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_rtnl_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	(void)arg;
+	if (rtnl_process(A->rtnl) < 0)
+		log_warn("rtnetlink");
+}
+
+static void add_existing_if(void *ctx, const struct rtnl_if *ifp)
+{
+	(void)ctx;
+	cp_if_from_rtnl(ifp);
+}
+
+/* ---- debug capture ---- */
+
+static void capture_packet(const void *ip, size_t len)
+{
+	if (A->capture != NULL)
+		pcap_writer_write(A->capture, ip, len, NULL);
+}
+
+int assist_capture_start(const char *path, uint32_t max_mb, char *err, size_t errlen)
+{
+	struct pcap_writer_config cfg;
+	struct pcap_writer *w;
+
+	pcap_writer_config_default(&cfg);
+	cfg.max_bytes = (uint64_t)max_mb << 20;
+	cfg.on_limit = PCAP_LIMIT_STOP;
+	w = pcap_writer_open(path, &cfg, err, errlen);
+	if (w == NULL)
+		return -1;
+	assist_capture_stop();
+	A->capture = w;
+	A->capture_path = strdup(path);
+	log_info("capture: writing to %s (at most %u MB)", path, max_mb);
+	return 0;
+}
+
+void assist_capture_stop(void)
+{
+	struct pcap_writer_stats st;
+
+	if (A->capture == NULL)
+		return;
+	pcap_writer_get_stats(A->capture, &st);
+	pcap_writer_close(A->capture);
+	log_info("capture: %s closed, %llu packets", A->capture_path,
+		(unsigned long long)st.packets);
+	A->capture = NULL;
+	free(A->capture_path);
+	A->capture_path = NULL;
+}
+
+bool assist_capture_active(const char **path)
+{
+	if (path != NULL)
+		*path = A->capture_path;
+	return A->capture != NULL;
+}
+
+/* ---- packets the control plane originates ---- */
+
+static bool if_primary4(int ifindex, struct pgm_nla *out)
+{
+	struct cp_if_view v;
+
+	if (!cp_get_if(A->cp, ifindex, &v) || v.addr.afi != PGM_AFI_IP)
+		return false;
+	*out = v.addr;
+	return true;
+}
+
+static size_t build_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap)
+{
+	const struct pgm_packet *cur = a->from_packet ? A->cur_pkt : NULL;
+	struct pgm_build_options o = {0};
+	unsigned type;
+
+	if (a->from_packet && cur == NULL)
+		return 0;
+	o.nak_list = a->list;
+	o.nak_list_count = a->list_count;
+	if (a->parity)
+		o.extra_header_flags = PGM_OPT_PARITY;
+	switch (a->type) {
+	case CP_ACT_NCF:
+		if (a->nak_bo_ivl) {
+			o.nak_bo_ivl = true;
+			o.nak_bo_ivl_us = a->nak_bo_ivl_us;
+			o.nak_bo_ivl_sqn = a->nak_bo_ivl_sqn;
+		}
+		if (cur != NULL) {
+			o.nak_list = NULL;
+			o.nak_list_count = 0;
+			return pgm_build_ncf_from_nak(tpdu, cap, cur, a->pkt_cnt,
+				a->nak_bo_ivl ? &o : NULL);
+		}
+		return pgm_build_ncf_for_tsi(tpdu, cap, &a->tsi, a->data_dport, a->sqn,
+			&a->nak_src, &a->nak_grp, &o);
+	case CP_ACT_NAK:
+	case CP_ACT_NNAK:
+		type = a->type == CP_ACT_NAK ? PGM_NAK : PGM_NNAK;
+		if (cur != NULL) {
+			if (cur->tpdu_len > cap)
+				return 0;
+			memcpy(tpdu, cur->tpdu, cur->tpdu_len);
+			for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++)
+				if ((a->opt_invalid_mask & (1u << i)) &&
+					!pgm_rewrite_opt_invalid(tpdu, cur, i))
+					return 0;
+			return cur->tpdu_len;
+		}
+		return pgm_build_nak_for_tsi(tpdu, cap, type, &a->tsi, a->data_dport, a->sqn,
+			&a->nak_src, &a->nak_grp, &o);
+	default:
+		return 0;
+	}
+}
+
+static void print_action(const struct cp_action *a, const uint8_t *tpdu, size_t len);
+
+static void on_action(void *ctx, const struct cp_action *a)
+{
+	struct pgm_ip_params p = {0};
+	size_t tpdu_len, len;
+
+	(void)ctx;
+	tpdu_len = build_tpdu(a, A->tpdu, sizeof(A->tpdu));
+	if (tpdu_len == 0) {
+		A->stats.build_failed++;
+		log_debug(LOG_CAT_DATAPLANE, "action %d on if %d could not be built", a->type,
+			a->ifindex);
+		return;
+	}
+	if (A->replay) {
+		print_action(a, A->tpdu, tpdu_len);
+		A->stats.originated++;
+		return;
+	}
+	if (a->ip_src.afi != 0)
+		p.src = a->ip_src;
+	else if (!if_primary4(a->ifindex, &p.src)) {
+		A->stats.no_source_addr++;
+		log_debug(LOG_CAT_DATAPLANE, "no IPv4 address on if %d to send from", a->ifindex);
+		return;
+	}
+	p.dst = a->ip_dst;
+	p.ttl = a->type == CP_ACT_NCF || a->type == CP_ACT_SPM || a->type == CP_ACT_RDATA
+			? A->conf.ncf_ttl
+			: ASSIST_DEFAULT_UNICAST_TTL;
+	p.router_alert = a->router_alert;
+	p.udp = a->udp;
+	p.udp_sport = a->udp_sport;
+	p.udp_dport = a->udp_dport;
+	len = pgm_build_ip(A->txbuf, sizeof(A->txbuf), &p, A->tpdu, tpdu_len);
+	if (len == 0) {
+		A->stats.build_failed++;
+		return;
+	}
+	if (log_debug_enabled(LOG_CAT_PACKETS))
+		print_action(a, A->tpdu, tpdu_len);
+	capture_packet(A->txbuf, len);
+	if (rawsock_send(A->raw, a->ifindex, A->txbuf, len) < 0) {
+		A->stats.send_failed++;
+		return;
+	}
+	A->stats.originated++;
+}
+
+/* ---- debug and replay output ---- */
+
+static const char *verdict_name(enum cp_verdict v)
+{
+	switch (v) {
+	case CP_ACCEPT: return "accept";
+	case CP_DROP: return "drop";
+	case CP_ACCEPT_REWRITTEN: return "accept rewritten";
+	default: return "?";
+	}
+}
+
+static void emit_line(enum log_category cat, const char *line)
+{
+	if (A->replay) {
+		if (!A->replay_quiet)
+			printf("%s\n", line);
+		return;
+	}
+	log_debug(cat, "%s", line);
+}
+
+static void print_action(const struct cp_action *a, const uint8_t *tpdu, size_t len)
+{
+	static const char *const names[] = {"NCF", "NAK", "NNAK", "POLR", "RDATA", "SPM"};
+	struct pgm_packet pkt;
+	char line[768], ifname[CP_IFNAME_LEN], dst[64], src[64], summary[512];
+
+	if (pgm_parse(tpdu, len, 0, &pkt) == PGM_ERR_OK)
+		pgm_packet_format(&pkt, summary, sizeof(summary));
+	else
+		snprintf(summary, sizeof(summary), "(%zu bytes, does not parse)", len);
+	if (a->ip_src.afi != 0)
+		pgm_nla_format(&a->ip_src, src, sizeof(src));
+	else
+		snprintf(src, sizeof(src), "own address");
+	snprintf(line, sizeof(line), "  send %s on %s %s > %s%s%s: %s",
+		(unsigned)a->type < sizeof(names) / sizeof(names[0]) ? names[a->type] : "?",
+		assist_ifname(a->ifindex, ifname, sizeof(ifname)), src,
+		pgm_nla_format(&a->ip_dst, dst, sizeof(dst)), a->router_alert ? " RA" : "",
+		a->from_packet ? " (from packet)" : "", summary);
+	emit_line(LOG_CAT_PACKETS, line);
+}
+
+static void print_packet(const struct pgm_ip *ip, const struct pgm_packet *pkt, int in, int out,
+	const struct cp_result *res)
+{
+	char line[1024], summary[512], a[64], b[64], inname[CP_IFNAME_LEN], outname[CP_IFNAME_LEN];
+	char rw[128] = "";
+
+	pgm_packet_format(pkt, summary, sizeof(summary));
+	if (res->verdict == CP_ACCEPT_REWRITTEN && res->rewrite.spm_path) {
+		char path[64];
+
+		snprintf(rw, sizeof(rw), " (path %s)",
+			pgm_nla_format(&res->rewrite.path, path, sizeof(path)));
+	}
+	snprintf(line, sizeof(line), "%s%s%s %s > %s%s: %s: %s%s",
+		assist_ifname(in, inname, sizeof(inname)), out ? " -> " : "",
+		out ? assist_ifname(out, outname, sizeof(outname)) : "",
+		pgm_nla_format(&ip->src, a, sizeof(a)), pgm_nla_format(&ip->dst, b, sizeof(b)),
+		ip->udp ? " udp" : "", summary, verdict_name(res->verdict), rw);
+	emit_line(LOG_CAT_PACKETS, line);
+}
+
+static void on_cp_log(void *ctx, enum cp_log_kind kind, const char *line)
+{
+	(void)ctx;
+	emit_line(kind == CP_LOG_TIMER ? LOG_CAT_TIMERS
+		  : kind == CP_LOG_PACKET ? LOG_CAT_PACKETS
+					  : LOG_CAT_EVENTS,
+		line);
+}
+
+/* The control plane formats debug lines only for the kinds asked for. */
+static void cp_log_mask_sync(void)
+{
+	unsigned mask = 0;
+
+	if (log_debug_enabled(LOG_CAT_EVENTS))
+		mask |= 1u << CP_LOG_EVENT;
+	if (log_debug_enabled(LOG_CAT_TIMERS))
+		mask |= 1u << CP_LOG_TIMER;
+	if (log_debug_enabled(LOG_CAT_PACKETS))
+		mask |= 1u << CP_LOG_PACKET;
+	if (mask != A->cp_log_mask) {
+		A->cp_log_mask = mask;
+		cp_set_log(A->cp, on_cp_log, NULL, mask);
+	}
+}
+
+/* ---- the packet path ---- */
+
+/* Applies the control plane's rewrite to a copy of the datagram; returns its length or 0. */
+static size_t apply_rewrite(const uint8_t *payload, size_t len, const struct pgm_ip *ip,
+	const struct pgm_packet *pkt, const struct cp_rewrite *rw)
+{
+	uint8_t *tpdu = A->rwbuf + ip->pgm_offset;
+
+	if (len > sizeof(A->rwbuf))
+		return 0;
+	memcpy(A->rwbuf, payload, len);
+	if (rw->spm_path && !pgm_rewrite_spm_path(tpdu, pkt, &rw->path))
+		return 0;
+	if (rw->nak_bo_ivl &&
+		!pgm_rewrite_nak_bo_ivl(tpdu, pkt, rw->nak_bo_ivl_us, rw->nak_bo_ivl_sqn))
+		return 0;
+	for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++)
+		if ((rw->opt_invalid_mask & (1u << i)) && !pgm_rewrite_opt_invalid(tpdu, pkt, i))
+			return 0;
+	if (ip->udp)
+		pgm_ip_fix_udp_checksum(A->rwbuf, ip);
+	return len;
+}
+
+/*
+ * One packet through the control plane. Returns the verdict; a rewritten payload is left in
+ * A->rwbuf with its length in *rw_len.
+ */
+static enum cp_verdict process_datagram(const uint8_t *payload, size_t len, unsigned parse_flags,
+	int in_ifindex, int out_ifindex, cp_time_t now, size_t *rw_len)
+{
+	struct pgm_ip ip;
+	struct pgm_packet pkt;
+	struct cp_packet in;
+	struct cp_result res;
+	enum pgm_err err;
+
+	*rw_len = 0;
+	err = pgm_parse_ip(payload, len, &A->udp_ports, &ip);
+	if (err != PGM_ERR_OK) {
+		/* Not PGM we can read at the IP layer (a fragment, another protocol): the kernel
+		   validated the IP header already, so let it continue unassisted. */
+		A->stats.not_pgm++;
+		cp_count_error(A->cp, in_ifindex, err);
+		return CP_ACCEPT;
+	}
+	err = pgm_parse(payload + ip.pgm_offset, ip.pgm_len, parse_flags, &pkt);
+	if (err == PGM_ERR_UNKNOWN_TYPE) {
+		cp_count_error(A->cp, in_ifindex, err);
+		return CP_ACCEPT; /* unknown types pass through unprocessed */
+	}
+	if (err != PGM_ERR_OK) {
+		A->stats.malformed++;
+		cp_count_error(A->cp, in_ifindex, err);
+		if (log_debug_enabled(LOG_CAT_PACKETS) || A->replay) {
+			char line[256], ifname[CP_IFNAME_LEN];
+
+			snprintf(line, sizeof(line), "%s: malformed PGM (%s): drop",
+				assist_ifname(in_ifindex, ifname, sizeof(ifname)),
+				pgm_err_name(err));
+			emit_line(LOG_CAT_PACKETS, line);
+		}
+		return CP_DROP;
+	}
+	in.ip = &ip;
+	in.pkt = &pkt;
+	in.in_ifindex = in_ifindex;
+	in.out_ifindex = out_ifindex;
+	in.now = now;
+	A->cur_pkt = &pkt;
+	A->cur_ip = &ip;
+	cp_packet(A->cp, &in, &res);
+	A->cur_pkt = NULL;
+	A->cur_ip = NULL;
+	if (log_debug_enabled(LOG_CAT_PACKETS) || A->replay)
+		print_packet(&ip, &pkt, in_ifindex, out_ifindex, &res);
+	if (res.verdict == CP_ACCEPT_REWRITTEN) {
+		*rw_len = apply_rewrite(payload, len, &ip, &pkt, &res.rewrite);
+		if (*rw_len == 0) {
+			A->stats.rewrite_failed++;
+			return CP_ACCEPT;
+		}
+	}
+	return res.verdict;
+}
+
+static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet *np)
+{
+	unsigned flags = 0;
+	size_t rw_len;
+	enum cp_verdict v;
+	int rc;
+
+	(void)ctx;
+	A->stats.packets++;
+	A->stats.last_round_packets++;
+	capture_packet(np->payload, np->len);
+	if (np->skb_info & NFQA_SKB_CSUMNOTREADY)
+		flags |= PGM_PARSE_NO_UDP_CHECKSUM;
+	v = process_datagram(np->payload, np->len, flags, (int)np->in_ifindex,
+		(int)np->out_ifindex, ev_time_now(), &rw_len);
+	if (v == CP_ACCEPT_REWRITTEN) {
+		A->stats.rewritten++;
+		capture_packet(A->rwbuf, rw_len);
+		rc = nfqueue_verdict_payload(q, np->id, A->rwbuf, rw_len);
+	} else {
+		rc = nfqueue_verdict(q, np->id, v == CP_DROP ? NFQUEUE_DROP : NFQUEUE_ACCEPT);
+	}
+	if (rc < 0)
+		A->stats.verdict_errors++;
+}
+
+static void cp_timer_rearm(void)
+{
+	cp_time_t next = cp_next_deadline(A->cp);
+
+	if (next == UINT64_MAX)
+		ev_timer_stop(pgmrouterd.loop, A->cp_timer);
+	else
+		ev_timer_start(pgmrouterd.loop, A->cp_timer, next);
+}
+
+static void on_cp_timer(struct ev_loop *loop, void *arg)
+{
+	(void)loop;
+	(void)arg;
+	cp_log_mask_sync();
+	A->stats.timer_runs++;
+	cp_timers(A->cp, ev_time_now());
+	cp_timer_rearm();
+	if (A->capture != NULL)
+		pcap_writer_flush(A->capture);
+}
+
+static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	(void)arg;
+	cp_log_mask_sync();
+	A->stats.last_round_packets = 0;
+	/* A bounded number of receive calls per round keeps the CLI and timers responsive under
+	   a flood; the rest is read on the next round. */
+	if (nfqueue_process(A->nfq, 16) < 0) {
+		snprintf(A->nfq_error, sizeof(A->nfq_error), "%s", strerror(errno));
+		log_warn("nfqueue");
+	}
+	if (A->stats.last_round_packets > A->stats.max_round_packets)
+		A->stats.max_round_packets = A->stats.last_round_packets;
+	cp_timer_rearm();
+	if (A->capture != NULL)
+		pcap_writer_flush(A->capture);
+}
+
+/* ---- start and stop ---- */
+
+static void dataplane_close(void)
+{
+	if (A->nfq_io != NULL)
+		ev_io_del(pgmrouterd.loop, A->nfq_io);
+	A->nfq_io = NULL;
+	if (A->nfq != NULL)
+		nfqueue_close(A->nfq);
+	A->nfq = NULL;
+}
+
+static int dataplane_open(char *err, size_t errlen)
+{
+	struct nfqueue_config qc;
+	struct rules_config rc;
+	const char *names[CP_MAX_INTERFACES];
+	size_t n;
+
+	nfqueue_config_default(&qc);
+	qc.queue_num = A->conf.queue_num;
+	A->nfq = nfqueue_open(&qc, on_nfq_packet, NULL, err, errlen);
+	if (A->nfq == NULL)
+		return -1;
+	A->nfq_io = ev_io_add(pgmrouterd.loop, nfqueue_fd(A->nfq), EV_READ, on_nfq_readable, NULL);
+	if (A->nfq_io == NULL) {
+		snprintf(err, errlen, "event loop: %s", strerror(errno));
+		dataplane_close();
+		return -1;
+	}
+	rules_config_from_conf(&rc);
+	if (A->rules != NULL)
+		rules_free(A->rules);
+	A->rules = rules_new(&rc);
+	if (A->rules == NULL) {
+		snprintf(err, errlen, "out of memory");
+		dataplane_close();
+		return -1;
+	}
+	n = enabled_names(names, CP_MAX_INTERFACES);
+	if (rules_install(A->rules, A->conf.backend, names, n, err, errlen) < 0) {
+		dataplane_close();
+		return -1;
+	}
+	log_info("interception rules installed (%s, queue %u, %zu interface%s)",
+		rules_backend_name(rules_backend(A->rules)), A->conf.queue_num, n, n == 1 ? "" : "s");
+	return 0;
+}
+
+/* Queue number, backend or UDP ports changed: rules and queue again. */
+static int dataplane_restart(char *err, size_t errlen)
+{
+	char err2[256];
+
+	if (A->rules != NULL && rules_installed(A->rules) &&
+		rules_remove(A->rules, err2, sizeof(err2)) < 0)
+		log_warnx("removing interception rules: %s", err2);
+	dataplane_close();
+	return dataplane_open(err, errlen);
+}
+
+int assist_start(char *err, size_t errlen)
+{
+	struct cp_config cfg;
+	struct rawsock_config rsc;
+
+	if (geteuid() != 0) {
+		snprintf(err, errlen,
+			"must run as root: intercepting packets needs CAP_NET_ADMIN and CAP_NET_RAW");
+		return -1;
+	}
+	udp_ports_from_conf();
+	cp_config_from_conf(&cfg);
+	A->cp = cp_new(&cfg, on_action, NULL);
+	A->cp_timer = ev_timer_new(pgmrouterd.loop, on_cp_timer, NULL);
+	A->rtnl = rtnl_new(on_rtnl_event, NULL);
+	if (A->cp == NULL || A->cp_timer == NULL || A->rtnl == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	A->cp_log_mask = ~0u;
+	cp_log_mask_sync();
+	if (rtnl_open(A->rtnl, err, errlen) < 0)
+		goto fail;
+	/* rtnl_open reported the existing interfaces before the control plane was reachable
+	   from the callback's point of view only if A->cp was set: it was, so nothing to do,
+	   but walk them again in case the callback ran before every address was known. */
+	rtnl_foreach_if(A->rtnl, add_existing_if, NULL);
+	A->rtnl_io = ev_io_add(pgmrouterd.loop, rtnl_fd(A->rtnl), EV_READ, on_rtnl_readable, NULL);
+	rawsock_config_default(&rsc);
+	A->raw = rawsock_open(&rsc, err, errlen);
+	if (A->raw == NULL || A->rtnl_io == NULL)
+		goto fail;
+	A->running = true;
+	if (dataplane_open(err, errlen) < 0) {
+		A->running = false;
+		goto fail;
+	}
+	for (size_t i = 0; i < A->nifs; i++)
+		if (A->ifs[i].enabled && assist_ifindex(A->ifs[i].name) == 0)
+			log_info("%s: router assist configured; the interface does not exist yet, "
+				 "waiting for it",
+				A->ifs[i].name);
+	return 0;
+fail:
+	assist_stop();
+	return -1;
+}
+
+void assist_stop(void)
+{
+	char err[256];
+
+	if (A == NULL)
+		return;
+	if (A->rules != NULL) {
+		if (rules_installed(A->rules) && rules_remove(A->rules, err, sizeof(err)) < 0)
+			log_warnx("removing interception rules: %s", err);
+		rules_free(A->rules);
+		A->rules = NULL;
+	}
+	dataplane_close();
+	if (A->raw != NULL)
+		rawsock_close(A->raw);
+	A->raw = NULL;
+	if (A->rtnl_io != NULL)
+		ev_io_del(pgmrouterd.loop, A->rtnl_io);
+	A->rtnl_io = NULL;
+	if (A->rtnl != NULL)
+		rtnl_free(A->rtnl);
+	A->rtnl = NULL;
+	if (A->cp_timer != NULL)
+		ev_timer_free(pgmrouterd.loop, A->cp_timer);
+	A->cp_timer = NULL;
+	assist_capture_stop();
+	if (A->cp != NULL)
+		cp_free(A->cp);
+	A->cp = NULL;
+	A->running = false;
+}
+
+/* ---- show ip pgm router dataplane ---- */
+
+void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
+{
+	struct nfqueue_stats qs = {0};
+	struct nfqueue_kernel_stats ks = {0};
+	struct rawsock_stats rs = {0};
+	struct rtnl_stats ts = {0};
+	struct rules_counters rcnt = {0};
+	struct assist_stats *as = &A->stats;
+	const char *backend = A->rules != NULL ? rules_backend_name(rules_backend(A->rules)) : "none";
+	const char *why = A->rules != NULL ? rules_nft_unavailable_reason(A->rules) : "";
+	char err[256] = "";
+	bool have_counters = false;
+
+	if (A->nfq != NULL) {
+		nfqueue_get_stats(A->nfq, &qs);
+		nfqueue_get_kernel_stats(A->nfq, &ks);
+	}
+	if (A->raw != NULL)
+		rawsock_get_stats(A->raw, &rs);
+	if (A->rtnl != NULL)
+		rtnl_get_stats(A->rtnl, &ts);
+	if (A->rules != NULL && rules_installed(A->rules))
+		have_counters = rules_read_counters(A->rules, &rcnt, err, sizeof(err)) == 0;
+
+	if (json) {
+		print(ctx,
+			"{\"running\":%s,\"backend\":\"%s\",\"queue\":%u,\"udp\":%s,"
+			"\"udp_ucast_port\":%u,\"udp_mcast_port\":%u,",
+			A->running ? "true" : "false", backend, A->conf.queue_num,
+			A->conf.udp ? "true" : "false", A->conf.udp_ucast_port,
+			A->conf.udp_mcast_port);
+		print(ctx,
+			"\"queue_stats\":{\"packets\":%llu,\"bytes\":%llu,\"accepted\":%llu,"
+			"\"dropped\":%llu,\"rewritten\":%llu,\"batches\":%llu,\"batched\":%llu,"
+			"\"verdict_messages\":%llu,\"enobufs\":%llu,\"id_gaps\":%llu,"
+			"\"send_errors\":%llu,\"rcvbuf\":%u},",
+			(unsigned long long)qs.packets, (unsigned long long)qs.bytes,
+			(unsigned long long)qs.accepted, (unsigned long long)qs.dropped,
+			(unsigned long long)qs.rewritten, (unsigned long long)qs.batches,
+			(unsigned long long)qs.batched, (unsigned long long)qs.verdict_messages,
+			(unsigned long long)qs.enobufs, (unsigned long long)qs.id_gaps,
+			(unsigned long long)qs.send_errors, qs.rcvbuf_bytes);
+		print(ctx,
+			"\"kernel\":{\"valid\":%s,\"waiting\":%u,\"queue_dropped\":%u,"
+			"\"user_dropped\":%u,\"socket_drops\":%u},",
+			ks.valid ? "true" : "false", ks.queue_total, ks.queue_dropped,
+			ks.user_dropped, ks.socket_drops);
+		print(ctx,
+			"\"rules_matched\":{\"prerouting\":%llu,\"input\":%llu,\"forward\":%llu},",
+			(unsigned long long)rcnt.packets[RULES_IPT_PRE],
+			(unsigned long long)rcnt.packets[RULES_IPT_IN],
+			(unsigned long long)rcnt.packets[RULES_IPT_FWD]);
+		print(ctx,
+			"\"output\":{\"packets\":%llu,\"bytes\":%llu,\"would_block\":%llu,"
+			"\"unreachable\":%llu,\"errors\":%llu},",
+			(unsigned long long)rs.packets, (unsigned long long)rs.bytes,
+			(unsigned long long)rs.would_block, (unsigned long long)rs.unreachable,
+			(unsigned long long)(rs.too_big + rs.bad_input + rs.other_errors));
+		print(ctx,
+			"\"path\":{\"packets\":%llu,\"not_pgm\":%llu,\"malformed\":%llu,"
+			"\"rewritten\":%llu,\"rewrite_failed\":%llu,\"originated\":%llu,"
+			"\"build_failed\":%llu,\"send_failed\":%llu,\"no_source_address\":%llu,"
+			"\"timer_runs\":%llu,\"max_round_packets\":%llu}}\n",
+			(unsigned long long)as->packets, (unsigned long long)as->not_pgm,
+			(unsigned long long)as->malformed, (unsigned long long)as->rewritten,
+			(unsigned long long)as->rewrite_failed, (unsigned long long)as->originated,
+			(unsigned long long)as->build_failed, (unsigned long long)as->send_failed,
+			(unsigned long long)as->no_source_addr, (unsigned long long)as->timer_runs,
+			(unsigned long long)as->max_round_packets);
+		return;
+	}
+	print(ctx, "PGM router assist data plane: %s\n", A->running ? "running" : "not running");
+	print(ctx, "  Interception backend %s, queue %u, bypass when the daemon is down\n", backend,
+		A->conf.queue_num);
+	if (why != NULL && why[0] != '\0')
+		print(ctx, "  nftables not used: %s\n", why);
+	if (A->conf.udp)
+		print(ctx, "  PGM over UDP intercepted on ports %u (unicast) and %u (multicast)\n",
+			A->conf.udp_ucast_port, A->conf.udp_mcast_port);
+	else
+		print(ctx, "  PGM over UDP not intercepted\n");
+	print(ctx, "  Queue: %llu packets, %llu bytes; verdicts: %llu accept, %llu drop, "
+		   "%llu rewritten\n",
+		(unsigned long long)qs.packets, (unsigned long long)qs.bytes,
+		(unsigned long long)qs.accepted, (unsigned long long)qs.dropped,
+		(unsigned long long)qs.rewritten);
+	print(ctx, "    %llu batch verdicts carrying %llu, %llu single verdicts, %llu sends\n",
+		(unsigned long long)qs.batches, (unsigned long long)qs.batched,
+		(unsigned long long)qs.verdict_messages, (unsigned long long)qs.sends);
+	print(ctx, "    receive buffer %u bytes%s, ENOBUFS %llu, packets not delivered %llu, "
+		   "send errors %llu\n",
+		qs.rcvbuf_bytes, qs.rcvbuf_forced ? " (forced)" : "",
+		(unsigned long long)qs.enobufs, (unsigned long long)qs.id_gaps,
+		(unsigned long long)qs.send_errors);
+	if (ks.valid)
+		print(ctx, "  Kernel queue: %u waiting, %u dropped (full), %u user-dropped, "
+			   "%u socket drops\n",
+			ks.queue_total, ks.queue_dropped, ks.user_dropped, ks.socket_drops);
+	if (have_counters)
+		print(ctx, "  Rules matched: prerouting %llu, input %llu, forward %llu\n",
+			(unsigned long long)rcnt.packets[RULES_IPT_PRE],
+			(unsigned long long)rcnt.packets[RULES_IPT_IN],
+			(unsigned long long)rcnt.packets[RULES_IPT_FWD]);
+	else if (err[0] != '\0')
+		print(ctx, "  Rules matched: unavailable (%s)\n", err);
+	print(ctx, "  Output: %llu packets, %llu bytes; %llu would block, %llu unreachable, "
+		   "%llu other errors\n",
+		(unsigned long long)rs.packets, (unsigned long long)rs.bytes,
+		(unsigned long long)rs.would_block, (unsigned long long)rs.unreachable,
+		(unsigned long long)(rs.too_big + rs.bad_input + rs.other_errors));
+	print(ctx, "  Packet path: %llu packets, %llu not PGM, %llu malformed, %llu rewritten "
+		   "(%llu rewrites failed)\n",
+		(unsigned long long)as->packets, (unsigned long long)as->not_pgm,
+		(unsigned long long)as->malformed, (unsigned long long)as->rewritten,
+		(unsigned long long)as->rewrite_failed);
+	print(ctx, "    %llu originated, %llu could not be built, %llu send failures, "
+		   "%llu without a source address\n",
+		(unsigned long long)as->originated, (unsigned long long)as->build_failed,
+		(unsigned long long)as->send_failed, (unsigned long long)as->no_source_addr);
+	print(ctx, "    %llu timer runs, largest receive round %llu packets\n",
+		(unsigned long long)as->timer_runs, (unsigned long long)as->max_round_packets);
+	print(ctx, "  Interfaces: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
+		A->rtnl != NULL ? rtnl_if_count(A->rtnl) : 0, (unsigned long long)ts.messages,
+		(unsigned long long)ts.resyncs);
+	if (A->capture != NULL) {
+		struct pcap_writer_stats ps;
+
+		pcap_writer_get_stats(A->capture, &ps);
+		print(ctx, "  Capture: %s, %llu packets, %llu bytes%s\n", A->capture_path,
+			(unsigned long long)ps.packets, (unsigned long long)ps.total_bytes,
+			ps.stopped ? " (size limit reached, stopped)" : "");
+	}
+}
+
+/* ---- offline replay ---- */
+
+struct replay_if {
+	char name[CP_IFNAME_LEN];
+	struct pgm_nla addr;
+	uint32_t prefix;
+	int ifindex;
+	bool assist;
+};
+
+static bool in_subnet(const struct pgm_nla *a, const struct replay_if *rif)
+{
+	uint32_t x, y, mask;
+
+	if (a->afi != PGM_AFI_IP || rif->addr.afi != PGM_AFI_IP)
+		return false;
+	memcpy(&x, a->addr, 4);
+	memcpy(&y, rif->addr.addr, 4);
+	mask = rif->prefix == 0 ? 0 : htonl(~0u << (32 - rif->prefix));
+	return (x & mask) == (y & mask);
+}
+
+static int parse_ifspec(const char *spec, struct replay_if *rif)
+{
+	const char *eq = strchr(spec, '='), *slash;
+	char addr[64];
+	size_t nlen;
+
+	memset(rif, 0, sizeof(*rif));
+	rif->prefix = 24;
+	if (eq == NULL || (nlen = (size_t)(eq - spec)) == 0 || nlen >= sizeof(rif->name))
+		return -1;
+	memcpy(rif->name, spec, nlen);
+	slash = strchr(eq + 1, '/');
+	snprintf(addr, sizeof(addr), "%.*s", slash ? (int)(slash - eq - 1) : (int)strlen(eq + 1),
+		eq + 1);
+	if (!pgm_nla_parse(&rif->addr, addr) || rif->addr.afi != PGM_AFI_IP)
+		return -1;
+	if (slash != NULL) {
+		char *end;
+		long p = strtol(slash + 1, &end, 10);
+
+		if (*end != '\0' || p < 0 || p > 32)
+			return -1;
+		rif->prefix = (uint32_t)p;
+	}
+	return 0;
+}
+
+static void replay_print_counters(void)
+{
+	struct cp_stats st;
+
+	cp_get_stats(A->cp, &st);
+	printf("replay: %zu session%s, %zu repair state%s at the end; %llu packets, %llu malformed, "
+	       "%llu originated\n",
+		st.sessions, st.sessions == 1 ? "" : "s", st.repair_states,
+		st.repair_states == 1 ? "" : "s", (unsigned long long)A->stats.packets,
+		(unsigned long long)A->stats.malformed, (unsigned long long)A->stats.originated);
+}
+
+static void replay_print_if(void *ctx, const struct cp_if_view *v)
+{
+	const struct cp_counters *c = v->counters;
+
+	(void)ctx;
+	if (c == NULL)
+		return;
+	printf("replay: %s:", v->name);
+	for (unsigned t = 0; t < PGM_TYPE_COUNT; t++)
+		if (c->in[t] || c->out[t])
+			printf(" %s in %llu out %llu;", pgm_type_name(t), (unsigned long long)c->in[t],
+				(unsigned long long)c->out[t]);
+	for (unsigned e = 0; e < CP_C_COUNT; e++)
+		if (c->ev[e])
+			printf(" %s %llu", cp_counter_name(e), (unsigned long long)c->ev[e]);
+	for (unsigned e = 1; e < PGM_ERR_COUNT; e++)
+		if (c->err[e])
+			printf(" %s %llu", pgm_err_name(e), (unsigned long long)c->err[e]);
+	printf("\n");
+}
+
+int assist_replay(const char *pcap_path, const char *const *ifspecs, size_t nifspecs, bool quiet)
+{
+	struct replay_if *rifs;
+	struct pcap_reader *r;
+	struct pcap_datagram d;
+	struct cp_config cfg;
+	char err[256];
+	cp_time_t t0 = 0, now = 0, first = 0;
+	bool any_enabled = assist_if_enabled_count() > 0;
+	int rc, status = 0;
+
+	if (nifspecs == 0) {
+		fprintf(stderr, "pgmrouterd: replay needs at least one -i NAME=ADDR/PREFIX\n");
+		return 2;
+	}
+	rifs = calloc(nifspecs, sizeof(*rifs));
+	if (rifs == NULL)
+		return 1;
+	A->replay = true;
+	A->replay_quiet = quiet;
+	udp_ports_from_conf();
+	cp_config_from_conf(&cfg);
+	A->cp = cp_new(&cfg, on_action, NULL);
+	if (A->cp == NULL) {
+		free(rifs);
+		return 1;
+	}
+	cp_set_log(A->cp, on_cp_log, NULL, quiet ? 0 : (1u << CP_LOG_EVENT | 1u << CP_LOG_TIMER));
+	for (size_t i = 0; i < nifspecs; i++) {
+		const struct assist_if *ifc;
+
+		if (parse_ifspec(ifspecs[i], &rifs[i]) < 0) {
+			fprintf(stderr, "pgmrouterd: -i %s: expected NAME=A.B.C.D[/PREFIX]\n",
+				ifspecs[i]);
+			status = 2;
+			goto out;
+		}
+		rifs[i].ifindex = (int)i + 1;
+		ifc = if_find(rifs[i].name);
+		rifs[i].assist = any_enabled ? (ifc != NULL && ifc->enabled) : true;
+		cp_if_add(A->cp, rifs[i].ifindex, rifs[i].name);
+		cp_if_set_addr(A->cp, rifs[i].ifindex, &rifs[i].addr);
+		if (ifc != NULL)
+			cp_if_set_config(A->cp, rifs[i].ifindex, &ifc->cfg);
+		if (rifs[i].assist)
+			cp_if_set_assist(A->cp, rifs[i].ifindex, true);
+	}
+	r = pcap_reader_open(pcap_path, err, sizeof(err));
+	if (r == NULL) {
+		fprintf(stderr, "pgmrouterd: %s\n", err);
+		status = 1;
+		goto out;
+	}
+	while ((rc = pcap_reader_next(r, &d, err, sizeof(err))) == 1) {
+		struct pgm_ip ip;
+		int in = 0;
+		size_t rw_len;
+		enum cp_verdict v;
+
+		now = (cp_time_t)d.ts.tv_sec * 1000000u + (cp_time_t)d.ts.tv_usec;
+		if (first == 0) {
+			first = now;
+			t0 = CP_SEC(1);
+		}
+		now = now - first + t0;
+		cp_timers(A->cp, now);
+		if (pgm_parse_ip(d.ip, d.len, &A->udp_ports, &ip) != PGM_ERR_OK)
+			continue;
+		for (size_t i = 0; i < nifspecs && in == 0; i++)
+			if (in_subnet(&ip.src, &rifs[i]))
+				in = rifs[i].ifindex;
+		if (in == 0) {
+			char src[64];
+
+			if (!quiet)
+				printf("%.6f: %s is on none of the interfaces: skipped\n",
+					(double)(now - t0) / 1e6,
+					pgm_nla_format(&ip.src, src, sizeof(src)));
+			continue;
+		}
+		A->stats.packets++;
+		if (!quiet)
+			printf("%.6f:\n", (double)(now - t0) / 1e6);
+		/* Multicast SPM, POLL and RDATA are forwarded copies: one per other interface.
+		   Everything else is seen once. */
+		if (pgm_ip_dst_is_multicast(&ip) && ip.pgm_len >= 5 &&
+			((d.ip[ip.pgm_offset + 4] & 0x0f) == PGM_SPM ||
+				(d.ip[ip.pgm_offset + 4] & 0x0f) == PGM_POLL ||
+				(d.ip[ip.pgm_offset + 4] & 0x0f) == PGM_RDATA)) {
+			for (size_t i = 0; i < nifspecs; i++) {
+				if (rifs[i].ifindex == in || !rifs[i].assist)
+					continue;
+				v = process_datagram(d.ip, d.len, PGM_PARSE_NO_UDP_CHECKSUM, in,
+					rifs[i].ifindex, now, &rw_len);
+				(void)v;
+			}
+		} else {
+			v = process_datagram(d.ip, d.len, PGM_PARSE_NO_UDP_CHECKSUM, in, 0, now,
+				&rw_len);
+			(void)v;
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, "pgmrouterd: %s: %s\n", pcap_path, err);
+		status = 1;
+	}
+	pcap_reader_close(r);
+	cp_foreach_if(A->cp, replay_print_if, NULL);
+	replay_print_counters();
+out:
+	free(rifs);
+	return status;
+}
+
+/* ---- life cycle ---- */
+
+void assist_init(void)
+{
+	A = calloc(1, sizeof(*A));
+	if (A == NULL)
+		fatal("router assist state");
+	conf_default(&A->conf);
+	udp_ports_from_conf();
+}
+
+void assist_free(void)
+{
+	if (A == NULL)
+		return;
+	assist_stop();
+	free(A->ifs);
+	free(A);
+	A = NULL;
+}
