@@ -133,7 +133,9 @@ enum pgm_opx {
 	X(NAK_LIST_ORDER, "nak-list-order", "OPT_NAK_LIST not strictly increasing after the header SQN") \
 	X(PARITY_TGS, "parity-tgs", "OPT_PARITY_PRM transmission group size not a power of 2 in 2..128") \
 	X(PARITY_GRP, "parity-grp", "OPT_PARITY_GRP number is 0")                                  \
-	X(PARITY_FLAGS, "parity-flags", "OPT_VAR_PKTLEN without OPT_PARITY")
+	X(PARITY_FLAGS, "parity-flags", "OPT_VAR_PKTLEN without OPT_PARITY")                       \
+	X(ACK_LENGTH, "ack-length", "ACK shorter than its fixed part")                             \
+	X(OPT_WRONG_TYPE, "opt-wrong-type", "a known option on a packet type that never carries it")
 
 enum pgm_err {
 #define PGM_ERR_ENUM(sym, name, desc) PGM_ERR_##sym,
@@ -203,6 +205,8 @@ struct pgm_options {
 	uint16_t total_len; /* from OPT_LENGTH: all options, OPT_LENGTH included */
 	uint16_t offset[PGM_MAX_OPTIONS]; /* byte offset of each option from the TPDU start */
 	uint8_t type[PGM_MAX_OPTIONS];	   /* its type byte without the E bit */
+	uint8_t flags[PGM_MAX_OPTIONS];	   /* its byte 2: reserved | F (OP_ENCODED) | OPX (0x03) */
+	uint8_t specific[PGM_MAX_OPTIONS]; /* its byte 3: U (OP_ENCODED_NULL) | option-specific */
 	uint8_t unknown;		   /* unknown options (any OPX) */
 	uint8_t opx_invalidate;		   /* unknown options with OPX 01 */
 	uint8_t opx_reserved;		   /* unknown options with OPX 11 */
@@ -274,6 +278,8 @@ struct pgm_packet {
 	uint32_t poll_bo_ivl, poll_rand, poll_mask;
 	/* POLR (14.7.2) */
 	uint16_t polr_round;
+	/* ACK (pgmcc): RX_MAX is in sqn, the 32-bit receive bitmap here */
+	uint32_t ack_bitmap;
 
 	struct pgm_options opt;
 	uint16_t opt_offset; /* where the options start, 0 if none */
@@ -293,6 +299,12 @@ bool pgm_packet_is_parity(const struct pgm_packet *pkt);
 /* Parse flags. */
 #define PGM_PARSE_NO_CHECKSUM 0x01 /* skip checksum verification (fuzz seeds, replay of rewritten) */
 #define PGM_PARSE_STRICT_OPTIONS 0x02 /* reject known options on packet types that never carry them */
+/* Endpoints: OPX bits concern network elements only (9), so an unknown option with OPX 10 does
+ * not discard the packet (it is still counted in pgm_options.unknown). */
+#define PGM_PARSE_IGNORE_OPX 0x04
+/* pgm_parse_datagram: do not verify the UDP checksum (NFQUEUE packets flagged
+ * NFQA_SKB_CSUMNOTREADY, captures of locally sent packets with checksum offload). */
+#define PGM_PARSE_NO_UDP_CHECKSUM 0x08
 
 /*
  * Parse an IP datagram (IPv4 with or without options, or IPv6 with hop-by-hop, routing and
@@ -303,7 +315,11 @@ enum pgm_err pgm_parse_ip(const uint8_t *buf, size_t len, const struct pgm_udp_p
 	struct pgm_ip *ip);
 /* Parse and validate a PGM TPDU. */
 enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct pgm_packet *pkt);
-/* Both, on a whole datagram. */
+/* Whether the UDP checksum of an encapsulated datagram verifies (true when not UDP, or IPv4 sent
+ * without one; IPv6 requires one). pgm_parse_ip does not check it; pgm_parse_datagram does. */
+bool pgm_ip_udp_checksum_ok(const uint8_t *datagram, const struct pgm_ip *ip);
+/* Both, on a whole datagram, plus the UDP checksum unless PGM_PARSE_NO_UDP_CHECKSUM. On an IP
+ * error *pkt is zeroed. */
 enum pgm_err pgm_parse_datagram(const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports,
 	unsigned flags, struct pgm_ip *ip, struct pgm_packet *pkt);
 
@@ -404,6 +420,20 @@ size_t pgm_build_polr(uint8_t *out, size_t cap, const struct pgm_header_params *
 /* SPMR (13.6). */
 size_t pgm_build_spmr(uint8_t *out, size_t cap, const struct pgm_header_params *hdr,
 	const struct pgm_build_options *o);
+/* ACK 0x0D (pgmcc; OpenPGM, Wireshark): RX_MAX and the receive bitmap, upstream port form.
+ * PGMCC options, which pgm_build_options does not name, go in o->raw. */
+size_t pgm_build_ack(uint8_t *out, size_t cap, const struct pgm_header_params *hdr,
+	uint32_t rx_max, uint32_t bitmap, const struct pgm_build_options *o);
+
+/*
+ * Re-serialize a packet pgm_parse accepted, from its parsed fields: header, body, every option
+ * in its original order re-encoded from the parsed values (unknown options and OPT_INVALID,
+ * which have no parsed value, copied from pkt->tpdu), the TSDU, and a recomputed checksum (none
+ * if the original had none). Reserved fields are written as 0, so the output equals the input
+ * byte for byte exactly when the sender zeroed them as RFC 3208 requires. Returns the length,
+ * or 0 if cap is too small.
+ */
+size_t pgm_packet_serialize(uint8_t *out, size_t cap, const struct pgm_packet *pkt);
 
 /*
  * What a router originates or rewrites:
