@@ -98,9 +98,9 @@ static void w_nla(struct writer *w, const struct pgm_nla *nla)
 
 struct opt_list {
 	struct writer *w;
-	size_t start;	 /* OPT_LENGTH offset */
-	size_t last;	 /* offset of the last option written, 0 if none */
-	bool network;	 /* a network-significant option was written */
+	size_t start; /* OPT_LENGTH offset */
+	size_t last;  /* offset of the last option written, 0 if none */
+	bool network; /* a network-significant option was written */
 };
 
 /* Opens an option of total length len; the value follows. byte2 holds F and OPX. */
@@ -142,10 +142,10 @@ static long raw_last_option(const uint8_t *raw, size_t len)
  * OpenPGM where both have them (SPM: PARITY_PRM, CRQST, FIN). Returns false on invalid
  * parameters; overflow is reported by the writer.
  */
-static bool write_options(struct writer *w, unsigned type, const struct pgm_build_options *o,
-	uint8_t *header_flags)
+static bool write_options(
+	struct writer *w, unsigned type, const struct pgm_build_options *o, uint8_t *header_flags)
 {
-	struct opt_list l = { .w = w };
+	struct opt_list l = {.w = w};
 	unsigned i;
 	long raw_last = -1;
 
@@ -312,10 +312,11 @@ static size_t finish(struct writer *w, unsigned type, const struct pgm_build_opt
 	return w->pos;
 }
 
-size_t pgm_build_spm(uint8_t *out, size_t cap, const struct pgm_header_params *hdr, uint32_t spm_sqn,
-	uint32_t trail, uint32_t lead, const struct pgm_nla *path, const struct pgm_build_options *o)
+size_t pgm_build_spm(uint8_t *out, size_t cap, const struct pgm_header_params *hdr,
+	uint32_t spm_sqn, uint32_t trail, uint32_t lead, const struct pgm_nla *path,
+	const struct pgm_build_options *o)
 {
-	struct writer w = { .out = out, .cap = cap };
+	struct writer w = {.out = out, .cap = cap};
 
 	if (!nla_valid(path))
 		return 0;
@@ -331,7 +332,7 @@ size_t pgm_build_data(uint8_t *out, size_t cap, unsigned type, const struct pgm_
 	uint32_t sqn, uint32_t trail, const void *tsdu, size_t tsdu_len,
 	const struct pgm_build_options *o)
 {
-	struct writer w = { .out = out, .cap = cap };
+	struct writer w = {.out = out, .cap = cap};
 
 	if ((type != PGM_ODATA && type != PGM_RDATA) || tsdu_len > 0xffff)
 		return 0;
@@ -345,7 +346,7 @@ size_t pgm_build_nak(uint8_t *out, size_t cap, unsigned type, const struct pgm_h
 	uint32_t sqn, const struct pgm_nla *src, const struct pgm_nla *grp,
 	const struct pgm_build_options *o)
 {
-	struct writer w = { .out = out, .cap = cap };
+	struct writer w = {.out = out, .cap = cap};
 
 	if ((type != PGM_NAK && type != PGM_NNAK && type != PGM_NCF) || !nla_valid(src) ||
 		!nla_valid(grp))
@@ -361,7 +362,7 @@ size_t pgm_build_poll(uint8_t *out, size_t cap, const struct pgm_header_params *
 	uint16_t round, uint16_t s_type, const struct pgm_nla *path, uint32_t bo_ivl_us,
 	uint32_t rand, uint32_t mask, const struct pgm_build_options *o)
 {
-	struct writer w = { .out = out, .cap = cap };
+	struct writer w = {.out = out, .cap = cap};
 
 	if (!nla_valid(path))
 		return 0;
@@ -379,7 +380,7 @@ size_t pgm_build_poll(uint8_t *out, size_t cap, const struct pgm_header_params *
 size_t pgm_build_polr(uint8_t *out, size_t cap, const struct pgm_header_params *hdr, uint32_t sqn,
 	uint16_t round, const struct pgm_build_options *o)
 {
-	struct writer w = { .out = out, .cap = cap };
+	struct writer w = {.out = out, .cap = cap};
 
 	write_header(&w, PGM_POLR, hdr);
 	w_u32(&w, sqn);
@@ -391,16 +392,16 @@ size_t pgm_build_polr(uint8_t *out, size_t cap, const struct pgm_header_params *
 size_t pgm_build_spmr(uint8_t *out, size_t cap, const struct pgm_header_params *hdr,
 	const struct pgm_build_options *o)
 {
-	struct writer w = { .out = out, .cap = cap };
+	struct writer w = {.out = out, .cap = cap};
 
 	write_header(&w, PGM_SPMR, hdr);
 	return finish(&w, PGM_SPMR, o, NULL, 0);
 }
 
-size_t pgm_build_ack(uint8_t *out, size_t cap, const struct pgm_header_params *hdr,
-	uint32_t rx_max, uint32_t bitmap, const struct pgm_build_options *o)
+size_t pgm_build_ack(uint8_t *out, size_t cap, const struct pgm_header_params *hdr, uint32_t rx_max,
+	uint32_t bitmap, const struct pgm_build_options *o)
 {
-	struct writer w = { .out = out, .cap = cap };
+	struct writer w = {.out = out, .cap = cap};
 
 	write_header(&w, PGM_ACK, hdr);
 	w_u32(&w, rx_max);
@@ -546,8 +547,12 @@ static void serialize_option(struct opt_list *l, const struct pgm_packet *pkt, u
 		opt_begin(l, type, 4 + pgm_nla_len(&o->path_nla), b2, b3);
 		w_bytes(w, o->path_nla.addr, pgm_nla_len(&o->path_nla));
 		break;
-	case PGM_OPT_RST: opt_begin(l, type, 4, b2, o->rst_flags); break;
-	case PGM_OPT_CRQST: opt_begin(l, type, 4, b2, o->crqst_flags); break;
+	case PGM_OPT_RST:
+		opt_begin(l, type, 4, b2, o->rst_flags);
+		break;
+	case PGM_OPT_CRQST:
+		opt_begin(l, type, 4, b2, o->crqst_flags);
+		break;
 	case PGM_OPT_CR:
 		opt_begin(l, type, 20 + pgm_nla_len(&o->cr_rcvr), b2, o->cr_flags);
 		w_u32(w, o->cr_lead);
@@ -581,8 +586,8 @@ static void serialize_option(struct opt_list *l, const struct pgm_packet *pkt, u
 
 size_t pgm_packet_serialize(uint8_t *out, size_t cap, const struct pgm_packet *pkt)
 {
-	struct writer w = { .out = out, .cap = cap };
-	struct pgm_header_params hdr = { .sport = pkt->sport, .dport = pkt->dport };
+	struct writer w = {.out = out, .cap = cap};
+	struct pgm_header_params hdr = {.sport = pkt->sport, .dport = pkt->dport};
 	unsigned i;
 
 	memcpy(hdr.gsi, pkt->gsi, PGM_GSI_LEN);
@@ -624,11 +629,13 @@ size_t pgm_packet_serialize(uint8_t *out, size_t cap, const struct pgm_packet *p
 		w_u32(&w, pkt->sqn);
 		w_u32(&w, pkt->ack_bitmap);
 		break;
-	case PGM_SPMR: break;
-	default: return 0;
+	case PGM_SPMR:
+		break;
+	default:
+		return 0;
 	}
 	if (pkt->opt.count > 0) {
-		struct opt_list l = { .w = &w, .start = w.pos };
+		struct opt_list l = {.w = &w, .start = w.pos};
 
 		opt_begin(&l, PGM_OPT_LENGTH, 4, 0, 0);
 		for (i = 1; i < pkt->opt.count && i < PGM_MAX_OPTIONS; i++)
@@ -699,8 +706,8 @@ bool pgm_rewrite_spm_path(uint8_t *tpdu, const struct pgm_packet *spm, const str
 	return true;
 }
 
-bool pgm_rewrite_nak_bo_ivl(uint8_t *tpdu, const struct pgm_packet *pkt, uint32_t ivl_us,
-	uint32_t ivl_sqn)
+bool pgm_rewrite_nak_bo_ivl(
+	uint8_t *tpdu, const struct pgm_packet *pkt, uint32_t ivl_us, uint32_t ivl_sqn)
 {
 	size_t off = option_offset(pkt, PGM_OPT_NAK_BO_IVL);
 	uint8_t value[8];
@@ -713,8 +720,8 @@ bool pgm_rewrite_nak_bo_ivl(uint8_t *tpdu, const struct pgm_packet *pkt, uint32_
 	return true;
 }
 
-bool pgm_rewrite_parity_pkt_cnt(uint8_t *tpdu, const struct pgm_packet *nak, uint32_t tgs,
-	uint32_t pkt_cnt)
+bool pgm_rewrite_parity_pkt_cnt(
+	uint8_t *tpdu, const struct pgm_packet *nak, uint32_t tgs, uint32_t pkt_cnt)
 {
 	uint8_t value[4];
 	uint32_t sqn;
@@ -761,7 +768,7 @@ static uint16_t ip_header_checksum(const uint8_t *h, size_t len)
 
 #define IPV4_HEADER_LEN 20
 #define IPV6_HEADER_LEN 40
-#define UDP_HEADER_LEN 8
+#define UDP_HEADER_LEN	8
 
 size_t pgm_build_ip(uint8_t *out, size_t cap, const struct pgm_ip_params *p, const uint8_t *tpdu,
 	size_t tpdu_len)

@@ -50,8 +50,8 @@ static inline u64x2 load128(const uint8_t *p)
  */
 static uint32_t sum_native(const uint8_t *p, size_t len)
 {
-	const u64x2 low = { 0xffffffffu, 0xffffffffu };
-	u64x2 a0 = { 0, 0 }, a1 = { 0, 0 }, a2 = { 0, 0 }, a3 = { 0, 0 }, acc;
+	const u64x2 low = {0xffffffffu, 0xffffffffu};
+	u64x2 a0 = {0, 0}, a1 = {0, 0}, a2 = {0, 0}, a3 = {0, 0}, acc;
 	uint64_t sum, word, carry;
 
 	while (len >= 64) {
@@ -157,7 +157,7 @@ uint16_t pgm_csum_update(uint16_t csum, const void *old_words, const void *new_w
 
 	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'). */
 	for (i = 0; i < n; i++) {
-		sum += (uint16_t)~(o[2 * i] << 8 | o[2 * i + 1]);
+		sum += (uint16_t) ~(o[2 * i] << 8 | o[2 * i + 1]);
 		sum += (uint32_t)(w[2 * i] << 8 | w[2 * i + 1]);
 	}
 	return pgm_csum_fold(sum);

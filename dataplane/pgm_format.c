@@ -64,7 +64,7 @@ static void add_options(struct line *l, const struct pgm_packet *pkt)
 
 size_t pgm_packet_format(const struct pgm_packet *pkt, char *buf, size_t len)
 {
-	struct line l = { .buf = buf, .len = len };
+	struct line l = {.buf = buf, .len = len};
 	struct pgm_tsi tsi;
 	char tsi_text[24];
 	unsigned i;
@@ -73,7 +73,8 @@ size_t pgm_packet_format(const struct pgm_packet *pkt, char *buf, size_t len)
 		return 0;
 	buf[0] = '\0';
 	pgm_packet_tsi(pkt, &tsi);
-	add(&l, "%s %s", pgm_type_name(pkt->type), pgm_tsi_format(&tsi, tsi_text, sizeof(tsi_text)));
+	add(&l, "%s %s", pgm_type_name(pkt->type),
+		pgm_tsi_format(&tsi, tsi_text, sizeof(tsi_text)));
 	switch (pkt->type) {
 	case PGM_SPM:
 		add(&l, " sqn %u trail %u lead %u", pkt->sqn, pkt->trail, pkt->lead);
@@ -88,7 +89,8 @@ size_t pgm_packet_format(const struct pgm_packet *pkt, char *buf, size_t len)
 	case PGM_NCF:
 		add(&l, " sqn %u", pkt->sqn);
 		for (i = 0; i < pkt->opt.nak_list_count; i++)
-			add(&l, "%s%u", i == 0 ? " list " : ",", pgm_opt_nak_list_sqn(&pkt->opt, i));
+			add(&l, "%s%u", i == 0 ? " list " : ",",
+				pgm_opt_nak_list_sqn(&pkt->opt, i));
 		add_nla(&l, "src", &pkt->nak_src);
 		add_nla(&l, "grp", &pkt->nak_grp);
 		break;
@@ -98,9 +100,14 @@ size_t pgm_packet_format(const struct pgm_packet *pkt, char *buf, size_t len)
 		add(&l, " bo-ivl %uus rand 0x%08x mask 0x%08x", pkt->poll_bo_ivl, pkt->poll_rand,
 			pkt->poll_mask);
 		break;
-	case PGM_POLR: add(&l, " sqn %u round %u", pkt->sqn, pkt->polr_round); break;
-	case PGM_ACK: add(&l, " rx-max %u bitmap 0x%08x", pkt->sqn, pkt->ack_bitmap); break;
-	default: break;
+	case PGM_POLR:
+		add(&l, " sqn %u round %u", pkt->sqn, pkt->polr_round);
+		break;
+	case PGM_ACK:
+		add(&l, " rx-max %u bitmap 0x%08x", pkt->sqn, pkt->ack_bitmap);
+		break;
+	default:
+		break;
 	}
 	if (pkt->opt_flags & PGM_OPT_PARITY)
 		add(&l, (pkt->opt_flags & PGM_OPT_VAR_PKTLEN) ? " parity var-len" : " parity");

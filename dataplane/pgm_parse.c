@@ -47,21 +47,21 @@ static inline size_t afi_addr_len(uint16_t afi)
 
 /* ---- IP layer ---- */
 
-#define IPV4_OPT_EOL 0
-#define IPV4_OPT_NOP 1
-#define IPV4_OPT_ROUTER_ALERT 148 /* RFC 2113: copied flag + option 20 */
-#define IPV6_OPT_PAD1 0
-#define IPV6_OPT_ROUTER_ALERT 5 /* RFC 2711 */
-#define IPPROTO_HOPOPTS_NUMBER 0
-#define IPPROTO_UDP_NUMBER 17
-#define IPPROTO_ROUTING_NUMBER 43
+#define IPV4_OPT_EOL		0
+#define IPV4_OPT_NOP		1
+#define IPV4_OPT_ROUTER_ALERT	148 /* RFC 2113: copied flag + option 20 */
+#define IPV6_OPT_PAD1		0
+#define IPV6_OPT_ROUTER_ALERT	5 /* RFC 2711 */
+#define IPPROTO_HOPOPTS_NUMBER	0
+#define IPPROTO_UDP_NUMBER	17
+#define IPPROTO_ROUTING_NUMBER	43
 #define IPPROTO_FRAGMENT_NUMBER 44
-#define IPPROTO_ESP_NUMBER 50
-#define IPPROTO_AH_NUMBER 51
-#define IPPROTO_NONE_NUMBER 59
-#define IPPROTO_DSTOPTS_NUMBER 60
-#define UDP_HEADER_LEN 8
-#define IPV6_MAX_EXT_HEADERS 16
+#define IPPROTO_ESP_NUMBER	50
+#define IPPROTO_AH_NUMBER	51
+#define IPPROTO_NONE_NUMBER	59
+#define IPPROTO_DSTOPTS_NUMBER	60
+#define UDP_HEADER_LEN		8
+#define IPV6_MAX_EXT_HEADERS	16
 
 static bool is_pgm_port(const struct pgm_udp_ports *ports, uint16_t port)
 {
@@ -106,8 +106,8 @@ static enum pgm_err locate_tpdu(const uint8_t *buf, size_t off, size_t end, unsi
 	return PGM_ERR_OK;
 }
 
-static enum pgm_err parse_ip4(const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports,
-	struct pgm_ip *ip)
+static enum pgm_err parse_ip4(
+	const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports, struct pgm_ip *ip)
 {
 	size_t ihl, total, i;
 
@@ -163,8 +163,8 @@ static enum pgm_err parse_ip4(const uint8_t *buf, size_t len, const struct pgm_u
 }
 
 /* Hop-by-hop and destination options (RFC 8200 4.2): TLVs, Pad1 the only exception. */
-static enum pgm_err parse_ip6_options(const uint8_t *opt, size_t len, bool hop_by_hop,
-	struct pgm_ip *ip)
+static enum pgm_err parse_ip6_options(
+	const uint8_t *opt, size_t len, bool hop_by_hop, struct pgm_ip *ip)
 {
 	size_t i;
 
@@ -197,8 +197,8 @@ static bool ip6_unsupported_ext(unsigned next)
 	       next == 139 /* HIP */ || next == 140 /* Shim6 */ || next == 253 || next == 254;
 }
 
-static enum pgm_err parse_ip6(const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports,
-	struct pgm_ip *ip)
+static enum pgm_err parse_ip6(
+	const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports, struct pgm_ip *ip)
 {
 	size_t payload, end, off = 40;
 	unsigned next, headers = 0;
@@ -233,12 +233,14 @@ static enum pgm_err parse_ip6(const uint8_t *buf, size_t len, const struct pgm_u
 			next != IPPROTO_FRAGMENT_NUMBER && next != IPPROTO_DSTOPTS_NUMBER)
 			return PGM_ERR_NOT_PGM; /* another upper-layer protocol */
 		/* Hop-by-hop must come first (RFC 8200 4.1); a long chain is an attack. */
-		if ((next == IPPROTO_HOPOPTS_NUMBER && off != 40) || headers >= IPV6_MAX_EXT_HEADERS)
+		if ((next == IPPROTO_HOPOPTS_NUMBER && off != 40) ||
+			headers >= IPV6_MAX_EXT_HEADERS)
 			return PGM_ERR_IP6_EXT_HEADER;
 		if (end - off < 8)
 			return PGM_ERR_IP6_EXT_HEADER;
 		if (next == IPPROTO_FRAGMENT_NUMBER) {
-			/* Offset or M set: a real fragment. An atomic fragment is a whole datagram. */
+			/* Offset or M set: a real fragment. An atomic fragment is a whole datagram.
+			 */
 			if (get16(buf + off + 2) & 0xfff9)
 				return PGM_ERR_IP_FRAGMENT;
 			ext_len = 8;
@@ -247,8 +249,8 @@ static enum pgm_err parse_ip6(const uint8_t *buf, size_t len, const struct pgm_u
 			if (ext_len > end - off)
 				return PGM_ERR_IP6_EXT_HEADER;
 			if (next != IPPROTO_ROUTING_NUMBER) {
-				err = parse_ip6_options(buf + off, ext_len,
-					next == IPPROTO_HOPOPTS_NUMBER, ip);
+				err = parse_ip6_options(
+					buf + off, ext_len, next == IPPROTO_HOPOPTS_NUMBER, ip);
 				if (err != PGM_ERR_OK)
 					return err;
 			}
@@ -263,16 +265,19 @@ static enum pgm_err parse_ip6(const uint8_t *buf, size_t len, const struct pgm_u
 	return locate_tpdu(buf, off, end, next, ports, ip);
 }
 
-enum pgm_err pgm_parse_ip(const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports,
-	struct pgm_ip *ip)
+enum pgm_err pgm_parse_ip(
+	const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports, struct pgm_ip *ip)
 {
 	memset(ip, 0, sizeof(*ip));
 	if (len < 1)
 		return PGM_ERR_IP_SHORT;
 	switch (buf[0] >> 4) {
-	case 4: return parse_ip4(buf, len, ports, ip);
-	case 6: return parse_ip6(buf, len, ports, ip);
-	default: return PGM_ERR_IP_VERSION;
+	case 4:
+		return parse_ip4(buf, len, ports, ip);
+	case 6:
+		return parse_ip6(buf, len, ports, ip);
+	default:
+		return PGM_ERR_IP_VERSION;
 	}
 }
 
@@ -340,8 +345,10 @@ static bool known_type(unsigned type)
 	case PGM_NNAK:
 	case PGM_NCF:
 	case PGM_SPMR:
-	case PGM_ACK: return true;
-	default: return false;
+	case PGM_ACK:
+		return true;
+	default:
+		return false;
 	}
 }
 
@@ -382,8 +389,8 @@ static bool option_allowed(unsigned opt, unsigned type)
 }
 
 /* An NLA inside an option: AFI at p[0..1], reserved, address at p[4..]. */
-static enum pgm_err option_nla(const uint8_t *p, size_t avail, struct pgm_nla *nla,
-	size_t *addr_len)
+static enum pgm_err option_nla(
+	const uint8_t *p, size_t avail, struct pgm_nla *nla, size_t *addr_len)
 {
 	uint16_t afi;
 
@@ -435,25 +442,38 @@ static enum pgm_err parse_nak_list(const uint8_t *opt, unsigned len, struct pgm_
 static unsigned fixed_option_len(unsigned opt)
 {
 	switch (opt) {
-	case PGM_OPT_FRAGMENT: return 16;
-	case PGM_OPT_JOIN: return 8;
-	case PGM_OPT_NAK_BO_IVL: return 12;
-	case PGM_OPT_NAK_BO_RNG: return 12;
-	case PGM_OPT_PARITY_PRM: return 8;
-	case PGM_OPT_PARITY_GRP: return 8;
-	case PGM_OPT_CURR_TGSIZE: return 8;
-	case PGM_OPT_NBR_UNREACH: return 4;
-	case PGM_OPT_SYN: return 4;
-	case PGM_OPT_FIN: return 4;
-	case PGM_OPT_RST: return 4;
-	case PGM_OPT_CRQST: return 4;
-	default: return 0;
+	case PGM_OPT_FRAGMENT:
+		return 16;
+	case PGM_OPT_JOIN:
+		return 8;
+	case PGM_OPT_NAK_BO_IVL:
+		return 12;
+	case PGM_OPT_NAK_BO_RNG:
+		return 12;
+	case PGM_OPT_PARITY_PRM:
+		return 8;
+	case PGM_OPT_PARITY_GRP:
+		return 8;
+	case PGM_OPT_CURR_TGSIZE:
+		return 8;
+	case PGM_OPT_NBR_UNREACH:
+		return 4;
+	case PGM_OPT_SYN:
+		return 4;
+	case PGM_OPT_FIN:
+		return 4;
+	case PGM_OPT_RST:
+		return 4;
+	case PGM_OPT_CRQST:
+		return 4;
+	default:
+		return 0;
 	}
 }
 
 /* The value of one known option; opt points at its 4-byte header, len is its length. */
-static enum pgm_err parse_known_option(const uint8_t *opt, unsigned len, unsigned type,
-	struct pgm_packet *pkt)
+static enum pgm_err parse_known_option(
+	const uint8_t *opt, unsigned len, unsigned type, struct pgm_packet *pkt)
 {
 	struct pgm_options *o = &pkt->opt;
 	unsigned fixed = fixed_option_len(type);
@@ -467,8 +487,11 @@ static enum pgm_err parse_known_option(const uint8_t *opt, unsigned len, unsigne
 		o->frag_offset = get32(opt + 8);
 		o->frag_apdu_len = get32(opt + 12);
 		break;
-	case PGM_OPT_NAK_LIST: return parse_nak_list(opt, len, pkt);
-	case PGM_OPT_JOIN: o->join_min_sqn = get32(opt + 4); break;
+	case PGM_OPT_NAK_LIST:
+		return parse_nak_list(opt, len, pkt);
+	case PGM_OPT_JOIN:
+		o->join_min_sqn = get32(opt + 4);
+		break;
 	case PGM_OPT_NAK_BO_IVL:
 		o->nak_bo_ivl = get32(opt + 4);
 		o->nak_bo_ivl_sqn = get32(opt + 8);
@@ -494,7 +517,9 @@ static enum pgm_err parse_known_option(const uint8_t *opt, unsigned len, unsigne
 		if (o->parity_grp == 0)
 			return PGM_ERR_PARITY_GRP;
 		break;
-	case PGM_OPT_CURR_TGSIZE: o->curr_tgsize = get32(opt + 4); break;
+	case PGM_OPT_CURR_TGSIZE:
+		o->curr_tgsize = get32(opt + 4);
+		break;
 	case PGM_OPT_PATH_NLA:
 		/* 15.4.4: no AFI on the wire, the family follows from the length. */
 		if (len == 8)
@@ -505,7 +530,9 @@ static enum pgm_err parse_known_option(const uint8_t *opt, unsigned len, unsigne
 			return PGM_ERR_OPT_SIZE;
 		memcpy(o->path_nla.addr, opt + 4, len - 4);
 		break;
-	case PGM_OPT_RST: o->rst_flags = opt[3]; break;
+	case PGM_OPT_RST:
+		o->rst_flags = opt[3];
+		break;
 	case PGM_OPT_CR:
 		/* 12.7.1: flags, LEAD, NE_WL, NE_WP, RX_WP, reserved, then the worst receiver. */
 		if (len < 24)
@@ -516,7 +543,9 @@ static enum pgm_err parse_known_option(const uint8_t *opt, unsigned len, unsigne
 		o->cr_ne_wp = get16(opt + 10);
 		o->cr_rx_wp = get16(opt + 12);
 		return option_nla(opt + 16, len - 16, &o->cr_rcvr, &addr_len);
-	case PGM_OPT_CRQST: o->crqst_flags = opt[3]; break;
+	case PGM_OPT_CRQST:
+		o->crqst_flags = opt[3];
+		break;
 	case PGM_OPT_PGMCC_DATA:
 	case PGM_OPT_PGMCC_FEEDBACK:
 		/* pgmcc: timestamp, AFI, reserved (DATA) or loss rate (FEEDBACK), NLA. */
@@ -538,7 +567,8 @@ static enum pgm_err parse_known_option(const uint8_t *opt, unsigned len, unsigne
 			memcpy(o->pgmcc_nla.addr, opt + 12, addr_len);
 		}
 		break;
-	default: break; /* OPT_NBR_UNREACH, OPT_SYN, OPT_FIN: presence only; OPT_INVALID: skip */
+	default:
+		break; /* OPT_NBR_UNREACH, OPT_SYN, OPT_FIN: presence only; OPT_INVALID: skip */
 	}
 	return PGM_ERR_OK;
 }
@@ -551,8 +581,8 @@ static enum pgm_err parse_known_option(const uint8_t *opt, unsigned len, unsigne
  * are counted by OPX; OPX 10 discards the packet, reported after the whole list validated so
  * that a malformed list is still named as such.
  */
-static enum pgm_err parse_options(const uint8_t *tpdu, size_t off, size_t end, unsigned flags,
-	struct pgm_packet *pkt)
+static enum pgm_err parse_options(
+	const uint8_t *tpdu, size_t off, size_t end, unsigned flags, struct pgm_packet *pkt)
 {
 	struct pgm_options *o = &pkt->opt;
 	bool discard = false;
@@ -647,8 +677,7 @@ static enum pgm_err body_nla(const uint8_t *tpdu, size_t len, size_t *off, enum 
  * gets the type's length error; one whose NLA address runs past the end gets TRUNCATED_NLA.
  * Returns the offset after the fixed part in *off.
  */
-static enum pgm_err parse_body(const uint8_t *tpdu, size_t len, struct pgm_packet *pkt,
-	size_t *off)
+static enum pgm_err parse_body(const uint8_t *tpdu, size_t len, struct pgm_packet *pkt, size_t *off)
 {
 	enum pgm_err err;
 
@@ -714,7 +743,8 @@ static enum pgm_err parse_body(const uint8_t *tpdu, size_t len, struct pgm_packe
 		pkt->ack_bitmap = get32(tpdu + 20);
 		*off = 24;
 		return PGM_ERR_OK;
-	default: return PGM_ERR_UNKNOWN_TYPE;
+	default:
+		return PGM_ERR_UNKNOWN_TYPE;
 	}
 }
 
