@@ -463,6 +463,20 @@ size_t pgm_build_ncf_from_nak(uint8_t *out, size_t cap, const struct pgm_packet 
 	return pgm_build_nak(out, cap, PGM_NCF, &hdr, sqn, &nak->nak_src, &nak->nak_grp, &opts);
 }
 
+size_t pgm_build_ncf_from_nak_tgs(uint8_t *out, size_t cap, const struct pgm_packet *nak,
+	uint32_t tgs, uint32_t pkt_cnt, const struct pgm_build_options *o)
+{
+	uint32_t nak_cnt;
+
+	if (!pgm_packet_is_parity(nak))
+		return pgm_build_ncf_from_nak(out, cap, nak, 0, o);
+	if (tgs < 2 || tgs > 128 || (tgs & (tgs - 1)) != 0 || pkt_cnt >= tgs)
+		return 0;
+	/* 11.6: NCF_PKT_CNT = max(NAK_PKT_CNT, the count known for the interface). */
+	nak_cnt = nak->sqn & (tgs - 1);
+	return pgm_build_ncf_from_nak(out, cap, nak, nak_cnt > pkt_cnt ? nak_cnt : pkt_cnt, o);
+}
+
 size_t pgm_build_nak_for_tsi(uint8_t *out, size_t cap, unsigned type, const struct pgm_tsi *tsi,
 	uint16_t data_dport, uint32_t sqn, const struct pgm_nla *src, const struct pgm_nla *grp,
 	const struct pgm_build_options *o)

@@ -351,7 +351,9 @@ bool pgm_rewrite_parity_pkt_cnt(uint8_t *tpdu, const struct pgm_packet *nak, uin
 	uint32_t pkt_cnt);
 /* OPX 01: rename option number `index` (in pkt->opt order) to OPT_INVALID, keeping the E bit. */
 bool pgm_rewrite_opt_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned index);
-/* After any rewrite of a UDP-encapsulated datagram: recompute the UDP checksum (if not 0). */
+/* After any rewrite of a UDP-encapsulated datagram: recompute the UDP checksum (if not 0).
+ * Only needed when the TPDU has no PGM checksum: a rewrite that updates a PGM checksum leaves
+ * the TPDU's one's-complement sum, and so the UDP checksum, unchanged. */
 void pgm_ip_fix_udp_checksum(uint8_t *datagram, const struct pgm_ip *ip);
 
 /* ---- builders ---- */
@@ -445,6 +447,16 @@ size_t pgm_packet_serialize(uint8_t *out, size_t cap, const struct pgm_packet *p
  */
 size_t pgm_build_ncf_from_nak(uint8_t *out, size_t cap, const struct pgm_packet *nak,
 	uint32_t parity_pkt_cnt, const struct pgm_build_options *o);
+/*
+ * For a parity NAK, parity_pkt_cnt above becomes NCF_PKT_CNT and must already be
+ * max(NAK_PKT_CNT, the interface's known count) (11.6): without the group size the builder
+ * replaces the low bits that hold parity_pkt_cnt and can detect a smaller count only where
+ * those bits show it (returns 0 then, and for counts of 128 or more). This variant takes the
+ * transmission group size (PARITY_PRM_TGS of the session) and computes the max itself; it
+ * returns 0 if tgs is not a power of 2 in 2..128 or pkt_cnt >= tgs.
+ */
+size_t pgm_build_ncf_from_nak_tgs(uint8_t *out, size_t cap, const struct pgm_packet *nak,
+	uint32_t tgs, uint32_t pkt_cnt, const struct pgm_build_options *o);
 size_t pgm_build_nak_for_tsi(uint8_t *out, size_t cap, unsigned type, const struct pgm_tsi *tsi,
 	uint16_t data_dport, uint32_t sqn, const struct pgm_nla *src, const struct pgm_nla *grp,
 	const struct pgm_build_options *o);
