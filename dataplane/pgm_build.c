@@ -29,11 +29,6 @@ static inline uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static bool nla_valid(const struct pgm_nla *nla)
 {
 	return nla != NULL && pgm_nla_len(nla) != 0;

@@ -298,8 +298,9 @@ bool pgm_ip_udp_checksum_ok(const uint8_t *datagram, const struct pgm_ip *ip)
 {
 	if (!ip->udp)
 		return true;
-	/* IPv4 allows "no checksum"; IPv6 does not (RFC 8200 8.1). */
-	if (ip->udp_checksum == 0)
+	/* IPv4 allows "no checksum"; IPv6 does not (RFC 8200 8.1). The field is read from the
+	 * datagram, which may have been fixed since it was parsed. */
+	if (get16(datagram + ip->pgm_offset - 2) == 0)
 		return ip->version == 4;
 	return fold16(udp_sum(datagram, ip)) == 0xffff;
 }
