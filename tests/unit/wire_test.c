@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <check.h>
+
+#include "dataplane/pgm_pcap_check.h"
 #include "wire_test.h"
 
 const uint8_t wire_test_gsi[PGM_GSI_LEN] = { 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f };
@@ -555,4 +558,31 @@ size_t wire_test_rebuild(const struct pgm_packet *pkt, uint8_t *out, size_t cap)
 	case PGM_ACK: return pgm_build_ack(out, cap, &hdr, pkt->sqn, pkt->ack_bitmap, &o);
 	default: return 0;
 	}
+}
+
+/* ---- capture replay ---- */
+
+void wire_test_assert_pcap_round_trip(const char *path, unsigned flags, unsigned long min_pgm)
+{
+	struct pgm_udp_ports ports;
+	struct pgm_pcap_check r;
+	char err[512];
+	unsigned e;
+
+	pgm_udp_ports_default(&ports);
+	ck_assert_msg(pgm_pcap_check_file(path, &ports, flags, &r, err, sizeof(err)) == 0, "%s",
+		err);
+	printf("%s: %lu records, %lu PGM, %lu parsed, %lu identical, %lu not PGM, %lu not IP, "
+	       "%lu truncated\n",
+		path, r.walk.records, r.pgm, r.parsed, r.identical, r.not_pgm, r.walk.not_ip,
+		r.walk.truncated);
+	for (e = 0; e < PGM_ERR_COUNT; e++)
+		if (r.errors[e] > 0)
+			printf("%s: %lu x %s\n", path, r.errors[e], pgm_err_name(e));
+	ck_assert_msg(r.pgm >= min_pgm, "%s: only %lu PGM packets", path, r.pgm);
+	ck_assert_msg(r.parsed == r.pgm, "%s: record %lu: %s (%lu of %lu PGM packets rejected)",
+		path, r.first_error_record, pgm_err_name(r.first_error), r.pgm - r.parsed, r.pgm);
+	ck_assert_msg(r.mismatches == 0, "%s: record %lu re-serializes differently at byte %zu: %s",
+		path, r.first_mismatch_record, r.first_mismatch_offset, r.first_mismatch_summary);
+	ck_assert_uint_eq(r.identical, r.pgm);
 }

@@ -43,6 +43,15 @@ struct pgm_header_params wire_test_upstream(void);
  */
 size_t wire_test_rebuild(const struct pgm_packet *pkt, uint8_t *out, size_t cap);
 
+/*
+ * Replays a capture through the codec (pgm_pcap_check_file with the default encapsulation
+ * ports and `flags`) and asserts, inside a Check test, that it holds at least min_pgm PGM
+ * packets and that every one of them parsed and re-serialized byte for byte. Prints a one-line
+ * summary. For a fixture test:
+ *     wire_test_assert_pcap_round_trip("tests/fixtures/x.pcap", PGM_PARSE_NO_UDP_CHECKSUM, 1);
+ */
+void wire_test_assert_pcap_round_trip(const char *path, unsigned flags, unsigned long min_pgm);
+
 /* Reads a big-endian 16/32-bit value; writes one and recomputes the PGM checksum. */
 uint16_t wire_test_get16(const uint8_t *p);
 uint32_t wire_test_get32(const uint8_t *p);
