@@ -12,14 +12,19 @@
 
 #include "dataplane/pgm_wire.h"
 
-/* Fold a 64-bit one's-complement accumulator to 16 bits (end-around carries). */
+/*
+ * Fold a 64-bit one's-complement accumulator to 16 bits. Adding a value to its own rotation
+ * leaves the end-around-carry sum of its two halves in the upper half: three operations per
+ * halving instead of a chain of masks and shifts.
+ */
 static inline uint32_t fold64(uint64_t sum)
 {
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint32_t)sum;
+	uint32_t half;
+
+	sum += sum >> 32 | sum << 32;
+	half = (uint32_t)(sum >> 32);
+	half += half >> 16 | half << 16;
+	return half >> 16;
 }
 
 static inline uint32_t load32(const uint8_t *p)
@@ -42,17 +47,20 @@ static inline u64x2 load128(const uint8_t *p)
 }
 
 /*
- * One's-complement sum of the buffer in native byte order, folded to 16 bits. The bulk loop
- * splits every 64-bit lane into its two 32-bit halves and adds them into 64-bit accumulators,
- * so no carry is ever lost and none has to be propagated inside the loop; four accumulators
- * keep the additions independent. A lane overflows only after 2^32 iterations (256 GiB).
- * Offsets advance in multiples of 4, so every byte keeps its position within a 16-bit word.
+ * One's-complement sum of at most CHUNK bytes in native byte order, folded to 16 bits. The
+ * bulk loop splits every 64-bit lane into its two 32-bit halves and adds them into 64-bit
+ * accumulators, so no carry is lost and none has to be propagated inside the loop; four
+ * accumulators keep the additions independent. Within a chunk no accumulator can overflow:
+ * each adds below len / 8 values under 2^32. Offsets advance in multiples of 4, so every byte
+ * keeps its position within its 16-bit word.
  */
-static uint32_t sum_native(const uint8_t *p, size_t len)
+#define CHUNK ((size_t)1 << 30)
+
+static inline __attribute__((always_inline)) uint64_t sum_chunk(const uint8_t *p, size_t len)
 {
 	const u64x2 low = {0xffffffffu, 0xffffffffu};
 	u64x2 a0 = {0, 0}, a1 = {0, 0}, a2 = {0, 0}, a3 = {0, 0}, acc;
-	uint64_t sum, word, carry;
+	uint64_t sum;
 
 	while (len >= 64) {
 		u64x2 x = load128(p), y = load128(p + 16), z = load128(p + 32), w = load128(p + 48);
@@ -72,30 +80,42 @@ static uint32_t sum_native(const uint8_t *p, size_t len)
 		p += 16;
 		len -= 16;
 	}
-	acc = a0 + a1 + a2 + a3;
-	sum = acc[0];
-	word = acc[1];
-	sum += word;
-	carry = sum < word;
+	acc = (a0 + a1) + (a2 + a3);
+	sum = acc[0] + acc[1];
 	while (len >= 4) {
-		word = load32(p);
-		sum += word;
-		carry += sum < word;
+		sum += load32(p);
 		p += 4;
 		len -= 4;
 	}
 	if (len > 0) {
-		uint32_t tail = 0;
+		/* The last 1 to 3 bytes at their native positions, zero padded. */
+		uint8_t tail[4] = {0, 0, 0, 0};
+		uint32_t word;
 
-		/* The last bytes at their native positions, zero padded (an odd byte included). */
-		memcpy(&tail, p, len);
-		sum += tail;
-		carry += sum < tail;
+		tail[0] = p[0];
+		if (len > 1)
+			tail[1] = p[1];
+		if (len > 2)
+			tail[2] = p[2];
+		memcpy(&word, tail, sizeof(word));
+		sum += word;
 	}
-	/* 2^64 == 1 (mod 2^16 - 1): carries out of 64 bits add back in at the bottom. */
-	sum += carry;
-	sum += sum < carry;
-	return fold64(sum);
+	return sum; /* below 2^62: no carry was lost */
+}
+
+static uint32_t sum_native(const uint8_t *p, size_t len)
+{
+	uint64_t sum = 0;
+
+	if (len <= CHUNK) /* every PGM packet */
+		return fold64(sum_chunk(p, len));
+	/* Chunks start at multiples of 4, so byte positions within words are kept. */
+	while (len > CHUNK) {
+		sum += fold64(sum_chunk(p, CHUNK));
+		p += CHUNK;
+		len -= CHUNK;
+	}
+	return fold64(sum + fold64(sum_chunk(p, len)));
 }
 
 static inline uint16_t native_to_be_words(uint32_t folded)
@@ -111,7 +131,8 @@ uint32_t pgm_csum_partial(const void *buf, size_t len, uint32_t sum)
 {
 	uint64_t total = (uint64_t)sum + native_to_be_words(sum_native(buf, len));
 
-	return fold64(total);
+	/* One end-around carry keeps it in 32 bits: at most 0xffffffff + 0xffff. */
+	return (uint32_t)((total & 0xffffffffu) + (total >> 32));
 }
 
 uint16_t pgm_csum_fold(uint32_t sum)

@@ -13,6 +13,7 @@
  * The checksum comes early so that a packet damaged in transit is counted as damaged rather
  * than as whatever structural error the damage happens to produce.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "dataplane/pgm_wire.h"
@@ -327,22 +328,33 @@ void pgm_ip_fix_udp_checksum(uint8_t *datagram, const struct pgm_ip *ip)
 typedef uint64_t u64x2_unaligned __attribute__((vector_size(16), aligned(1)));
 
 /*
- * Zeroes a parsed packet with plain 16-byte stores. A memset of this size becomes `rep stosq`
- * with GCC's generic tuning, and its start-up cost on AMD cores exceeds the rest of a NAK's
- * parse. The stores are volatile only so that the compiler cannot turn the loop back into that
- * memset.
+ * Zeroes a parsed packet, up to the per-option arrays (valid only below opt.count), with plain
+ * 16-byte stores. A memset of this size becomes `rep stosq` with GCC's generic tuning, and its
+ * start-up cost on AMD cores exceeds the rest of a NAK's parse. The stores are volatile only so
+ * that the compiler cannot turn the loop back into that memset.
  */
+#define CLEARED_BYTES offsetof(struct pgm_packet, opt.offset)
+
 static void clear_packet(struct pgm_packet *pkt)
 {
-	const u64x2_unaligned zero = { 0, 0 };
+	const u64x2_unaligned zero = {0, 0};
 	uint8_t *p = (uint8_t *)pkt;
 	size_t i;
 
-	_Static_assert(sizeof(*pkt) % 8 == 0, "pointers make the struct a multiple of 8");
-	for (i = 0; i + 16 <= sizeof(*pkt); i += 16)
+	_Static_assert(CLEARED_BYTES % 2 == 0, "the arrays start with 16-bit offsets");
+	for (i = 0; i + 16 <= CLEARED_BYTES; i += 16)
 		*(volatile u64x2_unaligned *)(p + i) = zero;
-	if (i < sizeof(*pkt))
-		*(volatile uint64_t *)(p + i) = 0;
+	/* the rest, below 16 bytes; the conditions are constants */
+	if (CLEARED_BYTES - i >= 8) {
+		memcpy((void *)(p + i), &zero, 8);
+		i += 8;
+	}
+	if (CLEARED_BYTES - i >= 4) {
+		memcpy((void *)(p + i), &zero, 4);
+		i += 4;
+	}
+	if (CLEARED_BYTES - i >= 2)
+		memcpy((void *)(p + i), &zero, 2);
 }
 
 /* pgm_opt_bit as a table, offset by one so that unlisted (unknown) types read 0. */
@@ -476,7 +488,8 @@ static enum pgm_err option_nla(
 static enum pgm_err parse_nak_list(const uint8_t *opt, unsigned len, struct pgm_packet *pkt)
 {
 	unsigned count, i;
-	uint32_t prev = pkt->sqn;
+	const uint32_t header_sqn = pkt->sqn;
+	uint32_t prev = header_sqn;
 
 	if (len < 8 || (len - 4) % 4 != 0)
 		return PGM_ERR_NAK_LIST_LENGTH;
@@ -487,7 +500,7 @@ static enum pgm_err parse_nak_list(const uint8_t *opt, unsigned len, struct pgm_
 		for (i = 0; i < count; i++) {
 			uint32_t sqn = get32(opt + 4 + 4 * i);
 
-			if (!sqn_after(sqn, prev) || !sqn_after(sqn, pkt->sqn))
+			if (!sqn_after(sqn, prev) || !sqn_after(sqn, header_sqn))
 				return PGM_ERR_NAK_LIST_ORDER;
 			prev = sqn;
 		}
@@ -645,37 +658,44 @@ static enum pgm_err parse_options(
 	const uint8_t *tpdu, size_t off, size_t end, unsigned flags, struct pgm_packet *pkt)
 {
 	struct pgm_options *o = &pkt->opt;
+	unsigned packet_type = pkt->type, count = 1;
+	uint32_t present = 1u << option_bit(PGM_OPT_LENGTH);
+	enum pgm_err err = PGM_ERR_OK;
 	bool discard = false;
 	size_t pos;
 
+	/* Counters live in locals: with -fno-strict-aliasing every store through `o` would
+	 * otherwise force them to be reloaded. */
 	o->offset[0] = (uint16_t)off;
 	o->type[0] = PGM_OPT_LENGTH;
 	o->flags[0] = tpdu[off + 2];
 	o->specific[0] = tpdu[off + 3];
-	o->present = 1u << option_bit(PGM_OPT_LENGTH);
-	o->count = 1;
 
 	for (pos = off + 4;;) {
 		const uint8_t *opt = tpdu + pos;
 		unsigned type, len, opx;
 		int bit;
 
-		if (pos == end)
-			return PGM_ERR_OPT_NO_END;
-		if (end - pos < 4)
-			return PGM_ERR_OPT_LENGTH;
+		if (pos == end) {
+			err = PGM_ERR_OPT_NO_END;
+			break;
+		}
+		if (end - pos < 4 || opt[1] < 4 || opt[1] > end - pos) {
+			err = PGM_ERR_OPT_LENGTH;
+			break;
+		}
+		if (count == PGM_MAX_OPTIONS) {
+			err = PGM_ERR_OPT_TOO_MANY;
+			break;
+		}
 		len = opt[1];
-		if (len < 4 || len > end - pos)
-			return PGM_ERR_OPT_LENGTH;
-		if (o->count == PGM_MAX_OPTIONS)
-			return PGM_ERR_OPT_TOO_MANY;
 		type = opt[0] & PGM_OPT_TYPE_MASK;
 		opx = opt[2] & PGM_OPX_MASK;
-		o->offset[o->count] = (uint16_t)pos;
-		o->type[o->count] = (uint8_t)type;
-		o->flags[o->count] = opt[2];
-		o->specific[o->count] = opt[3];
-		o->count++;
+		o->offset[count] = (uint16_t)pos;
+		o->type[count] = (uint8_t)type;
+		o->flags[count] = opt[2];
+		o->specific[count] = opt[3];
+		count++;
 
 		bit = option_bit(type);
 		if (bit < 0) {
@@ -688,30 +708,37 @@ static enum pgm_err parse_options(
 			else if (opx == PGM_OPX_DISCARD && !(flags & PGM_PARSE_IGNORE_OPX))
 				discard = true;
 		} else {
-			enum pgm_err err;
-
-			if ((o->present & (1u << bit)) && type != PGM_OPT_INVALID)
-				return PGM_ERR_OPT_DUPLICATE;
-			if ((flags & PGM_PARSE_STRICT_OPTIONS) && !option_allowed(type, pkt->type))
-				return PGM_ERR_OPT_WRONG_TYPE;
-			o->present |= 1u << bit;
+			if ((present & (1u << bit)) && type != PGM_OPT_INVALID) {
+				err = PGM_ERR_OPT_DUPLICATE;
+				break;
+			}
+			if ((flags & PGM_PARSE_STRICT_OPTIONS) &&
+				!option_allowed(type, packet_type)) {
+				err = PGM_ERR_OPT_WRONG_TYPE;
+				break;
+			}
+			present |= 1u << bit;
 			err = parse_known_option(opt, len, type, pkt);
 			if (err != PGM_ERR_OK)
-				return err;
+				break;
 		}
 		pos += len;
 		if (opt[0] & PGM_OPT_END) {
 			if (pos != end)
-				return PGM_ERR_OPT_TRAILING;
+				err = PGM_ERR_OPT_TRAILING;
 			break;
 		}
 	}
-	return discard ? PGM_ERR_OPT_DISCARD : PGM_ERR_OK;
+	o->count = (uint8_t)count;
+	o->present = present;
+	if (err == PGM_ERR_OK && discard)
+		err = PGM_ERR_OPT_DISCARD;
+	return err;
 }
 
 /* An NLA in a packet body at *off; short_err if even the AFI word is missing. */
-static inline enum pgm_err body_nla(const uint8_t *tpdu, size_t len, size_t *off, enum pgm_err short_err,
-	struct pgm_nla *nla, uint16_t *addr_offset)
+static inline enum pgm_err body_nla(const uint8_t *tpdu, size_t len, size_t *off,
+	enum pgm_err short_err, struct pgm_nla *nla, uint16_t *addr_offset)
 {
 	uint16_t afi;
 	size_t addr_len;
@@ -812,7 +839,8 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 {
 	size_t off, opt_end;
 	enum pgm_err err;
-	uint8_t type_byte;
+	unsigned type_byte, type, opt_flags, tsdu_len;
+	uint16_t checksum;
 
 	clear_packet(pkt);
 	if (len < PGM_HEADER_LEN)
@@ -821,29 +849,34 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 	if (len > 0xffff)
 		return PGM_ERR_TSDU_LENGTH;
 
-	/* 8: the common header. On any later error these fields stay valid for logging. */
+	/* 8: the common header. On any later error these fields stay valid for logging. The
+	 * checks below use locals, which stores into *pkt cannot invalidate. */
+	type_byte = tpdu[4];
+	type = type_byte & 0x0f;
+	opt_flags = tpdu[5];
+	checksum = get16(tpdu + 6);
+	tsdu_len = get16(tpdu + 14);
 	pkt->tpdu = tpdu;
 	pkt->tpdu_len = (uint16_t)len;
 	pkt->sport = get16(tpdu);
 	pkt->dport = get16(tpdu + 2);
-	type_byte = tpdu[4];
-	pkt->type = type_byte & 0x0f;
-	pkt->opt_flags = tpdu[5];
-	pkt->checksum = get16(tpdu + 6);
+	pkt->type = (uint8_t)type;
+	pkt->opt_flags = (uint8_t)opt_flags;
+	pkt->checksum = checksum;
 	memcpy(pkt->gsi, tpdu + 8, PGM_GSI_LEN);
-	pkt->tsdu_len = get16(tpdu + 14);
+	pkt->tsdu_len = (uint16_t)tsdu_len;
 
 	if (type_byte & 0xc0)
 		return PGM_ERR_BAD_VERSION;
 	if (type_byte & 0x30)
 		return PGM_ERR_BAD_RESERVED;
-	if (!known_type(pkt->type))
+	if (!known_type(type))
 		return PGM_ERR_UNKNOWN_TYPE;
 
 	/* 8: the checksum is optional except on ODATA and RDATA; 0 means "not computed". A
 	 * correct checksum makes the sum over the whole TPDU, field included, all ones. */
-	if (pkt->checksum == 0) {
-		if (is_data(pkt->type))
+	if (checksum == 0) {
+		if (is_data(type))
 			return PGM_ERR_ZERO_CHECKSUM;
 	} else if (!(flags & PGM_PARSE_NO_CHECKSUM) &&
 		   fold16(pgm_csum_partial(tpdu, len, 0)) != 0xffff) {
@@ -851,10 +884,10 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 	}
 
 	/* 8: VAR_PKTLEN qualifies a parity packet; alone it means nothing. */
-	if ((pkt->opt_flags & PGM_OPT_VAR_PKTLEN) && !(pkt->opt_flags & PGM_OPT_PARITY))
+	if ((opt_flags & PGM_OPT_VAR_PKTLEN) && !(opt_flags & PGM_OPT_PARITY))
 		return PGM_ERR_PARITY_FLAGS;
 	/* 8: only ODATA and RDATA carry a TSDU. */
-	if (!is_data(pkt->type) && pkt->tsdu_len != 0)
+	if (!is_data(type) && tsdu_len != 0)
 		return PGM_ERR_TSDU_LENGTH;
 
 	err = parse_body(tpdu, len, pkt, &off);
@@ -867,8 +900,8 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 	 * does: it does not change how the packet is read.
 	 */
 	opt_end = off;
-	if (pkt->opt_flags & PGM_OPT_PRESENT) {
-		uint16_t total;
+	if (opt_flags & PGM_OPT_PRESENT) {
+		unsigned total;
 
 		/* 9.1: OPT_LENGTH first, exactly 4 bytes, E bit clear (other options follow). */
 		if (len - off < 4 || tpdu[off] != PGM_OPT_LENGTH || tpdu[off + 1] != 4)
@@ -878,15 +911,15 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 			return PGM_ERR_OPT_TOTAL_LENGTH;
 		opt_end = off + total;
 		pkt->opt_offset = (uint16_t)off;
-		pkt->opt.total_len = total;
+		pkt->opt.total_len = (uint16_t)total;
 	}
 	/* The packet ends exactly after the options and the TSDU: no truncation, and no trailing
 	 * bytes where a second packet or a covert channel could hide. */
-	if (opt_end + (is_data(pkt->type) ? pkt->tsdu_len : 0) != len)
+	if (opt_end + tsdu_len != len)
 		return PGM_ERR_TSDU_LENGTH;
-	if (is_data(pkt->type))
+	if (is_data(type))
 		pkt->tsdu = tpdu + opt_end;
-	if (pkt->opt_flags & PGM_OPT_PRESENT)
+	if (opt_flags & PGM_OPT_PRESENT)
 		return parse_options(tpdu, off, opt_end, flags, pkt);
 	return PGM_ERR_OK;
 }

@@ -64,7 +64,8 @@ static long ip_offset(int dlt, const uint8_t *frame, size_t len)
 		proto = (frame[0] >> 4) == 6 ? ETHERTYPE_IPV6 : ETHERTYPE_IPV4;
 		off = 0;
 		break;
-	default: return -1;
+	default:
+		return -1;
 	}
 	if ((proto != ETHERTYPE_IPV4 && proto != ETHERTYPE_IPV6) || off >= len)
 		return -1;
@@ -163,15 +164,17 @@ static void check_datagram(const uint8_t *datagram, size_t len, unsigned long in
 			;
 		r->first_mismatch_record = index;
 		r->first_mismatch_offset = i;
-		pgm_packet_format(&pkt, r->first_mismatch_summary, sizeof(r->first_mismatch_summary));
+		pgm_packet_format(
+			&pkt, r->first_mismatch_summary, sizeof(r->first_mismatch_summary));
 	}
 }
 
 int pgm_pcap_check_file(const char *path, const struct pgm_udp_ports *ports, unsigned flags,
 	struct pgm_pcap_check *result, char *errbuf, size_t errlen)
 {
-	struct check_ctx ctx = { .ports = ports, .flags = flags, .result = result };
+	struct check_ctx ctx = {.ports = ports, .flags = flags, .result = result};
 
 	memset(result, 0, sizeof(*result));
-	return pgm_pcap_for_each_datagram(path, check_datagram, &ctx, &result->walk, errbuf, errlen);
+	return pgm_pcap_for_each_datagram(
+		path, check_datagram, &ctx, &result->walk, errbuf, errlen);
 }

@@ -197,16 +197,13 @@ bool pgm_ip_dst_is_multicast(const struct pgm_ip *ip);
 /*
  * Options found in a packet. Values are in host order; `list` points into the packet. Each known
  * option may appear at most once (PGM_ERR_OPT_DUPLICATE otherwise). `offset[i]` and `type[i]` list
- * every option in wire order (OPT_LENGTH included) for rewrites.
+ * every option in wire order (OPT_LENGTH included) for rewrites, for i < count. The values of
+ * absent options are zero.
  */
 struct pgm_options {
 	uint32_t present; /* bit (1u << index) for index = pgm_opt_bit(type), see below */
 	uint8_t count;	  /* options in the packet, OPT_LENGTH included */
 	uint16_t total_len; /* from OPT_LENGTH: all options, OPT_LENGTH included */
-	uint16_t offset[PGM_MAX_OPTIONS]; /* byte offset of each option from the TPDU start */
-	uint8_t type[PGM_MAX_OPTIONS];	   /* its type byte without the E bit */
-	uint8_t flags[PGM_MAX_OPTIONS];	   /* its byte 2: reserved | F (OP_ENCODED) | OPX (0x03) */
-	uint8_t specific[PGM_MAX_OPTIONS]; /* its byte 3: U (OP_ENCODED_NULL) | option-specific */
 	uint8_t unknown;		   /* unknown options (any OPX) */
 	uint8_t opx_invalidate;		   /* unknown options with OPX 01 */
 	uint8_t opx_reserved;		   /* unknown options with OPX 11 */
@@ -246,6 +243,13 @@ struct pgm_options {
 	uint32_t pgmcc_tstamp;
 	uint16_t pgmcc_loss_rate;
 	struct pgm_nla pgmcc_nla;
+
+	/* Every option in wire order; entries from `count` on are unspecified (the parser does
+	 * not spend time clearing them). Last in the struct for that reason. */
+	uint16_t offset[PGM_MAX_OPTIONS]; /* byte offset of each option from the TPDU start */
+	uint8_t type[PGM_MAX_OPTIONS];	   /* its type byte without the E bit */
+	uint8_t flags[PGM_MAX_OPTIONS];	   /* its byte 2: reserved | F (OP_ENCODED) | OPX (0x03) */
+	uint8_t specific[PGM_MAX_OPTIONS]; /* its byte 3: U (OP_ENCODED_NULL) | option-specific */
 };
 /* Bit index of a known option type in pgm_options.present, or -1 for an unknown type. */
 int pgm_opt_bit(unsigned opt_type);
@@ -281,11 +285,11 @@ struct pgm_packet {
 	/* ACK (pgmcc): RX_MAX is in sqn, the 32-bit receive bitmap here */
 	uint32_t ack_bitmap;
 
-	struct pgm_options opt;
 	uint16_t opt_offset; /* where the options start, 0 if none */
 	const uint8_t *tsdu; /* ODATA/RDATA payload, tsdu_len bytes */
 	const uint8_t *tpdu; /* the whole TPDU as parsed */
 	uint16_t tpdu_len;
+	struct pgm_options opt; /* last: its per-option arrays end the struct */
 };
 
 /* The TSI of a packet, with the upstream port swap applied (8.3): NAK, NNAK, SPMR, POLR and ACK

@@ -8,6 +8,7 @@
  * packets of every type and family into that directory, plus the datagrams of the pcap files
  * named in PGM_FUZZ_SEED_PCAPS (space-separated), and exits.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +36,21 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-/* A parsed packet with everything that points into its buffer cleared, for comparisons. */
+/* A parsed packet with everything that points into its buffer, and the unspecified entries
+ * of the per-option arrays, cleared for comparisons. */
 static void normalize(struct pgm_packet *p)
 {
+	unsigned i;
+
+	size_t end_of_arrays = offsetof(struct pgm_packet, opt.specific) + sizeof(p->opt.specific);
+
+	for (i = p->opt.count; i < PGM_MAX_OPTIONS; i++) {
+		p->opt.offset[i] = 0;
+		p->opt.type[i] = 0;
+		p->opt.flags[i] = 0;
+		p->opt.specific[i] = 0;
+	}
+	memset((uint8_t *)p + end_of_arrays, 0, sizeof(*p) - end_of_arrays); /* tail padding */
 	p->tpdu = NULL;
 	p->tsdu = NULL;
 	p->opt.nak_list = NULL;

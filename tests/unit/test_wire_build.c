@@ -62,7 +62,10 @@ START_TEST(test_catalog_round_trip)
 	ck_assert_uint_eq(q.sqn, p.sqn);
 	ck_assert_uint_eq(q.opt.count, p.opt.count);
 	ck_assert_uint_eq(q.opt.present, p.opt.present);
-	ck_assert_mem_eq(q.opt.offset, p.opt.offset, sizeof(p.opt.offset));
+	ck_assert_mem_eq(q.opt.offset, p.opt.offset, p.opt.count * sizeof(p.opt.offset[0]));
+	ck_assert_mem_eq(q.opt.type, p.opt.type, p.opt.count);
+	ck_assert_mem_eq(q.opt.flags, p.opt.flags, p.opt.count);
+	ck_assert_mem_eq(q.opt.specific, p.opt.specific, p.opt.count);
 }
 END_TEST
 
