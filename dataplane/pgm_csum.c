@@ -143,6 +143,12 @@ uint16_t pgm_csum_fold(uint32_t sum)
 	return csum == 0 ? 0xffff : csum;
 }
 
+bool pgm_csum_verifies(const void *buf, size_t len)
+{
+	/* All ones reads the same in either byte order: no swap needed. */
+	return sum_native(buf, len) == 0xffff;
+}
+
 uint16_t pgm_checksum(const uint8_t *tpdu, size_t len)
 {
 	uint32_t sum;

@@ -878,8 +878,7 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 	if (checksum == 0) {
 		if (is_data(type))
 			return PGM_ERR_ZERO_CHECKSUM;
-	} else if (!(flags & PGM_PARSE_NO_CHECKSUM) &&
-		   fold16(pgm_csum_partial(tpdu, len, 0)) != 0xffff) {
+	} else if (!(flags & PGM_PARSE_NO_CHECKSUM) && !pgm_csum_verifies(tpdu, len)) {
 		return PGM_ERR_BAD_CHECKSUM;
 	}
 

@@ -337,6 +337,9 @@ uint16_t pgm_csum_fold(uint32_t sum);
 uint16_t pgm_checksum(const uint8_t *tpdu, size_t len);
 /* Writes the checksum into a TPDU. */
 void pgm_checksum_set(uint8_t *tpdu, size_t len);
+/* Whether the one's-complement sum of buf, checksum field included, is all ones: the check a
+ * receiver makes on a non-zero checksum (cheaper than comparing with pgm_checksum). */
+bool pgm_csum_verifies(const void *buf, size_t len);
 /* RFC 1624 eqn. 3: new checksum after 16-bit words old[] became new[] (n words, network order). */
 uint16_t pgm_csum_update(uint16_t csum, const void *old_words, const void *new_words, size_t n);
 
