@@ -12,6 +12,13 @@
  *   OPT_LENGTH, the options' total length against the packet and the TSDU, each option, OPX.
  * The checksum comes early so that a packet damaged in transit is counted as damaged rather
  * than as whatever structural error the damage happens to produce.
+ *
+ * Deliberately lenient (a router forwards what it does not act on, and peers differ): reserved
+ * words of NLAs and of POLR, the reserved, F (OP_ENCODED: 0x04 per the RFC, 0x08 in OpenPGM) and
+ * U bits of options, and the network-significant header flag (set or not, with or without
+ * options) are not checked; the placement of known options on packet types is checked only
+ * with PGM_PARSE_STRICT_OPTIONS; the IPv4 header checksum is left to the kernel, which drops
+ * bad ones before any netfilter hook.
  */
 #include <stddef.h>
 #include <string.h>

@@ -301,7 +301,9 @@ bool pgm_type_is_upstream(unsigned type);
 bool pgm_packet_is_parity(const struct pgm_packet *pkt);
 
 /* Parse flags. */
-#define PGM_PARSE_NO_CHECKSUM 0x01 /* skip checksum verification (fuzz seeds, replay of rewritten) */
+/* Skip checksum verification (fuzz seeds, replay of rewritten packets); a zero checksum on
+ * ODATA/RDATA is still PGM_ERR_ZERO_CHECKSUM: it breaks the protocol, not the transmission. */
+#define PGM_PARSE_NO_CHECKSUM 0x01
 #define PGM_PARSE_STRICT_OPTIONS 0x02 /* reject known options on packet types that never carry them */
 /* Endpoints: OPX bits concern network elements only (9), so an unknown option with OPX 10 does
  * not discard the packet (it is still counted in pgm_options.unknown). */
@@ -481,7 +483,9 @@ struct pgm_ip_params {
 	bool udp;
 	uint16_t udp_sport, udp_dport;
 };
-/* Writes header(s) + TPDU; the IPv4 header checksum and the UDP checksum are computed. */
+/* Writes header(s) + TPDU; the IPv4 header checksum and the UDP checksum are computed. The TPDU
+ * may already sit at its final place in out (after the headers). Returns 0 if the families of
+ * src and dst differ, for Router Alert with IPv6 (no PGM value exists), or if cap is short. */
 size_t pgm_build_ip(uint8_t *out, size_t cap, const struct pgm_ip_params *p, const uint8_t *tpdu,
 	size_t tpdu_len);
 

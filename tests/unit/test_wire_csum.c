@@ -131,8 +131,10 @@ START_TEST(test_checksum_ignores_field)
 		pgm_checksum_set(t, cases[i].len);
 		ck_assert_uint_eq(wire_test_get16(t + 6), expected);
 		ck_assert_msg(pgm_parse(t, cases[i].len, 0, &pkt) == PGM_ERR_OK, "%s", cases[i].name);
+		ck_assert(pgm_csum_verifies(t, cases[i].len));
 		/* and one flipped bit anywhere is caught */
 		t[cases[i].len - 1] ^= 0x01;
+		ck_assert(!pgm_csum_verifies(t, cases[i].len));
 		ck_assert_int_eq(pgm_parse(t, cases[i].len, 0, &pkt), PGM_ERR_BAD_CHECKSUM);
 	}
 	free(cases);
