@@ -15,8 +15,8 @@
 #include "dataplane/pgm_wire.h"
 
 /* Called with each IP datagram of a capture; index counts records from 1. */
-typedef void (*pgm_pcap_datagram_fn)(const uint8_t *datagram, size_t len, unsigned long index,
-	void *arg);
+typedef void (*pgm_pcap_datagram_fn)(
+	const uint8_t *datagram, size_t len, unsigned long index, void *arg);
 
 struct pgm_pcap_walk {
 	unsigned long records;	 /* records in the file */
@@ -31,17 +31,17 @@ int pgm_pcap_for_each_datagram(const char *path, pgm_pcap_datagram_fn fn, void *
 
 struct pgm_pcap_check {
 	struct pgm_pcap_walk walk;
-	unsigned long not_pgm;	    /* IP datagrams that are not PGM */
-	unsigned long pgm;	    /* PGM datagrams, parsed or not */
-	unsigned long parsed;	    /* accepted by pgm_parse_datagram */
-	unsigned long identical;    /* re-serialized byte for byte */
-	unsigned long mismatches;   /* re-serialized differently */
+	unsigned long not_pgm;		     /* IP datagrams that are not PGM */
+	unsigned long pgm;		     /* PGM datagrams, parsed or not */
+	unsigned long parsed;		     /* accepted by pgm_parse_datagram */
+	unsigned long identical;	     /* re-serialized byte for byte */
+	unsigned long mismatches;	     /* re-serialized differently */
 	unsigned long errors[PGM_ERR_COUNT]; /* by error, IP and UDP layers included */
 	unsigned long first_error_record;    /* 0: none */
 	enum pgm_err first_error;
 	unsigned long first_mismatch_record; /* 0: none */
-	size_t first_mismatch_offset;	      /* byte offset in the TPDU */
-	char first_mismatch_summary[160];     /* pgm_packet_format of that packet */
+	size_t first_mismatch_offset;	     /* byte offset in the TPDU */
+	char first_mismatch_summary[160];    /* pgm_packet_format of that packet */
 };
 
 /*

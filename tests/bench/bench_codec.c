@@ -81,8 +81,7 @@ static double time_memcpy(const struct job *j, long iterations)
 }
 
 /* Best-of-N nanoseconds per iteration: the run least disturbed by the rest of the machine. */
-static double best_ns(double (*run)(const struct job *, long), const struct job *j,
-	long iterations)
+static double best_ns(double (*run)(const struct job *, long), const struct job *j, long iterations)
 {
 	double best = 1e300;
 	int rep;
@@ -103,13 +102,13 @@ int main(int argc, char **argv)
 	long csum_iterations = smoke ? 2000 : 400000;
 	static uint8_t nak[64], rdata[1500], copy[1500];
 	static uint8_t payload[1500 - 24];
-	struct pgm_header_params up = { .sport = 7500, .dport = 41000,
-		.gsi = { 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f } };
-	struct pgm_header_params down = { .sport = 41000, .dport = 7500, .gsi = { 0x0a } };
-	struct pgm_nla src = { .afi = PGM_AFI_IP, .addr = { 198, 18, 0, 1 } };
-	struct pgm_nla grp = { .afi = PGM_AFI_IP, .addr = { 239, 192, 0, 1 } };
-	uint32_t list[5] = { 1001, 1002, 1003, 1005, 1008 };
-	struct pgm_build_options o = { .nak_list = list, .nak_list_count = 5 };
+	struct pgm_header_params up = {
+		.sport = 7500, .dport = 41000, .gsi = {0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f}};
+	struct pgm_header_params down = {.sport = 41000, .dport = 7500, .gsi = {0x0a}};
+	struct pgm_nla src = {.afi = PGM_AFI_IP, .addr = {198, 18, 0, 1}};
+	struct pgm_nla grp = {.afi = PGM_AFI_IP, .addr = {239, 192, 0, 1}};
+	uint32_t list[5] = {1001, 1002, 1003, 1005, 1008};
+	struct pgm_build_options o = {.nak_list = list, .nak_list_count = 5};
 	size_t nak_len, rdata_len, i;
 	double csum_ns, copy_ns;
 
@@ -120,8 +119,8 @@ int main(int argc, char **argv)
 	nak_len = pgm_build_nak(nak, sizeof(nak), PGM_NAK, &up, 1000, &src, &grp, &o);
 	for (i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t)(i * 131 + 7);
-	rdata_len = pgm_build_data(rdata, sizeof(rdata), PGM_RDATA, &down, 1000, 900, payload,
-		sizeof(payload), NULL);
+	rdata_len = pgm_build_data(
+		rdata, sizeof(rdata), PGM_RDATA, &down, 1000, 900, payload, sizeof(payload), NULL);
 	if (nak_len != 64 || rdata_len != 1500) {
 		fprintf(stderr, "bench_codec: sample sizes %zu/%zu\n", nak_len, rdata_len);
 		return 1;
@@ -134,11 +133,11 @@ int main(int argc, char **argv)
 			const char *metric;
 			struct job j;
 		} cases[] = {
-			{ "nak64_parse_checksum", { nak, NULL, nak_len, 0 } },
-			{ "nak64_parse_no_checksum", { nak, NULL, nak_len, PGM_PARSE_NO_CHECKSUM } },
-			{ "rdata1500_parse_checksum", { rdata, NULL, rdata_len, 0 } },
-			{ "rdata1500_parse_no_checksum",
-				{ rdata, NULL, rdata_len, PGM_PARSE_NO_CHECKSUM } },
+			{"nak64_parse_checksum", {nak, NULL, nak_len, 0}},
+			{"nak64_parse_no_checksum", {nak, NULL, nak_len, PGM_PARSE_NO_CHECKSUM}},
+			{"rdata1500_parse_checksum", {rdata, NULL, rdata_len, 0}},
+			{"rdata1500_parse_no_checksum",
+				{rdata, NULL, rdata_len, PGM_PARSE_NO_CHECKSUM}},
 		};
 
 		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -146,7 +145,7 @@ int main(int argc, char **argv)
 				best_ns(time_parse, &cases[i].j, parse_iterations));
 	}
 	{
-		struct job j = { rdata, copy, 1500, 0 };
+		struct job j = {rdata, copy, 1500, 0};
 
 		csum_ns = best_ns(time_csum, &j, csum_iterations);
 		copy_ns = best_ns(time_memcpy, &j, csum_iterations);

@@ -27,9 +27,9 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const struct pgm_udp_ports encap_ports = { .enabled = true,
+static const struct pgm_udp_ports encap_ports = {.enabled = true,
 	.ucast_port = PGM_DEFAULT_UDP_UCAST_PORT,
-	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT };
+	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT};
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -90,8 +90,8 @@ static void check_structure(const uint8_t *tpdu, size_t len, const struct pgm_pa
 }
 
 /* parse(serialize(p)) == p, and serialize is a fixed point. */
-static void check_serialize(const uint8_t *tpdu, size_t len, const struct pgm_packet *p,
-	unsigned flags)
+static void check_serialize(
+	const uint8_t *tpdu, size_t len, const struct pgm_packet *p, unsigned flags)
 {
 	static uint8_t out[65536], again[65536];
 	struct pgm_packet q, a, b;
@@ -116,8 +116,8 @@ static void check_serialize(const uint8_t *tpdu, size_t len, const struct pgm_pa
 }
 
 /* Every rewrite that applies, on a copy with a valid checksum; checksums stay right. */
-static void check_rewrites(const uint8_t *tpdu, size_t len, const struct pgm_packet *p,
-	unsigned flags)
+static void check_rewrites(
+	const uint8_t *tpdu, size_t len, const struct pgm_packet *p, unsigned flags)
 {
 	static uint8_t copy[65536];
 	unsigned verify = flags & ~PGM_PARSE_NO_CHECKSUM;
@@ -175,19 +175,17 @@ static void check_rewrites(const uint8_t *tpdu, size_t len, const struct pgm_pac
 static void check_ncf(const struct pgm_packet *nak)
 {
 	static uint8_t out[65536];
-	struct pgm_nla me = { .afi = PGM_AFI_IP, .addr = { 198, 18, 1, 1 } };
-	struct pgm_build_options o = { .nak_bo_ivl = true,
-		.nak_bo_ivl_us = 1000,
-		.nbr_unreach = true,
-		.path_nla = &me };
+	struct pgm_nla me = {.afi = PGM_AFI_IP, .addr = {198, 18, 1, 1}};
+	struct pgm_build_options o = {
+		.nak_bo_ivl = true, .nak_bo_ivl_us = 1000, .nbr_unreach = true, .path_nla = &me};
 	struct pgm_packet ncf;
 	enum pgm_err err;
 	unsigned i;
 	size_t n;
 
 	if (pgm_packet_is_parity(nak))
-		n = pgm_build_ncf_from_nak_tgs(out, sizeof(out), nak, 128, 127,
-			nak->sqn & 1 ? &o : NULL);
+		n = pgm_build_ncf_from_nak_tgs(
+			out, sizeof(out), nak, 128, 127, nak->sqn & 1 ? &o : NULL);
 	else
 		n = pgm_build_ncf_from_nak(out, sizeof(out), nak, 0, nak->sqn & 1 ? &o : NULL);
 	CHECK(n > 0);
@@ -211,8 +209,8 @@ static void check_ncf(const struct pgm_packet *nak)
 		CHECK(pgm_opt_nak_list_sqn(&ncf.opt, i) == pgm_opt_nak_list_sqn(&nak->opt, i));
 }
 
-static void check_packet(const uint8_t *tpdu, size_t len, const struct pgm_packet *p,
-	unsigned flags)
+static void check_packet(
+	const uint8_t *tpdu, size_t len, const struct pgm_packet *p, unsigned flags)
 {
 	char line[2048];
 	size_t n;
@@ -230,9 +228,9 @@ static void check_packet(const uint8_t *tpdu, size_t len, const struct pgm_packe
 
 static void fuzz_tpdu(const uint8_t *data, size_t size)
 {
-	static const unsigned flag_sets[] = { 0, PGM_PARSE_NO_CHECKSUM,
+	static const unsigned flag_sets[] = {0, PGM_PARSE_NO_CHECKSUM,
 		PGM_PARSE_NO_CHECKSUM | PGM_PARSE_IGNORE_OPX,
-		PGM_PARSE_NO_CHECKSUM | PGM_PARSE_STRICT_OPTIONS };
+		PGM_PARSE_NO_CHECKSUM | PGM_PARSE_STRICT_OPTIONS};
 	struct pgm_packet p;
 	unsigned i;
 
@@ -247,8 +245,8 @@ static void fuzz_tpdu(const uint8_t *data, size_t size)
 	}
 }
 
-static void fuzz_datagram(const uint8_t *data, size_t size, const struct pgm_udp_ports *ports,
-	unsigned flags)
+static void fuzz_datagram(
+	const uint8_t *data, size_t size, const struct pgm_udp_ports *ports, unsigned flags)
 {
 	static uint8_t copy[65536 + 64];
 	struct pgm_packet p;
@@ -277,8 +275,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_tpdu(data, size);
 	fuzz_datagram(data, size, &encap_ports, 0);
-	fuzz_datagram(data, size, &encap_ports,
-		PGM_PARSE_NO_CHECKSUM | PGM_PARSE_NO_UDP_CHECKSUM);
+	fuzz_datagram(data, size, &encap_ports, PGM_PARSE_NO_CHECKSUM | PGM_PARSE_NO_UDP_CHECKSUM);
 	fuzz_datagram(data, size, NULL, PGM_PARSE_NO_CHECKSUM);
 	if (pgm_parse_ip(data, size, &encap_ports, &ip) == PGM_ERR_OK)
 		CHECK((size_t)ip.pgm_offset + ip.pgm_len <= size);
@@ -304,11 +301,11 @@ static void write_seed(const char *dir, const char *name, const uint8_t *data, s
 }
 
 /* A TPDU as it is, wrapped in IPv4 (with RA) or IPv6, and in UDP on 3055/3056. */
-static void write_wrapped(const char *dir, const char *name, const uint8_t *tpdu, size_t len,
-	bool v6)
+static void write_wrapped(
+	const char *dir, const char *name, const uint8_t *tpdu, size_t len, bool v6)
 {
 	static uint8_t d[65536 + 64];
-	struct pgm_ip_params ip = { .ttl = 8, .router_alert = !v6 };
+	struct pgm_ip_params ip = {.ttl = 8, .router_alert = !v6};
 	char label[96];
 	size_t n;
 
@@ -330,16 +327,14 @@ static void write_wrapped(const char *dir, const char *name, const uint8_t *tpdu
 
 static void write_builder_seeds(const char *dir)
 {
-	static const char *families[2][3] = { { "198.18.0.1", "239.192.0.1", "198.18.1.1" },
-		{ "2001:db8::1", "ff3e::8000:1", "2001:db8:1::1" } };
-	struct pgm_header_params down = { .sport = 41000, .dport = 7500,
-		.gsi = { 1, 2, 3, 4, 5, 6 } };
-	struct pgm_header_params up = { .sport = 7500, .dport = 41000,
-		.gsi = { 1, 2, 3, 4, 5, 6 } };
+	static const char *families[2][3] = {{"198.18.0.1", "239.192.0.1", "198.18.1.1"},
+		{"2001:db8::1", "ff3e::8000:1", "2001:db8:1::1"}};
+	struct pgm_header_params down = {.sport = 41000, .dport = 7500, .gsi = {1, 2, 3, 4, 5, 6}};
+	struct pgm_header_params up = {.sport = 7500, .dport = 41000, .gsi = {1, 2, 3, 4, 5, 6}};
 	static uint8_t t[4096];
-	uint32_t list[5] = { 101, 102, 110, 0x80000000u, 0x80000001u };
-	static const uint8_t unknown[] = { 0x21, 4, PGM_OPX_INVALIDATE, 0, 0x22, 5, PGM_OPX_RESERVED,
-		0, 9, 0x23, 4, PGM_OPX_DISCARD, 0 };
+	uint32_t list[5] = {101, 102, 110, 0x80000000u, 0x80000001u};
+	static const uint8_t unknown[] = {0x21, 4, PGM_OPX_INVALIDATE, 0, 0x22, 5, PGM_OPX_RESERVED,
+		0, 9, 0x23, 4, PGM_OPX_DISCARD, 0};
 	unsigned f;
 
 	for (f = 0; f < 2; f++) {
@@ -350,7 +345,7 @@ static void write_builder_seeds(const char *dir)
 		pgm_nla_parse(&g, families[f][1]);
 		pgm_nla_parse(&r, families[f][2]);
 		{
-			struct pgm_build_options o = { .nak_bo_ivl = true,
+			struct pgm_build_options o = {.nak_bo_ivl = true,
 				.nak_bo_ivl_us = 50000,
 				.nak_bo_rng = true,
 				.parity_prm = true,
@@ -360,7 +355,7 @@ static void write_builder_seeds(const char *dir)
 				.join = true,
 				.fin = true,
 				.nbr_unreach = true,
-				.rst = true };
+				.rst = true};
 
 			write_wrapped(dir, "spm", t,
 				pgm_build_spm(t, sizeof(t), &down, 1, 2, 3, &s, NULL), v6);
@@ -368,21 +363,21 @@ static void write_builder_seeds(const char *dir)
 				pgm_build_spm(t, sizeof(t), &down, 1, 2, 3, &r, &o), v6);
 		}
 		{
-			struct pgm_build_options o = { .raw = unknown, .raw_len = sizeof(unknown) };
+			struct pgm_build_options o = {.raw = unknown, .raw_len = sizeof(unknown)};
 
 			write_wrapped(dir, "spm-unknown", t,
 				pgm_build_spm(t, sizeof(t), &down, 1, 2, 3, &s, &o), v6);
 		}
 		{
-			struct pgm_build_options o = { .nak_list = list, .nak_list_count = 3 };
-			struct pgm_build_options cr = { .cr = true, .cr_rcvr = &r, .cr_flags = 7 };
-			struct pgm_build_options par = { .extra_header_flags = PGM_OPT_PARITY };
-			struct pgm_build_options ncf = { .nak_list = list,
+			struct pgm_build_options o = {.nak_list = list, .nak_list_count = 3};
+			struct pgm_build_options cr = {.cr = true, .cr_rcvr = &r, .cr_flags = 7};
+			struct pgm_build_options par = {.extra_header_flags = PGM_OPT_PARITY};
+			struct pgm_build_options ncf = {.nak_list = list,
 				.nak_list_count = 2,
 				.redirect = &r,
 				.path_nla = &r,
 				.nbr_unreach = true,
-				.nak_bo_ivl = true };
+				.nak_bo_ivl = true};
 
 			write_wrapped(dir, "nak", t,
 				pgm_build_nak(t, sizeof(t), PGM_NAK, &up, 100, &s, &g, NULL), v6);
@@ -398,30 +393,33 @@ static void write_builder_seeds(const char *dir)
 				pgm_build_nak(t, sizeof(t), PGM_NCF, &down, 100, &s, &g, &ncf), v6);
 		}
 		{
-			struct pgm_build_options frag = { .fragment = true,
-				.frag_apdu_len = 3000,
-				.syn = true };
-			struct pgm_build_options par = { .parity_grp = true,
+			struct pgm_build_options frag = {
+				.fragment = true, .frag_apdu_len = 3000, .syn = true};
+			struct pgm_build_options par = {.parity_grp = true,
 				.parity_grp_value = 1,
 				.curr_tgsize = true,
-				.extra_header_flags = PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN };
+				.extra_header_flags = PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN};
 
 			write_wrapped(dir, "odata", t,
-				pgm_build_data(t, sizeof(t), PGM_ODATA, &down, 5, 1, "hello", 5, NULL),
+				pgm_build_data(
+					t, sizeof(t), PGM_ODATA, &down, 5, 1, "hello", 5, NULL),
 				v6);
 			write_wrapped(dir, "odata-frag", t,
-				pgm_build_data(t, sizeof(t), PGM_ODATA, &down, 5, 1, "x", 1, &frag), v6);
+				pgm_build_data(t, sizeof(t), PGM_ODATA, &down, 5, 1, "x", 1, &frag),
+				v6);
 			write_wrapped(dir, "rdata-parity", t,
-				pgm_build_data(t, sizeof(t), PGM_RDATA, &down, 0x21, 1, "pq", 2, &par),
+				pgm_build_data(
+					t, sizeof(t), PGM_RDATA, &down, 0x21, 1, "pq", 2, &par),
 				v6);
 		}
 		{
-			struct pgm_build_options bo = { .nak_bo_ivl = true };
-			struct pgm_build_options redirect = { .redirect = &r,
-				.extra_header_flags = PGM_OPT_PARITY };
+			struct pgm_build_options bo = {.nak_bo_ivl = true};
+			struct pgm_build_options redirect = {
+				.redirect = &r, .extra_header_flags = PGM_OPT_PARITY};
 
 			write_wrapped(dir, "poll", t,
-				pgm_build_poll(t, sizeof(t), &down, 9, 0, 1, &r, 1000, 7, 3, &bo), v6);
+				pgm_build_poll(t, sizeof(t), &down, 9, 0, 1, &r, 1000, 7, 3, &bo),
+				v6);
 			write_wrapped(dir, "polr", t,
 				pgm_build_polr(t, sizeof(t), &up, 9, 0, &redirect), v6);
 		}
@@ -451,7 +449,7 @@ static void pcap_seed(const uint8_t *datagram, size_t len, unsigned long index, 
 static void write_pcap_seeds(const char *dir, const char *list)
 {
 	char *copy = strdup(list), *save = NULL, *path;
-	struct pcap_seed_ctx ctx = { .dir = dir };
+	struct pcap_seed_ctx ctx = {.dir = dir};
 
 	if (copy == NULL)
 		exit(1);
@@ -460,7 +458,8 @@ static void write_pcap_seeds(const char *dir, const char *list)
 		struct pgm_pcap_walk walk;
 		char err[512];
 
-		if (pgm_pcap_for_each_datagram(path, pcap_seed, &ctx, &walk, err, sizeof(err)) != 0) {
+		if (pgm_pcap_for_each_datagram(path, pcap_seed, &ctx, &walk, err, sizeof(err)) !=
+			0) {
 			fprintf(stderr, "seed: %s\n", err);
 			exit(1);
 		}

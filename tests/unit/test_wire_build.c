@@ -10,7 +10,7 @@
 
 #include "wire_test.h"
 
-#define BUF 2048
+#define BUF	  2048
 #define MAX_CASES 128
 
 static struct wire_test_case *cases;
@@ -54,8 +54,8 @@ START_TEST(test_catalog_round_trip)
 
 	memset(out, 0xa5, sizeof(out));
 	n = pgm_packet_serialize(out, sizeof(out), &p);
-	ck_assert_msg(n == c->len && memcmp(out, c->tpdu, n) == 0, "%s: serialize differs",
-		c->name);
+	ck_assert_msg(
+		n == c->len && memcmp(out, c->tpdu, n) == 0, "%s: serialize differs", c->name);
 
 	parse_ok(out, n, &q);
 	ck_assert_uint_eq(q.type, p.type);
@@ -135,9 +135,9 @@ END_TEST
 START_TEST(test_builder_invalid_params)
 {
 	struct pgm_header_params h = wire_test_downstream();
-	struct pgm_nla good = wire_test_nla("198.18.0.1"), bad = { .afi = 3 };
-	uint32_t list[63] = { 0 };
-	static const uint8_t ragged[5] = { 0x20, 4, 0, 0, 0 };
+	struct pgm_nla good = wire_test_nla("198.18.0.1"), bad = {.afi = 3};
+	uint32_t list[63] = {0};
+	static const uint8_t ragged[5] = {0x20, 4, 0, 0, 0};
 	struct pgm_build_options o;
 	uint8_t b[BUF];
 
@@ -169,15 +169,11 @@ START_TEST(test_ncf_from_nak)
 	struct pgm_header_params up = wire_test_upstream();
 	struct pgm_nla s = wire_test_nla("2001:db8::1"), g = wire_test_nla("239.192.0.9");
 	struct pgm_nla rcvr = wire_test_nla("198.18.2.7"), me = wire_test_nla("198.18.1.1");
-	uint32_t list[3] = { 201, 202, 230 };
-	struct pgm_build_options nak_opts = { .nak_list = list,
-		.nak_list_count = 3,
-		.cr = true,
-		.cr_rcvr = &rcvr };
-	struct pgm_build_options ncf_opts = { .nak_bo_ivl = true,
-		.nak_bo_ivl_us = 30000,
-		.nbr_unreach = true,
-		.path_nla = &me };
+	uint32_t list[3] = {201, 202, 230};
+	struct pgm_build_options nak_opts = {
+		.nak_list = list, .nak_list_count = 3, .cr = true, .cr_rcvr = &rcvr};
+	struct pgm_build_options ncf_opts = {
+		.nak_bo_ivl = true, .nak_bo_ivl_us = 30000, .nbr_unreach = true, .path_nla = &me};
 	uint8_t nak[BUF], ncf[BUF];
 	struct pgm_packet n, c;
 	struct pgm_tsi nak_tsi, ncf_tsi;
@@ -213,7 +209,7 @@ START_TEST(test_ncf_from_nak)
 
 	/* parity: flag kept, PKT_CNT raised to the given count */
 	{
-		struct pgm_build_options po = { .extra_header_flags = PGM_OPT_PARITY };
+		struct pgm_build_options po = {.extra_header_flags = PGM_OPT_PARITY};
 
 		parse_ok(nak, pgm_build_nak(nak, sizeof(nak), PGM_NAK, &up, 0x1002, &s, &g, &po),
 			&n);
@@ -234,7 +230,8 @@ START_TEST(test_ncf_from_nak)
 		ck_assert_uint_eq(c.sqn, 0x1003);
 		parse_ok(ncf, pgm_build_ncf_from_nak_tgs(ncf, sizeof(ncf), &n, 16, 9, NULL), &c);
 		ck_assert_uint_eq(c.sqn, 0x1009);
-		ck_assert_uint_eq(pgm_build_ncf_from_nak_tgs(ncf, sizeof(ncf), &n, 16, 16, NULL), 0);
+		ck_assert_uint_eq(
+			pgm_build_ncf_from_nak_tgs(ncf, sizeof(ncf), &n, 16, 16, NULL), 0);
 		ck_assert_uint_eq(pgm_build_ncf_from_nak_tgs(ncf, sizeof(ncf), &n, 12, 1, NULL), 0);
 	}
 	/* only NAKs get NCFs (an NNAK never does, 3.10) */
@@ -245,7 +242,7 @@ END_TEST
 
 START_TEST(test_nak_ncf_for_tsi)
 {
-	struct pgm_tsi tsi = { .sport = 4321 }, got;
+	struct pgm_tsi tsi = {.sport = 4321}, got;
 	struct pgm_nla s = wire_test_nla("198.18.0.1"), g = wire_test_nla("239.192.0.1");
 	uint8_t b[BUF];
 	struct pgm_packet p;
@@ -259,11 +256,10 @@ START_TEST(test_nak_ncf_for_tsi)
 	ck_assert(pgm_tsi_equal(&got, &tsi));
 	ck_assert_uint_eq(pgm_packet_data_dport(&p), 7500);
 
-	parse_ok(b, pgm_build_nak_for_tsi(b, sizeof(b), PGM_NNAK, &tsi, 7500, 9, &s, &g, NULL),
-		&p);
+	parse_ok(b, pgm_build_nak_for_tsi(b, sizeof(b), PGM_NNAK, &tsi, 7500, 9, &s, &g, NULL), &p);
 	ck_assert_uint_eq(p.type, PGM_NNAK);
-	ck_assert_uint_eq(pgm_build_nak_for_tsi(b, sizeof(b), PGM_NCF, &tsi, 7500, 9, &s, &g, NULL),
-		0);
+	ck_assert_uint_eq(
+		pgm_build_nak_for_tsi(b, sizeof(b), PGM_NCF, &tsi, 7500, 9, &s, &g, NULL), 0);
 
 	parse_ok(b, pgm_build_ncf_for_tsi(b, sizeof(b), &tsi, 7500, 9, &s, &g, NULL), &p);
 	ck_assert_uint_eq(p.type, PGM_NCF);
@@ -278,8 +274,8 @@ END_TEST
 
 START_TEST(test_rewrite_spm_path)
 {
-	static const char *paths[2][2] = { { "198.18.0.1", "198.18.77.1" },
-		{ "2001:db8::1", "2001:db8:77::1" } };
+	static const char *paths[2][2] = {
+		{"198.18.0.1", "198.18.77.1"}, {"2001:db8::1", "2001:db8:77::1"}};
 	struct pgm_header_params h = wire_test_downstream();
 	uint8_t b[BUF];
 	struct pgm_packet p, q;
@@ -317,10 +313,10 @@ END_TEST
 /* NAK_BO_IVL after an odd-length option: an odd offset, and the TPDU's last byte changes. */
 START_TEST(test_rewrite_nak_bo_ivl)
 {
-	static const uint8_t odd[5] = { 0x21, 5, 0, 0, 0x99 };
+	static const uint8_t odd[5] = {0x21, 5, 0, 0, 0x99};
 	struct pgm_header_params h = wire_test_downstream();
 	struct pgm_nla s = wire_test_nla("198.18.0.1");
-	struct pgm_build_options o = { .raw = odd, .raw_len = sizeof(odd) };
+	struct pgm_build_options o = {.raw = odd, .raw_len = sizeof(odd)};
 	uint8_t b[BUF];
 	struct pgm_packet p, q;
 	size_t n, i;
@@ -329,8 +325,9 @@ START_TEST(test_rewrite_nak_bo_ivl)
 	n = pgm_build_spm(b, sizeof(b), &h, 1, 2, 3, &s, &o);
 	ck_assert_uint_eq(n, 36 + 4 + 5);
 	b[40] &= (uint8_t)~PGM_OPT_END;
-	memcpy(b + n, (uint8_t[]){ PGM_OPT_NAK_BO_IVL | PGM_OPT_END, 12, 0, 0, 0, 0, 0x27, 0x10,
-			      0, 0, 0, 1 },
+	memcpy(b + n,
+		(uint8_t[]){
+			PGM_OPT_NAK_BO_IVL | PGM_OPT_END, 12, 0, 0, 0, 0, 0x27, 0x10, 0, 0, 0, 1},
 		12);
 	n += 12;
 	wire_test_put16(b + 38, 4 + 5 + 12);
@@ -360,7 +357,7 @@ START_TEST(test_rewrite_parity_pkt_cnt)
 {
 	struct pgm_header_params up = wire_test_upstream();
 	struct pgm_nla s = wire_test_nla("198.18.0.1"), g = wire_test_nla("239.192.0.1");
-	struct pgm_build_options po = { .extra_header_flags = PGM_OPT_PARITY };
+	struct pgm_build_options po = {.extra_header_flags = PGM_OPT_PARITY};
 	uint8_t b[BUF];
 	struct pgm_packet p, q;
 	size_t n = pgm_build_nak(b, sizeof(b), PGM_NAK, &up, 0x1103, &s, &g, &po);
@@ -384,14 +381,16 @@ END_TEST
 
 START_TEST(test_rewrite_opt_invalid)
 {
+	/* clang-format off */
 	static const uint8_t raw[] = {
-		0x21, 5, PGM_OPX_INVALIDATE, 0, 0xee, /* odd length */
-		0x22, 4, PGM_OPX_INVALIDATE, 0,	/* at an odd offset */
+		0x21, 5, PGM_OPX_INVALIDATE, 0, 0xee,	/* odd length */
+		0x22, 4, PGM_OPX_INVALIDATE, 0,		/* at an odd offset */
 		0x23, 4, PGM_OPX_IGNORE, 0,
 	};
+	/* clang-format on */
 	struct pgm_header_params h = wire_test_downstream();
 	struct pgm_nla s = wire_test_nla("198.18.0.1");
-	struct pgm_build_options o = { .join = true, .raw = raw, .raw_len = sizeof(raw) };
+	struct pgm_build_options o = {.join = true, .raw = raw, .raw_len = sizeof(raw)};
 	uint8_t b[BUF];
 	struct pgm_packet p, q;
 	size_t n = pgm_build_spm(b, sizeof(b), &h, 1, 2, 3, &s, &o);
@@ -411,7 +410,7 @@ START_TEST(test_rewrite_opt_invalid)
 		ck_assert_uint_eq(q.opt.type[i], PGM_OPT_INVALID);
 	ck_assert_uint_eq(b[q.opt.offset[4]], PGM_OPT_INVALID | PGM_OPT_END); /* E kept */
 	ck_assert_uint_eq(b[q.opt.offset[4] + 2], PGM_OPX_IGNORE); /* the rest untouched */
-	ck_assert(!pgm_rewrite_opt_invalid(b, &q, 2)); /* already invalid */
+	ck_assert(!pgm_rewrite_opt_invalid(b, &q, 2));		   /* already invalid */
 }
 END_TEST
 
@@ -450,9 +449,9 @@ END_TEST
 
 /* ---- IP and UDP ---- */
 
-static const struct pgm_udp_ports ports = { .enabled = true,
+static const struct pgm_udp_ports ports = {.enabled = true,
 	.ucast_port = PGM_DEFAULT_UDP_UCAST_PORT,
-	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT };
+	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT};
 
 START_TEST(test_build_ip_catalog)
 {
@@ -487,7 +486,7 @@ END_TEST
 
 START_TEST(test_build_ip_cases)
 {
-	struct pgm_ip_params p = { .ttl = 255, .tos = 0xb8, .id = 0x1234, .router_alert = true };
+	struct pgm_ip_params p = {.ttl = 255, .tos = 0xb8, .id = 0x1234, .router_alert = true};
 	uint8_t t[64], d[BUF];
 	struct pgm_header_params h = wire_test_downstream();
 	struct pgm_nla s = wire_test_nla("198.18.0.1");
@@ -499,7 +498,7 @@ START_TEST(test_build_ip_cases)
 	n = pgm_build_ip(d, sizeof(d), &p, t, tn);
 	ck_assert_uint_eq(n, 24 + tn);
 	ck_assert_uint_eq(d[0], 0x46);
-	ck_assert_mem_eq(d + 20, ((uint8_t[]){ 0x94, 0x04, 0x00, 0x00 }), 4);
+	ck_assert_mem_eq(d + 20, ((uint8_t[]){0x94, 0x04, 0x00, 0x00}), 4);
 	ck_assert_int_eq(pgm_parse_ip(d, n, NULL, &ip), PGM_ERR_OK);
 	ck_assert(ip.router_alert);
 	ck_assert_uint_eq(ip.tos, 0xb8);
@@ -536,7 +535,8 @@ START_TEST(test_fix_udp_checksum)
 	unsigned f;
 
 	for (f = 0; f < 2; f++) {
-		struct pgm_ip_params p = { .ttl = 1, .udp = true, .udp_sport = 3056, .udp_dport = 3056 };
+		struct pgm_ip_params p = {
+			.ttl = 1, .udp = true, .udp_sport = 3056, .udp_dport = 3056};
 		struct pgm_header_params h = wire_test_downstream();
 		struct pgm_nla s = wire_test_nla(f == 0 ? "198.18.0.1" : "2001:db8::1");
 		uint8_t t[64], d[BUF];
@@ -559,10 +559,10 @@ START_TEST(test_fix_udp_checksum)
 		ck_assert_int_eq(pgm_parse_datagram(d, n, &ports, 0, &ip, &pkt), PGM_ERR_OK);
 		path.addr[0] ^= 1;
 		ck_assert(pgm_rewrite_spm_path(d + ip.pgm_offset, &pkt, &path));
-		ck_assert_int_eq(pgm_parse_datagram(d, n, &ports, 0, &ip, &pkt),
-			PGM_ERR_UDP_CHECKSUM);
-		ck_assert_int_eq(pgm_parse_datagram(d, n, &ports, PGM_PARSE_NO_UDP_CHECKSUM, &ip,
-					 &pkt),
+		ck_assert_int_eq(
+			pgm_parse_datagram(d, n, &ports, 0, &ip, &pkt), PGM_ERR_UDP_CHECKSUM);
+		ck_assert_int_eq(
+			pgm_parse_datagram(d, n, &ports, PGM_PARSE_NO_UDP_CHECKSUM, &ip, &pkt),
 			PGM_ERR_OK);
 		pgm_ip_fix_udp_checksum(d, &ip);
 		ck_assert_int_eq(pgm_parse_datagram(d, n, &ports, 0, &ip, &pkt), PGM_ERR_OK);
@@ -570,7 +570,8 @@ START_TEST(test_fix_udp_checksum)
 		if (f == 0) {
 			/* IPv4 sent without a UDP checksum: stays without, and is accepted */
 			d[ip.pgm_offset - 2] = d[ip.pgm_offset - 1] = 0;
-			ck_assert_int_eq(pgm_parse_datagram(d, n, &ports, 0, &ip, &pkt), PGM_ERR_OK);
+			ck_assert_int_eq(
+				pgm_parse_datagram(d, n, &ports, 0, &ip, &pkt), PGM_ERR_OK);
 			pgm_ip_fix_udp_checksum(d, &ip);
 			ck_assert_uint_eq(wire_test_get16(d + ip.pgm_offset - 2), 0);
 		}
@@ -584,8 +585,8 @@ START_TEST(test_format)
 {
 	struct pgm_header_params up = wire_test_upstream(), down = wire_test_downstream();
 	struct pgm_nla s = wire_test_nla("198.18.0.1"), g = wire_test_nla("239.192.0.1");
-	uint32_t list[2] = { 18, 19 };
-	struct pgm_build_options o = { .nak_list = list, .nak_list_count = 2 };
+	uint32_t list[2] = {18, 19};
+	struct pgm_build_options o = {.nak_list = list, .nak_list_count = 2};
 	uint8_t b[BUF];
 	char line[256];
 	struct pgm_packet p;
@@ -602,11 +603,11 @@ START_TEST(test_format)
 	ck_assert_str_eq(line, "SPM 0a0b0c0d0e0f.41000 sqn 7 trail 100 lead 200 path 198.18.0.1");
 
 	{
-		struct pgm_build_options f = { .fragment = true,
+		struct pgm_build_options f = {.fragment = true,
 			.frag_first_sqn = 1,
 			.frag_offset = 2,
 			.frag_apdu_len = 3,
-			.extra_header_flags = PGM_OPT_PARITY };
+			.extra_header_flags = PGM_OPT_PARITY};
 
 		parse_ok(b, pgm_build_data(b, sizeof(b), PGM_RDATA, &down, 5, 4, "ab", 2, &f), &p);
 		pgm_packet_format(&p, line, sizeof(line));

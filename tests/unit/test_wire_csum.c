@@ -11,7 +11,7 @@
 /* RFC 1071 section 3 example: words 0001 f203 f4f5 f6f7 sum to 0xddf2. */
 START_TEST(test_rfc1071_example)
 {
-	static const uint8_t bytes[] = { 0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7 };
+	static const uint8_t bytes[] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
 	uint32_t sum = pgm_csum_partial(bytes, sizeof(bytes), 0);
 
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -130,7 +130,8 @@ START_TEST(test_checksum_ignores_field)
 		ck_assert_uint_eq(pgm_checksum(t, cases[i].len), expected);
 		pgm_checksum_set(t, cases[i].len);
 		ck_assert_uint_eq(wire_test_get16(t + 6), expected);
-		ck_assert_msg(pgm_parse(t, cases[i].len, 0, &pkt) == PGM_ERR_OK, "%s", cases[i].name);
+		ck_assert_msg(
+			pgm_parse(t, cases[i].len, 0, &pkt) == PGM_ERR_OK, "%s", cases[i].name);
 		ck_assert(pgm_csum_verifies(t, cases[i].len));
 		/* and one flipped bit anywhere is caught */
 		t[cases[i].len - 1] ^= 0x01;

@@ -9,9 +9,9 @@
 
 #define BUF 2048
 
-static const struct pgm_udp_ports ports = { .enabled = true,
+static const struct pgm_udp_ports ports = {.enabled = true,
 	.ucast_port = PGM_DEFAULT_UDP_UCAST_PORT,
-	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT };
+	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT};
 
 static uint8_t tpdu[256];
 static size_t tpdu_len;
@@ -26,11 +26,8 @@ static void make_tpdu(void)
 
 static size_t v4(uint8_t *b, bool ra, bool udp, uint16_t sport, uint16_t dport)
 {
-	struct pgm_ip_params p = { .ttl = 9,
-		.router_alert = ra,
-		.udp = udp,
-		.udp_sport = sport,
-		.udp_dport = dport };
+	struct pgm_ip_params p = {
+		.ttl = 9, .router_alert = ra, .udp = udp, .udp_sport = sport, .udp_dport = dport};
 
 	make_tpdu();
 	p.src = wire_test_nla("198.18.2.7");
@@ -40,7 +37,7 @@ static size_t v4(uint8_t *b, bool ra, bool udp, uint16_t sport, uint16_t dport)
 
 static size_t v6(uint8_t *b, bool udp)
 {
-	struct pgm_ip_params p = { .ttl = 9, .udp = udp, .udp_sport = 3056, .udp_dport = 3056 };
+	struct pgm_ip_params p = {.ttl = 9, .udp = udp, .udp_sport = 3056, .udp_dport = 3056};
 
 	make_tpdu();
 	p.src = wire_test_nla("2001:db8:2::7");
@@ -115,9 +112,9 @@ END_TEST
 /* RA among other options: NOPs, a timestamp option, EOL padding. */
 START_TEST(test_ipv4_options_walk)
 {
-	static const uint8_t with_ra[] = { 0x01, 0x01, 0x44, 0x08, 0x05, 0x00, 0, 0, 0, 0, 0x94,
-		0x04, 0x00, 0x00, 0x00, 0x00 }; /* NOP NOP timestamp(8) RA EOL pad */
-	static const uint8_t without_ra[] = { 0x44, 0x04, 0x05, 0x00, 0x00, 0x94, 0x04, 0x00 };
+	static const uint8_t with_ra[] = {0x01, 0x01, 0x44, 0x08, 0x05, 0x00, 0, 0, 0, 0, 0x94,
+		0x04, 0x00, 0x00, 0x00, 0x00}; /* NOP NOP timestamp(8) RA EOL pad */
+	static const uint8_t without_ra[] = {0x44, 0x04, 0x05, 0x00, 0x00, 0x94, 0x04, 0x00};
 	uint8_t b[BUF];
 	struct pgm_ip ip;
 	size_t n;
@@ -149,7 +146,7 @@ END_TEST
 
 START_TEST(test_udp_ports)
 {
-	struct pgm_udp_ports custom = { .enabled = true, .ucast_port = 7000, .mcast_port = 7001 };
+	struct pgm_udp_ports custom = {.enabled = true, .ucast_port = 7000, .mcast_port = 7001};
 	struct pgm_udp_ports off = ports;
 	uint8_t b[BUF];
 	struct pgm_ip ip;
@@ -202,8 +199,8 @@ START_TEST(test_udp_checksum_verification)
 	b[26] ^= 0xff;
 	ck_assert_int_eq(pgm_parse_datagram(b, n, &ports, 0, &ip, &p), PGM_ERR_UDP_CHECKSUM);
 	ck_assert_uint_eq(p.type, 0); /* nothing parsed */
-	ck_assert_int_eq(pgm_parse_datagram(b, n, &ports, PGM_PARSE_NO_UDP_CHECKSUM, &ip, &p),
-		PGM_ERR_OK);
+	ck_assert_int_eq(
+		pgm_parse_datagram(b, n, &ports, PGM_PARSE_NO_UDP_CHECKSUM, &ip, &p), PGM_ERR_OK);
 	ck_assert_int_eq(pgm_parse_ip(b, n, &ports, &ip), PGM_ERR_OK); /* not checked here */
 	ck_assert(!pgm_ip_udp_checksum_ok(b, &ip));
 	b[26] = b[27] = 0; /* IPv4: none */
@@ -233,10 +230,10 @@ END_TEST
 /* Hop-by-hop with RA, routing, atomic fragment, destination options: all walked. */
 START_TEST(test_ipv6_extension_chain)
 {
-	static const uint8_t hbh_ra[8] = { 0, 0, 5, 2, 0, 0, 1, 0 }; /* RA 0, PadN 0 */
-	static const uint8_t routing[24] = { 0, 2, 0, 0 };	     /* type 0, 0 left */
-	static const uint8_t atomic[8] = { 0, 0, 0, 0, 0, 0, 0, 9 };
-	static const uint8_t dst_ra[8] = { 0, 0, 5, 2, 0, 0, 0, 0 }; /* RA outside HBH */
+	static const uint8_t hbh_ra[8] = {0, 0, 5, 2, 0, 0, 1, 0}; /* RA 0, PadN 0 */
+	static const uint8_t routing[24] = {0, 2, 0, 0};	   /* type 0, 0 left */
+	static const uint8_t atomic[8] = {0, 0, 0, 0, 0, 0, 0, 9};
+	static const uint8_t dst_ra[8] = {0, 0, 5, 2, 0, 0, 0, 0}; /* RA outside HBH */
 	uint8_t b[BUF];
 	struct pgm_ip ip;
 	size_t n = v6(b, false);

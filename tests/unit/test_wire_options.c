@@ -46,10 +46,10 @@ static size_t data(unsigned type, const struct pgm_build_options *o)
 
 START_TEST(test_fragment)
 {
-	struct pgm_build_options o = { .fragment = true,
+	struct pgm_build_options o = {.fragment = true,
 		.frag_first_sqn = 0xfffffffe,
 		.frag_offset = 65000,
-		.frag_apdu_len = 70000 };
+		.frag_apdu_len = 70000};
 
 	parse_ok(data(PGM_RDATA, &o), 0);
 	ck_assert(pgm_opt_has(&pkt.opt, PGM_OPT_FRAGMENT));
@@ -66,8 +66,8 @@ END_TEST
 
 START_TEST(test_nak_list)
 {
-	uint32_t l[3] = { 51, 60, 0x80000000u + 49 }; /* the last one: just inside half */
-	struct pgm_build_options o = { .nak_list = l, .nak_list_count = 3 };
+	uint32_t l[3] = {51, 60, 0x80000000u + 49}; /* the last one: just inside half */
+	struct pgm_build_options o = {.nak_list = l, .nak_list_count = 3};
 
 	parse_ok(ncf(&o, "198.18.0.1"), 0);
 	ck_assert_uint_eq(pkt.opt.nak_list_count, 3);
@@ -82,11 +82,11 @@ END_TEST
 
 START_TEST(test_join_fin_syn_rst)
 {
-	struct pgm_build_options o = { .join = true,
+	struct pgm_build_options o = {.join = true,
 		.join_min_sqn = 12345,
 		.fin = true,
 		.rst = true,
-		.rst_flags = 0x40 | 0x3f };
+		.rst_flags = 0x40 | 0x3f};
 
 	parse_ok(spm(&o), 0);
 	ck_assert_uint_eq(pkt.opt.join_min_sqn, 12345);
@@ -104,12 +104,12 @@ END_TEST
 
 START_TEST(test_nak_bo_ivl_rng)
 {
-	struct pgm_build_options o = { .nak_bo_ivl = true,
+	struct pgm_build_options o = {.nak_bo_ivl = true,
 		.nak_bo_ivl_us = 50000,
 		.nak_bo_ivl_sqn = 9,
 		.nak_bo_rng = true,
 		.nak_bo_max_us = 500000,
-		.nak_bo_min_us = 1000 };
+		.nak_bo_min_us = 1000};
 
 	parse_ok(spm(&o), 0);
 	ck_assert_uint_eq(pkt.opt.nak_bo_ivl, 50000);
@@ -122,13 +122,13 @@ END_TEST
 
 START_TEST(test_redirect_both_families)
 {
-	static const char *addrs[] = { "198.18.5.5", "2001:db8:5::5" };
+	static const char *addrs[] = {"198.18.5.5", "2001:db8:5::5"};
 	unsigned f;
 
 	for (f = 0; f < 2; f++) {
 		struct pgm_nla dlr = wire_test_nla(addrs[f]);
 		struct pgm_header_params h = wire_test_upstream();
-		struct pgm_build_options o = { .redirect = &dlr };
+		struct pgm_build_options o = {.redirect = &dlr};
 
 		parse_ok(pgm_build_polr(buf, BUF, &h, 3, 1, &o), 0);
 		ck_assert(pgm_nla_equal(&pkt.opt.redirect, &dlr));
@@ -140,15 +140,15 @@ END_TEST
 
 START_TEST(test_parity_options)
 {
-	static const uint32_t good_tgs[] = { 2, 4, 8, 16, 32, 64, 128 };
+	static const uint32_t good_tgs[] = {2, 4, 8, 16, 32, 64, 128};
 	unsigned i;
 
 	for (i = 0; i < sizeof(good_tgs) / sizeof(good_tgs[0]); i++) {
-		struct pgm_build_options o = { .parity_prm = true,
+		struct pgm_build_options o = {.parity_prm = true,
 			.parity_prm_flags = 0x01,
 			.parity_tgs = good_tgs[i],
 			.curr_tgsize = true,
-			.curr_tgsize_value = good_tgs[i] - 1 };
+			.curr_tgsize_value = good_tgs[i] - 1};
 
 		parse_ok(spm(&o), 0);
 		ck_assert_uint_eq(pkt.opt.parity_tgs, good_tgs[i]);
@@ -156,33 +156,33 @@ START_TEST(test_parity_options)
 		ck_assert_uint_eq(pkt.opt.curr_tgsize, good_tgs[i] - 1);
 	}
 	{
-		struct pgm_build_options o = { .parity_grp = true,
+		struct pgm_build_options o = {.parity_grp = true,
 			.parity_grp_value = 7,
 			.curr_tgsize = true,
 			.curr_tgsize_value = 3,
-			.extra_header_flags = PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN };
+			.extra_header_flags = PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN};
 
 		parse_ok(data(PGM_ODATA, &o), 0);
 		ck_assert_uint_eq(pkt.opt.parity_grp, 7);
 		ck_assert(pgm_packet_is_parity(&pkt));
 		/* 11.8.3: OPT_CURR_TGSIZE is not network-significant on ODATA. */
-		ck_assert_uint_eq(pkt.opt_flags, PGM_OPT_PRESENT | PGM_OPT_PARITY |
-							 PGM_OPT_VAR_PKTLEN);
+		ck_assert_uint_eq(
+			pkt.opt_flags, PGM_OPT_PRESENT | PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN);
 		parse_ok(data(PGM_RDATA, &o), 0);
-		ck_assert_uint_eq(pkt.opt_flags, PGM_OPT_PRESENT | PGM_OPT_NETWORK |
-							 PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN);
+		ck_assert_uint_eq(pkt.opt_flags,
+			PGM_OPT_PRESENT | PGM_OPT_NETWORK | PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN);
 	}
 }
 END_TEST
 
 START_TEST(test_nbr_unreach_path_nla_both_families)
 {
-	static const char *addrs[] = { "198.18.1.1", "2001:db8:1::1" };
+	static const char *addrs[] = {"198.18.1.1", "2001:db8:1::1"};
 	unsigned f;
 
 	for (f = 0; f < 2; f++) {
 		struct pgm_nla path = wire_test_nla(addrs[f]);
-		struct pgm_build_options o = { .nbr_unreach = true, .path_nla = &path };
+		struct pgm_build_options o = {.nbr_unreach = true, .path_nla = &path};
 
 		parse_ok(ncf(&o, "198.18.0.1"), 0);
 		ck_assert(pgm_opt_has(&pkt.opt, PGM_OPT_NBR_UNREACH));
@@ -195,20 +195,20 @@ END_TEST
 
 START_TEST(test_cr_crqst_both_families)
 {
-	static const char *addrs[] = { "198.18.2.7", "2001:db8:2::7" };
+	static const char *addrs[] = {"198.18.2.7", "2001:db8:2::7"};
 	unsigned f;
 
 	for (f = 0; f < 2; f++) {
 		struct pgm_nla rcvr = wire_test_nla(addrs[f]);
 		struct pgm_header_params h = wire_test_upstream();
 		struct pgm_nla s = wire_test_nla("198.18.0.1"), g = wire_test_nla("239.192.0.1");
-		struct pgm_build_options o = { .cr = true,
+		struct pgm_build_options o = {.cr = true,
 			.cr_flags = 0x05,
 			.cr_lead = 77,
 			.cr_ne_wl = 0xffff,
 			.cr_ne_wp = 1,
 			.cr_rx_wp = 0x8000,
-			.cr_rcvr = &rcvr };
+			.cr_rcvr = &rcvr};
 
 		parse_ok(pgm_build_nak(buf, BUF, PGM_NAK, &h, 70, &s, &g, &o), 0);
 		ck_assert_uint_eq(pkt.opt.cr_flags, 0x05);
@@ -220,7 +220,7 @@ START_TEST(test_cr_crqst_both_families)
 		ck_assert_uint_eq(buf[pkt.opt.offset[1] + 1], f == 0 ? 24 : 36);
 	}
 	{
-		struct pgm_build_options o = { .crqst = true, .crqst_flags = 0x02 };
+		struct pgm_build_options o = {.crqst = true, .crqst_flags = 0x02};
 
 		parse_ok(spm(&o), 0);
 		ck_assert_uint_eq(pkt.opt.crqst_flags, 0x02);
@@ -230,15 +230,15 @@ END_TEST
 
 START_TEST(test_pgmcc_both_families)
 {
-	static const char *addrs[] = { "198.18.2.7", "2001:db8:2::7" };
+	static const char *addrs[] = {"198.18.2.7", "2001:db8:2::7"};
 	unsigned f;
 
 	for (f = 0; f < 2; f++) {
 		struct pgm_nla acker = wire_test_nla(addrs[f]);
 		size_t alen = pgm_nla_len(&acker);
-		uint8_t raw[32] = { PGM_OPT_PGMCC_FEEDBACK, (uint8_t)(12 + alen), 0, 0 };
+		uint8_t raw[32] = {PGM_OPT_PGMCC_FEEDBACK, (uint8_t)(12 + alen), 0, 0};
 		struct pgm_header_params h = wire_test_upstream();
-		struct pgm_build_options o = { .raw = raw, .raw_len = 12 + alen };
+		struct pgm_build_options o = {.raw = raw, .raw_len = 12 + alen};
 
 		wire_test_put32(raw + 4, 0xabcdef01);
 		wire_test_put16(raw + 8, acker.afi);
@@ -263,14 +263,14 @@ END_TEST
 START_TEST(test_unknown_and_invalid)
 {
 	static const uint8_t raw[] = {
-		0x21, 4, PGM_OPX_IGNORE, 0,		/* unknown, ignore */
+		0x21, 4, PGM_OPX_IGNORE, 0,		     /* unknown, ignore */
 		0x22, 6, PGM_OPX_INVALIDATE | 0x04, 0, 1, 2, /* unknown, invalidate, F bit (RFC) */
-		0x23, 5, PGM_OPX_RESERVED, 0x80, 9,	/* unknown, reserved OPX, U bit */
-		0x24, 4, PGM_OPX_INVALIDATE | 0x08, 0,	/* unknown, invalidate, F bit (OpenPGM) */
-		PGM_OPT_INVALID, 4, 0, 0,		/* already invalidated */
-		PGM_OPT_INVALID, 7, 0, 0, 1, 2, 3,	/* and another */
+		0x23, 5, PGM_OPX_RESERVED, 0x80, 9,	     /* unknown, reserved OPX, U bit */
+		0x24, 4, PGM_OPX_INVALIDATE | 0x08, 0, /* unknown, invalidate, F bit (OpenPGM) */
+		PGM_OPT_INVALID, 4, 0, 0,	       /* already invalidated */
+		PGM_OPT_INVALID, 7, 0, 0, 1, 2, 3,     /* and another */
 	};
-	struct pgm_build_options o = { .raw = raw, .raw_len = sizeof(raw) };
+	struct pgm_build_options o = {.raw = raw, .raw_len = sizeof(raw)};
 
 	parse_ok(spm(&o), 0);
 	ck_assert_uint_eq(pkt.opt.count, 7);
@@ -289,7 +289,7 @@ START_TEST(test_unknown_and_invalid)
 		uint8_t raw2[sizeof(raw) + 4];
 
 		memcpy(raw2, raw, sizeof(raw));
-		memcpy(raw2 + sizeof(raw), (uint8_t[]){ 0x25, 4, PGM_OPX_DISCARD, 0 }, 4);
+		memcpy(raw2 + sizeof(raw), (uint8_t[]){0x25, 4, PGM_OPX_DISCARD, 0}, 4);
 		o.raw = raw2;
 		o.raw_len = sizeof(raw2);
 		ck_assert_int_eq(pgm_parse(buf, spm(&o), 0, &pkt), PGM_ERR_OPT_DISCARD);
@@ -324,9 +324,9 @@ END_TEST
 /* 16 options in all is the limit (9): OPT_LENGTH + 15 known ones parse. */
 START_TEST(test_sixteen_known_options)
 {
-	uint32_t l[1] = { 51 };
+	uint32_t l[1] = {51};
 	struct pgm_nla n4 = wire_test_nla("198.18.9.9");
-	struct pgm_build_options o = { .nak_list = l,
+	struct pgm_build_options o = {.nak_list = l,
 		.nak_list_count = 1,
 		.nak_bo_ivl = true,
 		.nak_bo_rng = true,
@@ -343,7 +343,7 @@ START_TEST(test_sixteen_known_options)
 		.syn = true,
 		.fin = true,
 		.rst = true,
-		.crqst = true };
+		.crqst = true};
 
 	parse_ok(ncf(&o, "198.18.0.1"), 0);
 	ck_assert_uint_eq(pkt.opt.count, 16);
@@ -362,10 +362,10 @@ END_TEST
 START_TEST(test_strict_accepts_allowed)
 {
 	struct pgm_nla n4 = wire_test_nla("198.18.9.9");
-	uint32_t l[1] = { 51 };
+	uint32_t l[1] = {51};
 
 	{
-		struct pgm_build_options o = { .join = true,
+		struct pgm_build_options o = {.join = true,
 			.nak_bo_ivl = true,
 			.nak_bo_rng = true,
 			.parity_prm = true,
@@ -374,28 +374,28 @@ START_TEST(test_strict_accepts_allowed)
 			.nbr_unreach = true,
 			.fin = true,
 			.rst = true,
-			.crqst = true };
+			.crqst = true};
 
 		parse_ok(spm(&o), PGM_PARSE_STRICT_OPTIONS);
 	}
 	{
-		struct pgm_build_options o = { .fragment = true,
+		struct pgm_build_options o = {.fragment = true,
 			.join = true,
 			.parity_grp = true,
 			.parity_grp_value = 3,
 			.curr_tgsize = true,
 			.syn = true,
-			.fin = true };
+			.fin = true};
 
 		parse_ok(data(PGM_RDATA, &o), PGM_PARSE_STRICT_OPTIONS);
 	}
 	{
-		struct pgm_build_options o = { .nak_list = l,
+		struct pgm_build_options o = {.nak_list = l,
 			.nak_list_count = 1,
 			.nak_bo_ivl = true,
 			.redirect = &n4,
 			.nbr_unreach = true,
-			.path_nla = &n4 };
+			.path_nla = &n4};
 
 		parse_ok(ncf(&o, "198.18.0.1"), PGM_PARSE_STRICT_OPTIONS);
 	}

@@ -12,7 +12,9 @@
 
 #define BUF 2048
 
-/* ---- hand-written pass vectors ---- */
+/* ---- hand-written pass vectors (laid out 8 bytes a line, as on the wire) ---- */
+
+// clang-format off
 
 /* Copies a vector and computes its checksum (left 0 in the literals). */
 static size_t vec(uint8_t *b, const uint8_t *v, size_t n)
@@ -250,6 +252,8 @@ START_TEST(test_vector_poll_polr_spmr_ack)
 }
 END_TEST
 
+// clang-format on
+
 /* A checksum of 0 means "none" on everything but data; PGM_PARSE_NO_CHECKSUM skips it. */
 START_TEST(test_checksum_rules)
 {
@@ -281,9 +285,9 @@ struct err_case {
 	size_t (*make)(uint8_t *b);
 };
 
-static const struct pgm_udp_ports default_ports = { .enabled = true,
+static const struct pgm_udp_ports default_ports = {.enabled = true,
 	.ucast_port = PGM_DEFAULT_UDP_UCAST_PORT,
-	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT };
+	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT};
 
 /* Base packets. */
 static size_t spm4(uint8_t *b, const struct pgm_build_options *o)
@@ -329,7 +333,7 @@ static size_t poll4(uint8_t *b)
 /* A packet with raw options appended; fix() recomputes the checksum after patching. */
 static size_t with_raw(uint8_t *b, unsigned type, const uint8_t *raw, size_t len)
 {
-	struct pgm_build_options o = { .raw = raw, .raw_len = len };
+	struct pgm_build_options o = {.raw = raw, .raw_len = len};
 
 	if (type == PGM_SPM)
 		return spm4(b, &o);
@@ -349,7 +353,7 @@ static size_t dgram4(uint8_t *b, bool udp, uint16_t dport)
 {
 	uint8_t t[256];
 	size_t n = nak(t, PGM_NAK, "198.18.0.1", "239.192.0.1", NULL);
-	struct pgm_ip_params p = { .ttl = 1, .udp = udp, .udp_sport = 40000, .udp_dport = dport };
+	struct pgm_ip_params p = {.ttl = 1, .udp = udp, .udp_sport = 40000, .udp_dport = dport};
 
 	p.src = wire_test_nla("198.18.2.7");
 	p.dst = wire_test_nla("198.18.1.1");
@@ -360,7 +364,7 @@ static size_t dgram6(uint8_t *b, bool udp, uint16_t dport)
 {
 	uint8_t t[256];
 	size_t n = nak(t, PGM_NAK, "2001:db8::1", "ff3e::8000:1", NULL);
-	struct pgm_ip_params p = { .ttl = 1, .udp = udp, .udp_sport = 40000, .udp_dport = dport };
+	struct pgm_ip_params p = {.ttl = 1, .udp = udp, .udp_sport = 40000, .udp_dport = dport};
 
 	p.src = wire_test_nla("2001:db8:2::7");
 	p.dst = wire_test_nla("2001:db8:1::1");
@@ -466,25 +470,25 @@ static size_t mk_ip6_payload_beyond(uint8_t *b)
 }
 static size_t mk_ip4_opt_len1(uint8_t *b)
 {
-	static const uint8_t o[] = { 0x07, 0x01, 0x00, 0x00 };
+	static const uint8_t o[] = {0x07, 0x01, 0x00, 0x00};
 
 	return ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
 }
 static size_t mk_ip4_opt_overrun(uint8_t *b)
 {
-	static const uint8_t o[] = { 0x01, 0x07, 0x09, 0x00 }; /* NOP, then 9 bytes in 3 */
+	static const uint8_t o[] = {0x01, 0x07, 0x09, 0x00}; /* NOP, then 9 bytes in 3 */
 
 	return ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
 }
 static size_t mk_ip4_ra_len3(uint8_t *b)
 {
-	static const uint8_t o[] = { 0x94, 0x03, 0x00, 0x00 };
+	static const uint8_t o[] = {0x94, 0x03, 0x00, 0x00};
 
 	return ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
 }
 static size_t mk_ip4_opt_truncated_type(uint8_t *b)
 {
-	static const uint8_t o[] = { 0x01, 0x01, 0x01, 0x83 }; /* 3 NOPs, LSRR without length */
+	static const uint8_t o[] = {0x01, 0x01, 0x01, 0x83}; /* 3 NOPs, LSRR without length */
 
 	return ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
 }
@@ -506,13 +510,13 @@ static size_t mk_ip4_offset(uint8_t *b)
 }
 static size_t mk_ip6_fragment(uint8_t *b)
 {
-	static const uint8_t frag[8] = { 0, 0, 0x00, 0x01, 0, 0, 0, 1 }; /* M set */
+	static const uint8_t frag[8] = {0, 0, 0x00, 0x01, 0, 0, 0, 1}; /* M set */
 
 	return ip6_insert_ext(b, dgram6(b, false, 0), 44, frag, sizeof(frag));
 }
 static size_t mk_ip6_hbh_not_first(uint8_t *b)
 {
-	static const uint8_t hbh[8] = { 0, 0, 1, 4, 0, 0, 0, 0 };
+	static const uint8_t hbh[8] = {0, 0, 1, 4, 0, 0, 0, 0};
 	size_t n = dgram6(b, false, 0);
 
 	n = ip6_insert_ext(b, n, 0, hbh, sizeof(hbh));
@@ -520,25 +524,25 @@ static size_t mk_ip6_hbh_not_first(uint8_t *b)
 }
 static size_t mk_ip6_ext_overrun(uint8_t *b)
 {
-	static const uint8_t dst[8] = { 0, 200, 1, 4, 0, 0, 0, 0 }; /* 1608 bytes claimed */
+	static const uint8_t dst[8] = {0, 200, 1, 4, 0, 0, 0, 0}; /* 1608 bytes claimed */
 
 	return ip6_insert_ext(b, dgram6(b, false, 0), 60, dst, sizeof(dst));
 }
 static size_t mk_ip6_ah(uint8_t *b)
 {
-	static const uint8_t ah[16] = { 0, 2 };
+	static const uint8_t ah[16] = {0, 2};
 
 	return ip6_insert_ext(b, dgram6(b, false, 0), 51, ah, sizeof(ah));
 }
 static size_t mk_ip6_bad_tlv(uint8_t *b)
 {
-	static const uint8_t hbh[8] = { 0, 0, 1, 5, 0, 0, 0, 0 }; /* PadN of 5 in 4 bytes */
+	static const uint8_t hbh[8] = {0, 0, 1, 5, 0, 0, 0, 0}; /* PadN of 5 in 4 bytes */
 
 	return ip6_insert_ext(b, dgram6(b, false, 0), 0, hbh, sizeof(hbh));
 }
 static size_t mk_ip6_ra_len3(uint8_t *b)
 {
-	static const uint8_t hbh[8] = { 0, 0, 5, 3, 0, 0, 0, 0 };
+	static const uint8_t hbh[8] = {0, 0, 5, 3, 0, 0, 0, 0};
 
 	return ip6_insert_ext(b, dgram6(b, false, 0), 0, hbh, sizeof(hbh));
 }
@@ -683,7 +687,7 @@ static size_t mk_tsdu_trailing_spm(uint8_t *b)
 }
 static size_t mk_tsdu_trailing_opts(uint8_t *b)
 {
-	static const uint8_t fin[4] = { PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t fin[4] = {PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_SPM, fin, sizeof(fin));
 
 	b[n] = 0;
@@ -705,7 +709,7 @@ static size_t mk_tsdu_data_short(uint8_t *b)
 }
 static size_t mk_tsdu_data_opts(uint8_t *b)
 {
-	struct pgm_build_options o = { .syn = true };
+	struct pgm_build_options o = {.syn = true};
 	size_t n = odata(b, &o);
 
 	wire_test_put16(b + 14, 6);
@@ -815,7 +819,7 @@ static size_t mk_opt_missing(uint8_t *b)
 }
 static size_t mk_opt_first_not_length(uint8_t *b)
 {
-	static const uint8_t fin[4] = { PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t fin[4] = {PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_SPM, fin, sizeof(fin));
 
 	b[32 + 4] = PGM_OPT_JOIN; /* OPT_LENGTH's type byte */
@@ -823,7 +827,7 @@ static size_t mk_opt_first_not_length(uint8_t *b)
 }
 static size_t mk_opt_length_len8(uint8_t *b)
 {
-	static const uint8_t fin[4] = { PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t fin[4] = {PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_SPM, fin, sizeof(fin));
 
 	b[36 + 1] = 8;
@@ -831,7 +835,7 @@ static size_t mk_opt_length_len8(uint8_t *b)
 }
 static size_t mk_opt_length_end_bit(uint8_t *b)
 {
-	static const uint8_t fin[4] = { PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t fin[4] = {PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_SPM, fin, sizeof(fin));
 
 	b[36] = PGM_OPT_END;
@@ -839,7 +843,7 @@ static size_t mk_opt_length_end_bit(uint8_t *b)
 }
 static size_t mk_opt_total_small(uint8_t *b)
 {
-	static const uint8_t fin[4] = { PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t fin[4] = {PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_SPM, fin, sizeof(fin));
 
 	wire_test_put16(b + 38, 3);
@@ -847,7 +851,7 @@ static size_t mk_opt_total_small(uint8_t *b)
 }
 static size_t mk_opt_total_beyond(uint8_t *b)
 {
-	static const uint8_t fin[4] = { PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t fin[4] = {PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_SPM, fin, sizeof(fin));
 
 	wire_test_put16(b + 38, 9);
@@ -855,7 +859,7 @@ static size_t mk_opt_total_beyond(uint8_t *b)
 }
 static size_t mk_opt_len3(uint8_t *b)
 {
-	static const uint8_t two[8] = { PGM_OPT_SYN, 4, 0, 0, PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t two[8] = {PGM_OPT_SYN, 4, 0, 0, PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_ODATA, two, sizeof(two));
 
 	b[28 + 1] = 3;
@@ -863,7 +867,7 @@ static size_t mk_opt_len3(uint8_t *b)
 }
 static size_t mk_opt_len_past_end(uint8_t *b)
 {
-	static const uint8_t two[8] = { PGM_OPT_SYN, 4, 0, 0, PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t two[8] = {PGM_OPT_SYN, 4, 0, 0, PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_ODATA, two, sizeof(two));
 
 	b[32 + 1] = 8; /* FIN claims 8 bytes; 4 remain */
@@ -872,7 +876,7 @@ static size_t mk_opt_len_past_end(uint8_t *b)
 static size_t mk_opt_header_cut(uint8_t *b)
 {
 	/* OPT_LENGTH total 11: FIN without END fits, then 3 bytes cannot hold a header. */
-	static const uint8_t opts[] = { PGM_OPT_LENGTH, 4, 0, 11, PGM_OPT_FIN, 4, 0, 0, 0x80, 0, 0 };
+	static const uint8_t opts[] = {PGM_OPT_LENGTH, 4, 0, 11, PGM_OPT_FIN, 4, 0, 0, 0x80, 0, 0};
 	size_t n = spm4(b, NULL);
 
 	memcpy(b + n, opts, sizeof(opts));
@@ -898,7 +902,7 @@ static size_t mk_opt_17(uint8_t *b)
 }
 static size_t mk_opt_no_end(uint8_t *b)
 {
-	static const uint8_t fin[4] = { PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t fin[4] = {PGM_OPT_FIN, 4, 0, 0};
 	size_t n = with_raw(b, PGM_SPM, fin, sizeof(fin));
 
 	b[40] &= (uint8_t)~PGM_OPT_END;
@@ -906,7 +910,7 @@ static size_t mk_opt_no_end(uint8_t *b)
 }
 static size_t mk_opt_only_length(uint8_t *b)
 {
-	static const uint8_t opts[] = { PGM_OPT_LENGTH, 4, 0, 4 };
+	static const uint8_t opts[] = {PGM_OPT_LENGTH, 4, 0, 4};
 	size_t n = spm4(b, NULL);
 
 	memcpy(b + n, opts, sizeof(opts));
@@ -915,13 +919,13 @@ static size_t mk_opt_only_length(uint8_t *b)
 }
 static size_t mk_opt_trailing(uint8_t *b)
 {
-	static const uint8_t two[8] = { PGM_OPT_SYN | PGM_OPT_END, 4, 0, 0, PGM_OPT_FIN, 4, 0, 0 };
+	static const uint8_t two[8] = {PGM_OPT_SYN | PGM_OPT_END, 4, 0, 0, PGM_OPT_FIN, 4, 0, 0};
 
 	return with_raw(b, PGM_ODATA, two, sizeof(two));
 }
 static size_t opt_size(uint8_t *b, unsigned type, unsigned len)
 {
-	uint8_t raw[64] = { 0 };
+	uint8_t raw[64] = {0};
 
 	raw[0] = (uint8_t)type;
 	raw[1] = (uint8_t)len;
@@ -931,9 +935,9 @@ static size_t opt_size(uint8_t *b, unsigned type, unsigned len)
 		wire_test_put16(raw + 16, PGM_AFI_IP);
 	if (type == PGM_OPT_PARITY_PRM)
 		wire_test_put32(raw + 4, 8);
-	return with_raw(b, type == PGM_OPT_PGMCC_DATA || type == PGM_OPT_FRAGMENT ? PGM_ODATA :
-											 PGM_SPM,
-		raw, len);
+	return with_raw(b,
+		type == PGM_OPT_PGMCC_DATA || type == PGM_OPT_FRAGMENT ? PGM_ODATA : PGM_SPM, raw,
+		len);
 }
 static size_t mk_fragment_12(uint8_t *b)
 {
@@ -977,75 +981,75 @@ static size_t mk_prm_12(uint8_t *b)
 }
 static size_t mk_duplicate_join(uint8_t *b)
 {
-	static const uint8_t two[16] = { PGM_OPT_JOIN, 8, 0, 0, 0, 0, 0, 1, PGM_OPT_JOIN, 8, 0, 0,
-		0, 0, 0, 2 };
+	static const uint8_t two[16] = {
+		PGM_OPT_JOIN, 8, 0, 0, 0, 0, 0, 1, PGM_OPT_JOIN, 8, 0, 0, 0, 0, 0, 2};
 
 	return with_raw(b, PGM_SPM, two, sizeof(two));
 }
 static size_t mk_duplicate_length(uint8_t *b)
 {
-	static const uint8_t len2[4] = { PGM_OPT_LENGTH, 4, 0, 8 };
+	static const uint8_t len2[4] = {PGM_OPT_LENGTH, 4, 0, 8};
 
 	return with_raw(b, PGM_SPM, len2, sizeof(len2));
 }
 static size_t mk_opx_discard(uint8_t *b)
 {
-	static const uint8_t unk[8] = { 0x25, 8, PGM_OPX_DISCARD, 0, 1, 2, 3, 4 };
+	static const uint8_t unk[8] = {0x25, 8, PGM_OPX_DISCARD, 0, 1, 2, 3, 4};
 
 	return with_raw(b, PGM_NAK, unk, sizeof(unk));
 }
 static size_t mk_nak_list_empty(uint8_t *b)
 {
-	static const uint8_t list[4] = { PGM_OPT_NAK_LIST, 4, 0, 0 };
+	static const uint8_t list[4] = {PGM_OPT_NAK_LIST, 4, 0, 0};
 
 	return with_raw(b, PGM_NAK, list, sizeof(list));
 }
 static size_t mk_nak_list_ragged(uint8_t *b)
 {
-	static const uint8_t list[10] = { PGM_OPT_NAK_LIST, 10, 0, 0, 0, 0, 3, 0xe9, 0, 0 };
+	static const uint8_t list[10] = {PGM_OPT_NAK_LIST, 10, 0, 0, 0, 0, 3, 0xe9, 0, 0};
 
 	return with_raw(b, PGM_NAK, list, sizeof(list));
 }
 static size_t nak_list(uint8_t *b, const uint32_t *sqns, unsigned count)
 {
-	struct pgm_build_options o = { .nak_list = sqns, .nak_list_count = count };
+	struct pgm_build_options o = {.nak_list = sqns, .nak_list_count = count};
 
 	return nak(b, PGM_NAK, "198.18.0.1", "239.192.0.1", &o); /* header SQN 1000 */
 }
 static size_t mk_nak_list_equal_header(uint8_t *b)
 {
-	static const uint32_t l[] = { 1000 };
+	static const uint32_t l[] = {1000};
 
 	return nak_list(b, l, 1);
 }
 static size_t mk_nak_list_decreasing(uint8_t *b)
 {
-	static const uint32_t l[] = { 1002, 1001 };
+	static const uint32_t l[] = {1002, 1001};
 
 	return nak_list(b, l, 2);
 }
 static size_t mk_nak_list_duplicate(uint8_t *b)
 {
-	static const uint32_t l[] = { 1001, 1001 };
+	static const uint32_t l[] = {1001, 1001};
 
 	return nak_list(b, l, 2);
 }
 static size_t mk_nak_list_before_header(uint8_t *b)
 {
-	static const uint32_t l[] = { 999 };
+	static const uint32_t l[] = {999};
 
 	return nak_list(b, l, 1);
 }
 static size_t mk_nak_list_around(uint8_t *b)
 {
 	/* Each step is forward, but the last entry is more than half the space past 1000. */
-	static const uint32_t l[] = { 0x70000000, 0xe0000000, 0x50000000 };
+	static const uint32_t l[] = {0x70000000, 0xe0000000, 0x50000000};
 
 	return nak_list(b, l, 3);
 }
 static size_t prm(uint8_t *b, uint32_t tgs)
 {
-	struct pgm_build_options o = { .parity_prm = true, .parity_tgs = tgs };
+	struct pgm_build_options o = {.parity_prm = true, .parity_tgs = tgs};
 
 	return spm4(b, &o);
 }
@@ -1067,15 +1071,14 @@ static size_t mk_tgs_256(uint8_t *b)
 }
 static size_t mk_parity_grp_0(uint8_t *b)
 {
-	struct pgm_build_options o = { .parity_grp = true,
-		.parity_grp_value = 0,
-		.extra_header_flags = PGM_OPT_PARITY };
+	struct pgm_build_options o = {
+		.parity_grp = true, .parity_grp_value = 0, .extra_header_flags = PGM_OPT_PARITY};
 
 	return odata(b, &o);
 }
 static size_t mk_var_pktlen_alone(uint8_t *b)
 {
-	struct pgm_build_options o = { .extra_header_flags = PGM_OPT_VAR_PKTLEN };
+	struct pgm_build_options o = {.extra_header_flags = PGM_OPT_VAR_PKTLEN};
 
 	return odata(b, &o);
 }
@@ -1102,141 +1105,141 @@ static size_t mk_pgmcc_afi(uint8_t *b)
 }
 static size_t mk_fragment_on_spm(uint8_t *b)
 {
-	struct pgm_build_options o = { .fragment = true };
+	struct pgm_build_options o = {.fragment = true};
 
 	return spm4(b, &o);
 }
 static size_t mk_nak_list_on_spm(uint8_t *b)
 {
-	static const uint32_t l[] = { 5 };
-	struct pgm_build_options o = { .nak_list = l, .nak_list_count = 1 };
+	static const uint32_t l[] = {5};
+	struct pgm_build_options o = {.nak_list = l, .nak_list_count = 1};
 
 	return spm4(b, &o);
 }
 static size_t mk_cr_on_ncf(uint8_t *b)
 {
 	struct pgm_nla r = wire_test_nla("198.18.2.7");
-	struct pgm_build_options o = { .cr = true, .cr_rcvr = &r };
+	struct pgm_build_options o = {.cr = true, .cr_rcvr = &r};
 
 	return nak(b, PGM_NCF, "198.18.0.1", "239.192.0.1", &o);
 }
 
 static const struct err_case err_cases[] = {
-	{ "ip empty", PGM_ERR_IP_SHORT, IP, 0, mk_ip_empty },
-	{ "ipv4 19 bytes", PGM_ERR_IP_SHORT, IP, 0, mk_ip4_short },
-	{ "ipv6 39 bytes", PGM_ERR_IP_SHORT, IP, 0, mk_ip6_short },
-	{ "ip version 5", PGM_ERR_IP_VERSION, IP, 0, mk_ip_version },
-	{ "ihl 16", PGM_ERR_IP_HEADER_LENGTH, IP, 0, mk_ihl_small },
-	{ "ihl beyond packet", PGM_ERR_IP_HEADER_LENGTH, IP, 0, mk_ihl_beyond },
-	{ "total length beyond", PGM_ERR_IP_TOTAL_LENGTH, IP, 0, mk_total_beyond },
-	{ "total length below ihl", PGM_ERR_IP_TOTAL_LENGTH, IP, 0, mk_total_below_ihl },
-	{ "ipv6 jumbogram", PGM_ERR_IP_TOTAL_LENGTH, IP, 0, mk_ip6_jumbo },
-	{ "ipv6 payload beyond", PGM_ERR_IP_TOTAL_LENGTH, IP, 0, mk_ip6_payload_beyond },
-	{ "ipv4 option length 1", PGM_ERR_IP_OPTIONS, IP, 0, mk_ip4_opt_len1 },
-	{ "ipv4 option overrun", PGM_ERR_IP_OPTIONS, IP, 0, mk_ip4_opt_overrun },
-	{ "ipv4 router alert length 3", PGM_ERR_IP_OPTIONS, IP, 0, mk_ip4_ra_len3 },
-	{ "ipv4 option type without length", PGM_ERR_IP_OPTIONS, IP, 0, mk_ip4_opt_truncated_type },
-	{ "ipv4 more fragments", PGM_ERR_IP_FRAGMENT, IP, 0, mk_ip4_mf },
-	{ "ipv4 fragment offset", PGM_ERR_IP_FRAGMENT, IP, 0, mk_ip4_offset },
-	{ "ipv6 fragment", PGM_ERR_IP_FRAGMENT, IP, 0, mk_ip6_fragment },
-	{ "ipv6 hop-by-hop not first", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_hbh_not_first },
-	{ "ipv6 extension overrun", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_ext_overrun },
-	{ "ipv6 AH", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_ah },
-	{ "ipv6 bad option TLV", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_bad_tlv },
-	{ "ipv6 router alert length 3", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_ra_len3 },
-	{ "ipv4 TCP", PGM_ERR_NOT_PGM, IP, 0, mk_ip4_tcp },
-	{ "UDP on another port", PGM_ERR_NOT_PGM, IP, 0, mk_udp_other_port },
-	{ "ipv6 no next header", PGM_ERR_NOT_PGM, IP, 0, mk_ip6_no_next },
-	{ "ipv6 TCP", PGM_ERR_NOT_PGM, IP, 0, mk_ip6_tcp },
-	{ "UDP length 7", PGM_ERR_UDP_LENGTH, IP, 0, mk_udp_len_small },
-	{ "UDP length beyond", PGM_ERR_UDP_LENGTH, IP, 0, mk_udp_len_beyond },
-	{ "UDP header truncated", PGM_ERR_UDP_LENGTH, IP, 0, mk_udp_truncated },
-	{ "UDP checksum", PGM_ERR_UDP_CHECKSUM, DATAGRAM, 0, mk_udp_bad_checksum },
-	{ "UDP over IPv6 without checksum", PGM_ERR_UDP_CHECKSUM, DATAGRAM, 0,
-		mk_udp6_zero_checksum },
-	{ "15 bytes", PGM_ERR_SHORT_HEADER, TPDU, 0, mk_short_header },
-	{ "version 1", PGM_ERR_BAD_VERSION, TPDU, 0, mk_bad_version },
-	{ "reserved type bit", PGM_ERR_BAD_RESERVED, TPDU, 0, mk_bad_reserved },
-	{ "type 3", PGM_ERR_UNKNOWN_TYPE, TPDU, 0, mk_type3 },
-	{ "type 0xb", PGM_ERR_UNKNOWN_TYPE, TPDU, 0, mk_type_b },
-	{ "type 0xf", PGM_ERR_UNKNOWN_TYPE, TPDU, 0, mk_type_f },
-	{ "flipped bit", PGM_ERR_BAD_CHECKSUM, TPDU, 0, mk_bad_checksum },
-	{ "ODATA checksum 0", PGM_ERR_ZERO_CHECKSUM, TPDU, 0, mk_zero_checksum_odata },
-	{ "RDATA checksum 0", PGM_ERR_ZERO_CHECKSUM, TPDU, PGM_PARSE_NO_CHECKSUM,
-		mk_zero_checksum_rdata },
-	{ "SPM with a TSDU length", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_on_spm },
-	{ "SPM trailing byte", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_trailing_spm },
-	{ "SPM trailing byte after options", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_trailing_opts },
-	{ "ODATA TSDU length too long", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_data_long },
-	{ "ODATA TSDU length too short", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_data_short },
-	{ "ODATA TSDU length with options", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_data_opts },
-	{ "TPDU over 64 KiB", PGM_ERR_TSDU_LENGTH, TPDU, PGM_PARSE_NO_CHECKSUM, mk_tpdu_over_64k },
-	{ "SPM 27 bytes", PGM_ERR_SPM_LENGTH, TPDU, 0, mk_spm_short },
-	{ "SPM cut in the AFI word", PGM_ERR_SPM_LENGTH, TPDU, 0, mk_spm_short_afi },
-	{ "POLL 23 bytes", PGM_ERR_POLL_LENGTH, TPDU, 0, mk_poll_short },
-	{ "POLL without BO_IVL/RAND/MASK", PGM_ERR_POLL_LENGTH, TPDU, 0, mk_poll_short_tail },
-	{ "POLR 23 bytes", PGM_ERR_POLR_LENGTH, TPDU, 0, mk_polr_short },
-	{ "ODATA 23 bytes", PGM_ERR_DATA_LENGTH, TPDU, 0, mk_data_short },
-	{ "NAK 19 bytes", PGM_ERR_NAK_LENGTH, TPDU, 0, mk_nak_short },
-	{ "NAK cut before the group AFI", PGM_ERR_NAK_LENGTH, TPDU, 0, mk_nak_short_grp },
-	{ "ACK 20 bytes", PGM_ERR_ACK_LENGTH, TPDU, 0, mk_ack_short },
-	{ "SPM AFI 3", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_spm_afi3 },
-	{ "NAK source AFI 0", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_nak_src_afi0 },
-	{ "NCF group AFI 7", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_ncf_grp_afi7 },
-	{ "POLL AFI 256", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_poll_afi },
-	{ "OPT_REDIRECT AFI 9", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_redirect_afi },
-	{ "OPT_CR AFI 3", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_cr_afi },
-	{ "OPT_PGMCC_DATA AFI 0", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_pgmcc_afi },
-	{ "SPM IPv6 path cut", PGM_ERR_TRUNCATED_NLA, TPDU, 0, mk_spm_v6_truncated },
-	{ "NAK IPv6 group cut", PGM_ERR_TRUNCATED_NLA, TPDU, 0, mk_nak_grp_v6_truncated },
-	{ "options flag without options", PGM_ERR_OPT_NO_LENGTH, TPDU, 0, mk_opt_missing },
-	{ "first option not OPT_LENGTH", PGM_ERR_OPT_NO_LENGTH, TPDU, 0, mk_opt_first_not_length },
-	{ "OPT_LENGTH of 8", PGM_ERR_OPT_NO_LENGTH, TPDU, 0, mk_opt_length_len8 },
-	{ "OPT_LENGTH with E", PGM_ERR_OPT_NO_LENGTH, TPDU, 0, mk_opt_length_end_bit },
-	{ "options total 3", PGM_ERR_OPT_TOTAL_LENGTH, TPDU, 0, mk_opt_total_small },
-	{ "options total beyond", PGM_ERR_OPT_TOTAL_LENGTH, TPDU, 0, mk_opt_total_beyond },
-	{ "option length 3", PGM_ERR_OPT_LENGTH, TPDU, 0, mk_opt_len3 },
-	{ "option past the end", PGM_ERR_OPT_LENGTH, TPDU, 0, mk_opt_len_past_end },
-	{ "option header cut", PGM_ERR_OPT_LENGTH, TPDU, 0, mk_opt_header_cut },
-	{ "17 options", PGM_ERR_OPT_TOO_MANY, TPDU, 0, mk_opt_17 },
-	{ "last option without E", PGM_ERR_OPT_NO_END, TPDU, 0, mk_opt_no_end },
-	{ "OPT_LENGTH alone", PGM_ERR_OPT_NO_END, TPDU, 0, mk_opt_only_length },
-	{ "option after E", PGM_ERR_OPT_TRAILING, TPDU, 0, mk_opt_trailing },
-	{ "OPT_FRAGMENT 12", PGM_ERR_OPT_SIZE, TPDU, 0, mk_fragment_12 },
-	{ "OPT_JOIN 12", PGM_ERR_OPT_SIZE, TPDU, 0, mk_join_12 },
-	{ "OPT_NAK_BO_IVL 8", PGM_ERR_OPT_SIZE, TPDU, 0, mk_bo_ivl_8 },
-	{ "OPT_REDIRECT 8", PGM_ERR_OPT_SIZE, TPDU, 0, mk_redirect_8 },
-	{ "OPT_REDIRECT 16 for IPv4", PGM_ERR_OPT_SIZE, TPDU, 0, mk_redirect_16 },
-	{ "OPT_PATH_NLA 12", PGM_ERR_OPT_SIZE, TPDU, 0, mk_path_nla_12 },
-	{ "OPT_CR 28 for IPv4", PGM_ERR_OPT_SIZE, TPDU, 0, mk_cr_28 },
-	{ "OPT_PGMCC_DATA 20", PGM_ERR_OPT_SIZE, TPDU, 0, mk_pgmcc_20 },
-	{ "OPT_SYN 8", PGM_ERR_OPT_SIZE, TPDU, 0, mk_syn_8 },
-	{ "OPT_PARITY_PRM 12", PGM_ERR_OPT_SIZE, TPDU, 0, mk_prm_12 },
-	{ "OPT_JOIN twice", PGM_ERR_OPT_DUPLICATE, TPDU, 0, mk_duplicate_join },
-	{ "OPT_LENGTH twice", PGM_ERR_OPT_DUPLICATE, TPDU, 0, mk_duplicate_length },
-	{ "unknown option OPX 10", PGM_ERR_OPT_DISCARD, TPDU, 0, mk_opx_discard },
-	{ "OPX 10 at an endpoint", PGM_ERR_OK, TPDU, PGM_PARSE_IGNORE_OPX, mk_opx_discard },
-	{ "NAK list empty", PGM_ERR_NAK_LIST_LENGTH, TPDU, 0, mk_nak_list_empty },
-	{ "NAK list ragged", PGM_ERR_NAK_LIST_LENGTH, TPDU, 0, mk_nak_list_ragged },
-	{ "NAK list repeats header SQN", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_equal_header },
-	{ "NAK list decreasing", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_decreasing },
-	{ "NAK list duplicate", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_duplicate },
-	{ "NAK list before header SQN", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_before_header },
-	{ "NAK list around the space", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_around },
-	{ "TGS 0", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_0 },
-	{ "TGS 1", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_1 },
-	{ "TGS 24", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_24 },
-	{ "TGS 256", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_256 },
-	{ "parity group 0", PGM_ERR_PARITY_GRP, TPDU, 0, mk_parity_grp_0 },
-	{ "VAR_PKTLEN without PARITY", PGM_ERR_PARITY_FLAGS, TPDU, 0, mk_var_pktlen_alone },
-	{ "OPT_FRAGMENT on an SPM (strict)", PGM_ERR_OPT_WRONG_TYPE, TPDU, PGM_PARSE_STRICT_OPTIONS,
-		mk_fragment_on_spm },
-	{ "OPT_NAK_LIST on an SPM (strict)", PGM_ERR_OPT_WRONG_TYPE, TPDU, PGM_PARSE_STRICT_OPTIONS,
-		mk_nak_list_on_spm },
-	{ "OPT_CR on an NCF (strict)", PGM_ERR_OPT_WRONG_TYPE, TPDU, PGM_PARSE_STRICT_OPTIONS,
-		mk_cr_on_ncf },
-	{ "OPT_FRAGMENT on an SPM (lenient)", PGM_ERR_OK, TPDU, 0, mk_fragment_on_spm },
-	{ "OPT_CR on an NCF (lenient)", PGM_ERR_OK, TPDU, 0, mk_cr_on_ncf },
+	{"ip empty", PGM_ERR_IP_SHORT, IP, 0, mk_ip_empty},
+	{"ipv4 19 bytes", PGM_ERR_IP_SHORT, IP, 0, mk_ip4_short},
+	{"ipv6 39 bytes", PGM_ERR_IP_SHORT, IP, 0, mk_ip6_short},
+	{"ip version 5", PGM_ERR_IP_VERSION, IP, 0, mk_ip_version},
+	{"ihl 16", PGM_ERR_IP_HEADER_LENGTH, IP, 0, mk_ihl_small},
+	{"ihl beyond packet", PGM_ERR_IP_HEADER_LENGTH, IP, 0, mk_ihl_beyond},
+	{"total length beyond", PGM_ERR_IP_TOTAL_LENGTH, IP, 0, mk_total_beyond},
+	{"total length below ihl", PGM_ERR_IP_TOTAL_LENGTH, IP, 0, mk_total_below_ihl},
+	{"ipv6 jumbogram", PGM_ERR_IP_TOTAL_LENGTH, IP, 0, mk_ip6_jumbo},
+	{"ipv6 payload beyond", PGM_ERR_IP_TOTAL_LENGTH, IP, 0, mk_ip6_payload_beyond},
+	{"ipv4 option length 1", PGM_ERR_IP_OPTIONS, IP, 0, mk_ip4_opt_len1},
+	{"ipv4 option overrun", PGM_ERR_IP_OPTIONS, IP, 0, mk_ip4_opt_overrun},
+	{"ipv4 router alert length 3", PGM_ERR_IP_OPTIONS, IP, 0, mk_ip4_ra_len3},
+	{"ipv4 option type without length", PGM_ERR_IP_OPTIONS, IP, 0, mk_ip4_opt_truncated_type},
+	{"ipv4 more fragments", PGM_ERR_IP_FRAGMENT, IP, 0, mk_ip4_mf},
+	{"ipv4 fragment offset", PGM_ERR_IP_FRAGMENT, IP, 0, mk_ip4_offset},
+	{"ipv6 fragment", PGM_ERR_IP_FRAGMENT, IP, 0, mk_ip6_fragment},
+	{"ipv6 hop-by-hop not first", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_hbh_not_first},
+	{"ipv6 extension overrun", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_ext_overrun},
+	{"ipv6 AH", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_ah},
+	{"ipv6 bad option TLV", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_bad_tlv},
+	{"ipv6 router alert length 3", PGM_ERR_IP6_EXT_HEADER, IP, 0, mk_ip6_ra_len3},
+	{"ipv4 TCP", PGM_ERR_NOT_PGM, IP, 0, mk_ip4_tcp},
+	{"UDP on another port", PGM_ERR_NOT_PGM, IP, 0, mk_udp_other_port},
+	{"ipv6 no next header", PGM_ERR_NOT_PGM, IP, 0, mk_ip6_no_next},
+	{"ipv6 TCP", PGM_ERR_NOT_PGM, IP, 0, mk_ip6_tcp},
+	{"UDP length 7", PGM_ERR_UDP_LENGTH, IP, 0, mk_udp_len_small},
+	{"UDP length beyond", PGM_ERR_UDP_LENGTH, IP, 0, mk_udp_len_beyond},
+	{"UDP header truncated", PGM_ERR_UDP_LENGTH, IP, 0, mk_udp_truncated},
+	{"UDP checksum", PGM_ERR_UDP_CHECKSUM, DATAGRAM, 0, mk_udp_bad_checksum},
+	{"UDP over IPv6 without checksum", PGM_ERR_UDP_CHECKSUM, DATAGRAM, 0,
+		mk_udp6_zero_checksum},
+	{"15 bytes", PGM_ERR_SHORT_HEADER, TPDU, 0, mk_short_header},
+	{"version 1", PGM_ERR_BAD_VERSION, TPDU, 0, mk_bad_version},
+	{"reserved type bit", PGM_ERR_BAD_RESERVED, TPDU, 0, mk_bad_reserved},
+	{"type 3", PGM_ERR_UNKNOWN_TYPE, TPDU, 0, mk_type3},
+	{"type 0xb", PGM_ERR_UNKNOWN_TYPE, TPDU, 0, mk_type_b},
+	{"type 0xf", PGM_ERR_UNKNOWN_TYPE, TPDU, 0, mk_type_f},
+	{"flipped bit", PGM_ERR_BAD_CHECKSUM, TPDU, 0, mk_bad_checksum},
+	{"ODATA checksum 0", PGM_ERR_ZERO_CHECKSUM, TPDU, 0, mk_zero_checksum_odata},
+	{"RDATA checksum 0", PGM_ERR_ZERO_CHECKSUM, TPDU, PGM_PARSE_NO_CHECKSUM,
+		mk_zero_checksum_rdata},
+	{"SPM with a TSDU length", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_on_spm},
+	{"SPM trailing byte", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_trailing_spm},
+	{"SPM trailing byte after options", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_trailing_opts},
+	{"ODATA TSDU length too long", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_data_long},
+	{"ODATA TSDU length too short", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_data_short},
+	{"ODATA TSDU length with options", PGM_ERR_TSDU_LENGTH, TPDU, 0, mk_tsdu_data_opts},
+	{"TPDU over 64 KiB", PGM_ERR_TSDU_LENGTH, TPDU, PGM_PARSE_NO_CHECKSUM, mk_tpdu_over_64k},
+	{"SPM 27 bytes", PGM_ERR_SPM_LENGTH, TPDU, 0, mk_spm_short},
+	{"SPM cut in the AFI word", PGM_ERR_SPM_LENGTH, TPDU, 0, mk_spm_short_afi},
+	{"POLL 23 bytes", PGM_ERR_POLL_LENGTH, TPDU, 0, mk_poll_short},
+	{"POLL without BO_IVL/RAND/MASK", PGM_ERR_POLL_LENGTH, TPDU, 0, mk_poll_short_tail},
+	{"POLR 23 bytes", PGM_ERR_POLR_LENGTH, TPDU, 0, mk_polr_short},
+	{"ODATA 23 bytes", PGM_ERR_DATA_LENGTH, TPDU, 0, mk_data_short},
+	{"NAK 19 bytes", PGM_ERR_NAK_LENGTH, TPDU, 0, mk_nak_short},
+	{"NAK cut before the group AFI", PGM_ERR_NAK_LENGTH, TPDU, 0, mk_nak_short_grp},
+	{"ACK 20 bytes", PGM_ERR_ACK_LENGTH, TPDU, 0, mk_ack_short},
+	{"SPM AFI 3", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_spm_afi3},
+	{"NAK source AFI 0", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_nak_src_afi0},
+	{"NCF group AFI 7", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_ncf_grp_afi7},
+	{"POLL AFI 256", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_poll_afi},
+	{"OPT_REDIRECT AFI 9", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_redirect_afi},
+	{"OPT_CR AFI 3", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_cr_afi},
+	{"OPT_PGMCC_DATA AFI 0", PGM_ERR_UNKNOWN_AFI, TPDU, 0, mk_pgmcc_afi},
+	{"SPM IPv6 path cut", PGM_ERR_TRUNCATED_NLA, TPDU, 0, mk_spm_v6_truncated},
+	{"NAK IPv6 group cut", PGM_ERR_TRUNCATED_NLA, TPDU, 0, mk_nak_grp_v6_truncated},
+	{"options flag without options", PGM_ERR_OPT_NO_LENGTH, TPDU, 0, mk_opt_missing},
+	{"first option not OPT_LENGTH", PGM_ERR_OPT_NO_LENGTH, TPDU, 0, mk_opt_first_not_length},
+	{"OPT_LENGTH of 8", PGM_ERR_OPT_NO_LENGTH, TPDU, 0, mk_opt_length_len8},
+	{"OPT_LENGTH with E", PGM_ERR_OPT_NO_LENGTH, TPDU, 0, mk_opt_length_end_bit},
+	{"options total 3", PGM_ERR_OPT_TOTAL_LENGTH, TPDU, 0, mk_opt_total_small},
+	{"options total beyond", PGM_ERR_OPT_TOTAL_LENGTH, TPDU, 0, mk_opt_total_beyond},
+	{"option length 3", PGM_ERR_OPT_LENGTH, TPDU, 0, mk_opt_len3},
+	{"option past the end", PGM_ERR_OPT_LENGTH, TPDU, 0, mk_opt_len_past_end},
+	{"option header cut", PGM_ERR_OPT_LENGTH, TPDU, 0, mk_opt_header_cut},
+	{"17 options", PGM_ERR_OPT_TOO_MANY, TPDU, 0, mk_opt_17},
+	{"last option without E", PGM_ERR_OPT_NO_END, TPDU, 0, mk_opt_no_end},
+	{"OPT_LENGTH alone", PGM_ERR_OPT_NO_END, TPDU, 0, mk_opt_only_length},
+	{"option after E", PGM_ERR_OPT_TRAILING, TPDU, 0, mk_opt_trailing},
+	{"OPT_FRAGMENT 12", PGM_ERR_OPT_SIZE, TPDU, 0, mk_fragment_12},
+	{"OPT_JOIN 12", PGM_ERR_OPT_SIZE, TPDU, 0, mk_join_12},
+	{"OPT_NAK_BO_IVL 8", PGM_ERR_OPT_SIZE, TPDU, 0, mk_bo_ivl_8},
+	{"OPT_REDIRECT 8", PGM_ERR_OPT_SIZE, TPDU, 0, mk_redirect_8},
+	{"OPT_REDIRECT 16 for IPv4", PGM_ERR_OPT_SIZE, TPDU, 0, mk_redirect_16},
+	{"OPT_PATH_NLA 12", PGM_ERR_OPT_SIZE, TPDU, 0, mk_path_nla_12},
+	{"OPT_CR 28 for IPv4", PGM_ERR_OPT_SIZE, TPDU, 0, mk_cr_28},
+	{"OPT_PGMCC_DATA 20", PGM_ERR_OPT_SIZE, TPDU, 0, mk_pgmcc_20},
+	{"OPT_SYN 8", PGM_ERR_OPT_SIZE, TPDU, 0, mk_syn_8},
+	{"OPT_PARITY_PRM 12", PGM_ERR_OPT_SIZE, TPDU, 0, mk_prm_12},
+	{"OPT_JOIN twice", PGM_ERR_OPT_DUPLICATE, TPDU, 0, mk_duplicate_join},
+	{"OPT_LENGTH twice", PGM_ERR_OPT_DUPLICATE, TPDU, 0, mk_duplicate_length},
+	{"unknown option OPX 10", PGM_ERR_OPT_DISCARD, TPDU, 0, mk_opx_discard},
+	{"OPX 10 at an endpoint", PGM_ERR_OK, TPDU, PGM_PARSE_IGNORE_OPX, mk_opx_discard},
+	{"NAK list empty", PGM_ERR_NAK_LIST_LENGTH, TPDU, 0, mk_nak_list_empty},
+	{"NAK list ragged", PGM_ERR_NAK_LIST_LENGTH, TPDU, 0, mk_nak_list_ragged},
+	{"NAK list repeats header SQN", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_equal_header},
+	{"NAK list decreasing", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_decreasing},
+	{"NAK list duplicate", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_duplicate},
+	{"NAK list before header SQN", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_before_header},
+	{"NAK list around the space", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_around},
+	{"TGS 0", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_0},
+	{"TGS 1", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_1},
+	{"TGS 24", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_24},
+	{"TGS 256", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_256},
+	{"parity group 0", PGM_ERR_PARITY_GRP, TPDU, 0, mk_parity_grp_0},
+	{"VAR_PKTLEN without PARITY", PGM_ERR_PARITY_FLAGS, TPDU, 0, mk_var_pktlen_alone},
+	{"OPT_FRAGMENT on an SPM (strict)", PGM_ERR_OPT_WRONG_TYPE, TPDU, PGM_PARSE_STRICT_OPTIONS,
+		mk_fragment_on_spm},
+	{"OPT_NAK_LIST on an SPM (strict)", PGM_ERR_OPT_WRONG_TYPE, TPDU, PGM_PARSE_STRICT_OPTIONS,
+		mk_nak_list_on_spm},
+	{"OPT_CR on an NCF (strict)", PGM_ERR_OPT_WRONG_TYPE, TPDU, PGM_PARSE_STRICT_OPTIONS,
+		mk_cr_on_ncf},
+	{"OPT_FRAGMENT on an SPM (lenient)", PGM_ERR_OK, TPDU, 0, mk_fragment_on_spm},
+	{"OPT_CR on an NCF (lenient)", PGM_ERR_OK, TPDU, 0, mk_cr_on_ncf},
 };
 
 #define N_ERR_CASES (sizeof(err_cases) / sizeof(err_cases[0]))
@@ -1251,9 +1254,12 @@ static enum pgm_err run_case(const struct err_case *c)
 	memset(b, 0, sizeof(b));
 	n = c->make(b);
 	switch (c->api) {
-	case TPDU: return pgm_parse(b, n, c->flags, &pkt);
-	case IP: return pgm_parse_ip(b, n, &default_ports, &ip);
-	default: return pgm_parse_datagram(b, n, &default_ports, c->flags, &ip, &pkt);
+	case TPDU:
+		return pgm_parse(b, n, c->flags, &pkt);
+	case IP:
+		return pgm_parse_ip(b, n, &default_ports, &ip);
+	default:
+		return pgm_parse_datagram(b, n, &default_ports, c->flags, &ip, &pkt);
 	}
 }
 
@@ -1289,7 +1295,7 @@ START_TEST(test_boundaries_pass)
 	uint8_t b[BUF];
 	struct pgm_packet p;
 	uint32_t l[PGM_MAX_NAK_LIST];
-	struct pgm_build_options o = { .nak_list = l, .nak_list_count = PGM_MAX_NAK_LIST };
+	struct pgm_build_options o = {.nak_list = l, .nak_list_count = PGM_MAX_NAK_LIST};
 	struct pgm_header_params h = wire_test_upstream();
 	struct pgm_nla s = wire_test_nla("198.18.0.1"), g = wire_test_nla("239.192.0.1");
 	unsigned i;

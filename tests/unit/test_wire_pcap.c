@@ -23,9 +23,9 @@
 #define MAX_CASES 128
 #define FRAME_MAX (WIRE_TEST_MAX_TPDU + 128)
 
-static const struct pgm_udp_ports ports = { .enabled = true,
+static const struct pgm_udp_ports ports = {.enabled = true,
 	.ucast_port = PGM_DEFAULT_UDP_UCAST_PORT,
-	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT };
+	.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT};
 
 struct capture {
 	char path[256];
@@ -59,13 +59,13 @@ static void capture_close(struct capture *c)
 }
 
 /* Writes a datagram framed for the capture's link type; wire_len > len marks truncation. */
-static void capture_write(struct capture *c, const uint8_t *dgram, size_t len, size_t wire_len,
-	bool vlan)
+static void capture_write(
+	struct capture *c, const uint8_t *dgram, size_t len, size_t wire_len, bool vlan)
 {
 	uint8_t frame[FRAME_MAX];
 	size_t hdr = 0, i;
 	uint16_t proto = (dgram[0] >> 4) == 6 ? 0x86dd : 0x0800;
-	struct pcap_pkthdr h = { .ts = { .tv_sec = 1700000000 } };
+	struct pcap_pkthdr h = {.ts = {.tv_sec = 1700000000}};
 
 	memset(frame, 0, sizeof(frame));
 	switch (c->dlt) {
@@ -84,8 +84,8 @@ static void capture_write(struct capture *c, const uint8_t *dgram, size_t len, s
 		hdr += 2;
 		break;
 	case DLT_LINUX_SLL:
-		wire_test_put16(frame, 0);	/* to us */
-		wire_test_put16(frame + 2, 1);	/* ARPHRD_ETHER */
+		wire_test_put16(frame, 0);     /* to us */
+		wire_test_put16(frame + 2, 1); /* ARPHRD_ETHER */
 		wire_test_put16(frame + 4, 6);
 		wire_test_put16(frame + 14, proto);
 		hdr = 16;
@@ -120,8 +120,8 @@ static size_t catalog(struct wire_test_case **cases)
 	return n;
 }
 
-static const struct wire_test_case *find(const struct wire_test_case *cases, size_t n,
-	const char *name)
+static const struct wire_test_case *find(
+	const struct wire_test_case *cases, size_t n, const char *name)
 {
 	size_t i;
 
@@ -132,8 +132,8 @@ static const struct wire_test_case *find(const struct wire_test_case *cases, siz
 	return NULL;
 }
 
-static const int link_types[] = { DLT_EN10MB, DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW,
-	DLT_IPV4 };
+static const int link_types[] = {
+	DLT_EN10MB, DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4};
 
 /* _i: index into link_types; the second DLT_EN10MB run uses 802.1Q tags. */
 START_TEST(test_catalog_each_link_type)
@@ -147,8 +147,8 @@ START_TEST(test_catalog_each_link_type)
 
 	capture_open(&cap, link_types[_i]);
 	for (i = 0; i < n; i++) {
-		size_t len = pgm_build_ip(dgram, sizeof(dgram), &cases[i].ip, cases[i].tpdu,
-			cases[i].len);
+		size_t len = pgm_build_ip(
+			dgram, sizeof(dgram), &cases[i].ip, cases[i].tpdu, cases[i].len);
 
 		ck_assert_uint_gt(len, 0);
 		if (link_types[_i] == DLT_IPV4 && (dgram[0] >> 4) != 4)
@@ -180,11 +180,12 @@ START_TEST(test_counts_and_mismatch)
 	struct capture cap;
 	struct pgm_pcap_check r;
 	char err[256];
-	uint8_t arp[28] = { 0 };
+	uint8_t arp[28] = {0};
 	struct pgm_ip ip;
 	struct pgm_packet p;
 
-	const struct wire_test_case *nak = find(cases, n, "nak-v4"), *spm = find(cases, n, "spm-v4");
+	const struct wire_test_case *nak = find(cases, n, "nak-v4"),
+				    *spm = find(cases, n, "spm-v4");
 
 	capture_open(&cap, DLT_EN10MB);
 	/* 1: a clean NAK */

@@ -51,8 +51,8 @@ static char *attribute(const char *line, const char *attr)
 	out = o = malloc((size_t)(end - start) + 1);
 	ck_assert_ptr_nonnull(out);
 	while (start < end) {
-		static const char *const entities[][2] = { { "&quot;", "\"" }, { "&amp;", "&" },
-			{ "&lt;", "<" }, { "&gt;", ">" }, { "&apos;", "'" } };
+		static const char *const entities[][2] = {{"&quot;", "\""}, {"&amp;", "&"},
+			{"&lt;", "<"}, {"&gt;", ">"}, {"&apos;", "'"}};
 		size_t k;
 
 		for (k = 0; k < 5; k++)
@@ -234,8 +234,8 @@ static void expect_options(const struct pdml_packet *p, const struct pgm_packet 
 		unsigned j;
 
 		ck_assert_msg(f != NULL && f->showname != NULL, "%s: no NAK list", case_name);
-		ck_assert_uint_eq(strtoul(f->showname + strlen("List("), NULL, 10),
-			o->nak_list_count);
+		ck_assert_uint_eq(
+			strtoul(f->showname + strlen("List("), NULL, 10), o->nak_list_count);
 		for (j = 0; (f = field(p, "pgm.opts.nak.list", j)) != NULL; j++)
 			strncat(theirs, f->value, sizeof(theirs) - strlen(theirs) - 1);
 		hex(o->nak_list, 4u * o->nak_list_count, ours);
@@ -265,8 +265,8 @@ static void expect_options(const struct pdml_packet *p, const struct pgm_packet 
 		expect_number(p, "pgm.opts.parity_prm.prm_grp", o->parity_tgs);
 	}
 	if (pgm_opt_has(o, PGM_OPT_PGMCC_DATA) || pgm_opt_has(o, PGM_OPT_PGMCC_FEEDBACK)) {
-		uint8_t ts[4] = { (uint8_t)(o->pgmcc_tstamp >> 24), (uint8_t)(o->pgmcc_tstamp >> 16),
-			(uint8_t)(o->pgmcc_tstamp >> 8), (uint8_t)o->pgmcc_tstamp };
+		uint8_t ts[4] = {(uint8_t)(o->pgmcc_tstamp >> 24), (uint8_t)(o->pgmcc_tstamp >> 16),
+			(uint8_t)(o->pgmcc_tstamp >> 8), (uint8_t)o->pgmcc_tstamp};
 
 		/* a 32-bit field Wireshark declares 16 bits wide: compare its bytes */
 		expect_value(p, "pgm.opts.ccdata.tstamp", 0, ts, 4);
@@ -279,9 +279,9 @@ static void expect_options(const struct pdml_packet *p, const struct pgm_packet 
 static void expect_packet(const struct pdml_packet *p, const struct wire_test_case *c,
 	const uint8_t *datagram, size_t len)
 {
-	static const struct pgm_udp_ports ports = { .enabled = true,
+	static const struct pgm_udp_ports ports = {.enabled = true,
 		.ucast_port = PGM_DEFAULT_UDP_UCAST_PORT,
-		.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT };
+		.mcast_port = PGM_DEFAULT_UDP_MCAST_PORT};
 	const struct pdml_field *protocols = field(p, "frame.protocols", 0);
 	struct pgm_packet pkt;
 	struct pgm_ip ip;
@@ -314,8 +314,8 @@ static void expect_packet(const struct pdml_packet *p, const struct wire_test_ca
 		ck_assert_msg(has_showname(p, "pgm.hdr.cksum.status", "Checksum Status: Good"),
 			"%s: PGM checksum not good for tshark", c->name);
 	else
-		ck_assert_msg(has_showname(p, "pgm.hdr.cksum.status",
-				      "Checksum Status: Not present"),
+		ck_assert_msg(
+			has_showname(p, "pgm.hdr.cksum.status", "Checksum Status: Not present"),
 			"%s: PGM checksum 0", c->name);
 	expect_number(p, "pgm.hdr.sport", pkt.sport);
 	expect_number(p, "pgm.hdr.dport", pkt.dport);
@@ -360,7 +360,8 @@ static void expect_packet(const struct pdml_packet *p, const struct wire_test_ca
 		expect_number(p, "pgm.ack.maxsqn", pkt.sqn);
 		expect_number(p, "pgm.ack.bitmap", pkt.ack_bitmap);
 		break;
-	default: ck_abort_msg("%s: unexpected type", c->name);
+	default:
+		ck_abort_msg("%s: unexpected type", c->name);
 	}
 	if (pkt.opt.count > 0)
 		expect_options(p, &pkt);
@@ -397,7 +398,7 @@ START_TEST(test_tshark_cross_check)
 	dumper = pcap_dump_fopen(dead, f);
 	ck_assert_ptr_nonnull(dumper);
 	for (i = 0; i < n; i++) {
-		struct pcap_pkthdr h = { .ts = { .tv_sec = 1700000000, .tv_usec = (long)i } };
+		struct pcap_pkthdr h = {.ts = {.tv_sec = 1700000000, .tv_usec = (long)i}};
 
 		lens[i] = pgm_build_ip(datagrams[i], sizeof(datagrams[i]), &cases[i].ip,
 			cases[i].tpdu, cases[i].len);
@@ -412,7 +413,7 @@ START_TEST(test_tshark_cross_check)
 			break;
 	ck_assert_uint_lt(control, n);
 	for (i = n; i < n + 2; i++) {
-		struct pcap_pkthdr h = { .ts = { .tv_sec = 1700000001, .tv_usec = (long)i } };
+		struct pcap_pkthdr h = {.ts = {.tv_sec = 1700000001, .tv_usec = (long)i}};
 		uint8_t *d = datagrams[i];
 
 		memcpy(d, datagrams[control], lens[control]);

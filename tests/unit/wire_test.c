@@ -10,7 +10,7 @@
 #include "dataplane/pgm_pcap_check.h"
 #include "wire_test.h"
 
-const uint8_t wire_test_gsi[PGM_GSI_LEN] = { 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f };
+const uint8_t wire_test_gsi[PGM_GSI_LEN] = {0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f};
 
 struct pgm_nla wire_test_nla(const char *text)
 {
@@ -25,7 +25,7 @@ struct pgm_nla wire_test_nla(const char *text)
 
 struct pgm_header_params wire_test_downstream(void)
 {
-	struct pgm_header_params hdr = { .sport = WIRE_TEST_SPORT, .dport = WIRE_TEST_DPORT };
+	struct pgm_header_params hdr = {.sport = WIRE_TEST_SPORT, .dport = WIRE_TEST_DPORT};
 
 	memcpy(hdr.gsi, wire_test_gsi, PGM_GSI_LEN);
 	return hdr;
@@ -33,7 +33,7 @@ struct pgm_header_params wire_test_downstream(void)
 
 struct pgm_header_params wire_test_upstream(void)
 {
-	struct pgm_header_params hdr = { .sport = WIRE_TEST_DPORT, .dport = WIRE_TEST_SPORT };
+	struct pgm_header_params hdr = {.sport = WIRE_TEST_DPORT, .dport = WIRE_TEST_SPORT};
 
 	memcpy(hdr.gsi, wire_test_gsi, PGM_GSI_LEN);
 	return hdr;
@@ -117,9 +117,9 @@ static void end(struct catalog *c, size_t len, const char *ip_src, const char *i
 		tc->ip.udp = true;
 		tc->ip.udp_dport = udp_dport;
 		/* OpenPGM sends from its own encapsulation port to the peer's. */
-		tc->ip.udp_sport = udp_dport == PGM_DEFAULT_UDP_UCAST_PORT ?
-					   PGM_DEFAULT_UDP_MCAST_PORT :
-					   PGM_DEFAULT_UDP_UCAST_PORT;
+		tc->ip.udp_sport = udp_dport == PGM_DEFAULT_UDP_UCAST_PORT
+					   ? PGM_DEFAULT_UDP_MCAST_PORT
+					   : PGM_DEFAULT_UDP_UCAST_PORT;
 	}
 	c->n++; /* counted even past max, so the caller learns the full size */
 }
@@ -161,13 +161,13 @@ static size_t pgmcc_option(uint8_t *p, unsigned type, const struct pgm_nla *nla,
 
 size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 {
-	struct catalog cat = { .cases = cases, .max = max };
+	struct catalog cat = {.cases = cases, .max = max};
 	struct catalog *c = &cat;
 	struct pgm_header_params down = wire_test_downstream(), up = wire_test_upstream();
-	const char *families[2][4] = { { V4_SRC, V4_GRP, V4_RTR, V4_RCV },
-		{ V6_SRC, V6_GRP, V6_RTR, V6_RCV } };
+	const char *families[2][4] = {
+		{V4_SRC, V4_GRP, V4_RTR, V4_RCV}, {V6_SRC, V6_GRP, V6_RTR, V6_RCV}};
 	static const char payload[] = "pgmrouter wire codec sample payload";
-	uint32_t list62[PGM_MAX_NAK_LIST], wrap[4] = { 0xfffffffe, 0xffffffff, 0, 5 };
+	uint32_t list62[PGM_MAX_NAK_LIST], wrap[4] = {0xfffffffe, 0xffffffff, 0, 5};
 	uint8_t raw[64];
 	unsigned f, i;
 	uint8_t *t;
@@ -190,7 +190,7 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 		end(c, pgm_build_spm(t, WIRE_TEST_MAX_TPDU, &down, 7, 100, 200, &s, NULL), src, grp,
 			true, 0);
 		{
-			struct pgm_build_options o = { .nak_bo_ivl = true,
+			struct pgm_build_options o = {.nak_bo_ivl = true,
 				.nak_bo_ivl_us = 50000,
 				.nak_bo_ivl_sqn = 3,
 				.nak_bo_rng = true,
@@ -205,21 +205,22 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 				.curr_tgsize_value = 12,
 				.join = true,
 				.join_min_sqn = 90,
-				.fin = true };
+				.fin = true};
 
 			snprintf(name, sizeof(name), "spm-options-%s", fam);
 			t = begin(c, name);
-			end(c, pgm_build_spm(t, WIRE_TEST_MAX_TPDU, &down, 8, 100, 300, &r, &o), src,
-				grp, true, f == 0 ? PGM_DEFAULT_UDP_MCAST_PORT : 0);
+			end(c, pgm_build_spm(t, WIRE_TEST_MAX_TPDU, &down, 8, 100, 300, &r, &o),
+				src, grp, true, f == 0 ? PGM_DEFAULT_UDP_MCAST_PORT : 0);
 		}
 		{
-			struct pgm_build_options o = { .nbr_unreach = true,
-				.rst = true,
-				.rst_flags = 0x40 | 0x05 };
+			struct pgm_build_options o = {
+				.nbr_unreach = true, .rst = true, .rst_flags = 0x40 | 0x05};
 
 			snprintf(name, sizeof(name), "spm-nbr-unreach-rst-%s", fam);
 			t = begin(c, name);
-			end(c, pgm_build_spm(t, WIRE_TEST_MAX_TPDU, &down, 8, 0, 0x80000000u, &r, &o),
+			end(c,
+				pgm_build_spm(
+					t, WIRE_TEST_MAX_TPDU, &down, 8, 0, 0x80000000u, &r, &o),
 				src, grp, true, 0);
 		}
 		snprintf(name, sizeof(name), "spm-no-checksum-%s", fam);
@@ -231,7 +232,7 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 		/* Unknown options with OPX 00, 01 and 11, and an already invalidated one. */
 		{
 			size_t k = 0;
-			struct pgm_build_options o = { .join = true, .join_min_sqn = 1 };
+			struct pgm_build_options o = {.join = true, .join_min_sqn = 1};
 
 			k += unknown_option(raw + k, 0, PGM_OPX_IGNORE);
 			k += unknown_option(raw + k, 1, PGM_OPX_INVALIDATE);
@@ -247,15 +248,14 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 			o.raw_len = k;
 			snprintf(name, sizeof(name), "spm-unknown-options-%s", fam);
 			t = begin(c, name);
-			end(c, pgm_build_spm(t, WIRE_TEST_MAX_TPDU, &down, 10, 1, 2, &s, &o), src, grp,
-				true, 0);
+			end(c, pgm_build_spm(t, WIRE_TEST_MAX_TPDU, &down, 10, 1, 2, &s, &o), src,
+				grp, true, 0);
 		}
 
 		/* POLL with NAK_BO_IVL; POLR plain and redirecting with parity. */
 		{
-			struct pgm_build_options o = { .nak_bo_ivl = true,
-				.nak_bo_ivl_us = 40000,
-				.nak_bo_ivl_sqn = 77 };
+			struct pgm_build_options o = {
+				.nak_bo_ivl = true, .nak_bo_ivl_us = 40000, .nak_bo_ivl_sqn = 77};
 
 			snprintf(name, sizeof(name), "poll-%s", fam);
 			t = begin(c, name);
@@ -265,13 +265,13 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 				src, grp, true, 0);
 		}
 		{
-			struct pgm_build_options o = { .redirect = &x,
-				.extra_header_flags = PGM_OPT_PARITY };
+			struct pgm_build_options o = {
+				.redirect = &x, .extra_header_flags = PGM_OPT_PARITY};
 
 			snprintf(name, sizeof(name), "polr-redirect-%s", fam);
 			t = begin(c, name);
-			end(c, pgm_build_polr(t, WIRE_TEST_MAX_TPDU, &up, 77, 1, &o), rcv, grp, true,
-				0);
+			end(c, pgm_build_polr(t, WIRE_TEST_MAX_TPDU, &up, 77, 1, &o), rcv, grp,
+				true, 0);
 		}
 
 		/* NAKs: plain, full list, wrapping list, parity, CR; NNAK; NCFs. */
@@ -280,8 +280,8 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 		end(c, pgm_build_nak(t, WIRE_TEST_MAX_TPDU, PGM_NAK, &up, 1000, &s, &g, NULL), rcv,
 			rtr, true, f == 0 ? PGM_DEFAULT_UDP_UCAST_PORT : 0);
 		{
-			struct pgm_build_options o = { .nak_list = list62,
-				.nak_list_count = PGM_MAX_NAK_LIST };
+			struct pgm_build_options o = {
+				.nak_list = list62, .nak_list_count = PGM_MAX_NAK_LIST};
 
 			snprintf(name, sizeof(name), "nak-list-62-%s", fam);
 			t = begin(c, name);
@@ -289,33 +289,35 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 				rcv, rtr, false, 0);
 		}
 		{
-			struct pgm_build_options o = { .nak_list = wrap, .nak_list_count = 4 };
+			struct pgm_build_options o = {.nak_list = wrap, .nak_list_count = 4};
 
 			snprintf(name, sizeof(name), "nak-list-wrap-%s", fam);
 			t = begin(c, name);
 			end(c,
-				pgm_build_nak(t, WIRE_TEST_MAX_TPDU, PGM_NAK, &up, 0xfffffff0u, &s, &g,
-					&o),
+				pgm_build_nak(t, WIRE_TEST_MAX_TPDU, PGM_NAK, &up, 0xfffffff0u, &s,
+					&g, &o),
 				rcv, rtr, false, 0);
 		}
 		{
-			struct pgm_build_options o = { .extra_header_flags = PGM_OPT_PARITY |
-									      PGM_OPT_VAR_PKTLEN };
+			struct pgm_build_options o = {
+				.extra_header_flags = PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN};
 
 			snprintf(name, sizeof(name), "nak-parity-%s", fam);
 			t = begin(c, name);
 			/* TG_SQN 0x100 (TGS 16), PKT_CNT 3 */
-			end(c, pgm_build_nak(t, WIRE_TEST_MAX_TPDU, PGM_NAK, &up, 0x103, &s, &g, &o),
+			end(c,
+				pgm_build_nak(
+					t, WIRE_TEST_MAX_TPDU, PGM_NAK, &up, 0x103, &s, &g, &o),
 				rcv, rtr, true, 0);
 		}
 		{
-			struct pgm_build_options o = { .cr = true,
+			struct pgm_build_options o = {.cr = true,
 				.cr_flags = 0x04 | 0x02 | 0x01,
 				.cr_lead = 999,
 				.cr_ne_wl = 100,
 				.cr_ne_wp = 200,
 				.cr_rx_wp = 300,
-				.cr_rcvr = &x };
+				.cr_rcvr = &x};
 			size_t k = pgmcc_option(raw, PGM_OPT_PGMCC_FEEDBACK, &x, 0x1234);
 
 			o.raw = raw;
@@ -330,24 +332,26 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 		end(c, pgm_build_nak(t, WIRE_TEST_MAX_TPDU, PGM_NNAK, &up, 1001, &s, &g, NULL), rtr,
 			src, false, 0);
 		{
-			uint32_t list[3] = { 1001, 1002, 1010 };
-			struct pgm_build_options o = { .nak_list = list,
+			uint32_t list[3] = {1001, 1002, 1010};
+			struct pgm_build_options o = {.nak_list = list,
 				.nak_list_count = 3,
 				.nak_bo_ivl = true,
 				.nak_bo_ivl_us = 30000,
 				.nak_bo_ivl_sqn = 0,
 				.redirect = &r,
 				.nbr_unreach = true,
-				.path_nla = &r };
+				.path_nla = &r};
 
 			snprintf(name, sizeof(name), "ncf-options-%s", fam);
 			t = begin(c, name);
-			end(c, pgm_build_nak(t, WIRE_TEST_MAX_TPDU, PGM_NCF, &down, 1000, &s, &g, &o),
+			end(c,
+				pgm_build_nak(
+					t, WIRE_TEST_MAX_TPDU, PGM_NCF, &down, 1000, &s, &g, &o),
 				src, grp, true, f == 0 ? PGM_DEFAULT_UDP_MCAST_PORT : 0);
 		}
 		{
 			/* An NCF built from a parsed parity NAK with a raised count. */
-			struct pgm_build_options no = { .extra_header_flags = PGM_OPT_PARITY };
+			struct pgm_build_options no = {.extra_header_flags = PGM_OPT_PARITY};
 			uint8_t nak[256];
 			struct pgm_packet pkt;
 
@@ -356,11 +360,11 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 				abort();
 			snprintf(name, sizeof(name), "ncf-from-parity-nak-%s", fam);
 			t = begin(c, name);
-			end(c, pgm_build_ncf_from_nak(t, WIRE_TEST_MAX_TPDU, &pkt, 5, NULL), src, grp,
-				true, 0);
+			end(c, pgm_build_ncf_from_nak(t, WIRE_TEST_MAX_TPDU, &pkt, 5, NULL), src,
+				grp, true, 0);
 		}
 		{
-			struct pgm_tsi tsi = { .sport = WIRE_TEST_SPORT };
+			struct pgm_tsi tsi = {.sport = WIRE_TEST_SPORT};
 
 			memcpy(tsi.gsi, wire_test_gsi, PGM_GSI_LEN);
 			snprintf(name, sizeof(name), "nak-for-tsi-%s", fam);
@@ -372,24 +376,24 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 			snprintf(name, sizeof(name), "ncf-for-tsi-%s", fam);
 			t = begin(c, name);
 			end(c,
-				pgm_build_ncf_for_tsi(t, WIRE_TEST_MAX_TPDU, &tsi, WIRE_TEST_DPORT, 4242,
-					&s, &g, NULL),
+				pgm_build_ncf_for_tsi(t, WIRE_TEST_MAX_TPDU, &tsi, WIRE_TEST_DPORT,
+					4242, &s, &g, NULL),
 				src, grp, true, 0);
 		}
 
 		/* Data: ODATA plain, fragment + SYN, parity with group and size, PGMCC; RDATA. */
 		{
-			struct pgm_build_options frag = { .fragment = true,
+			struct pgm_build_options frag = {.fragment = true,
 				.frag_first_sqn = 500,
 				.frag_offset = 1400,
 				.frag_apdu_len = 4000,
-				.syn = true };
-			struct pgm_build_options parity = { .parity_grp = true,
+				.syn = true};
+			struct pgm_build_options parity = {.parity_grp = true,
 				.parity_grp_value = 2,
 				.curr_tgsize = true,
 				.curr_tgsize_value = 7,
-				.extra_header_flags = PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN };
-			struct pgm_build_options pgmcc = { 0 };
+				.extra_header_flags = PGM_OPT_PARITY | PGM_OPT_VAR_PKTLEN};
+			struct pgm_build_options pgmcc = {0};
 			size_t k = pgmcc_option(raw, PGM_OPT_PGMCC_DATA, &x, 0);
 
 			pgmcc.raw = raw;
@@ -409,8 +413,8 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 			snprintf(name, sizeof(name), "odata-parity-%s", fam);
 			t = begin(c, name);
 			end(c,
-				pgm_build_data(t, WIRE_TEST_MAX_TPDU, PGM_ODATA, &down, 0x200 | 1, 400,
-					payload, 9, &parity),
+				pgm_build_data(t, WIRE_TEST_MAX_TPDU, PGM_ODATA, &down, 0x200 | 1,
+					400, payload, 9, &parity),
 				src, grp, false, 0);
 			snprintf(name, sizeof(name), "odata-pgmcc-%s", fam);
 			t = begin(c, name);
@@ -433,7 +437,7 @@ size_t wire_test_catalog(struct wire_test_case *cases, size_t max)
 		end(c, pgm_build_spmr(t, WIRE_TEST_MAX_TPDU, &up, NULL), rcv, src, false,
 			f == 0 ? PGM_DEFAULT_UDP_UCAST_PORT : 0);
 		{
-			struct pgm_build_options o = { 0 };
+			struct pgm_build_options o = {0};
 			size_t k = pgmcc_option(raw, PGM_OPT_PGMCC_FEEDBACK, &x, 0x0100);
 
 			o.raw = raw;
@@ -471,7 +475,7 @@ size_t wire_test_rebuild(const struct pgm_packet *pkt, uint8_t *out, size_t cap)
 {
 	const struct pgm_options *po = &pkt->opt;
 	struct pgm_build_options o;
-	struct pgm_header_params hdr = { .sport = pkt->sport, .dport = pkt->dport };
+	struct pgm_header_params hdr = {.sport = pkt->sport, .dport = pkt->dport};
 	uint32_t list[PGM_MAX_NAK_LIST];
 	uint8_t raw[1024];
 	size_t raw_len = 0;
@@ -540,7 +544,8 @@ size_t wire_test_rebuild(const struct pgm_packet *pkt, uint8_t *out, size_t cap)
 
 	switch (pkt->type) {
 	case PGM_SPM:
-		return pgm_build_spm(out, cap, &hdr, pkt->sqn, pkt->trail, pkt->lead, &pkt->path, &o);
+		return pgm_build_spm(
+			out, cap, &hdr, pkt->sqn, pkt->trail, pkt->lead, &pkt->path, &o);
 	case PGM_ODATA:
 	case PGM_RDATA:
 		return pgm_build_data(out, cap, pkt->type, &hdr, pkt->sqn, pkt->trail, pkt->tsdu,
@@ -548,15 +553,19 @@ size_t wire_test_rebuild(const struct pgm_packet *pkt, uint8_t *out, size_t cap)
 	case PGM_NAK:
 	case PGM_NNAK:
 	case PGM_NCF:
-		return pgm_build_nak(out, cap, pkt->type, &hdr, pkt->sqn, &pkt->nak_src,
-			&pkt->nak_grp, &o);
+		return pgm_build_nak(
+			out, cap, pkt->type, &hdr, pkt->sqn, &pkt->nak_src, &pkt->nak_grp, &o);
 	case PGM_POLL:
 		return pgm_build_poll(out, cap, &hdr, pkt->sqn, pkt->poll_round, pkt->poll_s_type,
 			&pkt->path, pkt->poll_bo_ivl, pkt->poll_rand, pkt->poll_mask, &o);
-	case PGM_POLR: return pgm_build_polr(out, cap, &hdr, pkt->sqn, pkt->polr_round, &o);
-	case PGM_SPMR: return pgm_build_spmr(out, cap, &hdr, &o);
-	case PGM_ACK: return pgm_build_ack(out, cap, &hdr, pkt->sqn, pkt->ack_bitmap, &o);
-	default: return 0;
+	case PGM_POLR:
+		return pgm_build_polr(out, cap, &hdr, pkt->sqn, pkt->polr_round, &o);
+	case PGM_SPMR:
+		return pgm_build_spmr(out, cap, &hdr, &o);
+	case PGM_ACK:
+		return pgm_build_ack(out, cap, &hdr, pkt->sqn, pkt->ack_bitmap, &o);
+	default:
+		return 0;
 	}
 }
 
@@ -570,8 +579,8 @@ void wire_test_assert_pcap_round_trip(const char *path, unsigned flags, unsigned
 	unsigned e;
 
 	pgm_udp_ports_default(&ports);
-	ck_assert_msg(pgm_pcap_check_file(path, &ports, flags, &r, err, sizeof(err)) == 0, "%s",
-		err);
+	ck_assert_msg(
+		pgm_pcap_check_file(path, &ports, flags, &r, err, sizeof(err)) == 0, "%s", err);
 	printf("%s: %lu records, %lu PGM, %lu parsed, %lu identical, %lu not PGM, %lu not IP, "
 	       "%lu truncated\n",
 		path, r.walk.records, r.pgm, r.parsed, r.identical, r.not_pgm, r.walk.not_ip,
