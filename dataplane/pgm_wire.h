@@ -133,7 +133,9 @@ enum pgm_opx {
 	X(NAK_LIST_ORDER, "nak-list-order", "OPT_NAK_LIST not strictly increasing after the header SQN") \
 	X(PARITY_TGS, "parity-tgs", "OPT_PARITY_PRM transmission group size not a power of 2 in 2..128") \
 	X(PARITY_GRP, "parity-grp", "OPT_PARITY_GRP number is 0")                                  \
-	X(PARITY_FLAGS, "parity-flags", "OPT_VAR_PKTLEN without OPT_PARITY")
+	X(PARITY_FLAGS, "parity-flags", "OPT_VAR_PKTLEN without OPT_PARITY")                       \
+	X(ACK_LENGTH, "ack-length", "ACK shorter than its fixed part")                             \
+	X(OPT_WRONG_TYPE, "opt-wrong-type", "a known option on a packet type that never carries it")
 
 enum pgm_err {
 #define PGM_ERR_ENUM(sym, name, desc) PGM_ERR_##sym,
@@ -195,14 +197,13 @@ bool pgm_ip_dst_is_multicast(const struct pgm_ip *ip);
 /*
  * Options found in a packet. Values are in host order; `list` points into the packet. Each known
  * option may appear at most once (PGM_ERR_OPT_DUPLICATE otherwise). `offset[i]` and `type[i]` list
- * every option in wire order (OPT_LENGTH included) for rewrites.
+ * every option in wire order (OPT_LENGTH included) for rewrites, for i < count. The values of
+ * absent options are zero.
  */
 struct pgm_options {
 	uint32_t present; /* bit (1u << index) for index = pgm_opt_bit(type), see below */
 	uint8_t count;	  /* options in the packet, OPT_LENGTH included */
 	uint16_t total_len; /* from OPT_LENGTH: all options, OPT_LENGTH included */
-	uint16_t offset[PGM_MAX_OPTIONS]; /* byte offset of each option from the TPDU start */
-	uint8_t type[PGM_MAX_OPTIONS];	   /* its type byte without the E bit */
 	uint8_t unknown;		   /* unknown options (any OPX) */
 	uint8_t opx_invalidate;		   /* unknown options with OPX 01 */
 	uint8_t opx_reserved;		   /* unknown options with OPX 11 */
@@ -242,6 +243,13 @@ struct pgm_options {
 	uint32_t pgmcc_tstamp;
 	uint16_t pgmcc_loss_rate;
 	struct pgm_nla pgmcc_nla;
+
+	/* Every option in wire order; entries from `count` on are unspecified (the parser does
+	 * not spend time clearing them). Last in the struct for that reason. */
+	uint16_t offset[PGM_MAX_OPTIONS]; /* byte offset of each option from the TPDU start */
+	uint8_t type[PGM_MAX_OPTIONS];	   /* its type byte without the E bit */
+	uint8_t flags[PGM_MAX_OPTIONS];	   /* its byte 2: reserved | F (OP_ENCODED) | OPX (0x03) */
+	uint8_t specific[PGM_MAX_OPTIONS]; /* its byte 3: U (OP_ENCODED_NULL) | option-specific */
 };
 /* Bit index of a known option type in pgm_options.present, or -1 for an unknown type. */
 int pgm_opt_bit(unsigned opt_type);
@@ -274,12 +282,14 @@ struct pgm_packet {
 	uint32_t poll_bo_ivl, poll_rand, poll_mask;
 	/* POLR (14.7.2) */
 	uint16_t polr_round;
+	/* ACK (pgmcc): RX_MAX is in sqn, the 32-bit receive bitmap here */
+	uint32_t ack_bitmap;
 
-	struct pgm_options opt;
 	uint16_t opt_offset; /* where the options start, 0 if none */
 	const uint8_t *tsdu; /* ODATA/RDATA payload, tsdu_len bytes */
 	const uint8_t *tpdu; /* the whole TPDU as parsed */
 	uint16_t tpdu_len;
+	struct pgm_options opt; /* last: its per-option arrays end the struct */
 };
 
 /* The TSI of a packet, with the upstream port swap applied (8.3): NAK, NNAK, SPMR, POLR and ACK
@@ -291,8 +301,16 @@ bool pgm_type_is_upstream(unsigned type);
 bool pgm_packet_is_parity(const struct pgm_packet *pkt);
 
 /* Parse flags. */
-#define PGM_PARSE_NO_CHECKSUM 0x01 /* skip checksum verification (fuzz seeds, replay of rewritten) */
+/* Skip checksum verification (fuzz seeds, replay of rewritten packets); a zero checksum on
+ * ODATA/RDATA is still PGM_ERR_ZERO_CHECKSUM: it breaks the protocol, not the transmission. */
+#define PGM_PARSE_NO_CHECKSUM 0x01
 #define PGM_PARSE_STRICT_OPTIONS 0x02 /* reject known options on packet types that never carry them */
+/* Endpoints: OPX bits concern network elements only (9), so an unknown option with OPX 10 does
+ * not discard the packet (it is still counted in pgm_options.unknown). */
+#define PGM_PARSE_IGNORE_OPX 0x04
+/* pgm_parse_datagram: do not verify the UDP checksum (NFQUEUE packets flagged
+ * NFQA_SKB_CSUMNOTREADY, captures of locally sent packets with checksum offload). */
+#define PGM_PARSE_NO_UDP_CHECKSUM 0x08
 
 /*
  * Parse an IP datagram (IPv4 with or without options, or IPv6 with hop-by-hop, routing and
@@ -303,7 +321,11 @@ enum pgm_err pgm_parse_ip(const uint8_t *buf, size_t len, const struct pgm_udp_p
 	struct pgm_ip *ip);
 /* Parse and validate a PGM TPDU. */
 enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct pgm_packet *pkt);
-/* Both, on a whole datagram. */
+/* Whether the UDP checksum of an encapsulated datagram verifies (true when not UDP, or IPv4 sent
+ * without one; IPv6 requires one). pgm_parse_ip does not check it; pgm_parse_datagram does. */
+bool pgm_ip_udp_checksum_ok(const uint8_t *datagram, const struct pgm_ip *ip);
+/* Both, on a whole datagram, plus the UDP checksum unless PGM_PARSE_NO_UDP_CHECKSUM. On an IP
+ * error *pkt is zeroed. */
 enum pgm_err pgm_parse_datagram(const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports,
 	unsigned flags, struct pgm_ip *ip, struct pgm_packet *pkt);
 
@@ -317,6 +339,9 @@ uint16_t pgm_csum_fold(uint32_t sum);
 uint16_t pgm_checksum(const uint8_t *tpdu, size_t len);
 /* Writes the checksum into a TPDU. */
 void pgm_checksum_set(uint8_t *tpdu, size_t len);
+/* Whether the one's-complement sum of buf, checksum field included, is all ones: the check a
+ * receiver makes on a non-zero checksum (cheaper than comparing with pgm_checksum). */
+bool pgm_csum_verifies(const void *buf, size_t len);
 /* RFC 1624 eqn. 3: new checksum after 16-bit words old[] became new[] (n words, network order). */
 uint16_t pgm_csum_update(uint16_t csum, const void *old_words, const void *new_words, size_t n);
 
@@ -335,7 +360,9 @@ bool pgm_rewrite_parity_pkt_cnt(uint8_t *tpdu, const struct pgm_packet *nak, uin
 	uint32_t pkt_cnt);
 /* OPX 01: rename option number `index` (in pkt->opt order) to OPT_INVALID, keeping the E bit. */
 bool pgm_rewrite_opt_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned index);
-/* After any rewrite of a UDP-encapsulated datagram: recompute the UDP checksum (if not 0). */
+/* After any rewrite of a UDP-encapsulated datagram: recompute the UDP checksum (if not 0).
+ * Only needed when the TPDU has no PGM checksum: a rewrite that updates a PGM checksum leaves
+ * the TPDU's one's-complement sum, and so the UDP checksum, unchanged. */
 void pgm_ip_fix_udp_checksum(uint8_t *datagram, const struct pgm_ip *ip);
 
 /* ---- builders ---- */
@@ -404,6 +431,20 @@ size_t pgm_build_polr(uint8_t *out, size_t cap, const struct pgm_header_params *
 /* SPMR (13.6). */
 size_t pgm_build_spmr(uint8_t *out, size_t cap, const struct pgm_header_params *hdr,
 	const struct pgm_build_options *o);
+/* ACK 0x0D (pgmcc; OpenPGM, Wireshark): RX_MAX and the receive bitmap, upstream port form.
+ * PGMCC options, which pgm_build_options does not name, go in o->raw. */
+size_t pgm_build_ack(uint8_t *out, size_t cap, const struct pgm_header_params *hdr,
+	uint32_t rx_max, uint32_t bitmap, const struct pgm_build_options *o);
+
+/*
+ * Re-serialize a packet pgm_parse accepted, from its parsed fields: header, body, every option
+ * in its original order re-encoded from the parsed values (unknown options and OPT_INVALID,
+ * which have no parsed value, copied from pkt->tpdu), the TSDU, and a recomputed checksum (none
+ * if the original had none). Reserved fields are written as 0, so the output equals the input
+ * byte for byte exactly when the sender zeroed them as RFC 3208 requires. Returns the length,
+ * or 0 if cap is too small.
+ */
+size_t pgm_packet_serialize(uint8_t *out, size_t cap, const struct pgm_packet *pkt);
 
 /*
  * What a router originates or rewrites:
@@ -415,6 +456,16 @@ size_t pgm_build_spmr(uint8_t *out, size_t cap, const struct pgm_header_params *
  */
 size_t pgm_build_ncf_from_nak(uint8_t *out, size_t cap, const struct pgm_packet *nak,
 	uint32_t parity_pkt_cnt, const struct pgm_build_options *o);
+/*
+ * For a parity NAK, parity_pkt_cnt above becomes NCF_PKT_CNT and must already be
+ * max(NAK_PKT_CNT, the interface's known count) (11.6): without the group size the builder
+ * replaces the low bits that hold parity_pkt_cnt and can detect a smaller count only where
+ * those bits show it (returns 0 then, and for counts of 128 or more). This variant takes the
+ * transmission group size (PARITY_PRM_TGS of the session) and computes the max itself; it
+ * returns 0 if tgs is not a power of 2 in 2..128 or pkt_cnt >= tgs.
+ */
+size_t pgm_build_ncf_from_nak_tgs(uint8_t *out, size_t cap, const struct pgm_packet *nak,
+	uint32_t tgs, uint32_t pkt_cnt, const struct pgm_build_options *o);
 size_t pgm_build_nak_for_tsi(uint8_t *out, size_t cap, unsigned type, const struct pgm_tsi *tsi,
 	uint16_t data_dport, uint32_t sqn, const struct pgm_nla *src, const struct pgm_nla *grp,
 	const struct pgm_build_options *o);
@@ -432,7 +483,9 @@ struct pgm_ip_params {
 	bool udp;
 	uint16_t udp_sport, udp_dport;
 };
-/* Writes header(s) + TPDU; the IPv4 header checksum and the UDP checksum are computed. */
+/* Writes header(s) + TPDU; the IPv4 header checksum and the UDP checksum are computed. The TPDU
+ * may already sit at its final place in out (after the headers). Returns 0 if the families of
+ * src and dst differ, for Router Alert with IPv6 (no PGM value exists), or if cap is short. */
 size_t pgm_build_ip(uint8_t *out, size_t cap, const struct pgm_ip_params *p, const uint8_t *tpdu,
 	size_t tpdu_len);
 

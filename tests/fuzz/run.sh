@@ -1,0 +1,51 @@
+#!/bin/sh
+# Runs libFuzzer binaries: tests/fuzz/run.sh SECONDS BIN...
+#
+# Each binary first writes its seed corpus (sample packets of every type and family, plus the
+# datagrams of tests/fixtures/*.pcap) into a temporary directory, then fuzzes for SECONDS
+# (-max_total_time). Prints the executions per binary. Exits non-zero if any binary crashed,
+# leaked, timed out or could not seed; the failing input is kept in build/fuzz/artifacts/.
+set -u
+if [ $# -lt 2 ]; then
+	echo "usage: $0 SECONDS BIN..." >&2
+	exit 2
+fi
+seconds=$1
+shift
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pgm-fuzz.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+artifacts="$root/build/fuzz/artifacts"
+mkdir -p "$artifacts"
+pcaps=$(ls "$root"/tests/fixtures/*.pcap 2>/dev/null | tr '\n' ' ')
+
+rc=0
+for bin in "$@"; do
+	name=$(basename "$bin")
+	corpus="$tmp/$name/corpus"
+	mkdir -p "$corpus" "$tmp/$name/crash"
+	if ! PGM_FUZZ_SEED_DIR="$corpus" PGM_FUZZ_SEED_PCAPS="$pcaps" "$bin" >"$tmp/$name/seed.log" 2>&1; then
+		echo "fuzz: $name: seeding failed:"
+		cat "$tmp/$name/seed.log"
+		rc=1
+		continue
+	fi
+	seeds=$(ls "$corpus" | wc -l)
+	"$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix="$tmp/$name/crash/" "$corpus" \
+		>"$tmp/$name/fuzz.log" 2>&1
+	status=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$name/fuzz.log" | tail -n 1)
+	cov=$(grep -o 'cov: [0-9]*' "$tmp/$name/fuzz.log" | tail -n 1)
+	if [ $status -ne 0 ] || [ -n "$(ls "$tmp/$name/crash")" ]; then
+		echo "fuzz: $name: FAILED (exit $status) after ${execs:-?} executions"
+		grep -E 'ERROR|invariant|SUMMARY|Test unit written' "$tmp/$name/fuzz.log" | head -n 20
+		cp "$tmp/$name/crash/"* "$artifacts/" 2>/dev/null
+		echo "fuzz: $name: failing inputs copied to $artifacts"
+		rc=1
+	else
+		echo "fuzz: $name: ${execs:-?} executions in ${seconds} s without a crash" \
+			"($seeds seeds, ${cov:-cov: ?} edges)"
+	fi
+done
+exit $rc
