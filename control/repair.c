@@ -16,6 +16,8 @@
 
 #include "control/cp_internal.h"
 
+#define CP_REPAIR_BUCKETS_MIN 1024
+
 static inline uint64_t repair_word(uint32_t session, uint32_t sqn)
 {
 	return (uint64_t)session << 32 | sqn;
@@ -42,7 +44,7 @@ static struct cp_tnode *repair_tnode(void *ctx, uint32_t id)
 void cp_repairs_init(struct cp *cp)
 {
 	cp_pool_init(&cp->repairs, sizeof(struct cp_repair), offsetof(struct cp_repair, hash_next));
-	cp_htab_init(&cp->repair_tab, 1024);
+	cp_htab_init(&cp->repair_tab, CP_REPAIR_BUCKETS_MIN);
 	cp_wheel_init(&cp->repair_wheel, repair_tnode, cp);
 }
 
@@ -131,6 +133,15 @@ void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 	cp_htab_remove(&cp->repair_tab, &ops, id, repair_hash(cp, id));
 	cp_wheel_cancel(&cp->repair_wheel, id);
 	cp_pool_free(&cp->repairs, id);
+	if (cp->repair_tab.count == 0 && cp->repair_tab.mask + 1 > CP_REPAIR_BUCKETS_MIN) {
+		/* the storm is over: give the buckets back too (the pool already did) */
+		struct cp_htab small;
+
+		if (cp_htab_init(&small, CP_REPAIR_BUCKETS_MIN) == 0) {
+			cp_htab_destroy(&cp->repair_tab);
+			cp->repair_tab = small;
+		}
+	}
 }
 
 static inline cp_time_t earlier(cp_time_t a, cp_time_t b)
@@ -371,6 +382,12 @@ void cp_repairs_flush_repeats(struct cp *cp)
 		i += n;
 	}
 	cp->repeat_count = 0;
+	if (cp->repeat_cap > 4096) {
+		/* a burst of repeats is over; keep the steady-state buffer small */
+		free(cp->repeats);
+		cp->repeats = NULL;
+		cp->repeat_cap = 0;
+	}
 }
 
 /* An interface lost its slot: it no longer requests anything. */
