@@ -225,6 +225,7 @@ struct cp_session {
 	uint8_t last_ttl;
 	uint16_t data_dport;
 	struct cp_tnode timer; /* expiry; set lazily, checked against last_spm when due */
+	uint64_t tsi_key;      /* the TSI packed in one word: the hash key */
 	struct pgm_tsi tsi;
 	uint32_t spm_sqn, trail, lead;
 	uint32_t parity_tgs;

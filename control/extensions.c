@@ -93,8 +93,9 @@ void cp_spm_nbr_unreach(struct cp *cp, struct cp_session *s, const struct pgm_pa
 {
 	char tsi[24];
 
-	cp_logf(cp, CP_LOG_EVENT, "tsi %s: SPM %u carries OPT_NBR_UNREACH, handled as regular",
-		cp_session_label(s, tsi, sizeof(tsi)), spm->sqn);
+	if (cp_log_enabled(cp, CP_LOG_EVENT))
+		cp_logf(cp, CP_LOG_EVENT, "tsi %s: SPM %u carries OPT_NBR_UNREACH, handled as regular",
+			cp_session_label(s, tsi, sizeof(tsi)), spm->sqn);
 }
 
 /*

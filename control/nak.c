@@ -284,7 +284,7 @@ void cp_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		struct cp_repair *r;
 
 		was_nnak[i] = 0;
-		if (id == CP_NIL) /* the same SQN twice in one NAK finds the state made above */
+		if (id == CP_NIL && n > 1) /* the same SQN twice in one list: made above */
 			id = cp_repair_find(cp, sid, sqns[i]);
 		if (id == CP_NIL) {
 			id = cp_repair_create(cp, sid, sqns[i], now);

@@ -31,7 +31,7 @@ static uint64_t session_hash(void *ctx, uint32_t id)
 {
 	struct cp *cp = ctx;
 
-	return cp_hash64(&cp->hash_key, tsi_word(&cp_session_at(cp, id)->tsi));
+	return cp_hash64(&cp->hash_key, cp_session_at(cp, id)->tsi_key);
 }
 
 static struct cp_tnode *session_tnode(void *ctx, uint32_t id)
@@ -65,12 +65,13 @@ char *cp_session_label(const struct cp_session *s, char *buf, size_t len)
 
 uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi)
 {
-	uint64_t h = cp_hash64(&cp->hash_key, tsi_word(tsi));
+	uint64_t key = tsi_word(tsi);
+	uint64_t h = cp_hash64(&cp->hash_key, key);
 
 	for (uint32_t id = cp_htab_first(&cp->session_tab, h); id != CP_NIL;) {
 		const struct cp_session *s = cp_session_at(cp, id);
 
-		if (pgm_tsi_equal(&s->tsi, tsi))
+		if (s->tsi_key == key)
 			return id;
 		id = s->hash_next;
 	}
@@ -123,11 +124,12 @@ void cp_sessions_reschedule(struct cp *cp)
 void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 {
 	struct cp_session *s = cp_session_at(cp, id);
+	enum cp_log_kind kind = why == CP_C_SESSIONS_EXPIRED ? CP_LOG_TIMER : CP_LOG_EVENT;
 	char tsi[24];
 
-	cp_logf(cp, why == CP_C_SESSIONS_EXPIRED ? CP_LOG_TIMER : CP_LOG_EVENT,
-		"tsi %s: deleted (%s), %u repair states with it", cp_session_label(s, tsi, sizeof(tsi)),
-		cp_counter_name(why), s->repair_count);
+	if (cp_log_enabled(cp, kind))
+		cp_logf(cp, kind, "tsi %s: deleted (%s), %u repair states with it",
+			cp_session_label(s, tsi, sizeof(tsi)), cp_counter_name(why), s->repair_count);
 	cp_count(cp, NULL, NULL, why, 1);
 	cp_session_clear_repairs(cp, id, CP_C_COUNT);
 	cp_wheel_cancel(&cp->session_wheel, id);
@@ -176,6 +178,7 @@ static uint32_t session_create(struct cp *cp, const struct pgm_tsi *tsi, cp_time
 		return CP_NIL;
 	s = cp_session_at(cp, id);
 	s->tsi = *tsi;
+	s->tsi_key = tsi_word(tsi);
 	s->repair_head = CP_NIL;
 	s->created = now;
 	cp_tnode_init(&s->timer);
@@ -196,21 +199,25 @@ static void spm_record(struct cp *cp, uint32_t id, const struct cp_packet *in,
 	const struct pgm_ip *ip = in->ip;
 	char tsi[24], a[64], b[64], ia[CP_IFNAME_LEN + 8], ib[CP_IFNAME_LEN + 8];
 
+	bool log = cp_log_enabled(cp, CP_LOG_EVENT);
+
 	if (created) {
 		cp_count(cp, in_if, s, CP_C_SESSIONS_CREATED, 1);
-		cp_logf(cp, CP_LOG_EVENT, "tsi %s: created by SPM %u, upstream %s on %s",
-			cp_session_label(s, tsi, sizeof(tsi)), spm->sqn,
-			pgm_nla_format(&spm->path, a, sizeof(a)),
-			cp_if_label(cp, in->in_ifindex, ia, sizeof(ia)));
+		if (log)
+			cp_logf(cp, CP_LOG_EVENT, "tsi %s: created by SPM %u, upstream %s on %s",
+				cp_session_label(s, tsi, sizeof(tsi)), spm->sqn,
+				pgm_nla_format(&spm->path, a, sizeof(a)),
+				cp_if_label(cp, in->in_ifindex, ia, sizeof(ia)));
 	} else if (s->upstream_ifindex != in->in_ifindex ||
 		   !pgm_nla_equal(&s->upstream, &spm->path)) {
 		cp_count(cp, in_if, s, CP_C_SPM_UPSTREAM_CHANGED, 1);
-		cp_logf(cp, CP_LOG_EVENT, "tsi %s: SPM %u moves upstream %s on %s -> %s on %s",
-			cp_session_label(s, tsi, sizeof(tsi)), spm->sqn,
-			pgm_nla_format(&s->upstream, a, sizeof(a)),
-			cp_if_label(cp, s->upstream_ifindex, ia, sizeof(ia)),
-			pgm_nla_format(&spm->path, b, sizeof(b)),
-			cp_if_label(cp, in->in_ifindex, ib, sizeof(ib)));
+		if (log)
+			cp_logf(cp, CP_LOG_EVENT, "tsi %s: SPM %u moves upstream %s on %s -> %s on %s",
+				cp_session_label(s, tsi, sizeof(tsi)), spm->sqn,
+				pgm_nla_format(&s->upstream, a, sizeof(a)),
+				cp_if_label(cp, s->upstream_ifindex, ia, sizeof(ia)),
+				pgm_nla_format(&spm->path, b, sizeof(b)),
+				cp_if_label(cp, in->in_ifindex, ib, sizeof(ib)));
 	}
 	s->spm_sqn = spm->sqn;
 	s->trail = spm->trail;
