@@ -59,12 +59,18 @@ struct cp_hash_key {
 uint64_t cp_hash64(const struct cp_hash_key *key, uint64_t word);
 
 /*
- * Chained hash table of pool ids: buckets hold the first id, entries hold the next. The table
- * doubles when it holds more entries than buckets; the callbacks give an entry's link and hash.
+ * Chained hash table of pool ids: buckets hold the first id, entries hold the next; the callbacks
+ * give an entry's link and hash. When it holds more entries than buckets it doubles, moving the
+ * old buckets' chains a few at a time with each insert and remove, so no single packet pays for
+ * rehashing a million entries. While it moves, a key lives in the old array if its old bucket
+ * has not been moved yet, else in the new one.
  */
 struct cp_htab {
 	uint32_t *buckets;
 	uint32_t mask;
+	uint32_t *old; /* the previous array while migrating, else NULL */
+	uint32_t old_mask;
+	uint32_t migrated; /* old buckets below this have been moved */
 	uint32_t count;
 };
 struct cp_htab_ops {
@@ -80,9 +86,31 @@ void cp_htab_remove(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t
 	uint64_t hash);
 size_t cp_htab_bytes(const struct cp_htab *tab);
 
+static inline uint32_t *cp_htab_slot(const struct cp_htab *tab, uint64_t hash)
+{
+	if (tab->old != NULL && (hash & tab->old_mask) >= tab->migrated)
+		return &tab->old[hash & tab->old_mask];
+	return &tab->buckets[hash & tab->mask];
+}
+
 static inline uint32_t cp_htab_first(const struct cp_htab *tab, uint64_t hash)
 {
-	return tab->buckets[hash & tab->mask];
+	return *cp_htab_slot(tab, hash);
+}
+
+/* Every chain: for (i = 0; i < cp_htab_heads(t); i++) walk from cp_htab_head(t, i). */
+static inline uint32_t cp_htab_heads(const struct cp_htab *tab)
+{
+	return tab->mask + 1 + (tab->old != NULL ? tab->old_mask + 1 : 0);
+}
+
+static inline uint32_t cp_htab_head(const struct cp_htab *tab, uint32_t i)
+{
+	if (i > tab->mask)
+		return tab->old[i - tab->mask - 1];
+	if (tab->old != NULL && (i & tab->old_mask) >= tab->migrated)
+		return CP_NIL; /* not in use (nor cleared) before its old bucket moves */
+	return tab->buckets[i];
 }
 
 /* ---- hierarchical timing wheel ---- */

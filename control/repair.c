@@ -395,8 +395,8 @@ void cp_repairs_drop_slot(struct cp *cp, int slot)
 {
 	uint64_t keep = ~((uint64_t)1 << slot);
 
-	for (uint32_t b = 0; b <= cp->session_tab.mask; b++) {
-		for (uint32_t sid = cp->session_tab.buckets[b]; sid != CP_NIL;) {
+	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
+		for (uint32_t sid = cp_htab_head(&cp->session_tab, b); sid != CP_NIL;) {
 			struct cp_session *s = cp_session_at(cp, sid);
 
 			s->spm_copy_mask &= keep;

@@ -100,8 +100,8 @@ void cp_sessions_walk(const struct cp *cp, void (*fn)(struct cp *cp, uint32_t id
 	ids = malloc((size_t)cp->session_tab.count * sizeof(*ids));
 	if (ids == NULL)
 		return;
-	for (uint32_t b = 0; b <= cp->session_tab.mask; b++) {
-		for (uint32_t id = cp->session_tab.buckets[b]; id != CP_NIL;
+	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
+		for (uint32_t id = cp_htab_head(&cp->session_tab, b); id != CP_NIL;
 			id = cp_session_at(cp, id)->hash_next)
 			ids[n++] = id;
 	}

@@ -132,88 +132,123 @@ uint64_t cp_hash64(const struct cp_hash_key *key, uint64_t word)
 
 /* ---- chained hash table ---- */
 
+/* Old buckets moved per insert or remove: the move ends long before the table fills again. */
+#define HTAB_MIGRATE_STEP 8
+
+static uint32_t *bucket_array(uint32_t n)
+{
+	uint32_t *b = malloc((size_t)n * sizeof(*b));
+
+	if (b != NULL)
+		memset(b, 0xff, (size_t)n * sizeof(*b));
+	return b;
+}
+
 int cp_htab_init(struct cp_htab *tab, uint32_t nbuckets)
 {
 	uint32_t n = 1;
 
 	while (n < nbuckets)
 		n <<= 1;
-	tab->buckets = malloc((size_t)n * sizeof(*tab->buckets));
+	memset(tab, 0, sizeof(*tab));
+	tab->buckets = bucket_array(n);
 	if (tab->buckets == NULL)
 		return -1;
-	memset(tab->buckets, 0xff, (size_t)n * sizeof(*tab->buckets));
 	tab->mask = n - 1;
-	tab->count = 0;
 	return 0;
 }
 
 void cp_htab_destroy(struct cp_htab *tab)
 {
 	free(tab->buckets);
-	tab->buckets = NULL;
-	tab->mask = 0;
-	tab->count = 0;
+	free(tab->old);
+	memset(tab, 0, sizeof(*tab));
 }
 
-/* Doubles the bucket array; on allocation failure the table keeps working, only fuller. */
-static void htab_grow(struct cp_htab *tab, const struct cp_htab_ops *ops)
+/* Moves up to `steps` old buckets into the new array. */
+static void htab_migrate(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t steps)
 {
-	uint32_t old_n = tab->mask + 1, new_n = old_n * 2;
-	uint32_t *buckets;
+	while (tab->old != NULL) {
+		uint32_t id = tab->old[tab->migrated];
 
-	if (new_n == 0)
-		return;
-	buckets = malloc((size_t)new_n * sizeof(*buckets));
-	if (buckets == NULL)
-		return;
-	memset(buckets, 0xff, (size_t)new_n * sizeof(*buckets));
-	for (uint32_t b = 0; b < old_n; b++) {
-		uint32_t id = tab->buckets[b];
-
+		tab->old[tab->migrated] = CP_NIL;
+		/* its two buckets in the new array start empty now (see htab_grow) */
+		tab->buckets[tab->migrated] = CP_NIL;
+		tab->buckets[tab->migrated + tab->old_mask + 1] = CP_NIL;
 		while (id != CP_NIL) {
 			uint32_t *link = ops->link(ops->ctx, id);
 			uint32_t next = *link;
-			uint32_t nb = (uint32_t)(ops->hash(ops->ctx, id) & (new_n - 1));
+			uint32_t *head = &tab->buckets[ops->hash(ops->ctx, id) & tab->mask];
 
-			*link = buckets[nb];
-			buckets[nb] = id;
+			*link = *head;
+			*head = id;
 			id = next;
 		}
+		if (tab->migrated++ == tab->old_mask) {
+			free(tab->old);
+			tab->old = NULL;
+			tab->migrated = 0;
+		}
+		if (--steps == 0)
+			break;
 	}
-	free(tab->buckets);
+}
+
+/*
+ * Starts doubling; on allocation failure the table keeps working, only fuller. The new array is
+ * not cleared here: each pair of its buckets is cleared when their old bucket moves, so the
+ * cost of touching megabytes of memory is spread over the move too.
+ */
+static void htab_grow(struct cp_htab *tab)
+{
+	uint32_t n = (tab->mask + 1) * 2;
+	uint32_t *buckets;
+
+	if (n == 0 || (buckets = malloc((size_t)n * sizeof(*buckets))) == NULL)
+		return;
+	tab->old = tab->buckets;
+	tab->old_mask = tab->mask;
+	tab->migrated = 0;
 	tab->buckets = buckets;
-	tab->mask = new_n - 1;
+	tab->mask = n - 1;
 }
 
 void cp_htab_insert(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id,
 	uint64_t hash)
 {
-	uint32_t b;
+	uint32_t *head;
 
-	if (tab->count >= tab->mask + 1)
-		htab_grow(tab, ops);
-	b = (uint32_t)(hash & tab->mask);
-	*ops->link(ops->ctx, id) = tab->buckets[b];
-	tab->buckets[b] = id;
+	if (tab->old != NULL)
+		htab_migrate(tab, ops, HTAB_MIGRATE_STEP);
+	else if (tab->count >= tab->mask + 1)
+		htab_grow(tab);
+	head = cp_htab_slot(tab, hash);
+	*ops->link(ops->ctx, id) = *head;
+	*head = id;
 	tab->count++;
 }
 
 void cp_htab_remove(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id,
 	uint64_t hash)
 {
-	uint32_t *pp = &tab->buckets[hash & tab->mask];
+	uint32_t *pp;
 
-	while (*pp != CP_NIL) {
+	if (tab->old != NULL)
+		htab_migrate(tab, ops, HTAB_MIGRATE_STEP);
+	for (pp = cp_htab_slot(tab, hash); *pp != CP_NIL; pp = ops->link(ops->ctx, *pp)) {
 		if (*pp == id) {
 			*pp = *ops->link(ops->ctx, id);
 			tab->count--;
 			return;
 		}
-		pp = ops->link(ops->ctx, *pp);
 	}
 }
 
 size_t cp_htab_bytes(const struct cp_htab *tab)
 {
-	return tab->buckets != NULL ? ((size_t)tab->mask + 1) * sizeof(*tab->buckets) : 0;
+	size_t n = tab->buckets != NULL ? (size_t)tab->mask + 1 : 0;
+
+	if (tab->old != NULL)
+		n += (size_t)tab->old_mask + 1;
+	return n * sizeof(uint32_t);
 }

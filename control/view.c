@@ -84,8 +84,8 @@ static uint32_t *sorted_sessions(const struct cp *cp, const struct pgm_nla *grou
 	ids = malloc((size_t)cp->session_tab.count * sizeof(*ids));
 	if (ids == NULL)
 		return NULL;
-	for (uint32_t b = 0; b <= cp->session_tab.mask; b++) {
-		for (uint32_t id = cp->session_tab.buckets[b]; id != CP_NIL;) {
+	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
+		for (uint32_t id = cp_htab_head(&cp->session_tab, b); id != CP_NIL;) {
 			const struct cp_session *s = cp_session_at(cp, id);
 
 			if (group == NULL || pgm_nla_equal(&s->group, group))

@@ -254,6 +254,61 @@ START_TEST(test_pool_and_table)
 }
 END_TEST
 
+static uint32_t walk_count(const struct cp_htab *tab)
+{
+	uint32_t n = 0;
+
+	for (uint32_t b = 0; b < cp_htab_heads(tab); b++) {
+		for (uint32_t id = cp_htab_head(tab, b); id != CP_NIL;
+			id = ((struct item *)cp_pool_at(&pool, id))->link)
+			n++;
+	}
+	return n;
+}
+
+START_TEST(test_table_grows_incrementally)
+{
+	struct cp_htab tab;
+	struct cp_htab_ops ops = {item_link, item_hash, NULL};
+	static uint32_t ids[4096];
+	uint32_t inserts_while_moving = 0, extra;
+
+	cp_pool_init(&pool, sizeof(struct item), offsetof(struct item, link));
+	ck_assert_int_eq(cp_htab_init(&tab, 1024), 0);
+	for (uint32_t i = 0; i < 4096; i++) {
+		ids[i] = cp_pool_alloc(&pool);
+		((struct item *)cp_pool_at(&pool, ids[i]))->key = i;
+		cp_htab_insert(&tab, &ops, ids[i], cp_hash64(&key, i));
+		if (tab.old != NULL) {
+			inserts_while_moving++;
+			/* halfway through a move every key is still found, and walks see all */
+			for (uint32_t j = 0; j <= i; j++)
+				REQUIRE(find(&tab, j) == ids[j], "key %u lost while moving", j);
+			REQUIRE(walk_count(&tab) == i + 1, "walk misses entries");
+			ck_assert_uint_eq(cp_htab_bytes(&tab), (tab.mask + 1 + tab.old_mask + 1) * 4);
+		}
+	}
+	/* each doubling took a bounded number of inserts: old buckets / 8 */
+	ck_assert_uint_eq(inserts_while_moving, 1024 / 8 + 2048 / 8);
+	ck_assert_ptr_eq(tab.old, NULL);
+	ck_assert_uint_eq(tab.mask + 1, 4096);
+	/* removals during a move help it along and find their entries */
+	extra = cp_pool_alloc(&pool);
+	((struct item *)cp_pool_at(&pool, extra))->key = 5000;
+	cp_htab_insert(&tab, &ops, extra, cp_hash64(&key, 5000));
+	ck_assert_ptr_nonnull(tab.old);
+	for (uint32_t i = 0; i < 4096; i++) {
+		cp_htab_remove(&tab, &ops, ids[i], cp_hash64(&key, i));
+		REQUIRE(find(&tab, i) == CP_NIL, "key %u still there", i);
+	}
+	ck_assert_ptr_eq(tab.old, NULL);
+	ck_assert_uint_eq(tab.count, 1);
+	ck_assert_uint_eq(find(&tab, 5000), extra);
+	cp_htab_destroy(&tab);
+	cp_pool_destroy(&pool);
+}
+END_TEST
+
 START_TEST(test_siphash13)
 {
 	/* SipHash-1-3 of the 8 little-endian bytes of the word, checked against an independent
@@ -288,6 +343,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_wheel_matches_reference, 0, 4);
 	tcase_add_test(tc, test_wheel_exact_edges);
 	tcase_add_test(tc, test_pool_and_table);
+	tcase_add_test(tc, test_table_grows_incrementally);
 	tcase_add_test(tc, test_siphash13);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
