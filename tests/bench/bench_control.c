@@ -190,10 +190,10 @@ static void bench_nak_storm(uint32_t sessions, uint32_t sqns, uint32_t receivers
 		}
 	}
 	t = seconds() - t0;
-	row("nak_storm", "decisions", (double)decisions, "count");
-	row("nak_storm", "decisions_per_second", (double)decisions / t, "1/s");
-	row("nak_storm", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
-	row("nak_storm", "actions_per_decision", (double)actions_emitted / (double)decisions,
+	row("control_nak_storm", "decisions", (double)decisions, "count");
+	row("control_nak_storm", "decisions_per_second", (double)decisions / t, "1/s");
+	row("control_nak_storm", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
+	row("control_nak_storm", "actions_per_decision", (double)actions_emitted / (double)decisions,
 		"ratio");
 	cp_free(cp);
 }
@@ -229,10 +229,10 @@ static void bench_rdata(uint32_t sessions, uint32_t sqns)
 		}
 	}
 	t = seconds() - t0;
-	row("rdata_forwarding", "decisions", (double)decisions, "count");
-	row("rdata_forwarding", "decisions_per_second", (double)decisions / t, "1/s");
-	row("rdata_forwarding", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
-	row("rdata_forwarding", "copies_accepted_ratio", (double)accepted / (double)decisions,
+	row("control_rdata", "decisions", (double)decisions, "count");
+	row("control_rdata", "decisions_per_second", (double)decisions / t, "1/s");
+	row("control_rdata", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
+	row("control_rdata", "copies_accepted_ratio", (double)accepted / (double)decisions,
 		"ratio");
 	cp_free(cp);
 }
@@ -259,9 +259,9 @@ static void bench_spm(uint32_t sessions, uint32_t rounds)
 		now += CP_MS(100);
 	}
 	t = seconds() - t0;
-	row("spm", "decisions", (double)decisions, "count");
-	row("spm", "decisions_per_second", (double)decisions / t, "1/s");
-	row("spm", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
+	row("control_spm", "decisions", (double)decisions, "count");
+	row("control_spm", "decisions_per_second", (double)decisions / t, "1/s");
+	row("control_spm", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
 	cp_free(cp);
 }
 
@@ -295,11 +295,11 @@ static void bench_memory(uint32_t sessions, uint32_t states)
 	add_sessions(cp, sessions, now);
 	cp_get_stats(cp, &st);
 	rss1 = rss_kib();
-	row("memory", "sessions", (double)st.sessions, "count");
-	row("memory", "session_sizeof", (double)st.session_size, "bytes");
-	row("memory", "bytes_per_session", (double)st.session_bytes / (double)st.sessions,
+	row("control_memory", "sessions", (double)st.sessions, "count");
+	row("control_memory", "session_sizeof", (double)st.session_size, "bytes");
+	row("control_memory", "bytes_per_session", (double)st.session_bytes / (double)st.sessions,
 		"bytes");
-	row("memory", "rss_per_session", (double)(rss1 - rss0) * 1024.0 / (double)sessions,
+	row("control_memory", "rss_per_session", (double)(rss1 - rss0) * 1024.0 / (double)sessions,
 		"bytes");
 	for (uint32_t q = 0; q < per; q++) {
 		for (uint32_t s = 0; s < sessions; s++) {
@@ -309,13 +309,13 @@ static void bench_memory(uint32_t sessions, uint32_t states)
 	}
 	cp_get_stats(cp, &st);
 	rss2 = rss_kib();
-	row("memory", "repair_states", (double)st.repair_states, "count");
-	row("memory", "repair_state_sizeof", (double)st.repair_size, "bytes");
-	row("memory", "bytes_per_repair_state",
+	row("control_memory", "repair_states", (double)st.repair_states, "count");
+	row("control_memory", "repair_state_sizeof", (double)st.repair_size, "bytes");
+	row("control_memory", "bytes_per_repair_state",
 		(double)st.repair_bytes / (double)st.repair_states, "bytes");
-	row("memory", "rss_per_repair_state",
+	row("control_memory", "rss_per_repair_state",
 		(double)(rss2 - rss1) * 1024.0 / (double)st.repair_states, "bytes");
-	row("memory", "total_bytes", (double)st.bytes, "bytes");
+	row("control_memory", "total_bytes", (double)st.bytes, "bytes");
 	cp_free(cp);
 }
 
@@ -360,9 +360,9 @@ static void bench_timers(uint32_t n)
 		exit(1);
 	}
 	snprintf(metric, sizeof(metric), "ns_per_elim_expiry_%u", n);
-	row("timers", metric, t_elim * 1e9 / n, "ns");
+	row("control_timers", metric, t_elim * 1e9 / n, "ns");
 	snprintf(metric, sizeof(metric), "ns_per_rdata_expiry_%u", n);
-	row("timers", metric, t_delete * 1e9 / n, "ns");
+	row("control_timers", metric, t_delete * 1e9 / n, "ns");
 	cp_free(cp);
 }
 
