@@ -94,8 +94,8 @@ void cp_tsi_counters_expand(const struct cp_tsi_counters *tc, struct cp_counters
 	}
 }
 
-void cp_count(struct cp *cp, struct cp_iface *ifp, struct cp_session *s, enum cp_counter c,
-	uint64_t n)
+void cp_count(
+	struct cp *cp, struct cp_iface *ifp, struct cp_session *s, enum cp_counter c, uint64_t n)
 {
 	if (ifp != NULL)
 		ifp->counters.ev[c] += n;
@@ -273,8 +273,8 @@ uint16_t cp_opx_invalid_mask(const struct pgm_packet *pkt)
 }
 
 /* A forwarded copy, or a packet accepted for the kernel to route: apply OPX 01 renames. */
-static void finish_accepted(struct cp *cp, const struct cp_packet *in, struct cp_iface *ifp,
-	struct cp_result *out)
+static void finish_accepted(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *ifp, struct cp_result *out)
 {
 	uint16_t mask;
 
@@ -383,9 +383,13 @@ cp_time_t cp_next_deadline(const struct cp *cp)
 const char *cp_phase_name(enum cp_repair_phase p)
 {
 	switch (p) {
-	case CP_PHASE_PENDING: return "PENDING";
-	case CP_PHASE_OUTSTANDING: return "OUTSTANDING";
-	case CP_PHASE_FORWARDING: return "FORWARDING";
-	default: return "UNKNOWN";
+	case CP_PHASE_PENDING:
+		return "PENDING";
+	case CP_PHASE_OUTSTANDING:
+		return "OUTSTANDING";
+	case CP_PHASE_FORWARDING:
+		return "FORWARDING";
+	default:
+		return "UNKNOWN";
 	}
 }

@@ -25,8 +25,8 @@
 /* ---- pools: entries of one size in chunks, addressed by id ---- */
 
 #define CP_POOL_CHUNK_SHIFT 10
-#define CP_POOL_CHUNK (1u << CP_POOL_CHUNK_SHIFT)
-#define CP_POOL_MAX_ID 0x7fffffffu /* ids stay below the wheel's sentinel ids */
+#define CP_POOL_CHUNK	    (1u << CP_POOL_CHUNK_SHIFT)
+#define CP_POOL_MAX_ID	    0x7fffffffu /* ids stay below the wheel's sentinel ids */
 
 struct cp_pool {
 	size_t elem_size;
@@ -80,10 +80,8 @@ struct cp_htab_ops {
 };
 int cp_htab_init(struct cp_htab *tab, uint32_t nbuckets);
 void cp_htab_destroy(struct cp_htab *tab);
-void cp_htab_insert(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id,
-	uint64_t hash);
-void cp_htab_remove(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id,
-	uint64_t hash);
+void cp_htab_insert(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id, uint64_t hash);
+void cp_htab_remove(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id, uint64_t hash);
 size_t cp_htab_bytes(const struct cp_htab *tab);
 
 static inline uint32_t *cp_htab_slot(const struct cp_htab *tab, uint64_t hash)
@@ -122,10 +120,10 @@ static inline uint32_t cp_htab_head(const struct cp_htab *tab, uint32_t i)
  * the expired list; an entry moves at most once per level, so the cost per expiring entry does
  * not depend on how many entries the wheel holds. Occupancy bitmaps skip empty slots.
  */
-#define CP_WHEEL_BITS 6
-#define CP_WHEEL_SLOTS 64
-#define CP_WHEEL_LEVELS 11
-#define CP_WHEEL_SENTINELS (CP_WHEEL_LEVELS * CP_WHEEL_SLOTS + 2)
+#define CP_WHEEL_BITS	       6
+#define CP_WHEEL_SLOTS	       64
+#define CP_WHEEL_LEVELS	       11
+#define CP_WHEEL_SENTINELS     (CP_WHEEL_LEVELS * CP_WHEEL_SLOTS + 2)
 #define CP_WHEEL_SENTINEL_BASE 0xffff0000u
 
 struct cp_tnode {
@@ -142,8 +140,8 @@ struct cp_wheel {
 	size_t count; /* scheduled entries, expired ones included */
 };
 
-void cp_wheel_init(struct cp_wheel *wheel, struct cp_tnode *(*node)(void *ctx, uint32_t id),
-	void *ctx);
+void cp_wheel_init(
+	struct cp_wheel *wheel, struct cp_tnode *(*node)(void *ctx, uint32_t id), void *ctx);
 /* (Re)schedules id at deadline; a deadline not after the wheel's time expires at once. */
 void cp_wheel_schedule(struct cp_wheel *wheel, uint32_t id, cp_time_t deadline);
 void cp_wheel_cancel(struct cp_wheel *wheel, uint32_t id); /* no-op when not scheduled */
@@ -205,18 +203,20 @@ static inline bool cp_tnode_scheduled(const struct cp_tnode *n)
 	X(POLL_RECEIVED)                                                                           \
 	X(POLR_RECEIVED)
 
+/* clang-format off: the X-macro lists confuse its enum indentation */
 enum cp_tsi_type {
 #define CP_TSI_TYPE_ENUM(t) CP_TSI_T_##t,
 	CP_TSI_TYPES(CP_TSI_TYPE_ENUM)
 #undef CP_TSI_TYPE_ENUM
-	CP_TSI_TYPE_COUNT
+		CP_TSI_TYPE_COUNT
 };
 enum cp_tsi_event {
 #define CP_TSI_EVENT_ENUM(sym) CP_TSI_E_##sym,
 	CP_TSI_EVENTS(CP_TSI_EVENT_ENUM)
 #undef CP_TSI_EVENT_ENUM
-	CP_TSI_EVENT_COUNT
+		CP_TSI_EVENT_COUNT
 };
+/* clang-format on */
 struct cp_tsi_counters {
 	uint64_t in[CP_TSI_TYPE_COUNT];
 	uint64_t out[CP_TSI_TYPE_COUNT];
@@ -242,7 +242,7 @@ struct cp_iface {
 
 /* ---- sessions (per-TSI source-path state, 7.1) ---- */
 
-#define CP_SESSION_UDP 0x01	/* SPMs arrive UDP-encapsulated */
+#define CP_SESSION_UDP	   0x01 /* SPMs arrive UDP-encapsulated */
 #define CP_SESSION_NAK_UDP 0x02 /* the last NAK came UDP-encapsulated (ports below) */
 
 struct cp_session {
@@ -269,7 +269,7 @@ struct cp_session {
 /* ---- repair state, per (TSI, SQN) (7.2-7.8) ---- */
 
 #define CP_REPAIR_ANTICIPATED 0x01 /* created by an unsolicited NCF */
-#define CP_REPAIR_NNAK 0x02	   /* created by an NNAK: never eliminates a real NAK */
+#define CP_REPAIR_NNAK	      0x02 /* created by an NNAK: never eliminates a real NAK */
 
 struct cp_repair {
 	uint32_t hash_next;
@@ -279,14 +279,14 @@ struct cp_repair {
 	uint8_t flags;
 	uint16_t unused;
 	uint32_t sess_next, sess_prev;
-	struct cp_tnode timer; /* the earliest of the deadlines below */
-	uint64_t if_mask;      /* interfaces that NAKed (slots) */
+	struct cp_tnode timer;	/* the earliest of the deadlines below */
+	uint64_t if_mask;	/* interfaces that NAKed (slots) */
 	uint64_t repaired_mask; /* interfaces that had their RDATA copy */
-	uint64_t ncf_mask;     /* interfaces that had an NCF since ncf_stamp */
+	uint64_t ncf_mask;	/* interfaces that had an NCF since ncf_stamp */
 	cp_time_t ncf_stamp;
-	cp_time_t rpt_next, rpt_end;   /* PENDING */
-	cp_time_t rdata_end;	       /* OUTSTANDING: NAK_RDATA_IVL; FORWARDING: linger */
-	cp_time_t elim_end;	       /* OUTSTANDING: NAK_ELIM_IVL (0 once it ran out) */
+	cp_time_t rpt_next, rpt_end; /* PENDING */
+	cp_time_t rdata_end;	     /* OUTSTANDING: NAK_RDATA_IVL; FORWARDING: linger */
+	cp_time_t elim_end;	     /* OUTSTANDING: NAK_ELIM_IVL (0 once it ran out) */
 	cp_time_t created;
 };
 
@@ -333,8 +333,8 @@ struct cp {
 };
 
 /* control.c */
-void cp_count(struct cp *cp, struct cp_iface *ifp, struct cp_session *s, enum cp_counter c,
-	uint64_t n);
+void cp_count(
+	struct cp *cp, struct cp_iface *ifp, struct cp_session *s, enum cp_counter c, uint64_t n);
 void cp_count_in(struct cp_iface *ifp, struct cp_session *s, unsigned type);
 void cp_count_out(struct cp_iface *ifp, struct cp_session *s, unsigned type);
 bool cp_log_enabled(const struct cp *cp, enum cp_log_kind kind);
@@ -370,8 +370,8 @@ void cp_sessions_reschedule(struct cp *cp);
 void cp_sessions_upstream_removed(struct cp *cp, int ifindex);
 char *cp_session_label(const struct cp_session *s, char *buf, size_t len);
 /* Calls fn for every live session id (hash order). */
-void cp_sessions_walk(const struct cp *cp, void (*fn)(struct cp *cp, uint32_t id, void *arg),
-	void *arg);
+void cp_sessions_walk(
+	const struct cp *cp, void (*fn)(struct cp *cp, uint32_t id, void *arg), void *arg);
 void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out);
 
@@ -390,10 +390,10 @@ uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time
 void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why);
 void cp_repair_schedule(struct cp *cp, uint32_t id);
 void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now);
-void cp_repair_start_pending(struct cp *cp, struct cp_repair *r, const struct cp_session *s,
-	cp_time_t now);
-void cp_repair_confirm(struct cp *cp, struct cp_repair *r, const struct cp_session *s,
-	cp_time_t now);
+void cp_repair_start_pending(
+	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now);
+void cp_repair_confirm(
+	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now);
 bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now);
 void cp_repairs_flush_repeats(struct cp *cp);
 void cp_repairs_drop_slot(struct cp *cp, int slot);
@@ -402,12 +402,12 @@ void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session
 	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* nak.c, ncf.c, rdata.c */
-void cp_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out);
-void cp_nnak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out);
-void cp_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out);
+void cp_nak(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_nnak(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_ncf(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
 void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out);
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
@@ -417,12 +417,12 @@ void cp_forward_upstream(struct cp *cp, const struct cp_packet *in, struct cp_se
 unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_NAK_LIST]);
 
 /* extensions.c: seams for later procedures */
-void cp_poll_child(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out);
-void cp_polr_to_router(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out);
-void cp_offtree_dlr(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out);
+void cp_poll_child(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_polr_to_router(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_offtree_dlr(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
 void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_session *s, struct cp_result *out);
 void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
@@ -431,7 +431,7 @@ void cp_parity_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface 
 	struct cp_session *s, struct cp_result *out);
 void cp_spm_nbr_unreach(struct cp *cp, struct cp_session *s, const struct pgm_packet *spm);
 void cp_ncf_nbr_unreach(struct cp *cp, const struct cp_packet *in, struct cp_session *s);
-void cp_ncf_advertise(const struct cp *cp, const struct cp_session *s,
-	const struct cp_iface *ifp, struct cp_action *ncf);
+void cp_ncf_advertise(const struct cp *cp, const struct cp_session *s, const struct cp_iface *ifp,
+	struct cp_action *ncf);
 
 #endif /* PGMROUTER_CP_INTERNAL_H */

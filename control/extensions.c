@@ -12,8 +12,8 @@
  * RAND_NODE_ID and answer GENERAL polls with a POLR after a random back-off; until then the POLL
  * ends here.
  */
-void cp_poll_child(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out)
+void cp_poll_child(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	(void)cp;
 	(void)in;
@@ -25,8 +25,8 @@ void cp_poll_child(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
  * A POLR addressed to us answers a POLL we sent, or is a DLR's redirecting POLR (9.5.3: record
  * OPT_REDIRECT per TSI and send later NAKs there). Neither is implemented yet: consumed.
  */
-void cp_polr_to_router(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out)
+void cp_polr_to_router(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	(void)cp;
 	(void)in;
@@ -39,8 +39,8 @@ void cp_polr_to_router(struct cp *cp, const struct cp_packet *in, struct cp_ifac
  * asked one, so it is counted and dropped. Later: terminate the NCF; re-source the RDATA (IP
  * source = data source, destination = group, Router Alert) before constrained forwarding.
  */
-void cp_offtree_dlr(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out)
+void cp_offtree_dlr(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	(void)in;
 	cp_count(cp, in_if, NULL, CP_C_OFFTREE_DLR, 1);
@@ -94,7 +94,8 @@ void cp_spm_nbr_unreach(struct cp *cp, struct cp_session *s, const struct pgm_pa
 	char tsi[24];
 
 	if (cp_log_enabled(cp, CP_LOG_EVENT))
-		cp_logf(cp, CP_LOG_EVENT, "tsi %s: SPM %u carries OPT_NBR_UNREACH, handled as regular",
+		cp_logf(cp, CP_LOG_EVENT,
+			"tsi %s: SPM %u carries OPT_NBR_UNREACH, handled as regular",
 			cp_session_label(s, tsi, sizeof(tsi)), spm->sqn);
 }
 

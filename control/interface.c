@@ -162,7 +162,7 @@ void cp_if_set_config(struct cp *cp, int ifindex, const struct cp_if_config *cfg
 int cp_if_slot_ifindex(const struct cp *cp, unsigned slot)
 {
 	return slot < CP_MAX_INTERFACES && cp->slot_if[slot] != NULL ? cp->slot_if[slot]->ifindex
-								       : 0;
+								     : 0;
 }
 
 bool cp_is_local_address(const struct cp *cp, const struct pgm_nla *addr)

@@ -31,8 +31,8 @@ unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_
 }
 
 /* Is the SPM window usable, and are all the SQNs inside it (leniently at the leading edge)? */
-static bool in_window(const struct cp *cp, const struct cp_session *s, const uint32_t *sqns,
-	unsigned n)
+static bool in_window(
+	const struct cp *cp, const struct cp_session *s, const uint32_t *sqns, unsigned n)
 {
 	if (!cp->cfg.nak_window_check)
 		return true;
@@ -217,19 +217,19 @@ static void log_nak(struct cp *cp, const struct cp_session *s, const char *ifnam
 			forwarded ? "duplicate, list forwarded for other SQNs" : "eliminated");
 		break;
 	case SQN_REFORWARDED:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NAK on %s in %s -> PENDING (forwarded, %s)",
-			ifname, cp_phase_name(before),
+		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
+			"NAK on %s in %s -> PENDING (forwarded, %s)", ifname, cp_phase_name(before),
 			nnak_state ? "state was NNAK-created" : "elimination over");
 		break;
 	case SQN_UNTRACKED:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NAK on %s: no memory for state (forwarded)",
-			ifname);
+		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
+			"NAK on %s: no memory for state (forwarded)", ifname);
 		break;
 	}
 }
 
-void cp_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out)
+void cp_nak(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
 	uint32_t sqns[1 + PGM_MAX_NAK_LIST], ids[1 + PGM_MAX_NAK_LIST];
@@ -361,8 +361,8 @@ void cp_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
  * interface. (NNAKs for repairs requested from an off-tree DLR are always forwarded: that comes
  * with DLR redirection, see extensions.c.)
  */
-void cp_nnak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out)
+void cp_nnak(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
 	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
@@ -411,7 +411,8 @@ void cp_nnak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		forward_upstream(cp, in, s, CP_ACT_NNAK, sqns, n);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NNAK_ELIMINATED, n);
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqns[0], "NNAK: repair state exists (eliminated)");
+		cp_log_repair(
+			cp, CP_LOG_EVENT, s, sqns[0], "NNAK: repair state exists (eliminated)");
 	}
 }
 

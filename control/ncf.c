@@ -8,8 +8,8 @@
  */
 #include "control/cp_internal.h"
 
-static void ncf_sqn(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	uint32_t sid, uint32_t sqn)
+static void ncf_sqn(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, uint32_t sid,
+	uint32_t sqn)
 {
 	struct cp_session *s = cp_session_at(cp, sid);
 	struct cp_repair *r;
@@ -58,8 +58,8 @@ static void ncf_sqn(struct cp *cp, const struct cp_packet *in, struct cp_iface *
 		before == CP_PHASE_PENDING ? "confirmed" : "timers restarted, anticipated");
 }
 
-void cp_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_result *out)
+void cp_ncf(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
 	uint32_t sqns[1 + PGM_MAX_NAK_LIST];

@@ -86,7 +86,8 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	}
 	waiting = r->if_mask & ~in_bit & ~r->repaired_mask;
 	if (waiting == 0) {
-		rdata_log(cp, s, pkt->sqn, CP_PHASE_FORWARDING, "deleted (every interface repaired)");
+		rdata_log(
+			cp, s, pkt->sqn, CP_PHASE_FORWARDING, "deleted (every interface repaired)");
 		cp_repair_delete(cp, id, CP_C_REPAIR_COMPLETED);
 	} else {
 		cp_repair_schedule(cp, id);

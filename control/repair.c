@@ -111,7 +111,8 @@ uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time
 		cp_repair_at(cp, s->repair_head)->sess_prev = id;
 	s->repair_head = id;
 	s->repair_count++;
-	cp_htab_insert(&cp->repair_tab, &ops, id, cp_hash64(&cp->hash_key, repair_word(session, sqn)));
+	cp_htab_insert(
+		&cp->repair_tab, &ops, id, cp_hash64(&cp->hash_key, repair_word(session, sqn)));
 	return id;
 }
 
@@ -170,8 +171,8 @@ static cp_time_t repeat_period(const struct cp_if_config *cfg)
 }
 
 /* A NAK was just forwarded upstream: repeat it until confirmed or NAK_RPT_IVL runs out. */
-void cp_repair_start_pending(struct cp *cp, struct cp_repair *r, const struct cp_session *s,
-	cp_time_t now)
+void cp_repair_start_pending(
+	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now)
 {
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 	cp_time_t period = repeat_period(cfg);
@@ -186,8 +187,8 @@ void cp_repair_start_pending(struct cp *cp, struct cp_repair *r, const struct cp
 }
 
 /* A matching NCF (or an unsolicited one): (re)start NAK_RDATA_IVL and NAK_ELIM_IVL (7.4, 7.5). */
-void cp_repair_confirm(struct cp *cp, struct cp_repair *r, const struct cp_session *s,
-	cp_time_t now)
+void cp_repair_confirm(
+	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now)
 {
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 
@@ -204,9 +205,12 @@ bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now)
 	if ((r->flags & CP_REPAIR_NNAK) != 0)
 		return false;
 	switch (r->phase) {
-	case CP_PHASE_PENDING: return true;
-	case CP_PHASE_OUTSTANDING: return r->elim_end != 0 && now < r->elim_end;
-	default: return false;
+	case CP_PHASE_PENDING:
+		return true;
+	case CP_PHASE_OUTSTANDING:
+		return r->elim_end != 0 && now < r->elim_end;
+	default:
+		return false;
 	}
 }
 
@@ -238,9 +242,12 @@ static enum cp_counter repair_over(const struct cp_repair *r, cp_time_t now)
 static const char *over_reason(enum cp_counter why)
 {
 	switch (why) {
-	case CP_C_NAK_RETRY_EXPIRED: return "NAK_RPT_IVL expired, no NCF";
-	case CP_C_REPAIR_LINGER_EXPIRED: return "linger expired, interfaces left unrepaired";
-	default: return "NAK_RDATA_IVL expired, no RDATA";
+	case CP_C_NAK_RETRY_EXPIRED:
+		return "NAK_RPT_IVL expired, no NCF";
+	case CP_C_REPAIR_LINGER_EXPIRED:
+		return "linger expired, interfaces left unrepaired";
+	default:
+		return "NAK_RDATA_IVL expired, no RDATA";
 	}
 }
 
@@ -309,7 +316,8 @@ void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
 			"NAK_RPT_RTE timer in PENDING -> PENDING (NAK repeated)");
 		r->rpt_next = period != 0 ? r->rpt_next + period : 0;
 		if (r->rpt_next != 0 && r->rpt_next <= now)
-			r->rpt_next = now + period; /* timers ran late: keep the rate, skip the backlog */
+			r->rpt_next =
+				now + period; /* timers ran late: keep the rate, skip the backlog */
 		if (r->rpt_next >= r->rpt_end)
 			r->rpt_next = 0;
 	}
@@ -327,8 +335,8 @@ static int repeat_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static void send_repeat(struct cp *cp, struct cp_session *s, const struct cp_repeat *rep,
-	unsigned n)
+static void send_repeat(
+	struct cp *cp, struct cp_session *s, const struct cp_repeat *rep, unsigned n)
 {
 	struct cp_iface *up = cp_iface_find(cp, s->upstream_ifindex);
 	struct cp_action act;
@@ -375,8 +383,8 @@ void cp_repairs_flush_repeats(struct cp *cp)
 		unsigned n = 1;
 
 		while (i + n < cp->repeat_count && n < 1 + PGM_MAX_NAK_LIST &&
-		       cp->repeats[i + n].session == cp->repeats[i].session &&
-		       cp->repeats[i + n].sqn > cp->repeats[i + n - 1].sqn)
+			cp->repeats[i + n].session == cp->repeats[i].session &&
+			cp->repeats[i + n].sqn > cp->repeats[i + n - 1].sqn)
 			n++;
 		send_repeat(cp, s, &cp->repeats[i], n);
 		i += n;

@@ -46,8 +46,8 @@ static struct cp_htab_ops session_ops(struct cp *cp)
 
 void cp_sessions_init(struct cp *cp)
 {
-	cp_pool_init(&cp->sessions, sizeof(struct cp_session),
-		offsetof(struct cp_session, hash_next));
+	cp_pool_init(
+		&cp->sessions, sizeof(struct cp_session), offsetof(struct cp_session, hash_next));
 	cp_htab_init(&cp->session_tab, 1024);
 	cp_wheel_init(&cp->session_wheel, session_tnode, cp);
 }
@@ -85,12 +85,12 @@ static void session_schedule(struct cp *cp, uint32_t id)
 	if (cp->cfg.session_lifetime_s == 0)
 		cp_wheel_cancel(&cp->session_wheel, id);
 	else
-		cp_wheel_schedule(&cp->session_wheel, id,
-			s->last_spm + CP_SEC(cp->cfg.session_lifetime_s));
+		cp_wheel_schedule(
+			&cp->session_wheel, id, s->last_spm + CP_SEC(cp->cfg.session_lifetime_s));
 }
 
-void cp_sessions_walk(const struct cp *cp, void (*fn)(struct cp *cp, uint32_t id, void *arg),
-	void *arg)
+void cp_sessions_walk(
+	const struct cp *cp, void (*fn)(struct cp *cp, uint32_t id, void *arg), void *arg)
 {
 	/* collect first: fn may delete the session it is given */
 	uint32_t *ids, n = 0;
@@ -129,7 +129,8 @@ void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 
 	if (cp_log_enabled(cp, kind))
 		cp_logf(cp, kind, "tsi %s: deleted (%s), %u repair states with it",
-			cp_session_label(s, tsi, sizeof(tsi)), cp_counter_name(why), s->repair_count);
+			cp_session_label(s, tsi, sizeof(tsi)), cp_counter_name(why),
+			s->repair_count);
 	cp_count(cp, NULL, NULL, why, 1);
 	cp_session_clear_repairs(cp, id, CP_C_COUNT);
 	cp_wheel_cancel(&cp->session_wheel, id);
@@ -212,7 +213,8 @@ static void spm_record(struct cp *cp, uint32_t id, const struct cp_packet *in,
 		   !pgm_nla_equal(&s->upstream, &spm->path)) {
 		cp_count(cp, in_if, s, CP_C_SPM_UPSTREAM_CHANGED, 1);
 		if (log)
-			cp_logf(cp, CP_LOG_EVENT, "tsi %s: SPM %u moves upstream %s on %s -> %s on %s",
+			cp_logf(cp, CP_LOG_EVENT,
+				"tsi %s: SPM %u moves upstream %s on %s -> %s on %s",
 				cp_session_label(s, tsi, sizeof(tsi)), spm->sqn,
 				pgm_nla_format(&s->upstream, a, sizeof(a)),
 				cp_if_label(cp, s->upstream_ifindex, ia, sizeof(ia)),
@@ -307,10 +309,10 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 			cp_count(cp, in_if, s, CP_C_SPM_BAD_SQN, 1);
 			out->verdict = CP_DROP;
 			return;
-		} else if (in->out_ifindex == 0 ||
-			   (s->spm_copy_mask & cp_iface_bit(out_if)) != 0) {
+		} else if (in->out_ifindex == 0 || (s->spm_copy_mask & cp_iface_bit(out_if)) != 0) {
 			/* the same SPM again on this egress: the source or the path repeated it */
-			cp_count(cp, out_if != NULL ? out_if : in_if, s, CP_C_SPM_DUPLICATE_COPY, 1);
+			cp_count(
+				cp, out_if != NULL ? out_if : in_if, s, CP_C_SPM_DUPLICATE_COPY, 1);
 			out->verdict = CP_DROP;
 			return;
 		}

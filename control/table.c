@@ -213,8 +213,7 @@ static void htab_grow(struct cp_htab *tab)
 	tab->mask = n - 1;
 }
 
-void cp_htab_insert(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id,
-	uint64_t hash)
+void cp_htab_insert(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id, uint64_t hash)
 {
 	uint32_t *head;
 
@@ -228,8 +227,7 @@ void cp_htab_insert(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t
 	tab->count++;
 }
 
-void cp_htab_remove(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id,
-	uint64_t hash)
+void cp_htab_remove(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id, uint64_t hash)
 {
 	uint32_t *pp;
 

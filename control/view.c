@@ -97,8 +97,8 @@ static uint32_t *sorted_sessions(const struct cp *cp, const struct pgm_nla *grou
 	return ids;
 }
 
-void cp_foreach_session(const struct cp *cp, const struct pgm_nla *group, cp_session_cb cb,
-	void *ctx)
+void cp_foreach_session(
+	const struct cp *cp, const struct pgm_nla *group, cp_session_cb cb, void *ctx)
 {
 	struct cp_counters counters;
 	struct cp_session_view v;
@@ -160,7 +160,8 @@ void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, cp_repair
 	for (uint32_t id = s->repair_head; id != CP_NIL; id = cp_repair_at(cp, id)->sess_next) {
 		const struct cp_repair *r = cp_repair_at(cp, id);
 
-		list[n++] = (struct cp_repeat){.session = id, .sqn = r->sqn, .order = r->sqn - s->trail};
+		list[n++] = (struct cp_repeat){
+			.session = id, .sqn = r->sqn, .order = r->sqn - s->trail};
 	}
 	qsort(list, n, sizeof(*list), repair_cmp);
 	for (size_t i = 0; i < n; i++) {

@@ -193,8 +193,8 @@ static void bench_nak_storm(uint32_t sessions, uint32_t sqns, uint32_t receivers
 	row("control_nak_storm", "decisions", (double)decisions, "count");
 	row("control_nak_storm", "decisions_per_second", (double)decisions / t, "1/s");
 	row("control_nak_storm", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
-	row("control_nak_storm", "actions_per_decision", (double)actions_emitted / (double)decisions,
-		"ratio");
+	row("control_nak_storm", "actions_per_decision",
+		(double)actions_emitted / (double)decisions, "ratio");
 	cp_free(cp);
 }
 

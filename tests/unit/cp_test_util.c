@@ -144,8 +144,8 @@ void cp_test_spm(struct cp_test_pkt *p, uint32_t sqn, uint32_t trail, uint32_t l
 	p->pkt.path_offset = 32;
 }
 
-void cp_test_nak(struct cp_test_pkt *p, unsigned type, uint32_t sqn, const uint32_t *list,
-	unsigned nlist)
+void cp_test_nak(
+	struct cp_test_pkt *p, unsigned type, uint32_t sqn, const uint32_t *list, unsigned nlist)
 {
 	base_packet(p, type);
 	p->pkt.sqn = sqn;
@@ -220,8 +220,8 @@ void cp_test_add_option(struct cp_test_pkt *p, unsigned type, unsigned opx)
 	}
 }
 
-enum cp_verdict cp_test_send(struct cp_test_env *env, const struct cp_test_pkt *p, int in_ifindex,
-	int out_ifindex)
+enum cp_verdict cp_test_send(
+	struct cp_test_env *env, const struct cp_test_pkt *p, int in_ifindex, int out_ifindex)
 {
 	struct cp_packet in = {
 		.ip = &p->ip,
@@ -244,12 +244,18 @@ cp_time_t cp_test_timers(struct cp_test_env *env, cp_time_t now)
 static const char *action_name(enum cp_action_type t)
 {
 	switch (t) {
-	case CP_ACT_NCF: return "NCF";
-	case CP_ACT_NAK: return "NAK";
-	case CP_ACT_NNAK: return "NNAK";
-	case CP_ACT_POLR: return "POLR";
-	case CP_ACT_RDATA: return "RDATA";
-	case CP_ACT_SPM: return "SPM";
+	case CP_ACT_NCF:
+		return "NCF";
+	case CP_ACT_NAK:
+		return "NAK";
+	case CP_ACT_NNAK:
+		return "NNAK";
+	case CP_ACT_POLR:
+		return "POLR";
+	case CP_ACT_RDATA:
+		return "RDATA";
+	case CP_ACT_SPM:
+		return "SPM";
 	}
 	return "?";
 }
@@ -431,11 +437,16 @@ uint64_t cp_test_mask(int ifindex)
 {
 	/* interfaces get slots in the order they were enabled: up, d1, d2, d3 */
 	switch (ifindex) {
-	case CP_TEST_UP: return 1u << 0;
-	case CP_TEST_D1: return 1u << 1;
-	case CP_TEST_D2: return 1u << 2;
-	case CP_TEST_D3: return 1u << 3;
-	default: return 0;
+	case CP_TEST_UP:
+		return 1u << 0;
+	case CP_TEST_D1:
+		return 1u << 1;
+	case CP_TEST_D2:
+		return 1u << 2;
+	case CP_TEST_D3:
+		return 1u << 3;
+	default:
+		return 0;
 	}
 }
 
@@ -456,9 +467,16 @@ static unsigned parse_type(const char *word)
 		const char *name;
 		unsigned type;
 	} types[] = {
-		{"SPM", PGM_SPM},     {"POLL", PGM_POLL},   {"POLR", PGM_POLR}, {"ODATA", PGM_ODATA},
-		{"RDATA", PGM_RDATA}, {"NAK", PGM_NAK},	    {"NNAK", PGM_NNAK}, {"NCF", PGM_NCF},
-		{"SPMR", PGM_SPMR},   {"ACK", PGM_ACK},
+		{"SPM", PGM_SPM},
+		{"POLL", PGM_POLL},
+		{"POLR", PGM_POLR},
+		{"ODATA", PGM_ODATA},
+		{"RDATA", PGM_RDATA},
+		{"NAK", PGM_NAK},
+		{"NNAK", PGM_NNAK},
+		{"NCF", PGM_NCF},
+		{"SPMR", PGM_SPMR},
+		{"ACK", PGM_ACK},
 	};
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -534,9 +552,12 @@ static void step_packet(struct cp_test_pkt *p, const char *what)
 static const char *verdict_name(enum cp_verdict v)
 {
 	switch (v) {
-	case CP_ACCEPT: return "accept";
-	case CP_DROP: return "drop";
-	case CP_ACCEPT_REWRITTEN: return "rewrite";
+	case CP_ACCEPT:
+		return "accept";
+	case CP_DROP:
+		return "drop";
+	case CP_ACCEPT_REWRITTEN:
+		return "rewrite";
 	}
 	return "?";
 }
@@ -557,7 +578,8 @@ void cp_test_run(struct cp_test_env *env, const struct cp_test_step *steps, size
 
 			env->now = CP_SEC(1000) + st->t;
 			step_packet(&p, st->what);
-			v = cp_test_send(env, &p, cp_test_ifindex(st->in), cp_test_ifindex(st->out));
+			v = cp_test_send(
+				env, &p, cp_test_ifindex(st->in), cp_test_ifindex(st->out));
 			ck_assert_msg(strcmp(verdict_name(v), st->verdict) == 0,
 				"step %zu (%s on %s%s%s): verdict %s, expected %s", i + 1, st->what,
 				st->in, st->out ? " to " : "", st->out ? st->out : "",
@@ -565,7 +587,7 @@ void cp_test_run(struct cp_test_env *env, const struct cp_test_step *steps, size
 		}
 		cp_test_actions(env, got, sizeof(got));
 		ck_assert_msg(strcmp(got, st->actions) == 0,
-			"step %zu (%s at %llu us): actions \"%s\", expected \"%s\"", i + 1, st->what,
-			(unsigned long long)st->t, got, st->actions);
+			"step %zu (%s at %llu us): actions \"%s\", expected \"%s\"", i + 1,
+			st->what, (unsigned long long)st->t, got, st->actions);
 	}
 }

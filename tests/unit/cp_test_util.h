@@ -28,14 +28,14 @@
 #define CP_TEST_NA 5
 #define CP_TEST_XX 99
 
-#define CP_TEST_SOURCE "198.18.0.10"
-#define CP_TEST_GROUP "239.192.0.1"
+#define CP_TEST_SOURCE	 "198.18.0.10"
+#define CP_TEST_GROUP	 "239.192.0.1"
 #define CP_TEST_UPSTREAM "198.18.0.100"
-#define CP_TEST_SPORT 1234
-#define CP_TEST_DPORT 7500
+#define CP_TEST_SPORT	 1234
+#define CP_TEST_DPORT	 7500
 
 #define CP_TEST_MAX_ACTIONS 512
-#define CP_TEST_MAX_LOG 256
+#define CP_TEST_MAX_LOG	    256
 
 struct cp_test_env {
 	struct cp *cp;
@@ -66,16 +66,16 @@ const char *cp_test_ifname(int ifindex);
 /* Builders: the test session's TSI and addresses; change the fields afterwards as needed. */
 void cp_test_spm(struct cp_test_pkt *p, uint32_t sqn, uint32_t trail, uint32_t lead);
 /* NAK, NNAK or NCF for sqn, with `nlist` more SQNs in OPT_NAK_LIST. */
-void cp_test_nak(struct cp_test_pkt *p, unsigned type, uint32_t sqn, const uint32_t *list,
-	unsigned nlist);
+void cp_test_nak(
+	struct cp_test_pkt *p, unsigned type, uint32_t sqn, const uint32_t *list, unsigned nlist);
 void cp_test_data(struct cp_test_pkt *p, unsigned type, uint32_t sqn);
 void cp_test_simple(struct cp_test_pkt *p, unsigned type, uint32_t sqn);
 /* Appends an option of `type` (its OPX bits given) to the packet's option table. */
 void cp_test_add_option(struct cp_test_pkt *p, unsigned type, unsigned opx);
 
 /* Hands the packet to the core at env->now; returns the verdict (also in env->res). */
-enum cp_verdict cp_test_send(struct cp_test_env *env, const struct cp_test_pkt *p, int in_ifindex,
-	int out_ifindex);
+enum cp_verdict cp_test_send(
+	struct cp_test_env *env, const struct cp_test_pkt *p, int in_ifindex, int out_ifindex);
 /* Sets the clock and runs the timers. */
 cp_time_t cp_test_timers(struct cp_test_env *env, cp_time_t now);
 

@@ -34,8 +34,8 @@ static void teardown(void)
 	cp_test_env_free(&env);
 }
 
-static enum cp_verdict list_at(cp_time_t t, unsigned type, uint32_t sqn, const uint32_t *list,
-	unsigned nlist, int in)
+static enum cp_verdict list_at(
+	cp_time_t t, unsigned type, uint32_t sqn, const uint32_t *list, unsigned nlist, int in)
 {
 	struct cp_test_pkt p;
 
@@ -215,8 +215,8 @@ START_TEST(test_9_5_3_2_nnak_not_forwarded_with_state)
 	{
 		static const uint32_t list[] = {21};
 
-		ck_assert_int_eq(list_at(t0 + CP_MS(20), PGM_NNAK, 20, list, 1, CP_TEST_D2),
-			CP_DROP);
+		ck_assert_int_eq(
+			list_at(t0 + CP_MS(20), PGM_NNAK, 20, list, 1, CP_TEST_D2), CP_DROP);
 		ck_assert_str_eq(ACTIONS(), "NNAK up 20,21");
 	}
 }

@@ -13,7 +13,7 @@ static struct cp_test_env env;
 static cp_time_t t0;
 static char buf[4096];
 
-#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
+#define ACTIONS()   cp_test_actions(&env, buf, sizeof(buf))
 #define UNKNOWN_OPT 0x2a
 
 static void start(const struct cp_config *cfg)
@@ -486,7 +486,8 @@ START_TEST(test_session_view_order)
 		cp_test_spm(&p, 1, 0, 0x80000000u);
 		p.pkt.sport = add[i].sport;
 		p.ip.dst = cp_test_nla(add[i].group);
-		ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
+		ck_assert_int_eq(
+			cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
 	}
 	memset(&l, 0, sizeof(l));
 	cp_foreach_session(env.cp, NULL, collect_session, &l);

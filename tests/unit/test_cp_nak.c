@@ -362,8 +362,8 @@ START_TEST(test_7_4_elimination_cycle)
 	ck_assert(cp_test_repair(&env, 17, &r));
 	ck_assert_int_eq(r.phase, CP_PHASE_PENDING);
 	ck_assert_uint_eq(r.rpt_end, confirmed + CP_MS(1000) + CP_MS(2000));
-	ck_assert_uint_eq(r.if_mask, cp_test_mask(CP_TEST_D1) | cp_test_mask(CP_TEST_D2) |
-					     cp_test_mask(CP_TEST_D3));
+	ck_assert_uint_eq(r.if_mask,
+		cp_test_mask(CP_TEST_D1) | cp_test_mask(CP_TEST_D2) | cp_test_mask(CP_TEST_D3));
 	/* pending again: discarded */
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(confirmed + CP_MS(1100), 17, CP_TEST_D1), CP_DROP);

@@ -100,7 +100,8 @@ START_TEST(test_wheel_matches_reference)
 				ref_scheduled[id] = false;
 			} else {
 				/* sometimes in the past or exactly now */
-				cp_time_t d = rng() % 16 == 0 ? now - (rng() % 3) : now + random_delay();
+				cp_time_t d =
+					rng() % 16 == 0 ? now - (rng() % 3) : now + random_delay();
 
 				cp_wheel_schedule(&w, id, d);
 				ref_scheduled[id] = true;
@@ -124,7 +125,8 @@ END_TEST
 START_TEST(test_wheel_exact_edges)
 {
 	static struct cp_wheel w;
-	static const cp_time_t deadlines[] = {1, 63, 64, 65, 4095, 4096, 1ull << 30, (1ull << 62) + 5};
+	static const cp_time_t deadlines[] = {
+		1, 63, 64, 65, 4095, 4096, 1ull << 30, (1ull << 62) + 5};
 
 	for (unsigned i = 0; i < NODES; i++)
 		cp_tnode_init(&nodes[i]);
@@ -220,8 +222,8 @@ START_TEST(test_pool_and_table)
 	ck_assert_uint_ge(tab.mask + 1, N);
 	ck_assert_uint_eq(pool.live, N);
 	ck_assert_uint_ge(cp_pool_bytes(&pool), (size_t)N * sizeof(struct item));
-	ck_assert_uint_le(cp_pool_bytes(&pool), (size_t)(N + CP_POOL_CHUNK) * sizeof(struct item) +
-							 4096);
+	ck_assert_uint_le(
+		cp_pool_bytes(&pool), (size_t)(N + CP_POOL_CHUNK) * sizeof(struct item) + 4096);
 	for (uint32_t i = 0; i < N; i++)
 		REQUIRE(find(&tab, i * 7919u) == ids[i], "key %u not found", i);
 	ck_assert_uint_eq(find(&tab, 3), CP_NIL);
@@ -285,7 +287,8 @@ START_TEST(test_table_grows_incrementally)
 			for (uint32_t j = 0; j <= i; j++)
 				REQUIRE(find(&tab, j) == ids[j], "key %u lost while moving", j);
 			REQUIRE(walk_count(&tab) == i + 1, "walk misses entries");
-			ck_assert_uint_eq(cp_htab_bytes(&tab), (tab.mask + 1 + tab.old_mask + 1) * 4);
+			ck_assert_uint_eq(
+				cp_htab_bytes(&tab), (tab.mask + 1 + tab.old_mask + 1) * 4);
 		}
 	}
 	/* each doubling took a bounded number of inserts: old buckets / 8 */
