@@ -257,9 +257,10 @@ void cp_packet(struct cp *cp, const struct cp_packet *in, struct cp_result *out)
 void cp_count_error(struct cp *cp, int ifindex, enum pgm_err err);
 /*
  * Run every timer due at `now` (deadline <= now); returns cp_next_deadline(). The deadline is a
- * time at or before the earliest pending timer: exact for timers within 64 µs, otherwise the
- * start of the timing-wheel slot holding it, so a far timer may take a few early (harmless)
- * cp_timers calls, each costing a bounded amount of work. UINT64_MAX when nothing is pending.
+ * time at or before the earliest pending timer: exact when that timer is due within the wheel's
+ * current 64 µs block, otherwise the start of the timing-wheel slot holding it, so a far timer
+ * may take a few early (harmless) cp_timers calls, each costing a bounded amount of work.
+ * UINT64_MAX when nothing is pending.
  */
 cp_time_t cp_timers(struct cp *cp, cp_time_t now);
 cp_time_t cp_next_deadline(const struct cp *cp);
@@ -299,6 +300,7 @@ enum cp_repair_phase {
 	CP_PHASE_OUTSTANDING, /* confirmed, waiting for RDATA */
 	CP_PHASE_FORWARDING,  /* RDATA copies being forwarded */
 };
+/* Times in views are absolute, on the clock the caller passes in (remaining = time - now). */
 struct cp_repair_view {
 	uint32_t sqn;
 	enum cp_repair_phase phase;
