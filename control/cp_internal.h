@@ -290,6 +290,14 @@ struct cp_repair {
 	cp_time_t created;
 };
 
+/* A deadline `ms` after `now`. 0 means "no timer" in repair states, so never 0. */
+static inline cp_time_t cp_deadline(cp_time_t now, uint32_t ms)
+{
+	cp_time_t t = now + CP_MS(ms);
+
+	return t != 0 ? t : 1;
+}
+
 /* A NAK repeat due, collected during cp_timers and sent as NAK lists per TSI. */
 struct cp_repeat {
 	uint32_t session;

@@ -402,7 +402,7 @@ void cp_nnak(
 		r = cp_repair_at(cp, id);
 		r->phase = CP_PHASE_OUTSTANDING;
 		r->flags = CP_REPAIR_NNAK;
-		r->elim_end = in->now + CP_MS(cfg->nak_elim_ivl_ms);
+		r->elim_end = cp_deadline(in->now, cfg->nak_elim_ivl_ms);
 		cp_repair_schedule(cp, id);
 		cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
 			"NNAK in NONE -> OUTSTANDING (NNAK state, forwarded)");

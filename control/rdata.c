@@ -71,7 +71,7 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		}
 		r->phase = CP_PHASE_FORWARDING;
 		r->rpt_next = r->rpt_end = r->elim_end = 0;
-		r->rdata_end = in->now + CP_MS(cp->cfg.rdata_linger_ms);
+		r->rdata_end = cp_deadline(in->now, cp->cfg.rdata_linger_ms);
 		rdata_log(cp, s, pkt->sqn, before, "FORWARDING");
 	}
 	if ((r->if_mask & bit) == 0 || bit == in_bit) {

@@ -154,14 +154,13 @@ static inline cp_time_t earlier(cp_time_t a, cp_time_t b)
 	return a < b ? a : b;
 }
 
+/* Every phase has an end (rpt_end, rdata_end, or elim_end for NNAK state), so d is never 0. */
 void cp_repair_schedule(struct cp *cp, uint32_t id)
 {
 	struct cp_repair *r = cp_repair_at(cp, id);
 	cp_time_t d = earlier(earlier(r->rpt_next, r->rpt_end), earlier(r->rdata_end, r->elim_end));
 
-	if (d == 0)
-		cp_wheel_cancel(&cp->repair_wheel, id);
-	else if (!cp_tnode_scheduled(&r->timer) || r->timer.deadline != d)
+	if (!cp_tnode_scheduled(&r->timer) || r->timer.deadline != d)
 		cp_wheel_schedule(&cp->repair_wheel, id, d);
 }
 
@@ -179,7 +178,7 @@ void cp_repair_start_pending(
 
 	r->phase = CP_PHASE_PENDING;
 	r->flags &= (uint8_t) ~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
-	r->rpt_end = now + CP_MS(cfg->nak_rpt_ivl_ms);
+	r->rpt_end = cp_deadline(now, cfg->nak_rpt_ivl_ms);
 	r->rpt_next = period != 0 && now + period < r->rpt_end ? now + period : 0;
 	/* 7.8: NAK_RDATA_IVL counts from the most recent forwarding; the next NCF restarts it */
 	r->rdata_end = 0;
@@ -195,8 +194,8 @@ void cp_repair_confirm(
 	r->phase = CP_PHASE_OUTSTANDING;
 	r->flags &= (uint8_t)~CP_REPAIR_NNAK;
 	r->rpt_next = r->rpt_end = 0;
-	r->rdata_end = now + CP_MS(cfg->nak_rdata_ivl_ms);
-	r->elim_end = cfg->nak_elim_ivl_ms != 0 ? now + CP_MS(cfg->nak_elim_ivl_ms) : 0;
+	r->rdata_end = cp_deadline(now, cfg->nak_rdata_ivl_ms);
+	r->elim_end = cfg->nak_elim_ivl_ms != 0 ? cp_deadline(now, cfg->nak_elim_ivl_ms) : 0;
 }
 
 /* Would a duplicate NAK arriving now be discarded (7.4)? NNAK state never eliminates (9.5.3.2). */

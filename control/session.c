@@ -143,11 +143,9 @@ void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 void cp_session_timer(struct cp *cp, uint32_t id, cp_time_t now)
 {
 	struct cp_session *s = cp_session_at(cp, id);
-	cp_time_t expires;
+	/* armed only while there is a lifetime: cp_set_config re-arms or cancels on a change */
+	cp_time_t expires = s->last_spm + CP_SEC(cp->cfg.session_lifetime_s);
 
-	if (cp->cfg.session_lifetime_s == 0)
-		return;
-	expires = s->last_spm + CP_SEC(cp->cfg.session_lifetime_s);
 	if (expires > now) {
 		cp_wheel_schedule(&cp->session_wheel, id, expires);
 		return;

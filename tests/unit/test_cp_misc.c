@@ -250,6 +250,53 @@ START_TEST(test_repair_limit_bounds_memory)
 }
 END_TEST
 
+START_TEST(test_memory_returned_after_storm)
+{
+	struct cp_stats st;
+
+	for (uint32_t i = 0; i < 5000; i++)
+		ck_assert_int_eq(nak_at(t0, i, CP_TEST_D1), CP_DROP);
+	cp_get_stats(env.cp, &st);
+	ck_assert_uint_eq(st.repair_states, 5000);
+	ck_assert_uint_ge(st.repair_bytes, 5000 * st.repair_size);
+	/* a storm of repeats grows the repeat buffer for a moment */
+	cp_test_clear(&env);
+	cp_test_timers(&env, t0 + CP_MS(200));
+	ck_assert_uint_eq(cp_test_count_actions(&env, CP_ACT_NAK), (5000 + 62) / 63);
+	cp_test_timers(&env, t0 + CP_SEC(3));
+	cp_get_stats(env.cp, &st);
+	ck_assert_uint_eq(st.repair_states, 0);
+	ck_assert_uint_le(st.repair_bytes, 1024 * sizeof(uint32_t));
+	/* and works as before */
+	ck_assert_int_eq(nak_at(t0 + CP_SEC(3), 1, CP_TEST_D1), CP_DROP);
+	ck_assert(cp_test_repair(&env, 1, NULL));
+}
+END_TEST
+
+START_TEST(test_zero_intervals_at_time_zero)
+{
+	struct cp_config cfg;
+	struct cp_test_pkt p;
+
+	/* a fake clock starting at 0 and intervals of 0 must not leave states without timers */
+	cp_config_default(&cfg);
+	cfg.if_defaults.nak_rpt_ivl_ms = 0;
+	cfg.if_defaults.nak_rdata_ivl_ms = 0;
+	cfg.rdata_linger_ms = 0;
+	cp_set_config(env.cp, &cfg);
+	env.now = 0;
+	cp_test_spm(&p, 5, 0, 0x80000000u);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
+	ck_assert_int_eq(nak_at(0, 9, CP_TEST_D1), CP_DROP);
+	cp_test_nak(&p, PGM_NCF, 10, NULL, 0);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, 0), CP_DROP);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 2);
+	ck_assert_uint_le(cp_next_deadline(env.cp), 1);
+	cp_test_timers(&env, 1);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
+}
+END_TEST
+
 START_TEST(test_repair_state_size)
 {
 	struct cp_stats st;
@@ -662,6 +709,8 @@ int main(void)
 	tcase_add_test(tc, test_14_polr);
 	tcase_add_test(tc, test_other_types_pass);
 	tcase_add_test(tc, test_repair_limit_bounds_memory);
+	tcase_add_test(tc, test_memory_returned_after_storm);
+	tcase_add_test(tc, test_zero_intervals_at_time_zero);
 	tcase_add_test(tc, test_repair_state_size);
 	tcase_add_test(tc, test_clear_counters);
 	tcase_add_test(tc, test_clear_repair_states_by_group);
