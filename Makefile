@@ -209,6 +209,8 @@ coverage: $(COV_UNIT_BINS)
 	@lcov -q --capture --directory $(B)/cov --output-file $(B)/cov/all.info 2>/dev/null
 	@lcov -q --extract $(B)/cov/all.info '*/control/*' '*/dataplane/pgm_*' -o $(B)/cov/core.info 2>/dev/null
 	@lcov --summary $(B)/cov/core.info 2>&1 | grep -E 'lines|functions'
+	@lcov -q --extract $(B)/cov/all.info '*/control/*' -o $(B)/cov/control.info 2>/dev/null
+	@printf 'control/ only:\n'; lcov --summary $(B)/cov/control.info 2>&1 | grep -E 'lines|functions'
 	@lcov --list $(B)/cov/core.info 2>/dev/null | grep -E '\.c' || true
 
 install: $(B)/pgmrouterd $(B)/pgmrouter

@@ -31,7 +31,8 @@
 
 #include "dataplane/pgm_wire.h"
 
-#define CP_MAX_INTERFACES 64
+#define CP_MAX_INTERFACES 64	    /* interfaces with router assist (repair-state mask bits) */
+#define CP_MAX_KNOWN_INTERFACES 1024 /* interfaces known to the core, assisted or not */
 #define CP_IFNAME_LEN 16
 
 typedef uint64_t cp_time_t; /* monotonic time in microseconds */
@@ -56,6 +57,7 @@ struct cp_config {
 	uint32_t max_repair_states;  /* 0 = unlimited */
 	uint32_t rdata_linger_ms;    /* repair state kept after its first RDATA copy, for the
 					other listed interfaces' copies */
+	bool nak_window_check;	     /* drop NAKs behind SPM_TRAIL or far beyond SPM_LEAD */
 	struct cp_if_config if_defaults; /* for interfaces without their own settings */
 };
 void cp_config_default(struct cp_config *cfg);
@@ -65,39 +67,63 @@ void cp_config_default(struct cp_config *cfg);
 #define CP_COUNTERS(X)                                                                             \
 	X(SESSIONS_CREATED, "sessions-created", "TSI states created by an SPM")                    \
 	X(SESSIONS_EXPIRED, "sessions-expired", "TSI states expired without SPMs")                 \
+	X(SESSIONS_REMOVED, "sessions-removed",                                                    \
+		"TSI states removed with their upstream interface")                                \
 	X(SESSION_LIMIT, "session-limit", "SPMs not tracked: max-sessions reached")                \
 	X(SPM_FORWARDED, "spm-forwarded", "SPM copies forwarded with this interface's path NLA")   \
 	X(SPM_BAD_SQN, "spm-bad-sqn", "SPMs dropped as out of sequence")                           \
-	X(SPM_DUPLICATE_COPY, "spm-duplicate", "SPM copies dropped: same SQN already forwarded here") \
+	X(SPM_DUPLICATE_COPY, "spm-duplicate",                                                     \
+		"SPM copies dropped: same SQN already forwarded here")                             \
 	X(SPM_UPSTREAM_CHANGED, "spm-upstream-changed", "upstream neighbour or interface changed") \
+	X(SPM_NO_ADDRESS, "spm-no-address",                                                        \
+		"SPM copies passed unchanged: no usable egress address")                           \
+	X(COPY_NOT_ASSISTED, "copy-not-assisted",                                                  \
+		"copies leaving by interfaces without assist, passed")                             \
 	X(NAK_RECEIVED, "nak-received", "unicast NAKs received, list entries counted singly")      \
-	X(NAK_UNIQUE, "nak-unique", "NAKs that created repair state")                              \
-	X(NAK_FORWARDED, "nak-forwarded", "NAKs forwarded upstream")                               \
-	X(NAK_RETRANSMITTED, "nak-retransmitted", "NAKs repeated upstream while unconfirmed")      \
-	X(NAK_ELIMINATED, "nak-eliminated", "duplicate NAKs discarded")                            \
+	X(NAK_UNIQUE, "nak-unique", "NAK SQNs that created repair state")                          \
+	X(NAK_FORWARDED, "nak-forwarded", "NAK packets forwarded upstream")                        \
+	X(NAK_RETRANSMITTED, "nak-retransmitted", "NAK SQNs repeated upstream while unconfirmed")  \
+	X(NAK_ELIMINATED, "nak-eliminated", "duplicate NAK SQNs discarded")                        \
 	X(NAK_RETRY_EXPIRED, "nak-retry-expired", "NAKs never confirmed within NAK_RPT_IVL")       \
 	X(NAK_NO_SESSION, "nak-no-session", "NAKs for a TSI without source-path state")            \
 	X(NAK_OUT_OF_WINDOW, "nak-out-of-window", "NAKs outside the source's transmit window")     \
-	X(NAK_UPSTREAM_INTERFACE, "nak-upstream-interface", "NAKs arriving on the upstream interface") \
+	X(NAK_UPSTREAM_INTERFACE, "nak-upstream-interface",                                        \
+		"NAKs arriving on the upstream interface")                                         \
+	X(NAK_NOT_ASSISTED, "nak-not-assisted",                                                    \
+		"NAKs on interfaces without router assist, dropped")                               \
 	X(NAK_MULTICAST, "nak-multicast", "multicast NAKs, neither confirmed nor forwarded")       \
-	X(NAK_ADDRESS_MISMATCH, "nak-address-mismatch", "NAK source or group NLA not the session's") \
-	X(NNAK_RECEIVED, "nnak-received", "NNAKs received")                                        \
-	X(NNAK_FORWARDED, "nnak-forwarded", "NNAKs forwarded upstream")                            \
+	X(NAK_TRANSIT, "nak-transit", "unicast NAKs or NNAKs routed through, not for the router")  \
+	X(NAK_ADDRESS_MISMATCH, "nak-address-mismatch",                                            \
+		"NAK source or group NLA not the session's")                                       \
+	X(NNAK_RECEIVED, "nnak-received", "NNAKs received, list entries counted singly")           \
+	X(NNAK_FORWARDED, "nnak-forwarded", "NNAK packets forwarded upstream")                     \
 	X(NNAK_ELIMINATED, "nnak-eliminated", "NNAKs discarded: repair state exists")              \
 	X(NNAK_NO_SESSION, "nnak-no-session", "NNAKs for a TSI without source-path state")         \
 	X(NCF_SENT, "ncf-sent", "NCFs sent")                                                       \
 	X(NCF_RATE_LIMITED, "ncf-rate-limited", "NCFs withheld: identical NCF sent just before")   \
 	X(NCF_RECEIVED, "ncf-received", "NCFs received, list entries counted singly")              \
-	X(NCF_CONFIRMED, "ncf-confirmed", "NCFs confirming a pending NAK")                         \
-	X(NCF_ANTICIPATED, "ncf-anticipated", "NCFs creating or refreshing anticipated state")     \
-	X(NCF_DISCARDED, "ncf-discarded", "unsolicited NCFs off the upstream interface")           \
+	X(NCF_CONFIRMED, "ncf-confirmed", "NCF SQNs confirming a pending NAK")                     \
+	X(NCF_ANTICIPATED, "ncf-anticipated", "NCF SQNs creating or refreshing anticipated state") \
+	X(NCF_DISCARDED, "ncf-discarded", "NCF SQNs off the upstream interface, discarded")        \
 	X(NCF_NO_SESSION, "ncf-no-session", "NCFs for unknown TSIs, passed through")               \
 	X(RDATA_FORWARDED, "rdata-forwarded", "RDATA copies forwarded on a requesting interface")  \
 	X(RDATA_NO_STATE, "rdata-no-state", "RDATA copies dropped: no repair state (lack of SQN)") \
-	X(RDATA_NO_INTERFACE, "rdata-no-interface", "RDATA copies dropped: interface not requesting") \
-	X(RDATA_NO_SESSION, "rdata-no-session", "RDATA for a TSI without source-path state")       \
+	X(RDATA_NO_INTERFACE, "rdata-no-interface",                                                \
+		"RDATA copies dropped: interface not requesting")                                  \
+	X(RDATA_DUPLICATE, "rdata-duplicate", "RDATA copies dropped: interface already repaired")  \
+	X(RDATA_NOT_UPSTREAM, "rdata-not-upstream",                                                \
+		"RDATA dropped: not from the upstream interface")                                  \
+	X(RDATA_NO_SESSION, "rdata-no-session",                                                    \
+		"RDATA for a TSI without source-path state, passed")                               \
+	X(OFFTREE_DLR, "offtree-dlr", "unicast RDATA or NCF (off-tree DLR), dropped")              \
+	X(PARITY_PASSTHROUGH, "parity-passthrough",                                                \
+		"parity NAKs, NCFs, RDATA handled statelessly")                                    \
 	X(REPAIR_LIMIT, "repair-state-limit", "NAKs or NCFs refused: max-rexmit-states reached")   \
 	X(REPAIR_EXPIRED, "repair-state-expired", "repair states expired without RDATA")           \
+	X(REPAIR_COMPLETED, "repair-state-completed",                                              \
+		"repair states done: every interface repaired")                                    \
+	X(REPAIR_LINGER_EXPIRED, "repair-state-linger",                                            \
+		"repair states ended with interfaces unrepaired")                                  \
 	X(REPAIR_CLEARED, "repair-state-cleared", "repair states removed by clear commands")       \
 	X(POLL_RECEIVED, "poll-received", "POLLs received (never forwarded)")                      \
 	X(POLR_RECEIVED, "polr-received", "POLRs received")                                        \
@@ -115,7 +141,13 @@ enum cp_counter {
 const char *cp_counter_name(enum cp_counter c);
 const char *cp_counter_description(enum cp_counter c);
 
-/* Per-interface counters: packets in and out by type, events, and malformed packets by error. */
+/*
+ * Per-interface counters: packets in and out by type, events, and malformed packets by error.
+ * in[] counts what the core is handed, so a forwarded type (SPM, RDATA, POLL) counts once per
+ * copy; out[] counts copies accepted on an egress interface and packets the core originates.
+ * Events are counted where they happen: on the arrival interface, on the egress interface for
+ * per-copy decisions, and in cp_stats.global_ev for timers and limits.
+ */
 struct cp_counters {
 	uint64_t in[PGM_TYPE_COUNT];
 	uint64_t out[PGM_TYPE_COUNT];
@@ -186,9 +218,12 @@ struct cp_action {
 	/* NCF options */
 	bool nak_bo_ivl;
 	uint32_t nak_bo_ivl_us, nak_bo_ivl_sqn;
+	/* from_packet NAK/NNAK forwarded: unknown OPX-01 options to rename (as cp_rewrite) */
+	uint16_t opt_invalid_mask;
 };
 
-/* The caller's sink for originated packets; called during cp_packet and cp_timers. */
+/* The caller's sink for originated packets; called during cp_packet and cp_timers. It must not
+ * call back into the core. */
 typedef void (*cp_emit_fn)(void *ctx, const struct cp_action *action);
 
 /* Debug events (state transitions), one line each, for `debug ip pgm router events|timers`. */
@@ -213,13 +248,20 @@ int cp_if_add(struct cp *cp, int ifindex, const char *name); /* 0, or -1 when th
 void cp_if_remove(struct cp *cp, int ifindex);
 void cp_if_set_addr(struct cp *cp, int ifindex, const struct pgm_nla *addr); /* afi 0 = none */
 int cp_if_set_assist(struct cp *cp, int ifindex, bool enabled); /* -1: more than 64 enabled */
-void cp_if_set_config(struct cp *cp, int ifindex, const struct cp_if_config *cfg); /* NULL = defaults */
+/* cfg NULL: back to the global defaults (cp_config.if_defaults). */
+void cp_if_set_config(struct cp *cp, int ifindex, const struct cp_if_config *cfg);
 
 /* Process one packet (or one forwarded copy of it). */
 void cp_packet(struct cp *cp, const struct cp_packet *in, struct cp_result *out);
 /* Count a malformed packet received on ifindex (the data plane's parse errors). */
 void cp_count_error(struct cp *cp, int ifindex, enum pgm_err err);
-/* Run every timer due at `now`; returns the next deadline (or UINT64_MAX if none). */
+/*
+ * Run every timer due at `now` (deadline <= now); returns cp_next_deadline(). The deadline is a
+ * time at or before the earliest pending timer: exact when that timer is due within the wheel's
+ * current 64 µs block, otherwise the start of the timing-wheel slot holding it, so a far timer
+ * may take a few early (harmless) cp_timers calls, each costing a bounded amount of work.
+ * UINT64_MAX when nothing is pending.
+ */
 cp_time_t cp_timers(struct cp *cp, cp_time_t now);
 cp_time_t cp_next_deadline(const struct cp *cp);
 
@@ -249,21 +291,26 @@ struct cp_session_view {
 	cp_time_t created, last_spm;
 	cp_time_t expires; /* 0 = never */
 	size_t repair_states;
-	const struct cp_counters *counters; /* per-TSI counters (err[] unused) */
+	uint32_t parity_tgs; /* OPT_PARITY_PRM transmission group size, 0 = none seen */
+	/* Per-TSI counters (err[] unused; valid only during the callback). */
+	const struct cp_counters *counters;
 };
 enum cp_repair_phase {
 	CP_PHASE_PENDING,     /* forwarded upstream, waiting for an NCF */
 	CP_PHASE_OUTSTANDING, /* confirmed, waiting for RDATA */
 	CP_PHASE_FORWARDING,  /* RDATA copies being forwarded */
 };
+/* Times in views are absolute, on the clock the caller passes in (remaining = time - now). */
 struct cp_repair_view {
 	uint32_t sqn;
 	enum cp_repair_phase phase;
-	bool eliminating, anticipated, nnak_created;
+	bool eliminating; /* a duplicate NAK arriving now would be discarded */
+	bool anticipated, nnak_created;
 	uint64_t if_mask;	  /* bit per interface slot, see cp_if_slot_ifindex */
+	uint64_t repaired_mask;	  /* FORWARDING: interfaces that had their RDATA copy */
 	cp_time_t rpt_next;	  /* next NAK repeat, 0 = none */
 	cp_time_t rpt_end;	  /* NAK_RPT_IVL end, 0 = none */
-	cp_time_t rdata_end;	  /* NAK_RDATA_IVL end, 0 = none */
+	cp_time_t rdata_end;	  /* NAK_RDATA_IVL end (FORWARDING: linger end), 0 = none */
 	cp_time_t elim_end;	  /* NAK_ELIM_IVL end, 0 = none */
 	cp_time_t created;
 };
@@ -284,6 +331,8 @@ void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, cp_repair
 struct cp_stats {
 	size_t sessions, repair_states;
 	size_t bytes; /* memory held by tables and entries */
+	size_t session_bytes, repair_bytes; /* the parts held for sessions and for repair states */
+	size_t session_size, repair_size;   /* sizeof one entry */
 	uint64_t global_ev[CP_C_COUNT]; /* events not tied to an interface (timers, limits) */
 };
 void cp_get_stats(const struct cp *cp, struct cp_stats *st);

@@ -1,0 +1,445 @@
+/*
+ * Internals of the control plane, shared by its files:
+ *  - table.c    chunked entry pools indexed by 32-bit ids, and seeded hash tables over them;
+ *  - wheel.c    the hierarchical timing wheel (one node per entry, holding its earliest deadline);
+ *  - control.c  the object, configuration, counters, logging and the packet dispatch;
+ *  - interface.c, session.c (SPM, 7.1), repair.c (repair state and its timers), nak.c (7.2-7.4,
+ *    9.3.3, NNAK 9.5.3.2), ncf.c (7.3, 7.5), rdata.c (7.8), extensions.c (seams for DLRs,
+ *    POLL/POLR, parity, NBR_UNREACH, NAK_BO_IVL advertisement), view.c (show and clear).
+ *
+ * Entries refer to each other by 32-bit pool ids, not pointers: a repair state is 112 bytes with
+ * its hash link, session link, timer node and all its timers.
+ */
+#ifndef PGMROUTER_CP_INTERNAL_H
+#define PGMROUTER_CP_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/control.h"
+
+#define CP_NIL UINT32_MAX
+
+/* ---- pools: entries of one size in chunks, addressed by id ---- */
+
+#define CP_POOL_CHUNK_SHIFT 10
+#define CP_POOL_CHUNK	    (1u << CP_POOL_CHUNK_SHIFT)
+#define CP_POOL_MAX_ID	    0x7fffffffu /* ids stay below the wheel's sentinel ids */
+
+struct cp_pool {
+	size_t elem_size;
+	size_t link_offset; /* a uint32_t in the entry that links free entries */
+	unsigned char **chunks;
+	uint32_t nchunks, chunk_cap;
+	uint32_t fresh;	    /* ids below this have been handed out at least once */
+	uint32_t free_head; /* freed ids, reused first */
+	uint32_t live;
+};
+
+void cp_pool_init(struct cp_pool *pool, size_t elem_size, size_t link_offset);
+void cp_pool_destroy(struct cp_pool *pool);
+/* A zeroed entry, or CP_NIL when memory runs out. */
+uint32_t cp_pool_alloc(struct cp_pool *pool);
+void cp_pool_free(struct cp_pool *pool, uint32_t id);
+size_t cp_pool_bytes(const struct cp_pool *pool);
+
+static inline void *cp_pool_at(const struct cp_pool *pool, uint32_t id)
+{
+	return pool->chunks[id >> CP_POOL_CHUNK_SHIFT] +
+	       (size_t)(id & (CP_POOL_CHUNK - 1)) * pool->elem_size;
+}
+
+/* ---- hashing: SipHash-1-3 over one 64-bit word, keyed at random per core ---- */
+
+struct cp_hash_key {
+	uint64_t k0, k1;
+};
+uint64_t cp_hash64(const struct cp_hash_key *key, uint64_t word);
+
+/*
+ * Chained hash table of pool ids: buckets hold the first id, entries hold the next; the callbacks
+ * give an entry's link and hash. When it holds more entries than buckets it doubles, moving the
+ * old buckets' chains a few at a time with each insert and remove, so no single packet pays for
+ * rehashing a million entries. While it moves, a key lives in the old array if its old bucket
+ * has not been moved yet, else in the new one.
+ */
+struct cp_htab {
+	uint32_t *buckets;
+	uint32_t mask;
+	uint32_t *old; /* the previous array while migrating, else NULL */
+	uint32_t old_mask;
+	uint32_t migrated; /* old buckets below this have been moved */
+	uint32_t count;
+};
+struct cp_htab_ops {
+	uint32_t *(*link)(void *ctx, uint32_t id);
+	uint64_t (*hash)(void *ctx, uint32_t id);
+	void *ctx;
+};
+int cp_htab_init(struct cp_htab *tab, uint32_t nbuckets);
+void cp_htab_destroy(struct cp_htab *tab);
+void cp_htab_insert(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id, uint64_t hash);
+void cp_htab_remove(struct cp_htab *tab, const struct cp_htab_ops *ops, uint32_t id, uint64_t hash);
+size_t cp_htab_bytes(const struct cp_htab *tab);
+
+static inline uint32_t *cp_htab_slot(const struct cp_htab *tab, uint64_t hash)
+{
+	if (tab->old != NULL && (hash & tab->old_mask) >= tab->migrated)
+		return &tab->old[hash & tab->old_mask];
+	return &tab->buckets[hash & tab->mask];
+}
+
+static inline uint32_t cp_htab_first(const struct cp_htab *tab, uint64_t hash)
+{
+	return *cp_htab_slot(tab, hash);
+}
+
+/* Every chain: for (i = 0; i < cp_htab_heads(t); i++) walk from cp_htab_head(t, i). */
+static inline uint32_t cp_htab_heads(const struct cp_htab *tab)
+{
+	return tab->mask + 1 + (tab->old != NULL ? tab->old_mask + 1 : 0);
+}
+
+static inline uint32_t cp_htab_head(const struct cp_htab *tab, uint32_t i)
+{
+	if (i > tab->mask)
+		return tab->old[i - tab->mask - 1];
+	if (tab->old != NULL && (i & tab->old_mask) >= tab->migrated)
+		return CP_NIL; /* not in use (nor cleared) before its old bucket moves */
+	return tab->buckets[i];
+}
+
+/* ---- hierarchical timing wheel ---- */
+
+/*
+ * 11 levels of 64 slots over the 64-bit microsecond clock. An entry sits at the level of the
+ * highest 6-bit digit in which its deadline differs from the wheel's time, so level 0 is exact
+ * to the microsecond. Advancing the wheel moves the passed slots' entries down a level or onto
+ * the expired list; an entry moves at most once per level, so the cost per expiring entry does
+ * not depend on how many entries the wheel holds. Occupancy bitmaps skip empty slots.
+ */
+#define CP_WHEEL_BITS	       6
+#define CP_WHEEL_SLOTS	       64
+#define CP_WHEEL_LEVELS	       11
+#define CP_WHEEL_SENTINELS     (CP_WHEEL_LEVELS * CP_WHEEL_SLOTS + 2)
+#define CP_WHEEL_SENTINEL_BASE 0xffff0000u
+
+struct cp_tnode {
+	uint32_t next, prev; /* CP_NIL when not scheduled */
+	cp_time_t deadline;
+};
+
+struct cp_wheel {
+	cp_time_t now;
+	uint64_t pending[CP_WHEEL_LEVELS];
+	struct cp_tnode sentinel[CP_WHEEL_SENTINELS]; /* slot lists, expired list, scratch */
+	struct cp_tnode *(*node)(void *ctx, uint32_t id);
+	void *ctx;
+	size_t count; /* scheduled entries, expired ones included */
+};
+
+void cp_wheel_init(
+	struct cp_wheel *wheel, struct cp_tnode *(*node)(void *ctx, uint32_t id), void *ctx);
+/* (Re)schedules id at deadline; a deadline not after the wheel's time expires at once. */
+void cp_wheel_schedule(struct cp_wheel *wheel, uint32_t id, cp_time_t deadline);
+void cp_wheel_cancel(struct cp_wheel *wheel, uint32_t id); /* no-op when not scheduled */
+/* Moves every entry with deadline <= now to the expired list. */
+void cp_wheel_advance(struct cp_wheel *wheel, cp_time_t now);
+/* Takes the next expired entry off the wheel, or CP_NIL. */
+uint32_t cp_wheel_pop_expired(struct cp_wheel *wheel);
+/* A time at or before the earliest deadline; UINT64_MAX when empty. */
+cp_time_t cp_wheel_next(const struct cp_wheel *wheel);
+
+static inline void cp_tnode_init(struct cp_tnode *n)
+{
+	n->next = n->prev = CP_NIL;
+	n->deadline = 0;
+}
+
+static inline bool cp_tnode_scheduled(const struct cp_tnode *n)
+{
+	return n->next != CP_NIL;
+}
+
+/* ---- counters kept per TSI: a subset, expanded into struct cp_counters for views ---- */
+
+#define CP_TSI_TYPES(X) X(SPM) X(POLL) X(POLR) X(ODATA) X(RDATA) X(NAK) X(NNAK) X(NCF)
+#define CP_TSI_EVENTS(X)                                                                           \
+	X(SPM_FORWARDED)                                                                           \
+	X(SPM_BAD_SQN)                                                                             \
+	X(SPM_DUPLICATE_COPY)                                                                      \
+	X(SPM_UPSTREAM_CHANGED)                                                                    \
+	X(NAK_RECEIVED)                                                                            \
+	X(NAK_UNIQUE)                                                                              \
+	X(NAK_FORWARDED)                                                                           \
+	X(NAK_RETRANSMITTED)                                                                       \
+	X(NAK_ELIMINATED)                                                                          \
+	X(NAK_RETRY_EXPIRED)                                                                       \
+	X(NAK_OUT_OF_WINDOW)                                                                       \
+	X(NAK_UPSTREAM_INTERFACE)                                                                  \
+	X(NAK_ADDRESS_MISMATCH)                                                                    \
+	X(NNAK_RECEIVED)                                                                           \
+	X(NNAK_FORWARDED)                                                                          \
+	X(NNAK_ELIMINATED)                                                                         \
+	X(NCF_SENT)                                                                                \
+	X(NCF_RATE_LIMITED)                                                                        \
+	X(NCF_RECEIVED)                                                                            \
+	X(NCF_CONFIRMED)                                                                           \
+	X(NCF_ANTICIPATED)                                                                         \
+	X(NCF_DISCARDED)                                                                           \
+	X(RDATA_FORWARDED)                                                                         \
+	X(RDATA_NO_STATE)                                                                          \
+	X(RDATA_NO_INTERFACE)                                                                      \
+	X(RDATA_DUPLICATE)                                                                         \
+	X(RDATA_NOT_UPSTREAM)                                                                      \
+	X(PARITY_PASSTHROUGH)                                                                      \
+	X(REPAIR_LIMIT)                                                                            \
+	X(REPAIR_EXPIRED)                                                                          \
+	X(REPAIR_COMPLETED)                                                                        \
+	X(REPAIR_LINGER_EXPIRED)                                                                   \
+	X(REPAIR_CLEARED)                                                                          \
+	X(POLL_RECEIVED)                                                                           \
+	X(POLR_RECEIVED)
+
+/* clang-format off: the X-macro lists confuse its enum indentation */
+enum cp_tsi_type {
+#define CP_TSI_TYPE_ENUM(t) CP_TSI_T_##t,
+	CP_TSI_TYPES(CP_TSI_TYPE_ENUM)
+#undef CP_TSI_TYPE_ENUM
+		CP_TSI_TYPE_COUNT
+};
+enum cp_tsi_event {
+#define CP_TSI_EVENT_ENUM(sym) CP_TSI_E_##sym,
+	CP_TSI_EVENTS(CP_TSI_EVENT_ENUM)
+#undef CP_TSI_EVENT_ENUM
+		CP_TSI_EVENT_COUNT
+};
+/* clang-format on */
+struct cp_tsi_counters {
+	uint64_t in[CP_TSI_TYPE_COUNT];
+	uint64_t out[CP_TSI_TYPE_COUNT];
+	uint64_t ev[CP_TSI_EVENT_COUNT];
+};
+/* 1 + index into the per-TSI arrays, or 0 when not kept per TSI. */
+extern const uint8_t cp_tsi_type_slot[PGM_TYPE_COUNT];
+extern const uint8_t cp_tsi_event_slot[CP_C_COUNT];
+void cp_tsi_counters_expand(const struct cp_tsi_counters *tc, struct cp_counters *out);
+
+/* ---- interfaces ---- */
+
+struct cp_iface {
+	int ifindex;
+	char name[CP_IFNAME_LEN];
+	bool assist;
+	bool has_cfg; /* cfg is its own; otherwise the global if_defaults apply */
+	int slot;     /* 0..63 while assisted, -1 otherwise */
+	struct pgm_nla addr;
+	struct cp_if_config cfg;
+	struct cp_counters counters;
+};
+
+/* ---- sessions (per-TSI source-path state, 7.1) ---- */
+
+#define CP_SESSION_UDP	   0x01 /* SPMs arrive UDP-encapsulated */
+#define CP_SESSION_NAK_UDP 0x02 /* the last NAK came UDP-encapsulated (ports below) */
+
+struct cp_session {
+	uint32_t hash_next;
+	uint32_t repair_head; /* repair states of this TSI, linked by sess_next/sess_prev */
+	uint32_t repair_count;
+	uint8_t flags;
+	uint8_t last_ttl;
+	uint16_t data_dport;
+	struct cp_tnode timer; /* expiry; set lazily, checked against last_spm when due */
+	uint64_t tsi_key;      /* the TSI packed in one word: the hash key */
+	struct pgm_tsi tsi;
+	uint32_t spm_sqn, trail, lead;
+	uint32_t parity_tgs;
+	int upstream_ifindex;
+	uint16_t udp_sport, udp_dport;	       /* of the SPMs: group traffic */
+	uint16_t nak_udp_sport, nak_udp_dport; /* of the last encapsulated NAK */
+	uint64_t spm_copy_mask;		       /* egress slots that had a copy of spm_sqn */
+	struct pgm_nla source, group, upstream;
+	cp_time_t created, last_spm;
+	struct cp_tsi_counters counters;
+};
+
+/* ---- repair state, per (TSI, SQN) (7.2-7.8) ---- */
+
+#define CP_REPAIR_ANTICIPATED 0x01 /* created by an unsolicited NCF */
+#define CP_REPAIR_NNAK	      0x02 /* created by an NNAK: never eliminates a real NAK */
+
+struct cp_repair {
+	uint32_t hash_next;
+	uint32_t session;
+	uint32_t sqn;
+	uint8_t phase; /* enum cp_repair_phase */
+	uint8_t flags;
+	uint16_t unused;
+	uint32_t sess_next, sess_prev;
+	struct cp_tnode timer;	/* the earliest of the deadlines below */
+	uint64_t if_mask;	/* interfaces that NAKed (slots) */
+	uint64_t repaired_mask; /* interfaces that had their RDATA copy */
+	uint64_t ncf_mask;	/* interfaces that had an NCF since ncf_stamp */
+	cp_time_t ncf_stamp;
+	cp_time_t rpt_next, rpt_end; /* PENDING */
+	cp_time_t rdata_end;	     /* OUTSTANDING: NAK_RDATA_IVL; FORWARDING: linger */
+	cp_time_t elim_end;	     /* OUTSTANDING: NAK_ELIM_IVL (0 once it ran out) */
+	cp_time_t created;
+};
+
+/* A deadline `ms` after `now`. 0 means "no timer" in repair states, so never 0. */
+static inline cp_time_t cp_deadline(cp_time_t now, uint32_t ms)
+{
+	cp_time_t t = now + CP_MS(ms);
+
+	return t != 0 ? t : 1;
+}
+
+/* A NAK repeat due, collected during cp_timers and sent as NAK lists per TSI. */
+struct cp_repeat {
+	uint32_t session;
+	uint32_t sqn;
+	uint32_t order; /* serial distance from the session's trailing edge, for sorting */
+};
+
+/* ---- the core ---- */
+
+struct cp {
+	struct cp_config cfg;
+	cp_emit_fn emit;
+	void *emit_ctx;
+	cp_log_fn log;
+	void *log_ctx;
+	unsigned log_mask;
+	struct cp_hash_key hash_key;
+
+	/* interfaces: ifmap is an open-addressed index by ifindex over ifs[] */
+	struct cp_iface *ifs[CP_MAX_KNOWN_INTERFACES];
+	unsigned nifs;
+	struct cp_ifmap_entry {
+		int ifindex; /* 0 = empty */
+		struct cp_iface *ifp;
+	} ifmap[2 * CP_MAX_KNOWN_INTERFACES];
+	struct cp_iface *slot_if[CP_MAX_INTERFACES];
+
+	struct cp_pool sessions;
+	struct cp_htab session_tab;
+	struct cp_wheel session_wheel;
+
+	struct cp_pool repairs;
+	struct cp_htab repair_tab;
+	struct cp_wheel repair_wheel;
+
+	struct cp_repeat *repeats;
+	size_t repeat_count, repeat_cap;
+
+	uint64_t global_ev[CP_C_COUNT];
+	cp_time_t latest; /* the latest time seen in packets or timer runs, for views */
+};
+
+/* control.c */
+void cp_count(
+	struct cp *cp, struct cp_iface *ifp, struct cp_session *s, enum cp_counter c, uint64_t n);
+void cp_count_in(struct cp_iface *ifp, struct cp_session *s, unsigned type);
+void cp_count_out(struct cp_iface *ifp, struct cp_session *s, unsigned type);
+bool cp_log_enabled(const struct cp *cp, enum cp_log_kind kind);
+void cp_logf(struct cp *cp, enum cp_log_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void cp_emit(struct cp *cp, const struct cp_action *act);
+const char *cp_if_label(const struct cp *cp, int ifindex, char *buf, size_t len);
+/* The config that governs a session's repair timers: its upstream interface's, else defaults. */
+const struct cp_if_config *cp_repair_config(const struct cp *cp, const struct cp_session *s);
+const struct cp_if_config *cp_iface_config(const struct cp *cp, const struct cp_iface *ifp);
+uint16_t cp_opx_invalid_mask(const struct pgm_packet *pkt);
+
+/* interface.c */
+struct cp_iface *cp_iface_find(const struct cp *cp, int ifindex);
+void cp_ifaces_free(struct cp *cp);
+static inline uint64_t cp_iface_bit(const struct cp_iface *ifp)
+{
+	return ifp != NULL && ifp->slot >= 0 ? (uint64_t)1 << ifp->slot : 0;
+}
+bool cp_is_local_address(const struct cp *cp, const struct pgm_nla *addr);
+
+/* session.c */
+void cp_sessions_init(struct cp *cp);
+void cp_sessions_free(struct cp *cp);
+static inline struct cp_session *cp_session_at(const struct cp *cp, uint32_t id)
+{
+	return (struct cp_session *)cp_pool_at(&cp->sessions, id);
+}
+uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi);
+void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why);
+void cp_session_timer(struct cp *cp, uint32_t id, cp_time_t now);
+void cp_sessions_reschedule(struct cp *cp);
+void cp_sessions_upstream_removed(struct cp *cp, int ifindex);
+char *cp_session_label(const struct cp_session *s, char *buf, size_t len);
+/* Calls fn for every live session id (hash order). */
+void cp_sessions_walk(
+	const struct cp *cp, void (*fn)(struct cp *cp, uint32_t id, void *arg), void *arg);
+void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_iface *out_if, struct cp_result *out);
+
+/* repair.c */
+void cp_repairs_init(struct cp *cp);
+void cp_repairs_free(struct cp *cp);
+static inline struct cp_repair *cp_repair_at(const struct cp *cp, uint32_t id)
+{
+	return (struct cp_repair *)cp_pool_at(&cp->repairs, id);
+}
+uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn);
+/* The state for (session, sqn) unless its deadlines say it is over at `now` (then deleted). */
+uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
+bool cp_repair_limit_reached(const struct cp *cp, size_t more);
+uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
+void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why);
+void cp_repair_schedule(struct cp *cp, uint32_t id);
+void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now);
+void cp_repair_start_pending(
+	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now);
+void cp_repair_confirm(
+	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now);
+bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now);
+void cp_repairs_flush_repeats(struct cp *cp);
+void cp_repairs_drop_slot(struct cp *cp, int slot);
+size_t cp_session_clear_repairs(struct cp *cp, uint32_t session, enum cp_counter why);
+void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session *s, uint32_t sqn,
+	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* nak.c, ncf.c, rdata.c */
+void cp_nak(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_nnak(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_ncf(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_iface *out_if, struct cp_result *out);
+void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_session *s, const uint32_t *sqns, unsigned n);
+void cp_forward_upstream(struct cp *cp, const struct cp_packet *in, struct cp_session *s);
+/* The SQNs a NAK, NNAK or NCF names: the header SQN, then its OPT_NAK_LIST. */
+unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_NAK_LIST]);
+
+/* extensions.c: seams for later procedures */
+void cp_poll_child(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_polr_to_router(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_offtree_dlr(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_session *s, struct cp_result *out);
+void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_session *s, struct cp_result *out);
+void cp_parity_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *out_if,
+	struct cp_session *s, struct cp_result *out);
+void cp_spm_nbr_unreach(struct cp *cp, struct cp_session *s, const struct pgm_packet *spm);
+void cp_ncf_nbr_unreach(struct cp *cp, const struct cp_packet *in, struct cp_session *s);
+void cp_ncf_advertise(const struct cp *cp, const struct cp_session *s, const struct cp_iface *ifp,
+	struct cp_action *ncf);
+
+#endif /* PGMROUTER_CP_INTERNAL_H */

@@ -1,0 +1,95 @@
+/*
+ * Constrained RDATA forwarding (RFC 3208 7.8; digest 3.9).
+ *
+ * The kernel hands over one copy of an RDATA per egress interface. A copy is accepted only if its
+ * egress interface asked for the repair (is in the repair state's interface set) and is not the
+ * interface the RDATA came from. The first copy moves the state to FORWARDING; the state is
+ * deleted once every listed interface had its copy, or after rdata_linger when some listed
+ * interface never gets one (say, multicast routing no longer sends the group there).
+ */
+#include "control/cp_internal.h"
+
+static void rdata_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
+	enum cp_repair_phase before, const char *what)
+{
+	cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "RDATA in %s -> %s", cp_phase_name(before), what);
+}
+
+void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_iface *out_if, struct cp_result *out)
+{
+	const struct pgm_packet *pkt = in->pkt;
+	enum cp_repair_phase before;
+	struct cp_session *s;
+	struct cp_repair *r;
+	struct pgm_tsi tsi;
+	uint64_t bit, in_bit, waiting;
+	uint32_t sid, id;
+
+	pgm_packet_tsi(pkt, &tsi);
+	sid = cp_session_find(cp, &tsi);
+	if (sid == CP_NIL) {
+		/* we never rewrote this TSI's SPMs, so its receivers did not NAK through us */
+		cp_count(cp, in_if, NULL, CP_C_RDATA_NO_SESSION, 1);
+		return;
+	}
+	s = cp_session_at(cp, sid);
+	cp_count_in(NULL, s, PGM_RDATA);
+	if (in->out_ifindex == 0) {
+		/* unicast to us: an off-tree DLR's repair (9.5.3.2); multicast seen once: no
+		 * egress to decide on, the kernel routes it */
+		if (!pgm_ip_dst_is_multicast(in->ip))
+			cp_offtree_dlr(cp, in, in_if, out);
+		return;
+	}
+	out->verdict = CP_DROP;
+	if (in->in_ifindex != s->upstream_ifindex) {
+		/* repairs come down the tree (or, later, from a DLR we redirected to) */
+		cp_count(cp, in_if, s, CP_C_RDATA_NOT_UPSTREAM, 1);
+		return;
+	}
+	if (pgm_packet_is_parity(pkt)) {
+		cp_parity_rdata(cp, in, out_if, s, out);
+		return;
+	}
+	id = cp_repair_find_live(cp, sid, pkt->sqn, in->now);
+	if (id == CP_NIL) {
+		cp_count(cp, out_if, s, CP_C_RDATA_NO_STATE, 1);
+		return;
+	}
+	r = cp_repair_at(cp, id);
+	before = (enum cp_repair_phase)r->phase;
+	bit = cp_iface_bit(out_if);
+	in_bit = cp_iface_bit(in_if);
+	if (before != CP_PHASE_FORWARDING) {
+		if ((r->if_mask & ~in_bit) == 0) {
+			/* anticipated only: nobody here asked, and it is answered now */
+			cp_count(cp, out_if, s, CP_C_RDATA_NO_STATE, 1);
+			rdata_log(cp, s, pkt->sqn, before, "deleted (no interfaces)");
+			cp_repair_delete(cp, id, CP_C_COUNT);
+			return;
+		}
+		r->phase = CP_PHASE_FORWARDING;
+		r->rpt_next = r->rpt_end = r->elim_end = 0;
+		r->rdata_end = cp_deadline(in->now, cp->cfg.rdata_linger_ms);
+		rdata_log(cp, s, pkt->sqn, before, "FORWARDING");
+	}
+	if ((r->if_mask & bit) == 0 || bit == in_bit) {
+		cp_count(cp, out_if, s, CP_C_RDATA_NO_INTERFACE, 1);
+	} else if ((r->repaired_mask & bit) != 0) {
+		cp_count(cp, out_if, s, CP_C_RDATA_DUPLICATE, 1);
+	} else {
+		r->repaired_mask |= bit;
+		out->verdict = CP_ACCEPT;
+		cp_count(cp, out_if, s, CP_C_RDATA_FORWARDED, 1);
+		cp_count_out(out_if, s, PGM_RDATA);
+	}
+	waiting = r->if_mask & ~in_bit & ~r->repaired_mask;
+	if (waiting == 0) {
+		rdata_log(
+			cp, s, pkt->sqn, CP_PHASE_FORWARDING, "deleted (every interface repaired)");
+		cp_repair_delete(cp, id, CP_C_REPAIR_COMPLETED);
+	} else {
+		cp_repair_schedule(cp, id);
+	}
+}

@@ -1,0 +1,432 @@
+/*
+ * Repair state per (TSI, SQN) and its timers (RFC 3208 7.2-7.5, 7.8; digest 2.2-2.4).
+ *
+ *   PENDING      a NAK went upstream; repeated every 1/NAK_RPT_RTE until an NCF confirms it or
+ *                NAK_RPT_IVL runs out (the state is then deleted: nak-retry-expired).
+ *   OUTSTANDING  confirmed (or anticipated from an unsolicited NCF): duplicates are discarded
+ *                while NAK_ELIM_IVL runs; the state waits NAK_RDATA_IVL for the RDATA.
+ *   FORWARDING   the RDATA arrived; copies go to the listed interfaces, and the state is deleted
+ *                when each had its copy, or when rdata_linger runs out.
+ *
+ * Each state has one timer node in the wheel, armed at the earliest of its deadlines.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/cp_internal.h"
+
+#define CP_REPAIR_BUCKETS_MIN 1024
+
+static inline uint64_t repair_word(uint32_t session, uint32_t sqn)
+{
+	return (uint64_t)session << 32 | sqn;
+}
+
+static uint32_t *repair_link(void *ctx, uint32_t id)
+{
+	return &cp_repair_at(ctx, id)->hash_next;
+}
+
+static uint64_t repair_hash(void *ctx, uint32_t id)
+{
+	struct cp *cp = ctx;
+	const struct cp_repair *r = cp_repair_at(cp, id);
+
+	return cp_hash64(&cp->hash_key, repair_word(r->session, r->sqn));
+}
+
+static struct cp_tnode *repair_tnode(void *ctx, uint32_t id)
+{
+	return &cp_repair_at(ctx, id)->timer;
+}
+
+void cp_repairs_init(struct cp *cp)
+{
+	cp_pool_init(&cp->repairs, sizeof(struct cp_repair), offsetof(struct cp_repair, hash_next));
+	cp_htab_init(&cp->repair_tab, CP_REPAIR_BUCKETS_MIN);
+	cp_wheel_init(&cp->repair_wheel, repair_tnode, cp);
+}
+
+void cp_repairs_free(struct cp *cp)
+{
+	cp_pool_destroy(&cp->repairs);
+	cp_htab_destroy(&cp->repair_tab);
+}
+
+void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session *s, uint32_t sqn,
+	const char *fmt, ...)
+{
+	char tsi[24], msg[400];
+	va_list ap;
+
+	if (!cp_log_enabled(cp, kind))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cp_logf(cp, kind, "tsi %s sqn %u: %s", cp_session_label(s, tsi, sizeof(tsi)), sqn, msg);
+}
+
+uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn)
+{
+	uint64_t h = cp_hash64(&cp->hash_key, repair_word(session, sqn));
+
+	for (uint32_t id = cp_htab_first(&cp->repair_tab, h); id != CP_NIL;) {
+		const struct cp_repair *r = cp_repair_at(cp, id);
+
+		if (r->sqn == sqn && r->session == session)
+			return id;
+		id = r->hash_next;
+	}
+	return CP_NIL;
+}
+
+bool cp_repair_limit_reached(const struct cp *cp, size_t more)
+{
+	return cp->cfg.max_repair_states != 0 &&
+	       (size_t)cp->repairs.live + more > cp->cfg.max_repair_states;
+}
+
+uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
+{
+	struct cp_session *s = cp_session_at(cp, session);
+	struct cp_htab_ops ops = {repair_link, repair_hash, cp};
+	struct cp_repair *r;
+	uint32_t id;
+
+	if (cp_repair_limit_reached(cp, 1))
+		return CP_NIL;
+	id = cp_pool_alloc(&cp->repairs);
+	if (id == CP_NIL)
+		return CP_NIL;
+	r = cp_repair_at(cp, id);
+	r->session = session;
+	r->sqn = sqn;
+	r->created = now;
+	cp_tnode_init(&r->timer);
+	r->sess_prev = CP_NIL;
+	r->sess_next = s->repair_head;
+	if (s->repair_head != CP_NIL)
+		cp_repair_at(cp, s->repair_head)->sess_prev = id;
+	s->repair_head = id;
+	s->repair_count++;
+	cp_htab_insert(
+		&cp->repair_tab, &ops, id, cp_hash64(&cp->hash_key, repair_word(session, sqn)));
+	return id;
+}
+
+void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why)
+{
+	struct cp_repair *r = cp_repair_at(cp, id);
+	struct cp_session *s = cp_session_at(cp, r->session);
+	struct cp_htab_ops ops = {repair_link, repair_hash, cp};
+
+	if (why != CP_C_COUNT)
+		cp_count(cp, NULL, s, why, 1);
+	if (r->sess_prev != CP_NIL)
+		cp_repair_at(cp, r->sess_prev)->sess_next = r->sess_next;
+	else
+		s->repair_head = r->sess_next;
+	if (r->sess_next != CP_NIL)
+		cp_repair_at(cp, r->sess_next)->sess_prev = r->sess_prev;
+	s->repair_count--;
+	cp_htab_remove(&cp->repair_tab, &ops, id, repair_hash(cp, id));
+	cp_wheel_cancel(&cp->repair_wheel, id);
+	cp_pool_free(&cp->repairs, id);
+	if (cp->repair_tab.count == 0 && cp->repair_tab.mask + 1 > CP_REPAIR_BUCKETS_MIN) {
+		/* the storm is over: give the buckets back too (the pool already did) */
+		struct cp_htab small;
+
+		if (cp_htab_init(&small, CP_REPAIR_BUCKETS_MIN) == 0) {
+			cp_htab_destroy(&cp->repair_tab);
+			cp->repair_tab = small;
+		}
+	}
+}
+
+static inline cp_time_t earlier(cp_time_t a, cp_time_t b)
+{
+	if (a == 0)
+		return b;
+	if (b == 0)
+		return a;
+	return a < b ? a : b;
+}
+
+/* Every phase has an end (rpt_end, rdata_end, or elim_end for NNAK state), so d is never 0. */
+void cp_repair_schedule(struct cp *cp, uint32_t id)
+{
+	struct cp_repair *r = cp_repair_at(cp, id);
+	cp_time_t d = earlier(earlier(r->rpt_next, r->rpt_end), earlier(r->rdata_end, r->elim_end));
+
+	if (!cp_tnode_scheduled(&r->timer) || r->timer.deadline != d)
+		cp_wheel_schedule(&cp->repair_wheel, id, d);
+}
+
+static cp_time_t repeat_period(const struct cp_if_config *cfg)
+{
+	return cfg->nak_rpt_rate != 0 ? CP_SEC(1) / cfg->nak_rpt_rate : 0;
+}
+
+/* A NAK was just forwarded upstream: repeat it until confirmed or NAK_RPT_IVL runs out. */
+void cp_repair_start_pending(
+	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now)
+{
+	const struct cp_if_config *cfg = cp_repair_config(cp, s);
+	cp_time_t period = repeat_period(cfg);
+
+	r->phase = CP_PHASE_PENDING;
+	r->flags &= (uint8_t) ~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
+	r->rpt_end = cp_deadline(now, cfg->nak_rpt_ivl_ms);
+	r->rpt_next = period != 0 && now + period < r->rpt_end ? now + period : 0;
+	/* 7.8: NAK_RDATA_IVL counts from the most recent forwarding; the next NCF restarts it */
+	r->rdata_end = 0;
+	r->elim_end = 0;
+}
+
+/* A matching NCF (or an unsolicited one): (re)start NAK_RDATA_IVL and NAK_ELIM_IVL (7.4, 7.5). */
+void cp_repair_confirm(
+	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now)
+{
+	const struct cp_if_config *cfg = cp_repair_config(cp, s);
+
+	r->phase = CP_PHASE_OUTSTANDING;
+	r->flags &= (uint8_t)~CP_REPAIR_NNAK;
+	r->rpt_next = r->rpt_end = 0;
+	r->rdata_end = cp_deadline(now, cfg->nak_rdata_ivl_ms);
+	r->elim_end = cfg->nak_elim_ivl_ms != 0 ? cp_deadline(now, cfg->nak_elim_ivl_ms) : 0;
+}
+
+/* Would a duplicate NAK arriving now be discarded (7.4)? NNAK state never eliminates (9.5.3.2). */
+bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now)
+{
+	if ((r->flags & CP_REPAIR_NNAK) != 0)
+		return false;
+	switch (r->phase) {
+	case CP_PHASE_PENDING:
+		return true;
+	case CP_PHASE_OUTSTANDING:
+		return r->elim_end != 0 && now < r->elim_end;
+	default:
+		return false;
+	}
+}
+
+/* Whether the state's deadlines say it is over at `now`, and why; CP_C_COUNT if it lives. */
+static enum cp_counter repair_over(const struct cp_repair *r, cp_time_t now)
+{
+	switch (r->phase) {
+	case CP_PHASE_PENDING:
+		if (r->rpt_end != 0 && r->rpt_end <= now)
+			return CP_C_NAK_RETRY_EXPIRED;
+		break;
+	case CP_PHASE_OUTSTANDING:
+		if ((r->flags & CP_REPAIR_NNAK) != 0) {
+			/* 9.5.3.2: state created by an NNAK exists only for NAK_ELIM_IVL */
+			if (r->elim_end <= now)
+				return CP_C_REPAIR_EXPIRED;
+		} else if (r->rdata_end != 0 && r->rdata_end <= now) {
+			return CP_C_REPAIR_EXPIRED;
+		}
+		break;
+	case CP_PHASE_FORWARDING:
+		if (r->rdata_end <= now)
+			return CP_C_REPAIR_LINGER_EXPIRED;
+		break;
+	}
+	return CP_C_COUNT;
+}
+
+static const char *over_reason(enum cp_counter why)
+{
+	switch (why) {
+	case CP_C_NAK_RETRY_EXPIRED:
+		return "NAK_RPT_IVL expired, no NCF";
+	case CP_C_REPAIR_LINGER_EXPIRED:
+		return "linger expired, interfaces left unrepaired";
+	default:
+		return "NAK_RDATA_IVL expired, no RDATA";
+	}
+}
+
+static void repair_expire(struct cp *cp, uint32_t id, enum cp_counter why)
+{
+	struct cp_repair *r = cp_repair_at(cp, id);
+
+	cp_log_repair(cp, CP_LOG_TIMER, cp_session_at(cp, r->session), r->sqn,
+		"timer in %s%s -> deleted (%s)", cp_phase_name(r->phase),
+		(r->flags & CP_REPAIR_NNAK) != 0 ? " (NNAK)" : "", over_reason(why));
+	cp_repair_delete(cp, id, why);
+}
+
+uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
+{
+	uint32_t id = cp_repair_find(cp, session, sqn);
+	enum cp_counter why;
+
+	if (id == CP_NIL)
+		return CP_NIL;
+	why = repair_over(cp_repair_at(cp, id), now);
+	if (why == CP_C_COUNT)
+		return id;
+	repair_expire(cp, id, why);
+	return CP_NIL;
+}
+
+static void queue_repeat(struct cp *cp, const struct cp_session *s, const struct cp_repair *r)
+{
+	if (cp->repeat_count == cp->repeat_cap) {
+		size_t cap = cp->repeat_cap ? 2 * cp->repeat_cap : 256;
+		struct cp_repeat *rep = realloc(cp->repeats, cap * sizeof(*rep));
+
+		if (rep == NULL)
+			return; /* this repeat is lost; the next one is scheduled regardless */
+		cp->repeats = rep;
+		cp->repeat_cap = cap;
+	}
+	cp->repeats[cp->repeat_count++] = (struct cp_repeat){
+		.session = r->session,
+		.sqn = r->sqn,
+		.order = r->sqn - s->trail,
+	};
+}
+
+void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
+{
+	struct cp_repair *r = cp_repair_at(cp, id);
+	struct cp_session *s = cp_session_at(cp, r->session);
+	enum cp_counter why = repair_over(r, now);
+
+	if (why != CP_C_COUNT) {
+		repair_expire(cp, id, why);
+		return;
+	}
+	if (r->phase == CP_PHASE_OUTSTANDING && r->elim_end != 0 && r->elim_end <= now) {
+		r->elim_end = 0;
+		cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
+			"NAK_ELIM_IVL timer in OUTSTANDING -> OUTSTANDING (elimination over)");
+	}
+	if (r->phase == CP_PHASE_PENDING && r->rpt_next != 0 && r->rpt_next <= now) {
+		cp_time_t period = repeat_period(cp_repair_config(cp, s));
+
+		queue_repeat(cp, s, r);
+		cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
+			"NAK_RPT_RTE timer in PENDING -> PENDING (NAK repeated)");
+		r->rpt_next = period != 0 ? r->rpt_next + period : 0;
+		if (r->rpt_next != 0 && r->rpt_next <= now)
+			r->rpt_next =
+				now + period; /* timers ran late: keep the rate, skip the backlog */
+		if (r->rpt_next >= r->rpt_end)
+			r->rpt_next = 0;
+	}
+	cp_repair_schedule(cp, id);
+}
+
+static int repeat_cmp(const void *a, const void *b)
+{
+	const struct cp_repeat *x = a, *y = b;
+
+	if (x->session != y->session)
+		return x->session < y->session ? -1 : 1;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return 0;
+}
+
+static void send_repeat(
+	struct cp *cp, struct cp_session *s, const struct cp_repeat *rep, unsigned n)
+{
+	struct cp_iface *up = cp_iface_find(cp, s->upstream_ifindex);
+	struct cp_action act;
+
+	memset(&act, 0, sizeof(act));
+	act.type = CP_ACT_NAK;
+	act.ifindex = s->upstream_ifindex;
+	act.ip_dst = s->upstream;
+	act.tsi = s->tsi;
+	act.data_dport = s->data_dport;
+	act.sqn = rep[0].sqn;
+	act.list_count = n - 1;
+	for (unsigned i = 1; i < n; i++)
+		act.list[i - 1] = rep[i].sqn;
+	act.nak_src = s->source;
+	act.nak_grp = s->group;
+	if ((s->flags & CP_SESSION_NAK_UDP) != 0) {
+		act.udp = true;
+		act.udp_sport = s->nak_udp_sport;
+		act.udp_dport = s->nak_udp_dport;
+	} else if ((s->flags & CP_SESSION_UDP) != 0) {
+		act.udp = true;
+		act.udp_sport = s->udp_dport;
+		act.udp_dport = s->udp_dport;
+	}
+	cp_emit(cp, &act);
+	cp_count(cp, up, s, CP_C_NAK_RETRANSMITTED, n);
+	cp_count_out(up, s, PGM_NAK);
+}
+
+/*
+ * The NAKs due in this cp_timers run, grouped per TSI into NAK lists (9.3): header SQN plus up
+ * to 62, in sequence order. A list never wraps numerically, so strict parsers accept it.
+ */
+void cp_repairs_flush_repeats(struct cp *cp)
+{
+	size_t i = 0;
+
+	if (cp->repeat_count == 0)
+		return;
+	qsort(cp->repeats, cp->repeat_count, sizeof(*cp->repeats), repeat_cmp);
+	while (i < cp->repeat_count) {
+		struct cp_session *s = cp_session_at(cp, cp->repeats[i].session);
+		unsigned n = 1;
+
+		while (i + n < cp->repeat_count && n < 1 + PGM_MAX_NAK_LIST &&
+			cp->repeats[i + n].session == cp->repeats[i].session &&
+			cp->repeats[i + n].sqn > cp->repeats[i + n - 1].sqn)
+			n++;
+		send_repeat(cp, s, &cp->repeats[i], n);
+		i += n;
+	}
+	cp->repeat_count = 0;
+	if (cp->repeat_cap > 4096) {
+		/* a burst of repeats is over; keep the steady-state buffer small */
+		free(cp->repeats);
+		cp->repeats = NULL;
+		cp->repeat_cap = 0;
+	}
+}
+
+/* An interface lost its slot: it no longer requests anything. */
+void cp_repairs_drop_slot(struct cp *cp, int slot)
+{
+	uint64_t keep = ~((uint64_t)1 << slot);
+
+	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
+		for (uint32_t sid = cp_htab_head(&cp->session_tab, b); sid != CP_NIL;) {
+			struct cp_session *s = cp_session_at(cp, sid);
+
+			s->spm_copy_mask &= keep;
+			for (uint32_t id = s->repair_head; id != CP_NIL;) {
+				struct cp_repair *r = cp_repair_at(cp, id);
+
+				r->if_mask &= keep;
+				r->repaired_mask &= keep;
+				r->ncf_mask &= keep;
+				id = r->sess_next;
+			}
+			sid = s->hash_next;
+		}
+	}
+}
+
+size_t cp_session_clear_repairs(struct cp *cp, uint32_t session, enum cp_counter why)
+{
+	size_t n = 0;
+
+	while (cp_session_at(cp, session)->repair_head != CP_NIL) {
+		cp_repair_delete(cp, cp_session_at(cp, session)->repair_head, why);
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,207 @@
+/*
+ * Hierarchical timing wheel (Varghese and Lauck, scheme 7) over a 64-bit microsecond clock.
+ *
+ * Level l holds entries whose deadline first differs from the wheel's time in 6-bit digit l; the
+ * slot is that digit of the deadline. So level 0 is exact, and every entry of level l is due
+ * before any entry of level l + 1. Lists are circular and doubly linked through ids; every slot
+ * has a sentinel node with an id of its own, so unlinking needs no slot lookup.
+ */
+#include <string.h>
+
+#include "control/cp_internal.h"
+
+#define EXPIRED_LIST (CP_WHEEL_LEVELS * CP_WHEEL_SLOTS)
+#define SCRATCH_LIST (EXPIRED_LIST + 1)
+
+static inline uint32_t sentinel_id(unsigned index)
+{
+	return CP_WHEEL_SENTINEL_BASE + index;
+}
+
+static inline struct cp_tnode *node_of(struct cp_wheel *w, uint32_t id)
+{
+	if (id >= CP_WHEEL_SENTINEL_BASE)
+		return &w->sentinel[id - CP_WHEEL_SENTINEL_BASE];
+	return w->node(w->ctx, id);
+}
+
+static void list_init(struct cp_wheel *w, unsigned index)
+{
+	w->sentinel[index].next = w->sentinel[index].prev = sentinel_id(index);
+}
+
+static bool list_empty(const struct cp_wheel *w, unsigned index)
+{
+	return w->sentinel[index].next == sentinel_id(index);
+}
+
+static void list_append(struct cp_wheel *w, unsigned index, uint32_t id, struct cp_tnode *n)
+{
+	uint32_t head = sentinel_id(index);
+	struct cp_tnode *h = &w->sentinel[index];
+
+	n->next = head;
+	n->prev = h->prev;
+	node_of(w, h->prev)->next = id;
+	h->prev = id;
+}
+
+/* Unlinks n; if that empties a slot list, clears the slot's pending bit. */
+static void unlink_node(struct cp_wheel *w, struct cp_tnode *n)
+{
+	struct cp_tnode *prev = node_of(w, n->prev), *next = node_of(w, n->next);
+
+	prev->next = n->next;
+	next->prev = n->prev;
+	if (n->prev == n->next && n->prev >= CP_WHEEL_SENTINEL_BASE) {
+		unsigned index = n->prev - CP_WHEEL_SENTINEL_BASE;
+
+		if (index < EXPIRED_LIST)
+			w->pending[index / CP_WHEEL_SLOTS] &=
+				~((uint64_t)1 << (index % CP_WHEEL_SLOTS));
+	}
+	n->next = n->prev = CP_NIL;
+}
+
+void cp_wheel_init(struct cp_wheel *w, struct cp_tnode *(*node)(void *ctx, uint32_t id), void *ctx)
+{
+	memset(w, 0, sizeof(*w));
+	for (unsigned i = 0; i < CP_WHEEL_SENTINELS; i++)
+		list_init(w, i);
+	w->node = node;
+	w->ctx = ctx;
+}
+
+/* Places a node that is not on any list, relative to the wheel's current time. */
+static void place(struct cp_wheel *w, uint32_t id, struct cp_tnode *n)
+{
+	uint64_t diff;
+	unsigned level, slot;
+
+	if (n->deadline <= w->now) {
+		list_append(w, EXPIRED_LIST, id, n);
+		return;
+	}
+	diff = n->deadline ^ w->now;
+	level = (unsigned)(63 - __builtin_clzll(diff)) / CP_WHEEL_BITS;
+	slot = (unsigned)(n->deadline >> (level * CP_WHEEL_BITS)) & (CP_WHEEL_SLOTS - 1);
+	list_append(w, level * CP_WHEEL_SLOTS + slot, id, n);
+	w->pending[level] |= (uint64_t)1 << slot;
+}
+
+void cp_wheel_schedule(struct cp_wheel *w, uint32_t id, cp_time_t deadline)
+{
+	struct cp_tnode *n = node_of(w, id);
+
+	if (cp_tnode_scheduled(n))
+		unlink_node(w, n);
+	else
+		w->count++;
+	n->deadline = deadline;
+	place(w, id, n);
+}
+
+void cp_wheel_cancel(struct cp_wheel *w, uint32_t id)
+{
+	struct cp_tnode *n = node_of(w, id);
+
+	if (!cp_tnode_scheduled(n))
+		return;
+	unlink_node(w, n);
+	w->count--;
+}
+
+/* Moves the whole list `from` to the end of list `to`. */
+static void list_splice(struct cp_wheel *w, unsigned from, unsigned to)
+{
+	struct cp_tnode *f = &w->sentinel[from], *t = &w->sentinel[to];
+	uint32_t first = f->next, last = f->prev;
+
+	if (first == sentinel_id(from))
+		return;
+	node_of(w, first)->prev = t->prev;
+	node_of(w, t->prev)->next = first;
+	node_of(w, last)->next = sentinel_id(to);
+	t->prev = last;
+	list_init(w, from);
+}
+
+/* Bits (from, to] of a 64-bit mask, for 0 <= from < to <= 63. */
+static inline uint64_t slot_range(unsigned from, unsigned to)
+{
+	uint64_t upto = to == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (to + 1)) - 1;
+
+	return upto & ~(((uint64_t)1 << (from + 1)) - 1);
+}
+
+void cp_wheel_advance(struct cp_wheel *w, cp_time_t now)
+{
+	cp_time_t old = w->now;
+
+	if (now <= old)
+		return;
+	for (unsigned level = 0; level < CP_WHEEL_LEVELS; level++) {
+		unsigned shift = level * CP_WHEEL_BITS, upper = shift + CP_WHEEL_BITS;
+		unsigned old_digit = (unsigned)(old >> shift) & (CP_WHEEL_SLOTS - 1);
+		unsigned new_digit = (unsigned)(now >> shift) & (CP_WHEEL_SLOTS - 1);
+		bool upper_changed = upper < 64 && (old >> upper) != (now >> upper);
+		uint64_t passed;
+
+		if (!upper_changed && old_digit == new_digit)
+			break; /* nothing passed here, nor at any higher level */
+		if (w->pending[level] == 0)
+			continue;
+		/*
+		 * Entries of this level sit in slots after old_digit. When a higher digit changed,
+		 * all of them are passed; otherwise those up to new_digit.
+		 */
+		passed = upper_changed ? ~(uint64_t)0 : slot_range(old_digit, new_digit);
+		passed &= w->pending[level];
+		w->pending[level] &= ~passed;
+		while (passed != 0) {
+			unsigned slot = (unsigned)__builtin_ctzll(passed);
+
+			passed &= passed - 1;
+			list_splice(w, level * CP_WHEEL_SLOTS + slot, SCRATCH_LIST);
+		}
+	}
+	w->now = now;
+	while (!list_empty(w, SCRATCH_LIST)) {
+		uint32_t id = w->sentinel[SCRATCH_LIST].next;
+		struct cp_tnode *n = node_of(w, id);
+
+		unlink_node(w, n);
+		place(w, id, n);
+	}
+}
+
+uint32_t cp_wheel_pop_expired(struct cp_wheel *w)
+{
+	uint32_t id;
+
+	if (list_empty(w, EXPIRED_LIST))
+		return CP_NIL;
+	id = w->sentinel[EXPIRED_LIST].next;
+	unlink_node(w, node_of(w, id));
+	w->count--;
+	return id;
+}
+
+cp_time_t cp_wheel_next(const struct cp_wheel *w)
+{
+	if (!list_empty(w, EXPIRED_LIST))
+		return w->now;
+	for (unsigned level = 0; level < CP_WHEEL_LEVELS; level++) {
+		unsigned shift = level * CP_WHEEL_BITS, upper = shift + CP_WHEEL_BITS;
+		unsigned slot;
+		cp_time_t base;
+
+		if (w->pending[level] == 0)
+			continue;
+		/* the lowest occupied slot; all are after the current digit */
+		slot = (unsigned)__builtin_ctzll(w->pending[level]);
+		base = upper < 64 ? (w->now >> upper) << upper : 0;
+		return base | ((cp_time_t)slot << shift);
+	}
+	return UINT64_MAX;
+}

@@ -1,0 +1,395 @@
+/*
+ * Control-plane benchmark: decisions per second on one core (NAK storm, constrained RDATA
+ * forwarding, SPM copies), memory per TSI and per repair state, and timer cost per expiring
+ * entry as the table grows.
+ *
+ *   build/bench/bench_control [--smoke]
+ *
+ * Prints CSV rows "benchmark,metric,value,unit" on stdout. Times are the thread's CPU time.
+ * --smoke uses small sizes and finishes well within a second; its figures are only a sanity
+ * check.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "control/control.h"
+
+#define NIFS 8 /* 1 upstream + 7 downstream, all assisted */
+
+static uint64_t actions_emitted;
+
+static void count_action(void *ctx, const struct cp_action *act)
+{
+	(void)ctx;
+	(void)act;
+	actions_emitted++;
+}
+
+/*
+ * CPU time of this thread: the machine may be shared, and "per core" means the time the core
+ * actually spent on us, not the wall clock while others ran.
+ */
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void row(const char *bench, const char *metric, double value, const char *unit)
+{
+	printf("%s,%s,%.6g,%s\n", bench, metric, value, unit);
+}
+
+static struct pgm_nla nla4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	uint8_t addr[4] = {a, b, c, d};
+	struct pgm_nla nla;
+
+	pgm_nla_from_ip4(&nla, addr);
+	return nla;
+}
+
+static struct cp *new_core(const struct cp_config *cfg)
+{
+	struct cp *cp = cp_new(cfg, count_action, NULL);
+
+	if (cp == NULL) {
+		fprintf(stderr, "bench_control: cp_new failed\n");
+		exit(1);
+	}
+	for (int i = 1; i <= NIFS; i++) {
+		char name[16];
+		struct pgm_nla addr = nla4(198, 18, (uint8_t)i, 1);
+
+		snprintf(name, sizeof(name), "if%d", i);
+		cp_if_add(cp, i, name);
+		cp_if_set_addr(cp, i, &addr);
+		cp_if_set_assist(cp, i, true);
+	}
+	return cp;
+}
+
+/* Session number n: GSI from n, source port from n, group 239.192.x.y. */
+static void session_tsi(uint32_t n, uint8_t gsi[PGM_GSI_LEN], uint16_t *sport)
+{
+	gsi[0] = 0x0a;
+	gsi[1] = 0x0b;
+	gsi[2] = (uint8_t)(n >> 24);
+	gsi[3] = (uint8_t)(n >> 16);
+	gsi[4] = (uint8_t)(n >> 8);
+	gsi[5] = (uint8_t)n;
+	*sport = (uint16_t)(1000 + (n & 0x3fff));
+}
+
+struct pkt {
+	struct pgm_ip ip;
+	struct pgm_packet pkt;
+};
+
+static void make_spm(struct pkt *p, uint32_t session, uint32_t sqn)
+{
+	memset(p, 0, sizeof(*p));
+	p->ip.version = 4;
+	p->ip.ttl = 64;
+	p->ip.router_alert = true;
+	p->ip.src = nla4(198, 18, 0, 10);
+	p->ip.dst = nla4(239, 192, (uint8_t)(session >> 8), (uint8_t)session);
+	p->pkt.type = PGM_SPM;
+	session_tsi(session, p->pkt.gsi, &p->pkt.sport);
+	p->pkt.dport = 7500;
+	p->pkt.sqn = sqn;
+	p->pkt.trail = 0;
+	p->pkt.lead = 0x80000000u;
+	p->pkt.path = nla4(198, 18, 0, 100);
+}
+
+static void make_nak(struct pkt *p, unsigned type, uint32_t session, uint32_t sqn)
+{
+	memset(p, 0, sizeof(*p));
+	p->ip.version = 4;
+	p->ip.ttl = 64;
+	p->ip.src = nla4(198, 18, 9, 50);
+	p->ip.dst = nla4(198, 18, 9, 1);
+	p->pkt.type = (uint8_t)type;
+	session_tsi(session, p->pkt.gsi, type == PGM_NCF ? &p->pkt.sport : &p->pkt.dport);
+	if (type == PGM_NCF) {
+		p->ip.dst = nla4(239, 192, (uint8_t)(session >> 8), (uint8_t)session);
+		p->pkt.dport = 7500;
+	} else {
+		p->pkt.sport = 7500;
+	}
+	p->pkt.sqn = sqn;
+	p->pkt.nak_src = nla4(198, 18, 0, 10);
+	p->pkt.nak_grp = nla4(239, 192, (uint8_t)(session >> 8), (uint8_t)session);
+}
+
+static void make_rdata(struct pkt *p, uint32_t session, uint32_t sqn)
+{
+	memset(p, 0, sizeof(*p));
+	p->ip.version = 4;
+	p->ip.ttl = 64;
+	p->ip.router_alert = true;
+	p->ip.src = nla4(198, 18, 0, 10);
+	p->ip.dst = nla4(239, 192, (uint8_t)(session >> 8), (uint8_t)session);
+	p->pkt.type = PGM_RDATA;
+	session_tsi(session, p->pkt.gsi, &p->pkt.sport);
+	p->pkt.dport = 7500;
+	p->pkt.sqn = sqn;
+}
+
+static enum cp_verdict feed(struct cp *cp, const struct pkt *p, int in, int out, cp_time_t now)
+{
+	struct cp_packet pin = {&p->ip, &p->pkt, in, out, now};
+	struct cp_result res;
+
+	cp_packet(cp, &pin, &res);
+	return res.verdict;
+}
+
+static void add_sessions(struct cp *cp, uint32_t n, cp_time_t now)
+{
+	struct pkt p;
+
+	for (uint32_t s = 0; s < n; s++) {
+		make_spm(&p, s, 1);
+		feed(cp, &p, 1, 2, now);
+	}
+}
+
+/*
+ * NAK storm: for each of `sqns` lost packets of each session, `receivers` receivers on the 7
+ * downstream interfaces NAK it (in a shuffled order), the upstream confirms, and time moves on.
+ * Every cp_packet call is one decision.
+ */
+static void bench_nak_storm(uint32_t sessions, uint32_t sqns, uint32_t receivers)
+{
+	struct cp *cp = new_core(NULL);
+	cp_time_t now = CP_SEC(100);
+	uint64_t decisions = 0;
+	double t0, t;
+	struct pkt nak, ncf;
+
+	add_sessions(cp, sessions, now);
+	actions_emitted = 0;
+	t0 = seconds();
+	for (uint32_t q = 0; q < sqns; q++) {
+		for (uint32_t s = 0; s < sessions; s++) {
+			make_nak(&nak, PGM_NAK, s, 1000 + q);
+			for (uint32_t r = 0; r < receivers; r++) {
+				feed(cp, &nak, 2 + (int)((r * 5 + q) % (NIFS - 1)), 0, now);
+				now += 3;
+				decisions++;
+			}
+			make_nak(&ncf, PGM_NCF, s, 1000 + q);
+			feed(cp, &ncf, 1, 0, now);
+			decisions++;
+		}
+	}
+	t = seconds() - t0;
+	row("control_nak_storm", "decisions", (double)decisions, "count");
+	row("control_nak_storm", "decisions_per_second", (double)decisions / t, "1/s");
+	row("control_nak_storm", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
+	row("control_nak_storm", "actions_per_decision",
+		(double)actions_emitted / (double)decisions, "ratio");
+	cp_free(cp);
+}
+
+/*
+ * Constrained RDATA forwarding: repair states NAKed on 3 of 7 downstream interfaces, then each
+ * RDATA handed over as 7 copies (one per egress interface).
+ */
+static void bench_rdata(uint32_t sessions, uint32_t sqns)
+{
+	struct cp *cp = new_core(NULL);
+	cp_time_t now = CP_SEC(100);
+	uint64_t decisions = 0, accepted = 0;
+	double t0, t;
+	struct pkt p;
+
+	add_sessions(cp, sessions, now);
+	for (uint32_t q = 0; q < sqns; q++) {
+		for (uint32_t s = 0; s < sessions; s++) {
+			make_nak(&p, PGM_NAK, s, 5000 + q);
+			for (int k = 0; k < 3; k++)
+				feed(cp, &p, 2 + (int)((q + (uint32_t)k * 2) % (NIFS - 1)), 0, now);
+		}
+	}
+	t0 = seconds();
+	for (uint32_t q = 0; q < sqns; q++) {
+		for (uint32_t s = 0; s < sessions; s++) {
+			make_rdata(&p, s, 5000 + q);
+			for (int out = 2; out <= NIFS; out++) {
+				accepted += feed(cp, &p, 1, out, now) != CP_DROP;
+				decisions++;
+			}
+		}
+	}
+	t = seconds() - t0;
+	row("control_rdata", "decisions", (double)decisions, "count");
+	row("control_rdata", "decisions_per_second", (double)decisions / t, "1/s");
+	row("control_rdata", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
+	row("control_rdata", "copies_accepted_ratio", (double)accepted / (double)decisions,
+		"ratio");
+	cp_free(cp);
+}
+
+/* SPM processing: each SPM of each session handed over as 7 copies. */
+static void bench_spm(uint32_t sessions, uint32_t rounds)
+{
+	struct cp *cp = new_core(NULL);
+	cp_time_t now = CP_SEC(100);
+	uint64_t decisions = 0;
+	double t0, t;
+	struct pkt p;
+
+	add_sessions(cp, sessions, now);
+	t0 = seconds();
+	for (uint32_t r = 0; r < rounds; r++) {
+		for (uint32_t s = 0; s < sessions; s++) {
+			make_spm(&p, s, 2 + r);
+			for (int out = 2; out <= NIFS; out++) {
+				feed(cp, &p, 1, out, now);
+				decisions++;
+			}
+		}
+		now += CP_MS(100);
+	}
+	t = seconds() - t0;
+	row("control_spm", "decisions", (double)decisions, "count");
+	row("control_spm", "decisions_per_second", (double)decisions / t, "1/s");
+	row("control_spm", "ns_per_decision", t * 1e9 / (double)decisions, "ns");
+	cp_free(cp);
+}
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, resident = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * 4;
+}
+
+/* Memory with `sessions` TSIs and `states` repair states (spread evenly over the TSIs). */
+static void bench_memory(uint32_t sessions, uint32_t states)
+{
+	struct cp_config cfg;
+	struct cp *cp;
+	struct cp_stats st;
+	cp_time_t now = CP_SEC(100);
+	long rss0 = rss_kib(), rss1, rss2;
+	struct pkt p;
+	uint32_t per = states / sessions;
+
+	cp_config_default(&cfg);
+	cfg.if_defaults.nak_rpt_ivl_ms = 100000; /* nothing expires while we fill */
+	cp = new_core(&cfg);
+	add_sessions(cp, sessions, now);
+	cp_get_stats(cp, &st);
+	rss1 = rss_kib();
+	row("control_memory", "sessions", (double)st.sessions, "count");
+	row("control_memory", "session_sizeof", (double)st.session_size, "bytes");
+	row("control_memory", "bytes_per_session", (double)st.session_bytes / (double)st.sessions,
+		"bytes");
+	row("control_memory", "rss_per_session", (double)(rss1 - rss0) * 1024.0 / (double)sessions,
+		"bytes");
+	for (uint32_t q = 0; q < per; q++) {
+		for (uint32_t s = 0; s < sessions; s++) {
+			make_nak(&p, PGM_NAK, s, 100 + q);
+			feed(cp, &p, 2, 0, now);
+		}
+	}
+	cp_get_stats(cp, &st);
+	rss2 = rss_kib();
+	row("control_memory", "repair_states", (double)st.repair_states, "count");
+	row("control_memory", "repair_state_sizeof", (double)st.repair_size, "bytes");
+	row("control_memory", "bytes_per_repair_state",
+		(double)st.repair_bytes / (double)st.repair_states, "bytes");
+	row("control_memory", "rss_per_repair_state",
+		(double)(rss2 - rss1) * 1024.0 / (double)st.repair_states, "bytes");
+	row("control_memory", "total_bytes", (double)st.bytes, "bytes");
+	cp_free(cp);
+}
+
+/*
+ * Timer cost per expiring entry with n states in the table: n anticipated states created over
+ * one second (so their deadlines are spread), then the clock is walked in 1 ms steps through
+ * their NAK_ELIM_IVL ends (each state stays, re-armed for NAK_RDATA_IVL) and through their
+ * NAK_RDATA_IVL ends (each state is deleted).
+ */
+static void bench_timers(uint32_t n)
+{
+	struct cp *cp = new_core(NULL);
+	cp_time_t base = CP_SEC(100), step = CP_MS(1);
+	struct pkt p;
+	double t0, t_elim, t_delete;
+	char metric[64];
+	struct cp_stats st;
+
+	add_sessions(cp, 1, base);
+	for (uint32_t i = 0; i < n; i++) {
+		make_nak(&p, PGM_NCF, 0, i);
+		feed(cp, &p, 1, 0, base + (cp_time_t)i * CP_SEC(1) / n);
+	}
+	cp_timers(cp, base + CP_SEC(1) - 1);
+	t0 = seconds();
+	for (cp_time_t now = base + CP_SEC(1); now <= base + CP_SEC(2); now += step)
+		cp_timers(cp, now);
+	t_elim = seconds() - t0;
+	cp_get_stats(cp, &st);
+	if (st.repair_states != n) {
+		fprintf(stderr, "bench_control: %zu states left of %u\n", st.repair_states, n);
+		exit(1);
+	}
+	cp_timers(cp, base + CP_SEC(10) - 1);
+	t0 = seconds();
+	for (cp_time_t now = base + CP_SEC(10); now <= base + CP_SEC(11); now += step)
+		cp_timers(cp, now);
+	t_delete = seconds() - t0;
+	cp_get_stats(cp, &st);
+	if (st.repair_states != 0) {
+		fprintf(stderr, "bench_control: %zu states did not expire\n", st.repair_states);
+		exit(1);
+	}
+	snprintf(metric, sizeof(metric), "ns_per_elim_expiry_%u", n);
+	row("control_timers", metric, t_elim * 1e9 / n, "ns");
+	snprintf(metric, sizeof(metric), "ns_per_rdata_expiry_%u", n);
+	row("control_timers", metric, t_delete * 1e9 / n, "ns");
+	cp_free(cp);
+}
+
+int main(int argc, char **argv)
+{
+	bool smoke = argc > 1 && strcmp(argv[1], "--smoke") == 0;
+
+	if (argc > 1 && !smoke) {
+		fprintf(stderr, "usage: bench_control [--smoke]\n");
+		return 2;
+	}
+	printf("benchmark,metric,value,unit\n");
+	if (smoke) {
+		bench_nak_storm(20, 50, 8);
+		bench_rdata(20, 50);
+		bench_spm(200, 10);
+		bench_memory(1000, 10000);
+		bench_timers(10000);
+		bench_timers(20000);
+	} else {
+		bench_nak_storm(100, 1000, 16);
+		bench_rdata(100, 1000);
+		bench_spm(10000, 30);
+		bench_memory(100000, 1000000);
+		bench_timers(10000);
+		bench_timers(100000);
+		bench_timers(1000000);
+	}
+	return 0;
+}

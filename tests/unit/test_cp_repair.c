@@ -1,0 +1,451 @@
+/*
+ * RFC 3208 7.3 and 7.5 (NCF reception: confirmation and anticipation) and 7.8 (constrained
+ * RDATA forwarding).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/cp_test_util.h"
+
+static struct cp_test_env env;
+static cp_time_t t0;
+static char buf[4096];
+
+#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
+
+static void start(const struct cp_config *cfg)
+{
+	struct cp_test_pkt p;
+
+	cp_test_env_init(&env, cfg);
+	t0 = env.now;
+	cp_test_spm(&p, 1, 0, 0x80000000u);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
+	cp_test_clear(&env);
+}
+
+static void setup(void)
+{
+	start(NULL);
+}
+
+static void teardown(void)
+{
+	cp_test_env_free(&env);
+}
+
+static enum cp_verdict nak_at(cp_time_t t, uint32_t sqn, int in)
+{
+	struct cp_test_pkt p;
+
+	env.now = t;
+	cp_test_nak(&p, PGM_NAK, sqn, NULL, 0);
+	return cp_test_send(&env, &p, in, 0);
+}
+
+static enum cp_verdict ncf_at(cp_time_t t, uint32_t sqn, int in)
+{
+	struct cp_test_pkt p;
+
+	env.now = t;
+	cp_test_nak(&p, PGM_NCF, sqn, NULL, 0);
+	return cp_test_send(&env, &p, in, 0);
+}
+
+static enum cp_verdict rdata_at(cp_time_t t, uint32_t sqn, int in, int out)
+{
+	struct cp_test_pkt p;
+
+	env.now = t;
+	cp_test_data(&p, PGM_RDATA, sqn);
+	return cp_test_send(&env, &p, in, out);
+}
+
+/* ---- NCF reception ---- */
+
+START_TEST(test_7_5_unsolicited_ncf_anticipates)
+{
+	struct cp_repair_view r;
+
+	ck_assert_int_eq(ncf_at(t0, 30, CP_TEST_UP), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert(cp_test_repair(&env, 30, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_OUTSTANDING);
+	ck_assert(r.anticipated);
+	ck_assert(r.eliminating);
+	ck_assert_uint_eq(r.if_mask, 0);
+	ck_assert_uint_eq(r.elim_end, t0 + CP_MS(1000));
+	ck_assert_uint_eq(r.rdata_end, t0 + CP_MS(10000));
+	ck_assert(cp_test_logged(&env, "sqn 30: NCF in NONE -> OUTSTANDING (anticipated)"));
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NCF_ANTICIPATED), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NCF_RECEIVED), 1);
+	ck_assert_uint_eq(cp_test_if_in(&env, CP_TEST_UP, PGM_NCF), 1);
+	/* it eliminates downstream NAKs for NAK_ELIM_IVL, confirming them */
+	ck_assert_int_eq(nak_at(t0 + CP_MS(999), 30, CP_TEST_D1), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 30");
+	ck_assert(cp_test_repair(&env, 30, &r));
+	ck_assert_uint_eq(r.if_mask, cp_test_mask(CP_TEST_D1));
+	/* then the first duplicate goes upstream */
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_at(t0 + CP_MS(1000), 30, CP_TEST_D2), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d2 30; NAK up 30");
+}
+END_TEST
+
+START_TEST(test_7_5_unsolicited_ncf_restarts_timers)
+{
+	struct cp_repair_view r;
+
+	ck_assert_int_eq(ncf_at(t0, 30, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(3000), 30, CP_TEST_UP), CP_DROP);
+	ck_assert(cp_test_repair(&env, 30, &r));
+	ck_assert_uint_eq(r.elim_end, t0 + CP_MS(4000));
+	ck_assert_uint_eq(r.rdata_end, t0 + CP_MS(13000));
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NCF_ANTICIPATED), 2);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 1);
+	cp_test_timers(&env, t0 + CP_MS(13000) - 1);
+	ck_assert(cp_test_repair(&env, 30, NULL));
+	cp_test_timers(&env, t0 + CP_MS(13000));
+	ck_assert(!cp_test_repair(&env, 30, NULL));
+}
+END_TEST
+
+START_TEST(test_7_5_ncf_off_upstream_discarded)
+{
+	struct cp_repair_view r;
+
+	ck_assert_int_eq(ncf_at(t0, 30, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NCF_DISCARDED), 1);
+	/* nor does it confirm a pending NAK */
+	ck_assert_int_eq(nak_at(t0, 31, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(10), 31, CP_TEST_D2), CP_DROP);
+	ck_assert(cp_test_repair(&env, 31, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_PENDING);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NCF_CONFIRMED), 0);
+}
+END_TEST
+
+START_TEST(test_7_3_ncf_of_unknown_session_passes)
+{
+	struct cp_test_pkt p;
+
+	cp_test_nak(&p, PGM_NCF, 30, NULL, 0);
+	p.pkt.sport = 999;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, 0), CP_ACCEPT);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NCF_NO_SESSION), 1);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
+}
+END_TEST
+
+START_TEST(test_9_3_3_ncf_list_is_one_ncf_per_sqn)
+{
+	static const uint32_t list[] = {41, 42};
+	struct cp_test_pkt p;
+	struct cp_repair_view r;
+
+	ck_assert_int_eq(nak_at(t0, 41, CP_TEST_D1), CP_DROP);
+	cp_test_nak(&p, PGM_NCF, 40, list, 2);
+	env.now = t0 + CP_MS(20);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, 0), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NCF_RECEIVED), 3);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NCF_CONFIRMED), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NCF_ANTICIPATED), 2);
+	for (uint32_t sqn = 40; sqn <= 42; sqn++) {
+		ck_assert(cp_test_repair(&env, sqn, &r));
+		ck_assert_int_eq(r.phase, CP_PHASE_OUTSTANDING);
+		ck_assert_uint_eq(r.rdata_end, t0 + CP_MS(20) + CP_MS(10000));
+		ck_assert(r.anticipated == (sqn != 41));
+	}
+}
+END_TEST
+
+START_TEST(test_ncf_special_forms)
+{
+	struct cp_test_pkt p;
+
+	/* unicast: an off-tree DLR's, not asked for */
+	cp_test_nak(&p, PGM_NCF, 30, NULL, 0);
+	p.ip.dst = cp_test_nla("198.18.0.1");
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, 0), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_OFFTREE_DLR), 1);
+	/* OPT_NBR_UNREACH: failure containment is not supported, consumed */
+	cp_test_nak(&p, PGM_NCF, 31, NULL, 0);
+	cp_test_add_option(&p, PGM_OPT_NBR_UNREACH, 0);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, 0), CP_DROP);
+	ck_assert(cp_test_logged(&env, "OPT_NBR_UNREACH"));
+	/* parity: no transmission-group state yet, consumed */
+	cp_test_nak(&p, PGM_NCF, 32, NULL, 0);
+	p.pkt.opt_flags |= PGM_OPT_PARITY;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, 0), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_PARITY_PASSTHROUGH), 1);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
+	/* a forwarded copy of an NCF by an interface without assist is not ours */
+	cp_test_nak(&p, PGM_NCF, 33, NULL, 0);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_NA), CP_ACCEPT);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
+}
+END_TEST
+
+/* ---- RDATA ---- */
+
+START_TEST(test_7_8_rdata_only_where_requested)
+{
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D2), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(10), 50, CP_TEST_UP), CP_DROP);
+	cp_test_clear(&env);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(20), 50, CP_TEST_UP, CP_TEST_D3), CP_DROP);
+	ck_assert(cp_test_logged(&env, "sqn 50: RDATA in OUTSTANDING -> FORWARDING"));
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(20), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert(cp_test_repair(&env, 50, NULL));
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(20), 50, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
+	/* every listed interface had its copy: consumed */
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	ck_assert(cp_test_logged(&env, "deleted (every interface repaired)"));
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D3, CP_C_RDATA_NO_INTERFACE), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_FORWARDED), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D2, CP_C_RDATA_FORWARDED), 1);
+	ck_assert_uint_eq(cp_test_if_out(&env, CP_TEST_D1, PGM_RDATA), 1);
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_RDATA_FORWARDED), 2);
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_RDATA_NO_INTERFACE), 1);
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
+	ck_assert_uint_eq(cp_test_if_in(&env, CP_TEST_UP, PGM_RDATA), 3);
+	/* a second RDATA of the same SQN finds nothing */
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(30), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_NO_STATE), 1);
+}
+END_TEST
+
+START_TEST(test_7_8_rdata_before_ncf_also_counts)
+{
+	/* 7.3: RDATA at any time during NAK forwarding ends it */
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(5), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	cp_test_clear(&env);
+	cp_test_timers(&env, t0 + CP_MS(200));
+	ck_assert_str_eq(ACTIONS(), "");
+}
+END_TEST
+
+START_TEST(test_7_8_rdata_without_state_dropped)
+{
+	ck_assert_int_eq(rdata_at(t0, 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_NO_STATE), 1);
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_RDATA_NO_STATE), 1);
+}
+END_TEST
+
+START_TEST(test_7_8_anticipated_state_has_no_interfaces)
+{
+	ck_assert_int_eq(ncf_at(t0, 50, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(5), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_NO_STATE), 1);
+	/* answered: later NAKs are new requests */
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	ck_assert(cp_test_logged(&env, "RDATA in OUTSTANDING -> deleted (no interfaces)"));
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(5), 50, CP_TEST_UP, CP_TEST_D2), CP_DROP);
+	ck_assert_int_eq(nak_at(t0 + CP_MS(6), 50, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_count_actions(&env, CP_ACT_NAK), 1);
+}
+END_TEST
+
+START_TEST(test_7_8_rdata_must_come_from_upstream)
+{
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(5), 50, CP_TEST_D2, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D2, CP_C_RDATA_NOT_UPSTREAM), 1);
+	ck_assert(cp_test_repair(&env, 50, NULL));
+	/* and never back out of the interface it came in by */
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(5), 50, CP_TEST_UP, CP_TEST_UP), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_RDATA_NO_INTERFACE), 1);
+}
+END_TEST
+
+START_TEST(test_7_8_linger_for_missing_copies)
+{
+	struct cp_repair_view r;
+
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D2), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(10), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_FORWARDING);
+	ck_assert_uint_eq(r.repaired_mask, cp_test_mask(CP_TEST_D1));
+	ck_assert_uint_eq(r.rdata_end, t0 + CP_MS(10) + CP_MS(1000));
+	ck_assert(!r.eliminating);
+	/* the same interface again is a duplicate */
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(11), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_DUPLICATE), 1);
+	/* d2's copy never comes: the state goes after the linger, not a microsecond before */
+	cp_test_timers(&env, t0 + CP_MS(1010) - 1);
+	ck_assert(cp_test_repair(&env, 50, NULL));
+	cp_test_timers(&env, t0 + CP_MS(1010));
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	ck_assert_uint_eq(cp_test_global_ev(&env, CP_C_REPAIR_LINGER_EXPIRED), 1);
+	ck_assert(cp_test_logged(&env, "timer in FORWARDING -> deleted (linger expired"));
+}
+END_TEST
+
+START_TEST(test_7_8_late_copy_within_linger)
+{
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D2), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(10), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(500), 50, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
+}
+END_TEST
+
+START_TEST(test_7_8_interfaces_partly_gone)
+{
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D2), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D3), CP_DROP);
+	cp_if_remove(env.cp, CP_TEST_D2);
+	ck_assert_int_eq(cp_if_set_assist(env.cp, CP_TEST_D3, false), 0);
+	/* the RDATA still goes to the interface that is left, and that completes the state */
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(10), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
+}
+END_TEST
+
+START_TEST(test_7_8_all_interfaces_gone)
+{
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	cp_if_remove(env.cp, CP_TEST_D1);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(10), 50, CP_TEST_UP, CP_TEST_D2), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D2, CP_C_RDATA_NO_STATE), 1);
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+}
+END_TEST
+
+START_TEST(test_7_8_nak_after_repair_is_new)
+{
+	struct cp_repair_view r;
+
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D2), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(10), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	/* a receiver on d1 lost the repair: a new request, forwarded; d2 still waits */
+	ck_assert_int_eq(nak_at(t0 + CP_MS(100), 50, CP_TEST_D1), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert(cp_test_logged(&env, "NAK on d1 in FORWARDING -> PENDING (forwarded, new request "
+				       "after repair)"));
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_PENDING);
+	ck_assert_uint_eq(r.if_mask, cp_test_mask(CP_TEST_D1) | cp_test_mask(CP_TEST_D2));
+	ck_assert_uint_eq(r.repaired_mask, 0);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_UNIQUE), 2);
+}
+END_TEST
+
+START_TEST(test_7_8_ncf_after_repair_waits_again)
+{
+	struct cp_repair_view r;
+
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D2), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(10), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(100), 50, CP_TEST_UP), CP_DROP);
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_OUTSTANDING);
+	ck_assert_uint_eq(r.if_mask, cp_test_mask(CP_TEST_D2));
+	ck_assert(!r.anticipated);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(110), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(110), 50, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	/* if everyone had theirs, it is plain anticipation */
+	ck_assert_int_eq(nak_at(t0 + CP_MS(200), 51, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(210), 51, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert(!cp_test_repair(&env, 51, NULL));
+	ck_assert_int_eq(nak_at(t0 + CP_MS(200), 52, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0 + CP_MS(200), 52, CP_TEST_D2), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(210), 52, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_if_remove(env.cp, CP_TEST_D2);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(300), 52, CP_TEST_UP), CP_DROP);
+	ck_assert(cp_test_repair(&env, 52, &r));
+	ck_assert(r.anticipated);
+	ck_assert_uint_eq(r.if_mask, 0);
+}
+END_TEST
+
+START_TEST(test_7_8_rdata_special_forms)
+{
+	struct cp_test_pkt p;
+
+	/* a TSI we never saw SPMs of: its receivers did not NAK through us, it passes */
+	cp_test_data(&p, PGM_RDATA, 50);
+	p.pkt.sport = 999;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_RDATA_NO_SESSION), 1);
+	/* leaving by an interface without assist: not constrained */
+	ck_assert_int_eq(rdata_at(t0, 50, CP_TEST_UP, CP_TEST_NA), CP_ACCEPT);
+	ck_assert_int_eq(rdata_at(t0, 50, CP_TEST_UP, CP_TEST_XX), CP_ACCEPT);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_NA, CP_C_COPY_NOT_ASSISTED), 1);
+	/* seen once: multicast passes, unicast (an off-tree DLR) is dropped */
+	ck_assert_int_eq(rdata_at(t0, 50, CP_TEST_UP, 0), CP_ACCEPT);
+	cp_test_data(&p, PGM_RDATA, 50);
+	p.ip.dst = cp_test_nla("198.18.0.1");
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, 0), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_OFFTREE_DLR), 1);
+	/* parity RDATA cannot be constrained without transmission-group state */
+	cp_test_data(&p, PGM_RDATA, 64);
+	p.pkt.opt_flags |= PGM_OPT_PARITY;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D2, CP_C_PARITY_PASSTHROUGH), 1);
+}
+END_TEST
+
+START_TEST(test_7_8_rdata_after_rdata_ivl_finds_nothing)
+{
+	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0, 50, CP_TEST_UP), CP_DROP);
+	/* no timer run in between: the deadline alone decides */
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(10000) - 1, 51, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(10000), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_NO_STATE), 2);
+	ck_assert_uint_eq(cp_test_global_ev(&env, CP_C_REPAIR_EXPIRED), 1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("control: NCF and RDATA (7.3, 7.5, 7.8)");
+	TCase *tc = tcase_create("repair");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_7_5_unsolicited_ncf_anticipates);
+	tcase_add_test(tc, test_7_5_unsolicited_ncf_restarts_timers);
+	tcase_add_test(tc, test_7_5_ncf_off_upstream_discarded);
+	tcase_add_test(tc, test_7_3_ncf_of_unknown_session_passes);
+	tcase_add_test(tc, test_9_3_3_ncf_list_is_one_ncf_per_sqn);
+	tcase_add_test(tc, test_ncf_special_forms);
+	tcase_add_test(tc, test_7_8_rdata_only_where_requested);
+	tcase_add_test(tc, test_7_8_rdata_before_ncf_also_counts);
+	tcase_add_test(tc, test_7_8_rdata_without_state_dropped);
+	tcase_add_test(tc, test_7_8_anticipated_state_has_no_interfaces);
+	tcase_add_test(tc, test_7_8_rdata_must_come_from_upstream);
+	tcase_add_test(tc, test_7_8_linger_for_missing_copies);
+	tcase_add_test(tc, test_7_8_late_copy_within_linger);
+	tcase_add_test(tc, test_7_8_interfaces_partly_gone);
+	tcase_add_test(tc, test_7_8_all_interfaces_gone);
+	tcase_add_test(tc, test_7_8_nak_after_repair_is_new);
+	tcase_add_test(tc, test_7_8_ncf_after_repair_waits_again);
+	tcase_add_test(tc, test_7_8_rdata_special_forms);
+	tcase_add_test(tc, test_7_8_rdata_after_rdata_ivl_finds_nothing);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
