@@ -334,11 +334,12 @@ void rules_ipt_parse_save(const struct rules_config *cfg, const char *save_text,
 static void ipt_type_match(struct sbuf *b, const struct hook_rule *h, unsigned pgm_offset)
 {
 	/*
-	 * u32: only the first fragment carries the header (fragment offset 0); "0>>22&0x3C" is the
+	 * u32: only the first fragment carries the header: the fragment offset, the low 13 bits of
+	 * the 32-bit word at 4, is 0; "0>>22&0x3C" is the
 	 * IP header length; from there "@" moves to the PGM header (or the UDP header), and
 	 * N>>24&0x0F is the low nibble of the byte at N, the PGM type.
 	 */
-	sb_printf(b, "-m u32 --u32 \"6&0x1FFF=0&&0>>22&0x3C@%u>>24&0x0F=", pgm_offset);
+	sb_printf(b, "-m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@%u>>24&0x0F=", pgm_offset);
 	for (unsigned i = 0; i < h->ntypes; i++)
 		sb_printf(b, "%s0x%X", i ? "," : "", h->types[i]);
 	sb_printf(b, "\" ");
@@ -425,7 +426,7 @@ char *rules_ipt_probe_script(const struct rules_config *cfg)
 	 * checks the NFQUEUE target and the u32 match, nothing stays. */
 	strncat(name, "-PROBE", sizeof(name) - strlen(name) - 1);
 	sb_printf(&b, "*mangle\n:%s - [0:0]\n", name);
-	sb_printf(&b, "-A %s -p %u -m u32 --u32 \"6&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" "
+	sb_printf(&b, "-A %s -p %u -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" "
 		      "-m addrtype --dst-type LOCAL -j NFQUEUE --queue-num %u --queue-bypass\n",
 		name, IPPROTO_PGM_RULES, cfg->queue_num);
 	sb_printf(&b, "-F %s\n-X %s\nCOMMIT\n", name, name);
