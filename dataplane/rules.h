@@ -20,6 +20,10 @@
  * hooks so an accept verdict continues into the filter table: the administrator's filter rules
  * still apply to what we accept.
  *
+ * With iptables-nft, the first use of the mangle table creates it with its built-in chains. If it
+ * did not exist before our install and holds nothing but empty ACCEPT built-in chains at
+ * removal, removal deletes it again (with nft), so the ruleset is exactly as before.
+ *
  * Backends: nftables (table `ip NAME`, the `queue` statement; needs CONFIG_NFT_QUEUE) and
  * iptables (the xtables NFQUEUE target with the u32 match, either iptables flavour).
  * rules_install() with RULES_BACKEND_AUTO probes nftables first by committing a throw-away
@@ -79,6 +83,9 @@ struct rules_ipt_state {
 	bool chain_present[RULES_IPT_CHAIN_COUNT];
 	unsigned jumps[RULES_IPT_CHAIN_COUNT]; /* jump rules from the built-in chain */
 	unsigned rules[RULES_IPT_CHAIN_COUNT]; /* rules inside our chain */
+	bool table_present;    /* a *mangle section (iptables-nft prints one even for no table) */
+	bool nf_tables;	       /* iptables is the nf_tables flavour */
+	bool foreign_content;  /* rules or chains of others, or a built-in policy not ACCEPT */
 };
 void rules_ipt_parse_save(const struct rules_config *cfg, const char *save_text,
 	struct rules_ipt_state *st);
