@@ -5,7 +5,8 @@
  *   dp-harness rules-install [--backend auto|nft|iptables] [--if A,B] [--queue N] [--no-udp]
  *   dp-harness rules-remove
  *   dp-harness consume [--queue N] [--if A,B [--backend B]] [--timeout S] [--count N]
- *                      [--drop TYPE] [--defer-every N] [--rewrite-spm-path ADDR] [--ready FILE]
+ *                      [--drop TYPE] [--defer-every N] [--rewrite-spm-path ADDR|egress]
+ *                      [--ready FILE]
  *                      [--pcap FILE]
  *   dp-harness send --if IF --src A --dst B [--ttl N] [--ra] [--type NAME] [--count N] [--udp]
  *                   [--loop]
@@ -78,6 +79,7 @@ struct opts {
 	int drop_type;
 	unsigned defer_every;
 	bool rewrite_spm;
+	bool rewrite_egress; /* the egress interface's primary IPv4 address, from rtnl */
 	struct in_addr rewrite_addr;
 	const char *ready, *pcap;
 	const char *ifname, *src, *dst, *type;
@@ -166,7 +168,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'w':
 			o->rewrite_spm = true;
-			if (inet_pton(AF_INET, optarg, &o->rewrite_addr) != 1)
+			o->rewrite_egress = strcmp(optarg, "egress") == 0;
+			if (!o->rewrite_egress && inet_pton(AF_INET, optarg, &o->rewrite_addr) != 1)
 				die("bad address %s", optarg);
 			break;
 		case 'r':
@@ -281,6 +284,7 @@ static int cmd_rules_remove(const struct opts *o)
 
 struct consumer {
 	const struct opts *o;
+	struct rtnl *rt;
 	struct pcap_writer *pcap;
 	uint32_t deferred[4096];
 	size_t ndeferred;
@@ -363,11 +367,20 @@ static void on_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet 
 	} else if (c->o->rewrite_spm && type == 0 && proto == 113 &&
 		pkt->len >= (size_t)off + 36 && pkt->len <= 2048) {
 		uint8_t copy[2048];
+		struct in_addr path = c->o->rewrite_addr;
 		uint16_t sum;
 
+		if (c->rt != NULL) {
+			const struct rtnl_if *ifp;
+
+			(void)rtnl_process(c->rt);
+			ifp = rtnl_if_by_index(c->rt, (int)pkt->out_ifindex);
+			if (ifp != NULL && ifp->has_primary4)
+				path = ifp->primary4;
+		}
 		memcpy(copy, pkt->payload, pkt->len);
 		/* SPM_PATH (AFI 1) at PGM offset 32; checksum over the TPDU with the field 0 */
-		memcpy(copy + off + 32, &c->o->rewrite_addr, 4);
+		memcpy(copy + off + 32, &path, 4);
 		copy[off + 6] = copy[off + 7] = 0;
 		sum = csum16(copy + off, pkt->len - (size_t)off);
 		if (sum == 0)
@@ -406,6 +419,11 @@ static int cmd_consume(const struct opts *o)
 		pcap_writer_config_default(&pc);
 		c.pcap = pcap_writer_open(o->pcap, &pc, err, sizeof(err));
 		if (c.pcap == NULL)
+			die("%s", err);
+	}
+	if (o->rewrite_egress) {
+		c.rt = rtnl_new(NULL, NULL);
+		if (c.rt == NULL || rtnl_open(c.rt, err, sizeof(err)) < 0)
 			die("%s", err);
 	}
 	nfqueue_config_default(&qcfg);
@@ -484,6 +502,7 @@ static int cmd_consume(const struct opts *o)
 		printf("pcap written=%" PRIu64 " bytes=%" PRIu64 "\n", ps.packets, ps.bytes);
 		pcap_writer_close(c.pcap);
 	}
+	rtnl_free(c.rt);
 	return rc;
 }
 
