@@ -636,11 +636,13 @@ static int cmd_send(const struct opts *o)
 		die("no interface %s", o->ifname);
 	rawsock_config_default(&cfg);
 	cfg.multicast_loop = o->loop;
+	/* The TTL goes through the module's override, not into the packet built here. */
+	cfg.ttl = o->ttl >= 0 ? o->ttl : 0;
 	rs = rawsock_open(&cfg, err, sizeof(err));
 	if (rs == NULL)
 		die("%s", err);
 	for (unsigned long i = 0; i < count; i++) {
-		size_t len = build_packet(buf, type, src, dst, grp, o->ttl >= 0 ? o->ttl : 16, o->ra,
+		size_t len = build_packet(buf, type, src, dst, grp, 64, o->ra,
 			o->udp, (uint32_t)(100 + i));
 
 		if (rawsock_send(rs, (int)ifindex, buf, len) < 0)
