@@ -50,16 +50,7 @@ struct nfqueue {
 	size_t txlen;
 	unsigned tx_verdicts; /* verdicts inside txbuf, for counting losses */
 
-	/* The open batch: every queued packet up to batch_last_id gets batch_verdict. */
-	bool batch_open;
-	enum nfqueue_verdict batch_verdict;
-	uint32_t batch_last_id;
-	uint32_t batch_count;
-
-	/* Packet order: the last id delivered, and how many delivered packets lack a verdict. */
-	bool have_last_id;
-	uint32_t last_id;
-	uint64_t outstanding;
+	struct nfqueue_batcher order;
 
 	struct nfqueue_stats st;
 };
@@ -259,6 +250,7 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 		return NULL;
 	}
 	q->queue_num = cfg.queue_num;
+	nfqueue_batcher_init(&q->order);
 	q->fn = fn;
 	q->ctx = ctx;
 	q->batch = cfg.batch;
@@ -404,26 +396,89 @@ static int nf_verdict_code(enum nfqueue_verdict v)
 	return v == NFQUEUE_DROP ? NF_DROP : NF_ACCEPT;
 }
 
-/* Turns the open batch into one NFQNL_MSG_VERDICT_BATCH message in txbuf. */
-static void nfqueue_close_batch(struct nfqueue *q)
+/* ---- verdict ordering (pure) ---- */
+
+void nfqueue_batcher_init(struct nfqueue_batcher *b)
 {
+	memset(b, 0, sizeof(*b));
+}
+
+uint32_t nfqueue_batcher_deliver(struct nfqueue_batcher *b, uint32_t id)
+{
+	uint32_t skipped = 0;
+
+	/* Ids grow by one per packet the kernel queued; a skipped id is a packet it could not
+	 * deliver to the socket (fail-open accepted it). Serial arithmetic survives wrap-around. */
+	if (b->have_last_id && (int32_t)(id - b->last_id) > 1)
+		skipped = id - b->last_id - 1;
+	b->have_last_id = true;
+	b->last_id = id;
+	b->outstanding++;
+	return skipped;
+}
+
+static void batcher_close(struct nfqueue_batcher *b, nfqueue_emit_fn emit, void *ctx)
+{
+	if (!b->batch_open)
+		return;
+	emit(ctx, true, b->batch_last_id, b->batch_verdict, b->batch_count);
+	b->batch_open = false;
+	b->batch_count = 0;
+}
+
+void nfqueue_batcher_flush(struct nfqueue_batcher *b, nfqueue_emit_fn emit, void *ctx)
+{
+	batcher_close(b, emit, ctx);
+}
+
+int nfqueue_batcher_verdict(struct nfqueue_batcher *b, uint32_t id, enum nfqueue_verdict v,
+	bool plain, nfqueue_emit_fn emit, void *ctx)
+{
+	/* A delivered packet: something is open and the id is not newer than the last one. */
+	if (b->outstanding == 0 || !b->have_last_id || (int32_t)(b->last_id - id) < 0)
+		return -1;
+	b->outstanding--;
+	if (plain && id == b->last_id && b->outstanding == 0) {
+		/* The newest packet and no older one waiting: it may join (or open) a batch. */
+		if (b->batch_open && b->batch_verdict != v)
+			batcher_close(b, emit, ctx);
+		if (!b->batch_open) {
+			b->batch_open = true;
+			b->batch_verdict = v;
+		}
+		b->batch_last_id = id;
+		b->batch_count++;
+		return 0;
+	}
+	batcher_close(b, emit, ctx);
+	if (plain)
+		emit(ctx, false, id, v, 1);
+	return 0;
+}
+
+/* ---- verdict messages ---- */
+
+/* The batcher's output becomes netlink messages in txbuf. */
+static void nfqueue_emit(void *ctx, bool batch, uint32_t id, enum nfqueue_verdict v, uint32_t count)
+{
+	struct nfqueue *q = ctx;
 	struct nlmsghdr *nlh;
 
-	if (!q->batch_open)
-		return;
-	nlh = nfq_nlmsg_put(nfqueue_tx_reserve(q, NFQUEUE_SMALL_MSG), NFQNL_MSG_VERDICT_BATCH,
-		q->queue_num);
-	nfq_nlmsg_verdict_put(nlh, (int)q->batch_last_id, nf_verdict_code(q->batch_verdict));
-	nfqueue_tx_commit(q, nlh, q->batch_count);
-	q->st.batches++;
-	q->st.batched += q->batch_count;
-	q->batch_open = false;
-	q->batch_count = 0;
+	nlh = nfq_nlmsg_put(nfqueue_tx_reserve(q, NFQUEUE_SMALL_MSG),
+		batch ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT, q->queue_num);
+	nfq_nlmsg_verdict_put(nlh, (int)id, nf_verdict_code(v));
+	nfqueue_tx_commit(q, nlh, count);
+	if (batch) {
+		q->st.batches++;
+		q->st.batched += count;
+	} else {
+		q->st.verdict_messages++;
+	}
 }
 
 int nfqueue_flush(struct nfqueue *q)
 {
-	nfqueue_close_batch(q);
+	nfqueue_batcher_flush(&q->order, nfqueue_emit, q);
 	return nfqueue_flush_tx(q);
 }
 
@@ -434,54 +489,15 @@ static int nfqueue_bad_verdict(struct nfqueue *q)
 	return -1;
 }
 
-/* A verdict is for a delivered packet: no later than the last id, and something must be open. */
-static bool nfqueue_verdict_valid(const struct nfqueue *q, uint32_t id)
+int nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v)
 {
-	return q->outstanding > 0 && q->have_last_id && (int32_t)(q->last_id - id) >= 0;
-}
-
-static void nfqueue_count_verdict(struct nfqueue *q, enum nfqueue_verdict v)
-{
+	if ((v != NFQUEUE_ACCEPT && v != NFQUEUE_DROP) ||
+		nfqueue_batcher_verdict(&q->order, id, v, true, nfqueue_emit, q) < 0)
+		return nfqueue_bad_verdict(q);
 	if (v == NFQUEUE_DROP)
 		q->st.dropped++;
 	else
 		q->st.accepted++;
-	q->outstanding--;
-}
-
-int nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v)
-{
-	struct nlmsghdr *nlh;
-
-	if ((v != NFQUEUE_ACCEPT && v != NFQUEUE_DROP) || !nfqueue_verdict_valid(q, id))
-		return nfqueue_bad_verdict(q);
-	/*
-	 * A batch verdict covers every queued packet up to its id, so a packet may join only if it
-	 * is the newest one delivered and every older one already has its verdict. The open batch
-	 * already counts as decided.
-	 */
-	if (id == q->last_id && q->outstanding == 1) {
-		if (q->batch_open && q->batch_verdict != v)
-			nfqueue_close_batch(q);
-		if (!q->batch_open) {
-			q->batch_open = true;
-			q->batch_verdict = v;
-			q->batch_count = 0;
-		}
-		q->batch_last_id = id;
-		q->batch_count++;
-		nfqueue_count_verdict(q, v);
-		return 0;
-	}
-	/* Out of order (a deferred packet, or one delivered before a deferred one): the open
-	 * batch goes first so the kernel sees verdicts in packet order. */
-	nfqueue_close_batch(q);
-	nlh = nfq_nlmsg_put(nfqueue_tx_reserve(q, NFQUEUE_SMALL_MSG), NFQNL_MSG_VERDICT,
-		q->queue_num);
-	nfq_nlmsg_verdict_put(nlh, (int)id, nf_verdict_code(v));
-	nfqueue_tx_commit(q, nlh, 1);
-	q->st.verdict_messages++;
-	nfqueue_count_verdict(q, v);
 	return 0;
 }
 
@@ -489,16 +505,16 @@ int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, siz
 {
 	struct nlmsghdr *nlh;
 
-	if (buf == NULL || len == 0 || len > NFQUEUE_MAX_PAYLOAD || !nfqueue_verdict_valid(q, id))
+	if (buf == NULL || len == 0 || len > NFQUEUE_MAX_PAYLOAD ||
+		nfqueue_batcher_verdict(&q->order, id, NFQUEUE_ACCEPT, false, nfqueue_emit, q) < 0)
 		return nfqueue_bad_verdict(q);
-	nfqueue_close_batch(q);
-	nlh = nfq_nlmsg_put(nfqueue_tx_reserve(q, NFQUEUE_SLOT_SIZE), NFQNL_MSG_VERDICT, q->queue_num);
+	nlh = nfq_nlmsg_put(nfqueue_tx_reserve(q, NFQUEUE_SLOT_SIZE), NFQNL_MSG_VERDICT,
+		q->queue_num);
 	nfq_nlmsg_verdict_put(nlh, (int)id, NF_ACCEPT);
 	nfq_nlmsg_verdict_put_pkt(nlh, buf, (uint32_t)len);
 	nfqueue_tx_commit(q, nlh, 1);
 	q->st.verdict_messages++;
 	q->st.rewritten++;
-	q->outstanding--;
 	return 0;
 }
 
@@ -523,11 +539,7 @@ static void nfqueue_handle_packet(struct nfqueue *q, const struct nlmsghdr *nlh)
 	pkt.hook = ph->hook;
 	pkt.hw_protocol = ntohs(ph->hw_protocol);
 
-	if (q->have_last_id && pkt.id - q->last_id > 1 && (int32_t)(pkt.id - q->last_id) > 0)
-		q->st.id_gaps += pkt.id - q->last_id - 1;
-	q->have_last_id = true;
-	q->last_id = pkt.id;
-	q->outstanding++;
+	q->st.id_gaps += nfqueue_batcher_deliver(&q->order, pkt.id);
 	q->st.messages++;
 
 	if (attr[NFQA_PAYLOAD] == NULL) {
@@ -647,7 +659,7 @@ int nfqueue_process(struct nfqueue *q, unsigned max_rounds)
 void nfqueue_get_stats(const struct nfqueue *q, struct nfqueue_stats *st)
 {
 	*st = q->st;
-	st->pending = q->outstanding;
+	st->pending = q->order.outstanding;
 }
 
 bool nfqueue_parse_proc_queue(const char *text, uint32_t queue_num, struct nfqueue_kernel_stats *ks)

@@ -131,6 +131,36 @@ void nfqueue_get_stats(const struct nfqueue *q, struct nfqueue_stats *st);
 /* Reads the kernel's counters for our queue and socket from procfs. */
 void nfqueue_get_kernel_stats(const struct nfqueue *q, struct nfqueue_kernel_stats *ks);
 
+/*
+ * The verdict ordering rules, a pure state machine (nfq.c drives it; exposed for tests).
+ *
+ * A batch verdict for id N settles every packet still queued with an id up to N, so a packet can
+ * join the open batch only when it is the newest one delivered and no older packet still waits
+ * for its verdict. Everything else is sent singly, after the open batch, so the kernel sees the
+ * verdicts in packet order.
+ */
+struct nfqueue_batcher {
+	bool batch_open;
+	enum nfqueue_verdict batch_verdict;
+	uint32_t batch_last_id;
+	uint32_t batch_count;
+	bool have_last_id;
+	uint32_t last_id;     /* the newest packet delivered */
+	uint64_t outstanding; /* delivered packets without a verdict */
+};
+/* What to send: a batch (every queued id up to `id`, `count` verdicts) or one packet's verdict. */
+typedef void (*nfqueue_emit_fn)(void *ctx, bool batch, uint32_t id, enum nfqueue_verdict v,
+	uint32_t count);
+void nfqueue_batcher_init(struct nfqueue_batcher *b);
+/* A packet was delivered; returns how many ids were skipped since the previous one. */
+uint32_t nfqueue_batcher_deliver(struct nfqueue_batcher *b, uint32_t id);
+/* A verdict for a delivered packet. `plain` false (a rewritten payload) never joins a batch: the
+ * open batch is emitted and the caller sends the packet's own message. Returns 0, or -1 (nothing
+ * emitted) when the id cannot be a delivered packet without a verdict. */
+int nfqueue_batcher_verdict(struct nfqueue_batcher *b, uint32_t id, enum nfqueue_verdict v,
+	bool plain, nfqueue_emit_fn emit, void *ctx);
+void nfqueue_batcher_flush(struct nfqueue_batcher *b, nfqueue_emit_fn emit, void *ctx);
+
 /* Parsers of the procfs files (exposed for tests). Return true when `queue_num` / `portid` was
  * found in the text. */
 bool nfqueue_parse_proc_queue(const char *text, uint32_t queue_num, struct nfqueue_kernel_stats *ks);
