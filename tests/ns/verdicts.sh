@@ -33,6 +33,10 @@ check "capture: 6 records written" grep -q '^pcap written=6 ' "$C"
 "$HARNESS" pcap-read "$NS_TMP/queued.pcap" >"$NS_TMP/pcap.out" 2>&1
 check "capture reads back: 6 SPM datagrams from the source to the group" \
 	test "$(count_lines "$NS_TMP/pcap.out" "^dgram ts=[0-9]+\.[0-9]{6} v4 len=56 $SRC_ADDR > $GROUP proto=113 type=SPM")" = 6
+if command -v tshark >/dev/null; then
+	check "capture: tshark decodes the 6 records as PGM SPM" test "$(tshark -r "$NS_TMP/queued.pcap" \
+		-T fields -e pgm.hdr.type 2>/dev/null | grep -c '^0x00$')" = 6
+fi
 
 start_consumer "$C.2" --queue $Q --if up0,d1,d2 --drop RDATA || exit 1
 send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type rdata --count 2
