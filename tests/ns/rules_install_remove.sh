@@ -106,6 +106,20 @@ check "the removal script removes it" nsx a nft -f "$NS_TMP/nft.remove"
 check "and a second removal is harmless" nsx a nft -f "$NS_TMP/nft.remove"
 check "no table of ours left" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
 
+# The assisted set changes at run time: the chains are replaced in place, jumps untouched.
+bg a "$NS_TMP/update.out" "$H" consume --queue 23 --if a1 --update-if a2 --timeout 30
+UPD=$BG_PID
+check "run-time update applied" wait_for 10 grep -q '^rules updated interfaces=1' "$NS_TMP/update.out"
+saved_rules a >"$NS_TMP/ipt.updated"
+check "update: rules for a2 only, one jump per hook" sh -c "
+	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $NS_TMP/ipt.updated) = 6 ] &&
+	! grep '^-A PGMROUTER-' $NS_TMP/ipt.updated | grep -q ' a1 ' &&
+	[ \$(grep -c '^-A [A-Z]* -j PGMROUTER-' $NS_TMP/ipt.updated) = 3 ]"
+kill "$UPD"
+wait_exit "$UPD" 10
+check "update: removed at exit, the rest as before" sh -c "
+	[ \"\$(ip netns exec $(ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//')\" = \"\$(cat $NS_TMP/ipt.before)\" ]"
+
 # A namespace without any rules: one run (install at start, remove at exit) leaves it empty,
 # also of the mangle table that iptables-nft creates on first use.
 ns_add c

@@ -4,7 +4,8 @@
  *   dp-harness rules-script --backend nft|iptables [--if A,B] [--queue N] [--no-udp] [--remove]
  *   dp-harness rules-install [--backend auto|nft|iptables] [--if A,B] [--queue N] [--no-udp]
  *   dp-harness rules-remove
- *   dp-harness consume [--queue N] [--if A,B [--backend B]] [--timeout S] [--count N]
+ *   dp-harness consume [--queue N] [--if A,B [--backend B] [--update-if C,D|-]] [--timeout S]
+ *                      [--count N]
  *                      [--drop TYPE] [--defer-every N] [--rewrite-spm-path ADDR|egress]
  *                      [--ready FILE]
  *                      [--pcap FILE]
@@ -17,7 +18,8 @@
  * consume prints one line per queued packet:
  *   pkt id=12 hook=forward in=up0 out=d1 len=56 proto=113 type=SPM verdict=accept
  * and at exit one "stats ..." line with the module's and the kernel's counters. With --if it
- * installs interception rules first and removes them at exit (SIGINT/SIGTERM/timeout).
+ * installs interception rules first and removes them at exit (SIGINT/SIGTERM/timeout);
+ * --update-if then replaces them at once with rules for another set ("-": none).
  * The PGM type is read here with a few lines of code of its own, independent of the codec.
  */
 #include <arpa/inet.h>
@@ -72,6 +74,9 @@ struct opts {
 	enum rules_backend backend;
 	char *ifs[64];
 	size_t nifs;
+	char *update_ifs[64];
+	size_t nupdate_ifs;
+	bool update;
 	unsigned queue;
 	bool no_udp, remove;
 	double timeout;
@@ -87,10 +92,13 @@ struct opts {
 	bool ra, udp, loop;
 };
 
-static void split_ifs(struct opts *o, char *list)
+static size_t split_list(char **out, char *list)
 {
-	for (char *tok = strtok(list, ","); tok != NULL && o->nifs < 64; tok = strtok(NULL, ","))
-		o->ifs[o->nifs++] = tok;
+	size_t n = 0;
+
+	for (char *tok = strtok(list, ","); tok != NULL && n < 64; tok = strtok(NULL, ","))
+		out[n++] = tok;
+	return n;
 }
 
 static const char *const type_names[16] = { "SPM", "POLL", "POLR", "type-3", "ODATA", "RDATA",
@@ -109,6 +117,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option longopts[] = {
 		{ "backend", required_argument, NULL, 'b' },
 		{ "if", required_argument, NULL, 'i' },
+		{ "update-if", required_argument, NULL, 'I' },
 		{ "queue", required_argument, NULL, 'q' },
 		{ "no-udp", no_argument, NULL, 'U' },
 		{ "remove", no_argument, NULL, 'R' },
@@ -140,8 +149,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				die("unknown backend %s", optarg);
 			break;
 		case 'i':
-			split_ifs(o, optarg);
+			o->nifs = split_list(o->ifs, optarg);
 			o->ifname = o->ifs[0];
+			break;
+		case 'I':
+			o->update = true;
+			o->nupdate_ifs = strcmp(optarg, "-") == 0 ? 0 : split_list(o->update_ifs, optarg);
 			break;
 		case 'q':
 			o->queue = (unsigned)strtoul(optarg, NULL, 0);
@@ -446,6 +459,16 @@ static int cmd_consume(const struct opts *o)
 			return 1;
 		}
 		printf("rules backend=%s\n", rules_backend_name(rules_backend(r)));
+		if (o->update) {
+			/* The set of assisted interfaces changes at run time. */
+			if (rules_update(r, (const char *const *)o->update_ifs, o->nupdate_ifs, err,
+				    sizeof(err)) < 0) {
+				fprintf(stderr, "dp-harness: %s\n", err);
+				rc = 1;
+			} else {
+				printf("rules updated interfaces=%zu\n", o->nupdate_ifs);
+			}
+		}
 		fflush(stdout);
 	}
 	touch(o->ready);
