@@ -25,9 +25,9 @@
 /* Room for a whole 64 KiB copy plus the netlink headers and every attribute around it. */
 #define NFQUEUE_SLOT_SIZE (NFQUEUE_MAX_PAYLOAD + 8192u)
 /* Verdicts are collected here; a rewritten payload needs one whole slot. */
-#define NFQUEUE_TXBUF_SIZE (4u * NFQUEUE_SLOT_SIZE)
-#define NFQUEUE_MAX_BATCH 1024u
-#define NFQUEUE_SMALL_MSG 256u /* a verdict or configuration message without payload */
+#define NFQUEUE_TXBUF_SIZE	 (4u * NFQUEUE_SLOT_SIZE)
+#define NFQUEUE_MAX_BATCH	 1024u
+#define NFQUEUE_SMALL_MSG	 256u /* a verdict or configuration message without payload */
 #define NFQUEUE_SETUP_TIMEOUT_MS 2000
 
 #define PROC_NFQUEUE "/proc/net/netfilter/nfnetlink_queue"
@@ -101,7 +101,7 @@ static int nfqueue_wait_ack(struct nfqueue *q, uint32_t seq)
 	uint8_t *buf = q->rxbuf;
 
 	for (;;) {
-		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = q->fd, .events = POLLIN};
 		int pr = poll(&pfd, 1, NFQUEUE_SETUP_TIMEOUT_MS);
 		ssize_t n;
 
@@ -129,7 +129,7 @@ static int nfqueue_wait_ack(struct nfqueue *q, uint32_t seq)
 				continue;
 			}
 			if ((nlh->nlmsg_type & 0xff) == NFQNL_MSG_PACKET) {
-				struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+				struct nlattr *attr[NFQA_MAX + 1] = {0};
 				_Alignas(8) char vbuf[NFQUEUE_SMALL_MSG];
 				struct nlmsghdr *v;
 
@@ -185,7 +185,7 @@ static void fill_flags(struct nlmsghdr *nlh, const void *arg)
 	 * us; conntrack, uid/gid and security context are not needed: the mask switches them off
 	 * explicitly in case someone else's configuration of this queue left them on. */
 	uint32_t mask = NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO | NFQA_CFG_F_CONNTRACK |
-		NFQA_CFG_F_UID_GID | NFQA_CFG_F_SECCTX;
+			NFQA_CFG_F_UID_GID | NFQA_CFG_F_SECCTX;
 
 	(void)arg;
 	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO));
@@ -223,8 +223,8 @@ static void nfqueue_set_rcvbuf(struct nfqueue *q, uint32_t bytes)
 		q->st.rcvbuf_bytes = (uint32_t)val; /* the kernel doubles it for its overhead */
 }
 
-struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet_fn fn, void *ctx, char *err,
-	size_t errlen)
+struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet_fn fn, void *ctx,
+	char *err, size_t errlen)
 {
 	struct nfqueue_config cfg;
 	struct nfqueue *q;
@@ -238,7 +238,8 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 		if (cfg_in->max_queue_len)
 			cfg.max_queue_len = cfg_in->max_queue_len;
 		if (cfg_in->batch)
-			cfg.batch = cfg_in->batch > NFQUEUE_MAX_BATCH ? NFQUEUE_MAX_BATCH : cfg_in->batch;
+			cfg.batch = cfg_in->batch > NFQUEUE_MAX_BATCH ? NFQUEUE_MAX_BATCH
+								      : cfg_in->batch;
 	}
 	if (fn == NULL) {
 		snprintf(err, errlen, "nfqueue: no packet callback given");
@@ -278,7 +279,8 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 		return NULL;
 	}
 	if (mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(err, errlen, "nfqueue: cannot bind the netlink socket: %s", strerror(errno));
+		snprintf(err, errlen, "nfqueue: cannot bind the netlink socket: %s",
+			strerror(errno));
 		nfqueue_free(q);
 		return NULL;
 	}
@@ -319,8 +321,9 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 	if (e == 0)
 		e = nfqueue_config_request(q, 4, fill_maxlen, &cfg.max_queue_len);
 	if (e != 0) {
-		snprintf(err, errlen, "nfqueue: cannot configure queue %u (copy mode, fail-open, "
-				      "GSO, length %u): %s",
+		snprintf(err, errlen,
+			"nfqueue: cannot configure queue %u (copy mode, fail-open, "
+			"GSO, length %u): %s",
 			q->queue_num, cfg.max_queue_len, strerror(e));
 		nfqueue_free(q);
 		return NULL;
@@ -508,8 +511,8 @@ int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, siz
 	if (buf == NULL || len == 0 || len > NFQUEUE_MAX_PAYLOAD ||
 		nfqueue_batcher_verdict(&q->order, id, NFQUEUE_ACCEPT, false, nfqueue_emit, q) < 0)
 		return nfqueue_bad_verdict(q);
-	nlh = nfq_nlmsg_put(nfqueue_tx_reserve(q, NFQUEUE_SLOT_SIZE), NFQNL_MSG_VERDICT,
-		q->queue_num);
+	nlh = nfq_nlmsg_put(
+		nfqueue_tx_reserve(q, NFQUEUE_SLOT_SIZE), NFQNL_MSG_VERDICT, q->queue_num);
 	nfq_nlmsg_verdict_put(nlh, (int)id, NF_ACCEPT);
 	nfq_nlmsg_verdict_put_pkt(nlh, buf, (uint32_t)len);
 	nfqueue_tx_commit(q, nlh, 1);
@@ -522,7 +525,7 @@ int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, siz
 
 static void nfqueue_handle_packet(struct nfqueue *q, const struct nlmsghdr *nlh)
 {
-	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+	struct nlattr *attr[NFQA_MAX + 1] = {0};
 	const struct nfqnl_msg_packet_hdr *ph;
 	struct nfqueue_packet pkt;
 
@@ -564,9 +567,8 @@ static void nfqueue_handle_packet(struct nfqueue *q, const struct nlmsghdr *nlh)
 		pkt.mark = ntohl(mnl_attr_get_u32(attr[NFQA_MARK]));
 	if (attr[NFQA_SKB_INFO] != NULL)
 		pkt.skb_info = ntohl(mnl_attr_get_u32(attr[NFQA_SKB_INFO]));
-	if (attr[NFQA_TIMESTAMP] != NULL &&
-		mnl_attr_get_payload_len(attr[NFQA_TIMESTAMP]) >=
-			sizeof(struct nfqnl_msg_packet_timestamp)) {
+	if (attr[NFQA_TIMESTAMP] != NULL && mnl_attr_get_payload_len(attr[NFQA_TIMESTAMP]) >=
+						    sizeof(struct nfqnl_msg_packet_timestamp)) {
 		struct nfqnl_msg_packet_timestamp ts;
 
 		memcpy(&ts, mnl_attr_get_payload(attr[NFQA_TIMESTAMP]), sizeof(ts));
@@ -757,7 +759,8 @@ void nfqueue_get_kernel_stats(const struct nfqueue *q, struct nfqueue_kernel_sta
 	}
 	text = read_proc(PROC_NETLINK);
 	if (text != NULL) {
-		ks->socket_drops_valid = nfqueue_parse_proc_netlink(text, q->portid, &ks->socket_drops);
+		ks->socket_drops_valid =
+			nfqueue_parse_proc_netlink(text, q->portid, &ks->socket_drops);
 		free(text);
 	}
 }

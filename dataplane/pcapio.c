@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#define PCAP_MAGIC_USEC 0xa1b2c3d4u
-#define PCAP_FILE_HEADER_LEN 24u
+#define PCAP_MAGIC_USEC	       0xa1b2c3d4u
+#define PCAP_FILE_HEADER_LEN   24u
 #define PCAP_RECORD_HEADER_LEN 16u
 
 #ifndef DLT_LINUX_SLL2
@@ -66,8 +66,8 @@ static int pcap_writer_start_file(struct pcap_writer *w)
 	return 0;
 }
 
-struct pcap_writer *pcap_writer_open(const char *path, const struct pcap_writer_config *cfg,
-	char *err, size_t errlen)
+struct pcap_writer *pcap_writer_open(
+	const char *path, const struct pcap_writer_config *cfg, char *err, size_t errlen)
 {
 	struct pcap_writer *w;
 

@@ -22,9 +22,9 @@
 #include <stdint.h>
 #include <sys/time.h>
 
-#define PCAP_LINKTYPE_RAW 101 /* the on-disk value of DLT_RAW */
+#define PCAP_LINKTYPE_RAW	101 /* the on-disk value of DLT_RAW */
 #define PCAP_WRITER_DEFAULT_MAX (64u * 1024 * 1024)
-#define PCAP_WRITER_SNAPLEN 65535u
+#define PCAP_WRITER_SNAPLEN	65535u
 
 enum pcap_limit_action {
 	PCAP_LIMIT_STOP,	/* stop writing at max_bytes */
@@ -32,7 +32,7 @@ enum pcap_limit_action {
 };
 
 struct pcap_writer_config {
-	uint64_t max_bytes;	       /* 0 = unlimited; at least the 24-byte file header */
+	uint64_t max_bytes; /* 0 = unlimited; at least the 24-byte file header */
 	enum pcap_limit_action on_limit;
 };
 void pcap_writer_config_default(struct pcap_writer_config *cfg);
@@ -43,14 +43,14 @@ struct pcap_writer_stats {
 	uint64_t total_bytes;	/* bytes written to every file */
 	uint64_t limit_dropped; /* records not written: the file was full (STOP) */
 	uint64_t rotations;
-	uint64_t errors;	/* records lost to write errors, or too large */
-	bool stopped;		/* STOP reached the limit */
+	uint64_t errors; /* records lost to write errors, or too large */
+	bool stopped;	 /* STOP reached the limit */
 };
 
 struct pcap_writer;
 /* Creates (truncates) the file. NULL with one sentence in err on failure. */
-struct pcap_writer *pcap_writer_open(const char *path, const struct pcap_writer_config *cfg,
-	char *err, size_t errlen);
+struct pcap_writer *pcap_writer_open(
+	const char *path, const struct pcap_writer_config *cfg, char *err, size_t errlen);
 /* Writes one datagram; ts NULL = now (CLOCK_REALTIME). Returns 0 if written, -1 otherwise (the
  * reason is counted). */
 int pcap_writer_write(struct pcap_writer *w, const void *ip, size_t len, const struct timeval *ts);

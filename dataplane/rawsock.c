@@ -96,13 +96,13 @@ int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t l
 {
 	const uint8_t *ip = datagram;
 	uint8_t header[IPV4_MAX_HEADER];
-	struct sockaddr_in dst = { .sin_family = AF_INET };
+	struct sockaddr_in dst = {.sin_family = AF_INET};
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
 	} control;
 	struct iovec iov[2];
-	struct msghdr msg = { 0 };
+	struct msghdr msg = {0};
 	size_t ihl;
 	ssize_t n;
 
@@ -127,7 +127,7 @@ int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t l
 	msg.msg_iovlen = len > ihl ? 2 : 1;
 	if (ifindex > 0) {
 		struct cmsghdr *cm;
-		struct in_pktinfo pi = { .ipi_ifindex = ifindex };
+		struct in_pktinfo pi = {.ipi_ifindex = ifindex};
 
 		memset(&control, 0, sizeof(control));
 		msg.msg_control = control.buf;

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 struct rawsock_config {
-	int ttl;	     /* 1..255: overrides the TTL of every datagram; 0 = keep the caller's */
+	int ttl; /* 1..255: overrides the TTL of every datagram; 0 = keep the caller's */
 	bool multicast_loop; /* default false */
 	uint32_t sndbuf;     /* socket send buffer, 0 = the system default */
 };
@@ -31,10 +31,10 @@ void rawsock_config_default(struct rawsock_config *cfg);
 
 struct rawsock_stats {
 	uint64_t packets, bytes;
-	uint64_t would_block;  /* send buffer full (EAGAIN, ENOBUFS) */
-	uint64_t too_big;      /* EMSGSIZE: larger than the interface MTU */
-	uint64_t unreachable;  /* ENETUNREACH, EHOSTUNREACH, ENODEV, ENXIO (interface gone) */
-	uint64_t bad_input;    /* not a well-formed IPv4 datagram, or ifindex invalid */
+	uint64_t would_block; /* send buffer full (EAGAIN, ENOBUFS) */
+	uint64_t too_big;     /* EMSGSIZE: larger than the interface MTU */
+	uint64_t unreachable; /* ENETUNREACH, EHOSTUNREACH, ENODEV, ENXIO (interface gone) */
+	uint64_t bad_input;   /* not a well-formed IPv4 datagram, or ifindex invalid */
 	uint64_t other_errors;
 	int last_errno;
 };

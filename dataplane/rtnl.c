@@ -17,10 +17,10 @@
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
-#define RTNL_RXBUF (64u * 1024)
-#define RTNL_SOCKET_RCVBUF (4 * 1024 * 1024)
+#define RTNL_RXBUF	     (64u * 1024)
+#define RTNL_SOCKET_RCVBUF   (4 * 1024 * 1024)
 #define RTNL_DUMP_TIMEOUT_MS 5000
-#define RTNL_DUMP_RETRIES 5
+#define RTNL_DUMP_RETRIES    5
 
 struct rtnl {
 	struct mnl_socket *nl;
@@ -72,8 +72,7 @@ static void emit(struct rtnl *rt, enum rtnl_event_type type, const struct rtnl_i
 	unsigned changes, const char *old_name, const struct rtnl_addr *addr)
 {
 	struct rtnl_event ev = {
-		.type = type, .ifp = ifp, .changes = changes, .old_name = old_name, .addr = addr
-	};
+		.type = type, .ifp = ifp, .changes = changes, .old_name = old_name, .addr = addr};
 
 	rt->st.events++;
 	if (rt->fn != NULL)
@@ -124,8 +123,8 @@ size_t rtnl_if_count(const struct rtnl *rt)
 	return rt->nifs;
 }
 
-void rtnl_foreach_if(const struct rtnl *rt, void (*fn)(void *ctx, const struct rtnl_if *ifp),
-	void *ctx)
+void rtnl_foreach_if(
+	const struct rtnl *rt, void (*fn)(void *ctx, const struct rtnl_if *ifp), void *ctx)
 {
 	for (size_t i = 0; i < rt->nifs; i++)
 		fn(ctx, rt->ifs[i]);
@@ -212,8 +211,7 @@ static bool update_primary4(struct rtnl_if *ifp)
 			break;
 		}
 	}
-	return had != ifp->has_primary4 ||
-		(had && old.s_addr != ifp->primary4.s_addr);
+	return had != ifp->has_primary4 || (had && old.s_addr != ifp->primary4.s_addr);
 }
 
 /* ---- message parsing ---- */
@@ -236,7 +234,7 @@ static int attr_cb(const struct nlattr *attr, void *data)
 static void handle_link(struct rtnl *rt, const struct nlmsghdr *nlh)
 {
 	const struct ifinfomsg *ifi;
-	struct attr_table t = { .max = IFLA_MAX };
+	struct attr_table t = {.max = IFLA_MAX};
 	struct rtnl_if *ifp;
 	char name[IF_NAMESIZE], old_name[IF_NAMESIZE];
 	unsigned changes = 0;
@@ -260,7 +258,8 @@ static void handle_link(struct rtnl *rt, const struct nlmsghdr *nlh)
 		return;
 	}
 	if (mnl_attr_parse(nlh, sizeof(*ifi), attr_cb, &t) != MNL_CB_OK ||
-		t.tb[IFLA_IFNAME] == NULL || mnl_attr_validate(t.tb[IFLA_IFNAME], MNL_TYPE_STRING) < 0) {
+		t.tb[IFLA_IFNAME] == NULL ||
+		mnl_attr_validate(t.tb[IFLA_IFNAME], MNL_TYPE_STRING) < 0) {
 		rt->st.malformed++;
 		return;
 	}
@@ -295,8 +294,8 @@ static void handle_link(struct rtnl *rt, const struct nlmsghdr *nlh)
 	if (is_new)
 		emit(rt, RTNL_IF_ADDED, ifp, 0, NULL, NULL);
 	else if (changes)
-		emit(rt, RTNL_IF_CHANGED, ifp, changes, (changes & RTNL_CHANGE_NAME) ? old_name : NULL,
-			NULL);
+		emit(rt, RTNL_IF_CHANGED, ifp, changes,
+			(changes & RTNL_CHANGE_NAME) ? old_name : NULL, NULL);
 }
 
 static bool addr_same(const struct rtnl_addr *a, const struct rtnl_addr *b)
@@ -304,13 +303,13 @@ static bool addr_same(const struct rtnl_addr *a, const struct rtnl_addr *b)
 	size_t n = a->family == AF_INET ? 4 : 16;
 
 	return a->family == b->family && a->prefixlen == b->prefixlen &&
-		memcmp(a->addr, b->addr, n) == 0;
+	       memcmp(a->addr, b->addr, n) == 0;
 }
 
 static void handle_addr(struct rtnl *rt, const struct nlmsghdr *nlh)
 {
 	const struct ifaddrmsg *ifa;
-	struct attr_table t = { .max = IFA_MAX };
+	struct attr_table t = {.max = IFA_MAX};
 	const struct nlattr *addr_attr;
 	struct rtnl_addr a;
 	struct rtnl_if *ifp;
@@ -334,7 +333,8 @@ static void handle_addr(struct rtnl *rt, const struct nlmsghdr *nlh)
 	 * links and the same as IFA_LOCAL otherwise (IPv6 sends IFA_ADDRESS only). */
 	addr_attr = t.tb[IFA_LOCAL] ? t.tb[IFA_LOCAL] : t.tb[IFA_ADDRESS];
 	if (addr_attr == NULL || mnl_attr_get_payload_len(addr_attr) < alen ||
-		(ifa->ifa_family == AF_INET && ifa->ifa_prefixlen > 32) || ifa->ifa_prefixlen > 128) {
+		(ifa->ifa_family == AF_INET && ifa->ifa_prefixlen > 32) ||
+		ifa->ifa_prefixlen > 128) {
 		rt->st.malformed++;
 		return;
 	}
@@ -389,8 +389,8 @@ static void handle_addr(struct rtnl *rt, const struct nlmsghdr *nlh)
 }
 
 /* Handles a buffer of messages; returns messages handled and sets *done on NLMSG_DONE of seq. */
-static int handle_buffer(struct rtnl *rt, const void *buf, size_t len, uint32_t dump_seq,
-	bool *done)
+static int handle_buffer(
+	struct rtnl *rt, const void *buf, size_t len, uint32_t dump_seq, bool *done)
 {
 	int remaining = (int)len, handled = 0;
 
@@ -463,7 +463,7 @@ static int dump_one(struct rtnl *rt, uint16_t type)
 	if (mnl_socket_sendto(rt->nl, nlh, nlh->nlmsg_len) < 0)
 		return -1;
 	while (!done) {
-		struct pollfd pfd = { .fd = rt->fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = rt->fd, .events = POLLIN};
 		int left = deadline - monotonic_ms();
 		ssize_t n;
 
@@ -592,7 +592,8 @@ int rtnl_process(struct rtnl *rt)
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			if (errno == ENOBUFS) {
-				/* The kernel dropped notifications: only a dump tells what changed. */
+				/* The kernel dropped notifications: only a dump tells what changed.
+				 */
 				resync = true;
 				continue;
 			}

@@ -24,11 +24,11 @@
 #include <stdint.h>
 
 struct rtnl_addr {
-	uint8_t family;	   /* AF_INET or AF_INET6 */
+	uint8_t family; /* AF_INET or AF_INET6 */
 	uint8_t prefixlen;
-	uint8_t scope;	   /* RT_SCOPE_UNIVERSE, RT_SCOPE_LINK, RT_SCOPE_HOST */
-	uint32_t flags;	   /* IFA_F_* (IFA_FLAGS when present) */
-	uint8_t addr[16];  /* IFA_LOCAL (or IFA_ADDRESS without it), 4 or 16 bytes */
+	uint8_t scope;		  /* RT_SCOPE_UNIVERSE, RT_SCOPE_LINK, RT_SCOPE_HOST */
+	uint32_t flags;		  /* IFA_F_* (IFA_FLAGS when present) */
+	uint8_t addr[16];	  /* IFA_LOCAL (or IFA_ADDRESS without it), 4 or 16 bytes */
 	unsigned seen_generation; /* internal: resynchronisation mark */
 };
 
@@ -56,12 +56,12 @@ enum rtnl_event_type {
 };
 
 /* What RTNL_IF_CHANGED changed. */
-#define RTNL_CHANGE_NAME 0x01
-#define RTNL_CHANGE_UP 0x02
-#define RTNL_CHANGE_RUNNING 0x04
-#define RTNL_CHANGE_MTU 0x08
+#define RTNL_CHANGE_NAME     0x01
+#define RTNL_CHANGE_UP	     0x02
+#define RTNL_CHANGE_RUNNING  0x04
+#define RTNL_CHANGE_MTU	     0x08
 #define RTNL_CHANGE_PRIMARY4 0x10
-#define RTNL_CHANGE_FLAGS 0x20 /* other IFF_ flags */
+#define RTNL_CHANGE_FLAGS    0x20 /* other IFF_ flags */
 
 struct rtnl_event {
 	enum rtnl_event_type type;
@@ -101,8 +101,8 @@ const struct rtnl_if *rtnl_if_by_index(const struct rtnl *rt, int ifindex);
 const struct rtnl_if *rtnl_if_by_name(const struct rtnl *rt, const char *name);
 size_t rtnl_if_count(const struct rtnl *rt);
 /* Interfaces in ifindex order. */
-void rtnl_foreach_if(const struct rtnl *rt, void (*fn)(void *ctx, const struct rtnl_if *ifp),
-	void *ctx);
+void rtnl_foreach_if(
+	const struct rtnl *rt, void (*fn)(void *ctx, const struct rtnl_if *ifp), void *ctx);
 void rtnl_get_stats(const struct rtnl *rt, struct rtnl_stats *st);
 
 /* "198.18.0.1/24" or "2001:db8::1/64" */

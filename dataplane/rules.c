@@ -18,23 +18,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#define IPPROTO_PGM_RULES 113
+#define IPPROTO_PGM_RULES     113
 #define RULES_TOOL_TIMEOUT_MS 15000
-#define RULES_MAX_INTERFACES 256
+#define RULES_MAX_INTERFACES  256
 
 /* PGM type nibbles (RFC 3208 8). */
-#define T_SPM 0x0
-#define T_POLL 0x1
-#define T_POLR 0x2
+#define T_SPM	0x0
+#define T_POLL	0x1
+#define T_POLR	0x2
 #define T_RDATA 0x5
-#define T_NAK 0x8
-#define T_NNAK 0x9
-#define T_NCF 0xa
+#define T_NAK	0x8
+#define T_NNAK	0x9
+#define T_NCF	0xa
 
 /* One hook's interception: the PGM types queued there. ODATA (0x4) appears in none. */
 struct hook_rule {
 	enum rules_ipt_chain chain;
-	const char *nft_chain;	/* our nft base chain */
+	const char *nft_chain; /* our nft base chain */
 	const char *nft_hook;
 	const char *ipt_builtin; /* the built-in mangle chain that jumps to ours */
 	const char *suffix;	 /* our iptables chain: NAME-suffix */
@@ -45,12 +45,11 @@ struct hook_rule {
 };
 
 static const struct hook_rule hook_rules[RULES_IPT_CHAIN_COUNT] = {
-	{ RULES_IPT_PRE, "prerouting", "prerouting", "PREROUTING", "PRE", false, false, 1,
-		{ T_NCF } },
-	{ RULES_IPT_IN, "input", "input", "INPUT", "IN", false, true, 4,
-		{ T_POLR, T_RDATA, T_NAK, T_NNAK } },
-	{ RULES_IPT_FWD, "forward", "forward", "FORWARD", "FWD", true, false, 3,
-		{ T_SPM, T_POLL, T_RDATA } },
+	{RULES_IPT_PRE, "prerouting", "prerouting", "PREROUTING", "PRE", false, false, 1, {T_NCF}},
+	{RULES_IPT_IN, "input", "input", "INPUT", "IN", false, true, 4,
+		{T_POLR, T_RDATA, T_NAK, T_NNAK}},
+	{RULES_IPT_FWD, "forward", "forward", "FORWARD", "FWD", true, false, 3,
+		{T_SPM, T_POLL, T_RDATA}},
 };
 
 /* ---- a growing string ---- */
@@ -215,15 +214,16 @@ static void nft_udp_ports(struct sbuf *b, const struct rules_config *cfg)
 		sb_printf(b, "udp dport { %u, %u } ", cfg->udp_ucast_port, cfg->udp_mcast_port);
 }
 
-char *rules_nft_script(const struct rules_config *cfg, const char *const *ifnames, size_t count,
-	bool install)
+char *rules_nft_script(
+	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install)
 {
-	struct sbuf b = { 0 };
+	struct sbuf b = {0};
 
 	if (!rules_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
 		return NULL;
-	sb_printf(&b, "# %s interception rules, generated. One transaction: the table of an\n"
-		      "# earlier run is replaced (or removed) as a whole.\n",
+	sb_printf(&b,
+		"# %s interception rules, generated. One transaction: the table of an\n"
+		"# earlier run is replaced (or removed) as a whole.\n",
 		cfg->name);
 	/* "add" then "delete": works whether or not the table exists. */
 	sb_printf(&b, "add table ip %s\ndelete table ip %s\n", cfg->name, cfg->name);
@@ -238,8 +238,8 @@ char *rules_nft_script(const struct rules_config *cfg, const char *const *ifname
 			h->nft_hook);
 		for (size_t i = 0; i < count; i++) {
 			for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
-				sb_printf(&b, "\t\t%s \"%s\" ", h->by_output ? "oifname" : "iifname",
-					ifnames[i]);
+				sb_printf(&b, "\t\t%s \"%s\" ",
+					h->by_output ? "oifname" : "iifname", ifnames[i]);
 				if (h->local_only)
 					sb_printf(&b, "fib daddr type local ");
 				if (udp) {
@@ -260,7 +260,7 @@ char *rules_nft_script(const struct rules_config *cfg, const char *const *ifname
 
 char *rules_nft_probe_script(const struct rules_config *cfg)
 {
-	struct sbuf b = { 0 };
+	struct sbuf b = {0};
 
 	if (!rules_name_valid(cfg->name))
 		return NULL;
@@ -274,8 +274,8 @@ char *rules_nft_probe_script(const struct rules_config *cfg)
 
 /* ---- iptables ---- */
 
-const char *rules_ipt_chain_name(const struct rules_config *cfg, enum rules_ipt_chain c, char *buf,
-	size_t len)
+const char *rules_ipt_chain_name(
+	const struct rules_config *cfg, enum rules_ipt_chain c, char *buf, size_t len)
 {
 	size_t i;
 
@@ -287,8 +287,8 @@ const char *rules_ipt_chain_name(const struct rules_config *cfg, enum rules_ipt_
 
 static bool is_builtin_mangle_chain(const char *name, size_t len)
 {
-	static const char *const builtins[] = { "PREROUTING", "INPUT", "FORWARD", "OUTPUT",
-		"POSTROUTING" };
+	static const char *const builtins[] = {
+		"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"};
 
 	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
 		if (strlen(builtins[i]) == len && strncmp(name, builtins[i], len) == 0)
@@ -296,8 +296,8 @@ static bool is_builtin_mangle_chain(const char *name, size_t len)
 	return false;
 }
 
-void rules_ipt_parse_save(const struct rules_config *cfg, const char *save_text,
-	struct rules_ipt_state *st)
+void rules_ipt_parse_save(
+	const struct rules_config *cfg, const char *save_text, struct rules_ipt_state *st)
 {
 	char names[RULES_IPT_CHAIN_COUNT][32];
 	const char *line = save_text;
@@ -349,7 +349,8 @@ void rules_ipt_parse_save(const struct rules_config *cfg, const char *save_text,
 				ours = true;
 			}
 			/* "-A PREROUTING -j NAME" is our jump */
-			snprintf(want, sizeof(want), "-A %s -j %s", hook_rules[c].ipt_builtin, names[c]);
+			snprintf(want, sizeof(want), "-A %s -j %s", hook_rules[c].ipt_builtin,
+				names[c]);
 			if (strcmp(l, want) == 0) {
 				st->jumps[c]++;
 				ours = true;
@@ -360,7 +361,8 @@ void rules_ipt_parse_save(const struct rules_config *cfg, const char *save_text,
 		if (l[0] == ':') {
 			size_t nlen = strcspn(l + 1, " ");
 
-			/* ":FORWARD ACCEPT [0:0]" is a built-in chain left as the kernel makes it */
+			/* ":FORWARD ACCEPT [0:0]" is a built-in chain left as the kernel makes it
+			 */
 			if (!is_builtin_mangle_chain(l + 1, nlen) ||
 				strncmp(l + 1 + nlen, " ACCEPT", 7) != 0)
 				st->foreign_content = true;
@@ -388,7 +390,7 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 	const char *const *ifnames, size_t count, bool install)
 {
 	char names[RULES_IPT_CHAIN_COUNT][32];
-	struct sbuf b = { 0 };
+	struct sbuf b = {0};
 
 	if (!rules_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
 		return NULL;
@@ -414,7 +416,8 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 							sb_printf(&b, "--dport %u ",
 								cfg->udp_ucast_port);
 						else
-							sb_printf(&b, "-m multiport --dports %u,%u ",
+							sb_printf(&b,
+								"-m multiport --dports %u,%u ",
 								cfg->udp_ucast_port,
 								cfg->udp_mcast_port);
 					} else {
@@ -455,7 +458,7 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 
 char *rules_ipt_probe_script(const struct rules_config *cfg)
 {
-	struct sbuf b = { 0 };
+	struct sbuf b = {0};
 	char name[48];
 
 	if (!rules_name_valid(cfg->name))
@@ -465,8 +468,9 @@ char *rules_ipt_probe_script(const struct rules_config *cfg)
 	 * checks the NFQUEUE target and the u32 match, nothing stays. */
 	strncat(name, "-PROBE", sizeof(name) - strlen(name) - 1);
 	sb_printf(&b, "*mangle\n:%s - [0:0]\n", name);
-	sb_printf(&b, "-A %s -p %u -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" "
-		      "-m addrtype --dst-type LOCAL -j NFQUEUE --queue-num %u --queue-bypass\n",
+	sb_printf(&b,
+		"-A %s -p %u -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" "
+		"-m addrtype --dst-type LOCAL -j NFQUEUE --queue-num %u --queue-bypass\n",
 		name, IPPROTO_PGM_RULES, cfg->queue_num);
 	sb_printf(&b, "-F %s\n-X %s\nCOMMIT\n", name, name);
 	return sb_finish(&b);
@@ -515,8 +519,8 @@ static double monotonic_ms(void)
  */
 static int run_tool(char *const argv[], const char *input, struct tool_result *res)
 {
-	int in_sv[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 }, st_p[2] = { -1, -1 };
-	struct sbuf out = { 0 }, errb = { 0 };
+	int in_sv[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1};
+	struct sbuf out = {0}, errb = {0};
 	size_t in_len = input ? strlen(input) : 0, in_off = 0;
 	bool in_open = true, out_open = true, err_open = true;
 	double deadline;
@@ -575,9 +579,9 @@ static int run_tool(char *const argv[], const char *input, struct tool_result *r
 			kill(pid, SIGKILL);
 			break;
 		}
-		pfd[n++] = (struct pollfd){ .fd = out_open ? out_p[0] : -1, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = err_open ? err_p[0] : -1, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = in_open ? in_sv[0] : -1, .events = POLLOUT };
+		pfd[n++] = (struct pollfd){.fd = out_open ? out_p[0] : -1, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = err_open ? err_p[0] : -1, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = in_open ? in_sv[0] : -1, .events = POLLOUT};
 		if (poll(pfd, (nfds_t)n, left) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
@@ -735,14 +739,14 @@ static bool have_net_admin(void)
 
 static int run_nft(struct rules *r, const char *script, struct tool_result *res)
 {
-	char *argv[] = { r->cfg.nft, "-f", "-", NULL };
+	char *argv[] = {r->cfg.nft, "-f", "-", NULL};
 
 	return run_tool(argv, script, res);
 }
 
 static int run_ipt_restore(struct rules *r, const char *script, struct tool_result *res)
 {
-	char *argv[] = { r->cfg.iptables_restore, "--noflush", NULL };
+	char *argv[] = {r->cfg.iptables_restore, "--noflush", NULL};
 
 	return run_tool(argv, script, res);
 }
@@ -750,7 +754,7 @@ static int run_ipt_restore(struct rules *r, const char *script, struct tool_resu
 /* Reads our part of the mangle table. Returns 0, or -1 with err set. */
 static int ipt_read_state(struct rules *r, struct rules_ipt_state *st, char *err, size_t errlen)
 {
-	char *argv[] = { r->cfg.iptables_save, "-t", "mangle", NULL };
+	char *argv[] = {r->cfg.iptables_save, "-t", "mangle", NULL};
 	struct tool_result res;
 	char line[200];
 
@@ -793,8 +797,8 @@ static bool nft_probe(struct rules *r)
 				"the kernel has no nftables queue statement (CONFIG_NFT_QUEUE): %s",
 				line);
 		else
-			snprintf(r->nft_reason, sizeof(r->nft_reason), "nft refused a queue rule: %s",
-				line);
+			snprintf(r->nft_reason, sizeof(r->nft_reason),
+				"nft refused a queue rule: %s", line);
 	} else {
 		r->nft_reason[0] = '\0';
 		ok = true;
@@ -846,8 +850,9 @@ static int nft_apply(struct rules *r, const char *const *ifnames, size_t count, 
 	int rc = -1;
 
 	if (script == NULL) {
-		snprintf(err, errlen, "rules: an interface name cannot be used in a rule, or no "
-				      "memory");
+		snprintf(err, errlen,
+			"rules: an interface name cannot be used in a rule, or no "
+			"memory");
 		return -1;
 	}
 	if (run_nft(r, script, &res) < 0)
@@ -867,12 +872,12 @@ static int nft_apply(struct rules *r, const char *const *ifnames, size_t count, 
 /* "iptables-save v1.8.9 (nf_tables)": the flavour that keeps its tables in nftables. */
 static bool ipt_is_nf_tables(struct rules *r)
 {
-	char *argv[] = { r->cfg.iptables_save, "--version", NULL };
+	char *argv[] = {r->cfg.iptables_save, "--version", NULL};
 	struct tool_result res;
 	bool yes;
 
 	yes = run_tool(argv, NULL, &res) == 0 && res.status == 0 && res.out != NULL &&
-		strstr(res.out, "(nf_tables)") != NULL;
+	      strstr(res.out, "(nf_tables)") != NULL;
 	tool_result_free(&res);
 	return yes;
 }
@@ -881,7 +886,7 @@ static bool ipt_is_nf_tables(struct rules *r)
  * iptables-nft, iptables-save prints an empty skeleton for a table that does not exist. */
 static int nft_mangle_exists(struct rules *r)
 {
-	char *argv[] = { r->cfg.nft, "list", "table", "ip", "mangle", NULL };
+	char *argv[] = {r->cfg.nft, "list", "table", "ip", "mangle", NULL};
 	struct tool_result res;
 	int rc;
 
@@ -900,7 +905,7 @@ static int nft_mangle_exists(struct rules *r)
  */
 static void ipt_drop_empty_mangle(struct rules *r)
 {
-	char *argv[] = { r->cfg.nft, "-f", "-", NULL };
+	char *argv[] = {r->cfg.nft, "-f", "-", NULL};
 	struct rules_ipt_state st;
 	struct tool_result res;
 	char ignored[256];
@@ -934,8 +939,9 @@ static int ipt_apply(struct rules *r, const char *const *ifnames, size_t count, 
 	}
 	script = rules_ipt_script(&r->cfg, &st, ifnames, count, install);
 	if (script == NULL) {
-		snprintf(err, errlen, "rules: an interface name cannot be used in a rule, or no "
-				      "memory");
+		snprintf(err, errlen,
+			"rules: an interface name cannot be used in a rule, or no "
+			"memory");
 		return -1;
 	}
 	if (run_ipt_restore(r, script, &res) < 0)
@@ -979,7 +985,8 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
 	for (size_t i = 0; i < count; i++) {
 		if (!rules_ifname_valid(ifnames[i])) {
 			snprintf(err, errlen,
-				"rules: interface name \"%s\" cannot be used in a rule (only letters, "
+				"rules: interface name \"%s\" cannot be used in a rule (only "
+				"letters, "
 				"digits and _ - . @, at most 15)",
 				ifnames[i]);
 			return -1;
@@ -999,7 +1006,8 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
 		if (nft_probe(r))
 			chosen = RULES_BACKEND_NFT;
 		else if (want == RULES_BACKEND_NFT) {
-			snprintf(err, errlen, "rules: nftables backend unusable: %s", r->nft_reason);
+			snprintf(
+				err, errlen, "rules: nftables backend unusable: %s", r->nft_reason);
 			return -1;
 		} else
 			chosen = RULES_BACKEND_IPTABLES;
@@ -1041,8 +1049,8 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
 	return 0;
 }
 
-int rules_update(struct rules *r, const char *const *ifnames, size_t count, char *err,
-	size_t errlen)
+int rules_update(
+	struct rules *r, const char *const *ifnames, size_t count, char *err, size_t errlen)
 {
 	int rc;
 
@@ -1052,7 +1060,8 @@ int rules_update(struct rules *r, const char *const *ifnames, size_t count, char
 	}
 	for (size_t i = 0; i < count; i++) {
 		if (!rules_ifname_valid(ifnames[i])) {
-			snprintf(err, errlen, "rules: interface name \"%s\" cannot be used in a rule",
+			snprintf(err, errlen,
+				"rules: interface name \"%s\" cannot be used in a rule",
 				ifnames[i]);
 			return -1;
 		}
@@ -1071,7 +1080,8 @@ int rules_remove(struct rules *r, char *err, size_t errlen)
 	int rc;
 
 	if (!have_net_admin()) {
-		snprintf(err, errlen, "rules: removing interception rules needs root (CAP_NET_ADMIN)");
+		snprintf(err, errlen,
+			"rules: removing interception rules needs root (CAP_NET_ADMIN)");
 		return -1;
 	}
 	if (r->backend == RULES_BACKEND_NFT)

@@ -48,15 +48,15 @@ const char *rules_backend_name(enum rules_backend b); /* "auto", "nftables", "ip
 bool rules_backend_parse(const char *text, enum rules_backend *b);
 
 #define RULES_DEFAULT_NAME "pgmrouter"
-#define RULES_NAME_MAX 24
+#define RULES_NAME_MAX	   24
 
 struct rules_config {
-	char name[RULES_NAME_MAX];  /* nft table name; iptables chains are NAME-PRE/-IN/-FWD in
-				       upper case. Letters, digits, '_' and '-' only. */
+	char name[RULES_NAME_MAX]; /* nft table name; iptables chains are NAME-PRE/-IN/-FWD in
+				      upper case. Letters, digits, '_' and '-' only. */
 	uint16_t queue_num;
-	bool udp;		    /* also intercept PGM over UDP */
-	uint16_t udp_ucast_port;    /* default 3055 */
-	uint16_t udp_mcast_port;    /* default 3056 */
+	bool udp;		 /* also intercept PGM over UDP */
+	uint16_t udp_ucast_port; /* default 3055 */
+	uint16_t udp_mcast_port; /* default 3056 */
 	/* The tools, looked up in PATH when not absolute. */
 	char nft[64];
 	char iptables_restore[64];
@@ -71,8 +71,8 @@ bool rules_ifname_valid(const char *name);
 
 /* nft -f script that replaces our table with rules for the given interfaces (install), or
  * removes the table (install = false). malloc'ed; NULL on an invalid name or no memory. */
-char *rules_nft_script(const struct rules_config *cfg, const char *const *ifnames, size_t count,
-	bool install);
+char *rules_nft_script(
+	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install);
 /* The nft script of the probe: a throw-away table with one queue rule, deleted again in the
  * same transaction. */
 char *rules_nft_probe_script(const struct rules_config *cfg);
@@ -83,15 +83,15 @@ struct rules_ipt_state {
 	bool chain_present[RULES_IPT_CHAIN_COUNT];
 	unsigned jumps[RULES_IPT_CHAIN_COUNT]; /* jump rules from the built-in chain */
 	unsigned rules[RULES_IPT_CHAIN_COUNT]; /* rules inside our chain */
-	bool table_present;    /* a *mangle section (iptables-nft prints one even for no table) */
-	bool nf_tables;	       /* iptables is the nf_tables flavour */
-	bool foreign_content;  /* rules or chains of others, or a built-in policy not ACCEPT */
+	bool table_present;   /* a *mangle section (iptables-nft prints one even for no table) */
+	bool nf_tables;	      /* iptables is the nf_tables flavour */
+	bool foreign_content; /* rules or chains of others, or a built-in policy not ACCEPT */
 };
-void rules_ipt_parse_save(const struct rules_config *cfg, const char *save_text,
-	struct rules_ipt_state *st);
+void rules_ipt_parse_save(
+	const struct rules_config *cfg, const char *save_text, struct rules_ipt_state *st);
 /* Our chain's name, e.g. "PGMROUTER-FWD", into buf (at least 32 bytes). */
-const char *rules_ipt_chain_name(const struct rules_config *cfg, enum rules_ipt_chain c, char *buf,
-	size_t len);
+const char *rules_ipt_chain_name(
+	const struct rules_config *cfg, enum rules_ipt_chain c, char *buf, size_t len);
 /* iptables-restore --noflush script that turns the current state into our rules for the given
  * interfaces (install), or removes every trace of them (install = false). */
 char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_state *current,
@@ -115,8 +115,8 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
 	size_t count, char *err, size_t errlen);
 /* Replaces the rules with ones for a new set of interfaces, atomically. On failure the previous
  * rules stay. */
-int rules_update(struct rules *r, const char *const *ifnames, size_t count, char *err,
-	size_t errlen);
+int rules_update(
+	struct rules *r, const char *const *ifnames, size_t count, char *err, size_t errlen);
 /* Removes every rule and chain of ours (also those of a crashed earlier run). */
 int rules_remove(struct rules *r, char *err, size_t errlen);
 

@@ -106,7 +106,7 @@ int main(int argc, char **argv)
 	}
 	start = now_seconds();
 	while (!stop_requested) {
-		struct pollfd pfd = { .fd = nfqueue_fd(q), .events = POLLIN };
+		struct pollfd pfd = {.fd = nfqueue_fd(q), .events = POLLIN};
 		int timeout = 200;
 
 		if (seconds > 0) {

@@ -101,8 +101,8 @@ static size_t split_list(char **out, char *list)
 	return n;
 }
 
-static const char *const type_names[16] = { "SPM", "POLL", "POLR", "type-3", "ODATA", "RDATA",
-	"type-6", "type-7", "NAK", "NNAK", "NCF", "type-11", "SPMR", "ACK", "type-14", "type-15" };
+static const char *const type_names[16] = {"SPM", "POLL", "POLR", "type-3", "ODATA", "RDATA",
+	"type-6", "type-7", "NAK", "NNAK", "NCF", "type-11", "SPMR", "ACK", "type-14", "type-15"};
 
 static int parse_type_name(const char *s)
 {
@@ -115,27 +115,27 @@ static int parse_type_name(const char *s)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
-		{ "backend", required_argument, NULL, 'b' },
-		{ "if", required_argument, NULL, 'i' },
-		{ "update-if", required_argument, NULL, 'I' },
-		{ "queue", required_argument, NULL, 'q' },
-		{ "no-udp", no_argument, NULL, 'U' },
-		{ "remove", no_argument, NULL, 'R' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "drop", required_argument, NULL, 'd' },
-		{ "defer-every", required_argument, NULL, 'D' },
-		{ "rewrite-spm-path", required_argument, NULL, 'w' },
-		{ "ready", required_argument, NULL, 'r' },
-		{ "pcap", required_argument, NULL, 'p' },
-		{ "src", required_argument, NULL, 's' },
-		{ "dst", required_argument, NULL, 'x' },
-		{ "type", required_argument, NULL, 'T' },
-		{ "ttl", required_argument, NULL, 'l' },
-		{ "ra", no_argument, NULL, 'a' },
-		{ "udp", no_argument, NULL, 'u' },
-		{ "loop", no_argument, NULL, 'L' },
-		{ NULL, 0, NULL, 0 },
+		{"backend", required_argument, NULL, 'b'},
+		{"if", required_argument, NULL, 'i'},
+		{"update-if", required_argument, NULL, 'I'},
+		{"queue", required_argument, NULL, 'q'},
+		{"no-udp", no_argument, NULL, 'U'},
+		{"remove", no_argument, NULL, 'R'},
+		{"timeout", required_argument, NULL, 't'},
+		{"count", required_argument, NULL, 'n'},
+		{"drop", required_argument, NULL, 'd'},
+		{"defer-every", required_argument, NULL, 'D'},
+		{"rewrite-spm-path", required_argument, NULL, 'w'},
+		{"ready", required_argument, NULL, 'r'},
+		{"pcap", required_argument, NULL, 'p'},
+		{"src", required_argument, NULL, 's'},
+		{"dst", required_argument, NULL, 'x'},
+		{"type", required_argument, NULL, 'T'},
+		{"ttl", required_argument, NULL, 'l'},
+		{"ra", no_argument, NULL, 'a'},
+		{"udp", no_argument, NULL, 'u'},
+		{"loop", no_argument, NULL, 'L'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -154,7 +154,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'I':
 			o->update = true;
-			o->nupdate_ifs = strcmp(optarg, "-") == 0 ? 0 : split_list(o->update_ifs, optarg);
+			o->nupdate_ifs =
+				strcmp(optarg, "-") == 0 ? 0 : split_list(o->update_ifs, optarg);
 			break;
 		case 'q':
 			o->queue = (unsigned)strtoul(optarg, NULL, 0);
@@ -241,7 +242,7 @@ static void rules_cfg_from_opts(const struct opts *o, struct rules_config *cfg)
 static int cmd_rules_script(const struct opts *o)
 {
 	struct rules_config cfg;
-	struct rules_ipt_state none = { 0 };
+	struct rules_ipt_state none = {0};
 	char *s;
 
 	rules_cfg_from_opts(o, &cfg);
@@ -377,8 +378,8 @@ static void on_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet 
 	} else if (type >= 0 && type == c->o->drop_type) {
 		nfqueue_verdict(q, pkt->id, NFQUEUE_DROP);
 		verdict = "drop";
-	} else if (c->o->rewrite_spm && type == 0 && proto == 113 &&
-		pkt->len >= (size_t)off + 36 && pkt->len <= 2048) {
+	} else if (c->o->rewrite_spm && type == 0 && proto == 113 && pkt->len >= (size_t)off + 36 &&
+		   pkt->len <= 2048) {
 		uint8_t copy[2048];
 		struct in_addr path = c->o->rewrite_addr;
 		uint16_t sum;
@@ -414,7 +415,7 @@ static void on_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet 
 
 static int cmd_consume(const struct opts *o)
 {
-	struct consumer c = { .o = o };
+	struct consumer c = {.o = o};
 	struct nfqueue_config qcfg;
 	struct nfqueue_stats st;
 	struct nfqueue_kernel_stats ks;
@@ -474,7 +475,7 @@ static int cmd_consume(const struct opts *o)
 	touch(o->ready);
 	start = now_seconds();
 	while (!stop_requested) {
-		struct pollfd pfd = { .fd = nfqueue_fd(q), .events = POLLIN };
+		struct pollfd pfd = {.fd = nfqueue_fd(q), .events = POLLIN};
 		int timeout = 100;
 
 		if (o->timeout > 0 && now_seconds() - start >= o->timeout)
@@ -665,16 +666,16 @@ static int cmd_send(const struct opts *o)
 	if (rs == NULL)
 		die("%s", err);
 	for (unsigned long i = 0; i < count; i++) {
-		size_t len = build_packet(buf, type, src, dst, grp, 64, o->ra,
-			o->udp, (uint32_t)(100 + i));
+		size_t len = build_packet(
+			buf, type, src, dst, grp, 64, o->ra, o->udp, (uint32_t)(100 + i));
 
 		if (rawsock_send(rs, (int)ifindex, buf, len) < 0)
 			fprintf(stderr, "dp-harness: send: %s\n", strerror(errno));
 	}
 	rawsock_get_stats(rs, &st);
 	printf("sent packets=%" PRIu64 " bytes=%" PRIu64 " errors=%" PRIu64 "\n", st.packets,
-		st.bytes, st.would_block + st.too_big + st.unreachable + st.bad_input +
-			st.other_errors);
+		st.bytes,
+		st.would_block + st.too_big + st.unreachable + st.bad_input + st.other_errors);
 	rawsock_close(rs);
 	return st.packets == count ? 0 : 1;
 }
@@ -707,8 +708,9 @@ static void on_rtnl(void *ctx, const struct rtnl_event *ev)
 		print_if("if-removed", ev->ifp);
 		break;
 	case RTNL_IF_CHANGED:
-		printf("if-changed index=%d name=%s changes=%s%s%s%s%s%s old=%s\n", ev->ifp->ifindex,
-			ev->ifp->name, ev->changes & RTNL_CHANGE_NAME ? "name," : "",
+		printf("if-changed index=%d name=%s changes=%s%s%s%s%s%s old=%s\n",
+			ev->ifp->ifindex, ev->ifp->name,
+			ev->changes & RTNL_CHANGE_NAME ? "name," : "",
 			ev->changes & RTNL_CHANGE_UP ? "up," : "",
 			ev->changes & RTNL_CHANGE_RUNNING ? "running," : "",
 			ev->changes & RTNL_CHANGE_MTU ? "mtu," : "",
@@ -719,8 +721,9 @@ static void on_rtnl(void *ctx, const struct rtnl_event *ev)
 		break;
 	case RTNL_ADDR_ADDED:
 	case RTNL_ADDR_REMOVED:
-		printf("%s name=%s addr=%s\n", ev->type == RTNL_ADDR_ADDED ? "addr-added" : "addr-removed",
-			ev->ifp->name, rtnl_addr_format(ev->addr, a, sizeof(a)));
+		printf("%s name=%s addr=%s\n",
+			ev->type == RTNL_ADDR_ADDED ? "addr-added" : "addr-removed", ev->ifp->name,
+			rtnl_addr_format(ev->addr, a, sizeof(a)));
 		break;
 	}
 }
@@ -740,7 +743,7 @@ static int cmd_rtnl(const struct opts *o)
 	touch(o->ready);
 	while (!stop_requested && (o->timeout <= 0 || now_seconds() - start < o->timeout) &&
 		(o->count == 0 || rtnl_events_seen < o->count)) {
-		struct pollfd pfd = { .fd = rtnl_fd(rt), .events = POLLIN };
+		struct pollfd pfd = {.fd = rtnl_fd(rt), .events = POLLIN};
 
 		if (poll(&pfd, 1, 100) > 0 && rtnl_process(rt) < 0)
 			die("rtnl: %s", strerror(errno));
@@ -808,8 +811,9 @@ static int cmd_sniff(const struct opts *o, const char *filter)
 	pcap_set_timeout(p, 50);
 	if (pcap_activate(p) < 0)
 		die("pcap: %s", pcap_geterr(p));
-	if (pcap_compile(p, &prog, filter ? filter : "ip proto 113 or udp port 3055 or udp port 3056",
-		    1, PCAP_NETMASK_UNKNOWN) < 0 ||
+	if (pcap_compile(p, &prog,
+		    filter ? filter : "ip proto 113 or udp port 3055 or udp port 3056", 1,
+		    PCAP_NETMASK_UNKNOWN) < 0 ||
 		pcap_setfilter(p, &prog) < 0)
 		die("pcap filter: %s", pcap_geterr(p));
 	pcap_freecode(&prog);
@@ -820,7 +824,7 @@ static int cmd_sniff(const struct opts *o, const char *filter)
 	start = now_seconds();
 	while (!stop_requested && (o->timeout <= 0 || now_seconds() - start < o->timeout) &&
 		(o->count == 0 || n < o->count)) {
-		struct pollfd pfd = { .fd = pcap_get_selectable_fd(p), .events = POLLIN };
+		struct pollfd pfd = {.fd = pcap_get_selectable_fd(p), .events = POLLIN};
 		struct pcap_pkthdr *h;
 		const u_char *data;
 
@@ -846,12 +850,14 @@ static int cmd_sniff(const struct opts *o, const char *filter)
 			bool ra = ihl >= 24 && ip[20] == 0x94;
 			size_t tpdu = len - (size_t)po;
 			int type = ip[po + 4] & 0x0f;
-			bool csum_ok = ip[po + 6] == 0 && ip[po + 7] == 0 ? false :
-									     csum16(ip + po, tpdu) == 0;
+			bool csum_ok = ip[po + 6] == 0 && ip[po + 7] == 0
+					       ? false
+					       : csum16(ip + po, tpdu) == 0;
 
 			if (type == 0 && tpdu >= 36)
 				inet_ntop(AF_INET, ip + po + 32, path, sizeof(path));
-			printf("pgm %s > %s ttl=%u ra=%d proto=%s type=%s csum=%s spm_path=%s len=%zu\n",
+			printf("pgm %s > %s ttl=%u ra=%d proto=%s type=%s csum=%s spm_path=%s "
+			       "len=%zu\n",
 				s, t, ip[8], ra, proto == 17 ? "udp" : "ip", type_names[type],
 				csum_ok ? "ok" : "bad", path, len);
 			n++;

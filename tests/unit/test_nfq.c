@@ -13,9 +13,9 @@
 #define MODEL_MAX 4096
 
 struct model {
-	bool queued[MODEL_MAX];	   /* still in the kernel's queue */
-	int verdict[MODEL_MAX];	   /* what the kernel applied, -1 none */
-	int wanted[MODEL_MAX];	   /* what the consumer decided */
+	bool queued[MODEL_MAX]; /* still in the kernel's queue */
+	int verdict[MODEL_MAX]; /* what the kernel applied, -1 none */
+	int wanted[MODEL_MAX];	/* what the consumer decided */
 	uint32_t applied_order[MODEL_MAX];
 	unsigned napplied;
 	unsigned batches, singles;
@@ -72,7 +72,8 @@ START_TEST(test_in_order_same_verdict_is_one_batch)
 	for (uint32_t id = 1; id <= 5; id++) {
 		m.queued[id] = true;
 		ck_assert_uint_eq(nfqueue_batcher_deliver(&b, id), 0);
-		ck_assert_int_eq(nfqueue_batcher_verdict(&b, id, NFQUEUE_ACCEPT, true, model_emit, &m), 0);
+		ck_assert_int_eq(
+			nfqueue_batcher_verdict(&b, id, NFQUEUE_ACCEPT, true, model_emit, &m), 0);
 	}
 	ck_assert_uint_eq(m.batches + m.singles, 0); /* nothing until the end of the round */
 	nfqueue_batcher_flush(&b, model_emit, &m);
@@ -89,15 +90,16 @@ START_TEST(test_verdict_change_closes_batch)
 {
 	struct nfqueue_batcher b;
 	struct model m;
-	const enum nfqueue_verdict seq[] = { NFQUEUE_ACCEPT, NFQUEUE_ACCEPT, NFQUEUE_DROP,
-		NFQUEUE_DROP, NFQUEUE_ACCEPT };
+	const enum nfqueue_verdict seq[] = {
+		NFQUEUE_ACCEPT, NFQUEUE_ACCEPT, NFQUEUE_DROP, NFQUEUE_DROP, NFQUEUE_ACCEPT};
 
 	model_init(&m);
 	nfqueue_batcher_init(&b);
 	for (uint32_t id = 1; id <= 5; id++) {
 		m.queued[id] = true;
 		nfqueue_batcher_deliver(&b, id);
-		ck_assert_int_eq(nfqueue_batcher_verdict(&b, id, seq[id - 1], true, model_emit, &m), 0);
+		ck_assert_int_eq(
+			nfqueue_batcher_verdict(&b, id, seq[id - 1], true, model_emit, &m), 0);
 	}
 	nfqueue_batcher_flush(&b, model_emit, &m);
 	ck_assert_uint_eq(m.batches, 3);
@@ -120,8 +122,9 @@ START_TEST(test_deferred_packet_is_never_covered_by_a_batch)
 		m.queued[id] = true;
 		nfqueue_batcher_deliver(&b, id);
 		if (id != 2)
-			ck_assert_int_eq(
-				nfqueue_batcher_verdict(&b, id, NFQUEUE_ACCEPT, true, model_emit, &m), 0);
+			ck_assert_int_eq(nfqueue_batcher_verdict(
+						 &b, id, NFQUEUE_ACCEPT, true, model_emit, &m),
+				0);
 	}
 	ck_assert(m.queued[2]);
 	ck_assert_int_eq(m.verdict[2], -1);
@@ -223,11 +226,13 @@ START_TEST(test_random_interleavings_settle_every_packet_correctly)
 				bool plain = rand_r(&seed) % 8 != 0;
 
 				m.wanted[id] = plain ? v : NFQUEUE_ACCEPT;
-				ck_assert_int_eq(nfqueue_batcher_verdict(&b, id, (enum nfqueue_verdict)v,
-							 plain, model_emit, &m),
+				ck_assert_int_eq(
+					nfqueue_batcher_verdict(&b, id, (enum nfqueue_verdict)v,
+						plain, model_emit, &m),
 					0);
 				if (!plain)
-					model_emit(&m, false, id, NFQUEUE_ACCEPT, 1); /* the caller's */
+					model_emit(&m, false, id, NFQUEUE_ACCEPT,
+						1); /* the caller's */
 			} else if (ndeferred > 0) {
 				unsigned k = (unsigned)rand_r(&seed) % ndeferred;
 				uint32_t id = deferred[k];
@@ -235,12 +240,14 @@ START_TEST(test_random_interleavings_settle_every_packet_correctly)
 
 				deferred[k] = deferred[--ndeferred];
 				m.wanted[id] = v;
-				ck_assert_int_eq(nfqueue_batcher_verdict(&b, id, (enum nfqueue_verdict)v,
-							 true, model_emit, &m),
+				ck_assert_int_eq(
+					nfqueue_batcher_verdict(&b, id, (enum nfqueue_verdict)v,
+						true, model_emit, &m),
 					0);
 			}
 			if (rand_r(&seed) % 7 == 0)
-				nfqueue_batcher_flush(&b, model_emit, &m); /* end of a receive round */
+				nfqueue_batcher_flush(
+					&b, model_emit, &m); /* end of a receive round */
 		}
 		nfqueue_batcher_flush(&b, model_emit, &m);
 		ck_assert(!m.error);
@@ -281,10 +288,12 @@ END_TEST
 
 START_TEST(test_parse_proc_netlink)
 {
-	const char *text =
-		"sk               Eth Pid        Groups   Rmem     Wmem     Dump  Locks    Drops    Inode\n"
-		"ffff8a8b00000000 0   4242       00000000 0        0        0     2        9        100\n"
-		"ffff8a8b00000001 12  4242       00000000 0        0        0     2        17       101\n";
+	const char *text = "sk               Eth Pid        Groups   Rmem     Wmem     Dump  Locks "
+			   "   Drops    Inode\n"
+			   "ffff8a8b00000000 0   4242       00000000 0        0        0     2     "
+			   "   9        100\n"
+			   "ffff8a8b00000001 12  4242       00000000 0        0        0     2     "
+			   "   17       101\n";
 	uint32_t drops = 0;
 
 	ck_assert(nfqueue_parse_proc_netlink(text, 4242, &drops));

@@ -63,8 +63,8 @@ START_TEST(test_round_trip)
 	struct pcap_datagram d;
 	struct pcap_writer *w;
 	struct pcap_reader *r;
-	uint8_t a[60], b[1500], v6[48] = { 0x60 };
-	struct timeval ta = { 1700000000, 123456 }, tb = { 1700000001, 999999 };
+	uint8_t a[60], b[1500], v6[48] = {0x60};
+	struct timeval ta = {1700000000, 123456}, tb = {1700000001, 999999};
 	char path[128], err[256];
 
 	path_in_dir(path, sizeof(path), "rt.pcap");
@@ -133,7 +133,8 @@ END_TEST
 
 START_TEST(test_limit_stop)
 {
-	struct pcap_writer_config cfg = { .max_bytes = 24 + 3 * (16 + 100), .on_limit = PCAP_LIMIT_STOP };
+	struct pcap_writer_config cfg = {
+		.max_bytes = 24 + 3 * (16 + 100), .on_limit = PCAP_LIMIT_STOP};
 	struct pcap_writer_stats ws;
 	struct pcap_writer *w;
 	uint8_t p[100];
@@ -157,7 +158,7 @@ END_TEST
 
 START_TEST(test_limit_rotate_once)
 {
-	struct pcap_writer_config cfg = { .max_bytes = 1000, .on_limit = PCAP_LIMIT_ROTATE_ONCE };
+	struct pcap_writer_config cfg = {.max_bytes = 1000, .on_limit = PCAP_LIMIT_ROTATE_ONCE};
 	struct pcap_writer_stats ws;
 	struct pcap_reader *r;
 	struct pcap_datagram d;
@@ -197,8 +198,8 @@ END_TEST
 
 START_TEST(test_writer_errors)
 {
-	struct pcap_writer_config tiny = { .max_bytes = 30, .on_limit = PCAP_LIMIT_STOP };
-	struct pcap_writer_config small = { .max_bytes = 100, .on_limit = PCAP_LIMIT_ROTATE_ONCE };
+	struct pcap_writer_config tiny = {.max_bytes = 30, .on_limit = PCAP_LIMIT_STOP};
+	struct pcap_writer_config small = {.max_bytes = 100, .on_limit = PCAP_LIMIT_ROTATE_ONCE};
 	struct pcap_writer_stats ws;
 	struct pcap_writer *w;
 	uint8_t big[200];
@@ -222,16 +223,17 @@ START_TEST(test_writer_errors)
 END_TEST
 
 /* Writes frames with libpcap's own dumper for a given link type. */
-static void dump_frames(const char *path, int dlt, const uint8_t *const *frames,
-	const size_t *lens, int n)
+static void dump_frames(
+	const char *path, int dlt, const uint8_t *const *frames, const size_t *lens, int n)
 {
 	pcap_t *p = pcap_open_dead(dlt, 65535);
 	pcap_dumper_t *dd = pcap_dump_open(p, path);
 
 	ck_assert_ptr_nonnull(dd);
 	for (int i = 0; i < n; i++) {
-		struct pcap_pkthdr h = { .ts = { 1000 + i, 0 }, .caplen = (bpf_u_int32)lens[i],
-			.len = (bpf_u_int32)lens[i] };
+		struct pcap_pkthdr h = {.ts = {1000 + i, 0},
+			.caplen = (bpf_u_int32)lens[i],
+			.len = (bpf_u_int32)lens[i]};
 
 		pcap_dump((u_char *)dd, &h, frames[i]);
 	}
@@ -242,8 +244,8 @@ static void dump_frames(const char *path, int dlt, const uint8_t *const *frames,
 START_TEST(test_reader_ethernet_vlan_and_arp)
 {
 	uint8_t plain[14 + 40], vlan[18 + 40], qinq[22 + 40], arp[14 + 28], v6[14 + 40];
-	const uint8_t *frames[] = { plain, vlan, qinq, arp, v6 };
-	size_t lens[] = { sizeof(plain), sizeof(vlan), sizeof(qinq), sizeof(arp), sizeof(v6) };
+	const uint8_t *frames[] = {plain, vlan, qinq, arp, v6};
+	size_t lens[] = {sizeof(plain), sizeof(vlan), sizeof(qinq), sizeof(arp), sizeof(v6)};
 	struct pcap_reader_stats rs;
 	struct pcap_datagram d;
 	struct pcap_reader *r;
@@ -295,8 +297,8 @@ END_TEST
 START_TEST(test_reader_cooked_v1_v2)
 {
 	uint8_t sll[16 + 40], sll2[20 + 40];
-	const uint8_t *f1[] = { sll }, *f2[] = { sll2 };
-	size_t l1[] = { sizeof(sll) }, l2[] = { sizeof(sll2) };
+	const uint8_t *f1[] = {sll}, *f2[] = {sll2};
+	size_t l1[] = {sizeof(sll)}, l2[] = {sizeof(sll2)};
 	struct pcap_datagram d;
 	struct pcap_reader *r;
 	char path[128], err[256];
@@ -336,7 +338,7 @@ START_TEST(test_reader_truncated_capture)
 	pcap_dumper_t *dd;
 	pcap_t *p;
 	char path[128], err[256];
-	struct pcap_pkthdr h = { .ts = { 1, 0 }, .caplen = 14 + 30, .len = sizeof(frame) };
+	struct pcap_pkthdr h = {.ts = {1, 0}, .caplen = 14 + 30, .len = sizeof(frame)};
 
 	memset(frame, 0, sizeof(frame));
 	frame[12] = 0x08;
@@ -359,9 +361,9 @@ END_TEST
 
 START_TEST(test_reader_errors)
 {
-	const uint8_t frame[4] = { 0 };
-	const uint8_t *frames[] = { frame };
-	size_t lens[] = { sizeof(frame) };
+	const uint8_t frame[4] = {0};
+	const uint8_t *frames[] = {frame};
+	size_t lens[] = {sizeof(frame)};
 	char path[128], err[256];
 	FILE *f;
 

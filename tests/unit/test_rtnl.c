@@ -68,8 +68,8 @@ static void commit(struct nlmsghdr *nlh)
 	buflen += NLMSG_ALIGN(nlh->nlmsg_len);
 }
 
-static void put_link(uint16_t type, int family, int ifindex, const char *name, unsigned flags,
-	uint32_t mtu)
+static void put_link(
+	uint16_t type, int family, int ifindex, const char *name, unsigned flags, uint32_t mtu)
 {
 	struct nlmsghdr *nlh = put_header(type);
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
@@ -84,8 +84,8 @@ static void put_link(uint16_t type, int family, int ifindex, const char *name, u
 	commit(nlh);
 }
 
-static void put_addr(uint16_t type, int family, int ifindex, const char *text, uint8_t plen,
-	uint32_t flags)
+static void put_addr(
+	uint16_t type, int family, int ifindex, const char *text, uint8_t plen, uint32_t flags)
 {
 	struct nlmsghdr *nlh = put_header(type);
 	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));

@@ -9,9 +9,9 @@
 
 #include "dataplane/rules.h"
 
-static const char *const one_if[] = { "eth0" };
-static const char *const two_ifs[] = { "eth0", "vlan.10" };
-static const char *const bad_names[] = { "eth 0" };
+static const char *const one_if[] = {"eth0"};
+static const char *const two_ifs[] = {"eth0", "vlan.10"};
+static const char *const bad_names[] = {"eth 0"};
 
 static const char expected_nft[] =
 	"# pgmrouter interception rules, generated. One transaction: the table of an\n"
@@ -22,17 +22,22 @@ static const char expected_nft[] =
 	"\tchain prerouting {\n"
 	"\t\ttype filter hook prerouting priority mangle; policy accept;\n"
 	"\t\tiifname \"eth0\" ip protocol 113 @th,32,8 & 0x0f == 0x0a counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f == 0x0a counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f == 0x0a counter queue num 3 "
+	"bypass\n"
 	"\t}\n"
 	"\tchain input {\n"
 	"\t\ttype filter hook input priority mangle; policy accept;\n"
-	"\t\tiifname \"eth0\" fib daddr type local ip protocol 113 @th,32,8 & 0x0f { 0x02, 0x05, 0x08, 0x09 } counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" fib daddr type local udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x02, 0x05, 0x08, 0x09 } counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" fib daddr type local ip protocol 113 @th,32,8 & 0x0f { 0x02, 0x05, "
+	"0x08, 0x09 } counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" fib daddr type local udp dport { 3055, 3056 } @th,96,8 & 0x0f { "
+	"0x02, 0x05, 0x08, 0x09 } counter queue num 3 bypass\n"
 	"\t}\n"
 	"\tchain forward {\n"
 	"\t\ttype filter hook forward priority mangle; policy accept;\n"
-	"\t\toifname \"eth0\" ip protocol 113 @th,32,8 & 0x0f { 0x00, 0x01, 0x05 } counter queue num 3 bypass\n"
-	"\t\toifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x00, 0x01, 0x05 } counter queue num 3 bypass\n"
+	"\t\toifname \"eth0\" ip protocol 113 @th,32,8 & 0x0f { 0x00, 0x01, 0x05 } counter queue "
+	"num 3 bypass\n"
+	"\t\toifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x00, 0x01, 0x05 } "
+	"counter queue num 3 bypass\n"
 	"\t}\n"
 	"}\n";
 
@@ -42,12 +47,22 @@ static const char expected_ipt[] =
 	":PGMROUTER-PRE - [0:0]\n"
 	":PGMROUTER-IN - [0:0]\n"
 	":PGMROUTER-FWD - [0:0]\n"
-	"-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x2,0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x2,0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-FWD -o eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0,0x1,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-FWD -o eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x0,0x1,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0xA\" -j "
+	"NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 "
+	"\"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m u32 --u32 "
+	"\"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x2,0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 "
+	"--queue-bypass\n"
+	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type "
+	"LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x2,0x5,0x8,0x9\" -j NFQUEUE "
+	"--queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-FWD -o eth0 -p 113 -m u32 --u32 "
+	"\"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0,0x1,0x5\" -j NFQUEUE --queue-num 3 "
+	"--queue-bypass\n"
+	"-A PGMROUTER-FWD -o eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 "
+	"\"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x0,0x1,0x5\" -j NFQUEUE --queue-num 3 "
+	"--queue-bypass\n"
 	"-I PREROUTING 1 -j PGMROUTER-PRE\n"
 	"-I INPUT 1 -j PGMROUTER-IN\n"
 	"-I FORWARD 1 -j PGMROUTER-FWD\n"
@@ -85,7 +100,7 @@ END_TEST
 START_TEST(test_ipt_script_exact)
 {
 	struct rules_config cfg = config(3);
-	struct rules_ipt_state none = { 0 };
+	struct rules_ipt_state none = {0};
 	char *s = rules_ipt_script(&cfg, &none, one_if, 1, true);
 
 	ck_assert_ptr_nonnull(s);
@@ -97,7 +112,7 @@ END_TEST
 START_TEST(test_every_rule_has_bypass_and_no_odata)
 {
 	struct rules_config cfg = config(9);
-	struct rules_ipt_state none = { 0 };
+	struct rules_ipt_state none = {0};
 	char *n = rules_nft_script(&cfg, two_ifs, 2, true);
 	char *i = rules_ipt_script(&cfg, &none, two_ifs, 2, true);
 
@@ -120,7 +135,7 @@ END_TEST
 START_TEST(test_udp_off_and_single_port)
 {
 	struct rules_config cfg = config(0);
-	struct rules_ipt_state none = { 0 };
+	struct rules_ipt_state none = {0};
 	char *n, *i;
 
 	cfg.udp = false;
@@ -147,7 +162,7 @@ END_TEST
 START_TEST(test_empty_interface_set)
 {
 	struct rules_config cfg = config(0);
-	struct rules_ipt_state none = { 0 };
+	struct rules_ipt_state none = {0};
 	char *n = rules_nft_script(&cfg, NULL, 0, true);
 	char *i = rules_ipt_script(&cfg, &none, NULL, 0, true);
 
@@ -164,13 +179,14 @@ END_TEST
 START_TEST(test_removal_scripts)
 {
 	struct rules_config cfg = config(0);
-	struct rules_ipt_state st = { 0 };
+	struct rules_ipt_state st = {0};
 	char *n = rules_nft_script(&cfg, NULL, 0, false);
 	char *i;
 
-	ck_assert_str_eq(n, "# pgmrouter interception rules, generated. One transaction: the table of an\n"
-			    "# earlier run is replaced (or removed) as a whole.\n"
-			    "add table ip pgmrouter\ndelete table ip pgmrouter\n");
+	ck_assert_str_eq(n,
+		"# pgmrouter interception rules, generated. One transaction: the table of an\n"
+		"# earlier run is replaced (or removed) as a whole.\n"
+		"add table ip pgmrouter\ndelete table ip pgmrouter\n");
 	free(n);
 	/* a crashed run left two jumps in FORWARD and all three chains */
 	st.jumps[RULES_IPT_FWD] = 2;
@@ -178,15 +194,16 @@ START_TEST(test_removal_scripts)
 	st.chain_present[RULES_IPT_PRE] = st.chain_present[RULES_IPT_IN] =
 		st.chain_present[RULES_IPT_FWD] = true;
 	i = rules_ipt_script(&cfg, &st, NULL, 0, false);
-	ck_assert_str_eq(i, "# pgmrouter interception rules, generated; one commit of the mangle table.\n"
-			    "*mangle\n"
-			    "-D PREROUTING -j PGMROUTER-PRE\n"
-			    "-D FORWARD -j PGMROUTER-FWD\n"
-			    "-D FORWARD -j PGMROUTER-FWD\n"
-			    "-F PGMROUTER-PRE\n-X PGMROUTER-PRE\n"
-			    "-F PGMROUTER-IN\n-X PGMROUTER-IN\n"
-			    "-F PGMROUTER-FWD\n-X PGMROUTER-FWD\n"
-			    "COMMIT\n");
+	ck_assert_str_eq(i,
+		"# pgmrouter interception rules, generated; one commit of the mangle table.\n"
+		"*mangle\n"
+		"-D PREROUTING -j PGMROUTER-PRE\n"
+		"-D FORWARD -j PGMROUTER-FWD\n"
+		"-D FORWARD -j PGMROUTER-FWD\n"
+		"-F PGMROUTER-PRE\n-X PGMROUTER-PRE\n"
+		"-F PGMROUTER-IN\n-X PGMROUTER-IN\n"
+		"-F PGMROUTER-FWD\n-X PGMROUTER-FWD\n"
+		"COMMIT\n");
 	free(i);
 }
 END_TEST
@@ -194,7 +211,7 @@ END_TEST
 START_TEST(test_reinstall_replaces_old_jumps)
 {
 	struct rules_config cfg = config(0);
-	struct rules_ipt_state st = { 0 };
+	struct rules_ipt_state st = {0};
 	char *i;
 	const char *del, *ins;
 
@@ -222,7 +239,8 @@ START_TEST(test_probe_scripts_leave_nothing)
 			    "delete table ip pgmrouter-probe\n");
 	ck_assert_ptr_nonnull(strstr(i, ":PGMROUTER-PRE-PROBE - [0:0]\n"));
 	ck_assert_ptr_nonnull(strstr(i, "--queue-num 5 --queue-bypass\n"));
-	ck_assert_ptr_nonnull(strstr(i, "-F PGMROUTER-PRE-PROBE\n-X PGMROUTER-PRE-PROBE\nCOMMIT\n"));
+	ck_assert_ptr_nonnull(
+		strstr(i, "-F PGMROUTER-PRE-PROBE\n-X PGMROUTER-PRE-PROBE\nCOMMIT\n"));
 	free(n);
 	free(i);
 }
@@ -283,7 +301,7 @@ END_TEST
 START_TEST(test_custom_name)
 {
 	struct rules_config cfg = config(0);
-	struct rules_ipt_state none = { 0 };
+	struct rules_ipt_state none = {0};
 	char buf[32];
 	char *i, *n;
 
@@ -304,8 +322,8 @@ END_TEST
 START_TEST(test_interface_names)
 {
 	struct rules_config cfg = config(0);
-	struct rules_ipt_state none = { 0 };
-	const char *const bad[] = { "eth*" };
+	struct rules_ipt_state none = {0};
+	const char *const bad[] = {"eth*"};
 
 	ck_assert(rules_ifname_valid("eth0"));
 	ck_assert(rules_ifname_valid("br-lan.100"));
