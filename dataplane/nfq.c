@@ -130,7 +130,7 @@ static int nfqueue_wait_ack(struct nfqueue *q, uint32_t seq)
 			}
 			if ((nlh->nlmsg_type & 0xff) == NFQNL_MSG_PACKET) {
 				struct nlattr *attr[NFQA_MAX + 1] = {0};
-				_Alignas(8) char vbuf[NFQUEUE_SMALL_MSG];
+				_Alignas(8) char vbuf[NFQUEUE_SMALL_MSG] = { 0 };
 				struct nlmsghdr *v;
 
 				if (nfq_nlmsg_parse(nlh, attr) < 0 || attr[NFQA_PACKET_HDR] == NULL)
@@ -150,7 +150,7 @@ static int nfqueue_wait_ack(struct nfqueue *q, uint32_t seq)
 static int nfqueue_config_request(struct nfqueue *q, uint32_t seq,
 	void (*fill)(struct nlmsghdr *, const void *), const void *arg)
 {
-	_Alignas(8) char buf[NFQUEUE_SMALL_MSG];
+	_Alignas(8) char buf[NFQUEUE_SMALL_MSG] = { 0 }; /* attribute padding goes out as is */
 	struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->queue_num);
 
 	nlh->nlmsg_flags |= NLM_F_ACK;
@@ -175,8 +175,15 @@ static void fill_unbind(struct nlmsghdr *nlh, const void *arg)
 
 static void fill_params(struct nlmsghdr *nlh, const void *arg)
 {
+	struct nfqnl_msg_config_params params;
+
 	(void)arg;
-	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, NFQUEUE_MAX_PAYLOAD);
+	/* Built here rather than with nfq_nlmsg_cfg_put_params so that the struct's padding is
+	 * zeroed, not stack garbage sent to the kernel. */
+	memset(&params, 0, sizeof(params));
+	params.copy_range = htonl(NFQUEUE_MAX_PAYLOAD);
+	params.copy_mode = NFQNL_COPY_PACKET;
+	mnl_attr_put(nlh, NFQA_CFG_PARAMS, sizeof(params), &params);
 }
 
 static void fill_flags(struct nlmsghdr *nlh, const void *arg)
@@ -258,7 +265,7 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 	q->rxbuf = malloc((size_t)q->batch * NFQUEUE_SLOT_SIZE);
 	q->msgs = calloc(q->batch, sizeof(*q->msgs));
 	q->iovs = calloc(q->batch, sizeof(*q->iovs));
-	q->txbuf = malloc(NFQUEUE_TXBUF_SIZE);
+	q->txbuf = calloc(1, NFQUEUE_TXBUF_SIZE); /* attribute padding is sent as is */
 	if (q->rxbuf == NULL || q->msgs == NULL || q->iovs == NULL || q->txbuf == NULL) {
 		snprintf(err, errlen, "nfqueue: out of memory for %u receive buffers", q->batch);
 		nfqueue_free(q);
@@ -339,7 +346,7 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 
 void nfqueue_close(struct nfqueue *q)
 {
-	_Alignas(8) char buf[NFQUEUE_SMALL_MSG];
+	_Alignas(8) char buf[NFQUEUE_SMALL_MSG] = { 0 };
 	struct nlmsghdr *nlh;
 
 	if (q == NULL)

@@ -18,7 +18,7 @@ NS_CHECKS=0
 NS_PIDS=""
 NS_LIST=""
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-HARNESS="$ROOT/build/peers/dp-harness"
+HARNESS=${HARNESS:-"$ROOT/build/peers/dp-harness"}
 GROUP=239.192.0.1
 SRC_ADDR=198.18.1.2
 
