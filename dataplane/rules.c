@@ -1103,3 +1103,114 @@ int rules_remove(struct rules *r, char *err, size_t errlen)
 	}
 	return rc;
 }
+
+/* ---- counters ---- */
+
+void rules_parse_ipt_counters(
+	const struct rules_config *cfg, const char *text, struct rules_counters *c)
+{
+	char names[RULES_IPT_CHAIN_COUNT][32];
+	const char *line = text;
+
+	memset(c, 0, sizeof(*c));
+	for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++)
+		rules_ipt_chain_name(cfg, i, names[i], sizeof(names[i]));
+	while (line != NULL && *line != '\0') {
+		unsigned long long pk, by;
+		char chain[64];
+		int used = 0;
+
+		/* "[12:672] -A PGMROUTER-FWD -o d1 ... -j NFQUEUE ..." */
+		if (sscanf(line, "[%llu:%llu] -A %63s %n", &pk, &by, chain, &used) == 3 &&
+			used > 0) {
+			const char *end = strchr(line, '\n');
+			const char *q = strstr(line, "-j NFQUEUE");
+
+			for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++) {
+				if (strcmp(chain, names[i]) == 0 && q != NULL &&
+					(!end || q < end)) {
+					c->packets[i] += pk;
+					c->bytes[i] += by;
+				}
+			}
+		}
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+}
+
+void rules_parse_nft_counters(const char *text, struct rules_counters *c)
+{
+	const char *line = text;
+	int hook = -1;
+
+	memset(c, 0, sizeof(*c));
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char l[1024];
+		const char *p;
+
+		if (len >= sizeof(l))
+			len = sizeof(l) - 1;
+		memcpy(l, line, len);
+		l[len] = '\0';
+		line = end ? end + 1 : NULL;
+		for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "chain %s {", hook_rules[i].nft_chain);
+			if (strstr(l, want) != NULL)
+				hook = (int)i;
+		}
+		p = strstr(l, "counter packets ");
+		if (hook >= 0 && p != NULL && strstr(l, " queue ") != NULL) {
+			unsigned long long pk, by;
+
+			if (sscanf(p, "counter packets %llu bytes %llu", &pk, &by) == 2) {
+				c->packets[hook] += pk;
+				c->bytes[hook] += by;
+			}
+		}
+	}
+}
+
+int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen)
+{
+	struct tool_result res;
+	char line[200];
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (!r->installed) {
+		snprintf(err, errlen, "rules: not installed");
+		return -1;
+	}
+	if (r->backend == RULES_BACKEND_NFT) {
+		char *argv[] = {r->cfg.nft, "list", "table", "ip", r->cfg.name, NULL};
+
+		if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
+			rules_parse_nft_counters(res.out ? res.out : "", c);
+			rc = 0;
+		}
+	} else {
+		char *argv[] = {r->cfg.iptables_save, "-c", "-t", "mangle", NULL};
+
+		if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
+			rules_parse_ipt_counters(&r->cfg, res.out ? res.out : "", c);
+			rc = 0;
+		}
+	}
+	if (rc < 0) {
+		if (res.exec_errno)
+			snprintf(err, errlen, "rules: cannot read counters: %s",
+				strerror(res.exec_errno));
+		else {
+			first_error_line(res.errtext, line, sizeof(line));
+			snprintf(err, errlen, "rules: cannot read counters: %s", line);
+		}
+	}
+	tool_result_free(&res);
+	return rc;
+}

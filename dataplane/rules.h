@@ -120,6 +120,22 @@ int rules_update(
 /* Removes every rule and chain of ours (also those of a crashed earlier run). */
 int rules_remove(struct rules *r, char *err, size_t errlen);
 
+/*
+ * Packets and bytes the queue rules matched, per hook (indexed by enum rules_ipt_chain for both
+ * backends), since the rules were last installed or updated. Compared with the kernel's queue id
+ * sequence this shows how many matched packets were not queued: the kernel accepted them
+ * unassisted (bypass with no consumer bound, fail-open with the queue full). Runs the tool.
+ */
+struct rules_counters {
+	uint64_t packets[RULES_IPT_CHAIN_COUNT];
+	uint64_t bytes[RULES_IPT_CHAIN_COUNT];
+};
+int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen);
+/* The parsers (exposed for tests): `iptables-save -c -t mangle` and `nft list table ip NAME`. */
+void rules_parse_ipt_counters(
+	const struct rules_config *cfg, const char *text, struct rules_counters *c);
+void rules_parse_nft_counters(const char *text, struct rules_counters *c);
+
 bool rules_installed(const struct rules *r);
 enum rules_backend rules_backend(const struct rules *r); /* AUTO until installed */
 /* Why the nftables backend was not chosen ("" if it was, or was not probed). */

@@ -69,5 +69,7 @@ wait_exit "$CONSUMER_PID" 10
 check "consumer stats: every verdict given, none pending" \
 	grep -Eq "^stats packets=$expected accepted=$expected .* netlink_errors=0 pending=0" "$C"
 check "batch verdicts were used" grep -Eq '^stats .* batches=[1-9]' "$C"
+check "rule counters: 1 NCF at prerouting, 3 NAKs at input, 16 copies at forward" \
+	grep -q '^rules matched prerouting=1 input=3 forward=16$' "$C"
 check "rules removed at exit" sh -c "! ip netns exec $(ns rtr) iptables-save | grep -q PGMROUTER"
 finish

@@ -510,6 +510,17 @@ static int cmd_consume(const struct opts *o)
 		st.packets, st.accepted, st.dropped, st.rewritten, st.batches, st.batched,
 		st.verdict_messages, st.netlink_errors, st.pending, st.id_gaps, st.rcvbuf_bytes,
 		ks.valid, ks.queue_total, ks.queue_dropped, ks.user_dropped, ks.id_sequence);
+	if (r != NULL) {
+		struct rules_counters rc_;
+
+		if (rules_read_counters(r, &rc_, err, sizeof(err)) == 0)
+			printf("rules matched prerouting=%" PRIu64 " input=%" PRIu64
+			       " forward=%" PRIu64 "\n",
+				rc_.packets[RULES_IPT_PRE], rc_.packets[RULES_IPT_IN],
+				rc_.packets[RULES_IPT_FWD]);
+		else
+			fprintf(stderr, "dp-harness: %s\n", err);
+	}
 	fflush(stdout);
 	nfqueue_close(q);
 	if (r != NULL) {

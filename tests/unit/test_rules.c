@@ -375,6 +375,54 @@ START_TEST(test_handle_before_install)
 }
 END_TEST
 
+START_TEST(test_counter_parsers)
+{
+	static const char ipt[] =
+		"*mangle\n"
+		":PREROUTING ACCEPT [5:300]\n"
+		":PGMROUTER-FWD - [0:0]\n"
+		"[9:900] -A PREROUTING -j PGMROUTER-PRE\n" /* the jump: not a queue rule */
+		"[3:168] -A PGMROUTER-PRE -i a -p 113 -j NFQUEUE --queue-num 0 --queue-bypass\n"
+		"[10:560] -A PGMROUTER-FWD -o a -p 113 -j NFQUEUE --queue-num 0 --queue-bypass\n"
+		"[6:336] -A PGMROUTER-FWD -o b -p 113 -j NFQUEUE --queue-num 0 --queue-bypass\n"
+		"[100:1] -A OTHER -j NFQUEUE --queue-num 0\n"
+		"COMMIT\n";
+	static const char nft[] =
+		"table ip pgmrouter {\n"
+		"\tchain prerouting {\n"
+		"\t\ttype filter hook prerouting priority mangle; policy accept;\n"
+		"\t\tiifname \"a\" ip protocol 113 @th,32,8 & 0xf == 0xa counter packets 2 bytes "
+		"112 "
+		"queue num 0 bypass\n"
+		"\t}\n"
+		"\tchain input {\n"
+		"\t\tiifname \"a\" fib daddr type local ip protocol 113 counter packets 4 bytes "
+		"224 "
+		"queue num 0 bypass\n"
+		"\t}\n"
+		"\tchain forward {\n"
+		"\t\toifname \"a\" ip protocol 113 counter packets 7 bytes 392 queue num 0 bypass\n"
+		"\t\toifname \"b\" ip protocol 113 counter packets 1 bytes 56 queue num 0 bypass\n"
+		"\t}\n"
+		"}\n";
+	struct rules_config cfg = config(0);
+	struct rules_counters c;
+
+	rules_parse_ipt_counters(&cfg, ipt, &c);
+	ck_assert_uint_eq(c.packets[RULES_IPT_PRE], 3);
+	ck_assert_uint_eq(c.packets[RULES_IPT_IN], 0);
+	ck_assert_uint_eq(c.packets[RULES_IPT_FWD], 16);
+	ck_assert_uint_eq(c.bytes[RULES_IPT_FWD], 896);
+	rules_parse_nft_counters(nft, &c);
+	ck_assert_uint_eq(c.packets[RULES_IPT_PRE], 2);
+	ck_assert_uint_eq(c.packets[RULES_IPT_IN], 4);
+	ck_assert_uint_eq(c.packets[RULES_IPT_FWD], 8);
+	ck_assert_uint_eq(c.bytes[RULES_IPT_IN], 224);
+	rules_parse_nft_counters("", &c);
+	ck_assert_uint_eq(c.packets[RULES_IPT_FWD], 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rules");
@@ -395,6 +443,7 @@ int main(void)
 	tcase_add_test(tc, test_interface_names);
 	tcase_add_test(tc, test_backend_names);
 	tcase_add_test(tc, test_handle_before_install);
+	tcase_add_test(tc, test_counter_parsers);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
