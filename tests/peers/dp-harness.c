@@ -6,7 +6,8 @@
  *   dp-harness rules-remove
  *   dp-harness consume [--queue N] [--if A,B [--backend B] [--update-if C,D|-]] [--timeout S]
  *                      [--count N]
- *                      [--drop TYPE] [--defer-every N] [--rewrite-spm-path ADDR|egress]
+ *                      [--drop TYPE] [--defer-every N] [--hold] [--max-queue N]
+ *                      [--rewrite-spm-path ADDR|egress]
  *                      [--ready FILE]
  *                      [--pcap FILE]
  *   dp-harness send --if IF --src A --dst B [--ttl N] [--ra] [--type NAME] [--count N] [--udp]
@@ -83,6 +84,8 @@ struct opts {
 	unsigned long count;
 	int drop_type;
 	unsigned defer_every;
+	bool hold; /* never give verdicts: the queue fills up */
+	unsigned max_queue;
 	bool rewrite_spm;
 	bool rewrite_egress; /* the egress interface's primary IPv4 address, from rtnl */
 	struct in_addr rewrite_addr;
@@ -125,6 +128,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"count", required_argument, NULL, 'n'},
 		{"drop", required_argument, NULL, 'd'},
 		{"defer-every", required_argument, NULL, 'D'},
+		{"hold", no_argument, NULL, 'H'},
+		{"max-queue", required_argument, NULL, 'M'},
 		{"rewrite-spm-path", required_argument, NULL, 'w'},
 		{"ready", required_argument, NULL, 'r'},
 		{"pcap", required_argument, NULL, 'p'},
@@ -179,6 +184,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'D':
 			o->defer_every = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'H':
+			o->hold = true;
+			break;
+		case 'M':
+			o->max_queue = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 'w':
 			o->rewrite_spm = true;
@@ -372,7 +383,9 @@ static void on_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet 
 	c->seen++;
 	if (c->pcap != NULL)
 		pcap_writer_write(c->pcap, pkt->payload, pkt->len, NULL);
-	if (c->o->defer_every && c->seen % c->o->defer_every == 0 && c->ndeferred < 4096) {
+	if (c->o->hold) {
+		verdict = "held";
+	} else if (c->o->defer_every && c->seen % c->o->defer_every == 0 && c->ndeferred < 4096) {
 		c->deferred[c->ndeferred++] = pkt->id;
 		verdict = "deferred";
 	} else if (type >= 0 && type == c->o->drop_type) {
@@ -442,6 +455,7 @@ static int cmd_consume(const struct opts *o)
 	}
 	nfqueue_config_default(&qcfg);
 	qcfg.queue_num = (uint16_t)o->queue;
+	qcfg.max_queue_len = o->max_queue;
 	q = nfqueue_open(&qcfg, on_packet, &c, err, sizeof(err));
 	if (q == NULL) {
 		fprintf(stderr, "dp-harness: %s\n", err);
