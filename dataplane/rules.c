@@ -540,13 +540,17 @@ static int run_tool(char *const argv[], const char *input, struct tool_result *r
 		goto fail_fds;
 	}
 	if (pid == 0) {
+		sigset_t none;
 		int e;
 
 		dup2(in_sv[1], 0);
 		dup2(out_p[1], 1);
 		dup2(err_p[1], 2);
 		/* Only the three standard descriptors survive (everything else is CLOEXEC or
-		 * unrelated to the tool). */
+		 * unrelated to the tool). The daemon blocks signals for its signalfd; the tool
+		 * must not inherit that. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		execvp(argv[0], argv);
 		e = errno;
