@@ -77,7 +77,7 @@ $(eval $(call flavour,asan,$$(SAN_FLAGS)))
 $(eval $(call flavour,cov,$$(COV_FLAGS)))
 $(eval $(call flavour,fuzzobj,$$(FUZZ_FLAGS)))
 
-.PHONY: all deps check unit unit-asan cli-test ns-test e2e-test fuzz fuzz-smoke bench bench-smoke \
+.PHONY: all deps check unit unit-asan cli-test cli-update ns-test e2e-test fuzz fuzz-smoke bench bench-smoke \
 	demo lab coverage install uninstall clean format lint tools
 
 all: $(B)/pgmrouterd $(B)/pgmrouter $(PEER_BINS) $(BENCH_BINS)
@@ -106,7 +106,7 @@ $(B)/cov/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(COV_FLAGS) $< $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
-$(B)/peers/%: tests/peers/%.c $(B)/obj/libpgmrouter.a
+$(B)/peers/%: tests/peers/%.c $(wildcard tests/peers/*.h) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(PEER_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) $(PEER_LIBS) -o $@
@@ -146,8 +146,34 @@ unit-asan: $(ASAN_UNIT_BINS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=no \
 		tests/run-unit.sh $(ASAN_UNIT_BINS)
 
-cli-test: $(B)/pgmrouterd $(B)/pgmrouter
+CLI_TEST_BINS := $(B)/pgmrouterd $(B)/pgmrouter $(B)/tests/cli-driver $(B)/tests/cli-abuse \
+	$(B)/tests/cli-pty $(B)/asan/pgmrouterd $(B)/asan/tests/cli-driver
+
+cli-test: $(CLI_TEST_BINS)
 	@tests/cli/run.sh
+
+# Regenerates the CLI golden transcripts tests/cli/*.out from tests/cli/*.in.
+cli-update: $(B)/tests/cli-driver
+	@tests/cli/run.sh --update
+
+$(B)/tests/cli-driver: tests/cli/driver.c $(B)/obj/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
+
+$(B)/asan/tests/cli-driver: tests/cli/driver.c $(B)/asan/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@
+
+$(B)/tests/cli-abuse: tests/cli/abuse.c $(B)/obj/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
+
+$(B)/tests/cli-pty: tests/cli/pty.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -lutil -o $@
+
+$(B)/asan/pgmrouterd: router/pgmrouterd.c $(B)/asan/libpgmrouter.a
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@
 
 ns-test: all
 	@tests/ns/run.sh

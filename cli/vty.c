@@ -1,0 +1,676 @@
+/*
+ * Control socket sessions: credentials, request dispatch, bounded output, monitor lines.
+ * The access model is described in cli/vty.h.
+ */
+#include "cli/vty.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/command.h"
+#include "cli/ctl_proto.h"
+#include "router/event.h"
+#include "router/log.h"
+
+#define REFUSED_LINGER_US    2000000u /* a refused client has this long to read why */
+#define VTY_HELLO_TIMEOUT_US 5000000u /* a client that never says hello loses its slot */
+#define VTY_STEPS_PER_TURN   32	      /* continuation steps before other sessions get a turn */
+
+struct vty_session {
+	struct vty_server *srv;
+	struct vty_session *next;
+	int fd;
+	struct ev_io *io;
+	struct ev_timer *linger;
+	struct ctl_reader in;
+	struct ctl_buf out;
+	struct cmd_session cmd;
+	uid_t uid;
+	pid_t pid;
+	bool hello_done;
+	bool busy;    /* a continuation is producing output */
+	bool closing; /* close once the output is sent */
+	bool refused; /* access denied: linger, then close */
+	bool shut;    /* write side shut down */
+	bool dead;
+	char chunk[CTL_OUTPUT_CHUNK]; /* output being collected into one OUTPUT frame */
+	size_t chunk_len;
+	uint64_t truncated_bytes; /* of the current reply */
+	uint64_t monitor_dropped; /* not yet reported to the client */
+	uint64_t monitor_dropped_total;
+};
+
+struct vty_server {
+	struct ev_loop *loop;
+	int fd;
+	struct ev_io *io;
+	char *path;
+	gid_t group_gid;
+	bool group_exists;
+	char *group;
+	struct vty_session *sessions;
+	size_t nsessions;
+	unsigned next_id;
+};
+
+static struct vty_server *the_server; /* for `show users` and the log hook */
+
+static void session_run(struct vty_session *vs);
+
+/* ---- output ---- */
+
+static void chunk_flush(struct vty_session *vs)
+{
+	if (vs->chunk_len == 0)
+		return;
+	if (ctl_buf_pending(&vs->out) >= VTY_OUTPUT_MAX ||
+		ctl_buf_frame(&vs->out, CTL_OUTPUT, 0, vs->chunk, vs->chunk_len, NULL, 0) < 0)
+		vs->truncated_bytes += vs->chunk_len;
+	vs->chunk_len = 0;
+}
+
+static void session_write(struct cmd_session *s, const char *data, size_t len)
+{
+	struct vty_session *vs = s->owner;
+
+	while (len > 0) {
+		size_t room = sizeof(vs->chunk) - vs->chunk_len;
+		size_t n = len < room ? len : room;
+
+		memcpy(vs->chunk + vs->chunk_len, data, n);
+		vs->chunk_len += n;
+		data += n;
+		len -= n;
+		if (vs->chunk_len == sizeof(vs->chunk))
+			chunk_flush(vs);
+	}
+}
+
+/* Control frames (notices, END) go out even when data output is being dropped. */
+static void notice(struct vty_session *vs, uint16_t type, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void notice(struct vty_session *vs, uint16_t type, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(text))
+		n = sizeof(text) - 1;
+	ctl_buf_frame(&vs->out, type, 0, text, (size_t)n, NULL, 0);
+}
+
+static void end_reply(struct vty_session *vs, int status)
+{
+	char prompt[128];
+
+	chunk_flush(vs);
+	if (vs->truncated_bytes > 0) {
+		notice(vs, CTL_OUTPUT,
+			"%% Output truncated: %llu bytes dropped, the client did not read fast "
+			"enough\n",
+			(unsigned long long)vs->truncated_bytes);
+		vs->truncated_bytes = 0;
+	}
+	cmd_prompt(&vs->cmd, prompt, sizeof(prompt));
+	if (ctl_buf_end(&vs->out, status, vs->cmd.term_length, prompt) < 0)
+		vs->closing = true; /* out of memory: the client cannot be answered */
+	vs->busy = false;
+	if (status == CMD_CLOSE)
+		vs->closing = true;
+}
+
+static void report_monitor_drops(struct vty_session *vs)
+{
+	if (vs->monitor_dropped == 0 || ctl_buf_pending(&vs->out) >= VTY_OUTPUT_MAX / 2)
+		return;
+	notice(vs, CTL_MONITOR, "%% %llu monitor messages dropped (output queue full)",
+		(unsigned long long)vs->monitor_dropped);
+	vs->monitor_dropped = 0;
+}
+
+static void update_interest(struct vty_session *vs)
+{
+	unsigned ev = 0;
+
+	/* While a command runs or output is backed up, requests wait in the socket. */
+	if (!vs->busy && !ctl_reader_full(&vs->in) && ctl_buf_pending(&vs->out) < VTY_OUTPUT_MAX)
+		ev |= EV_READ;
+	if (vs->refused || vs->closing)
+		ev |= EV_READ; /* to see the peer go */
+	if (ctl_buf_pending(&vs->out) > 0 && !vs->shut)
+		ev |= EV_WRITE;
+	/* a running continuation with room to write: called again on the next turn */
+	if (vs->busy && ctl_buf_pending(&vs->out) < VTY_OUTPUT_RESUME)
+		ev |= EV_WRITE;
+	ev_io_modify(vs->srv->loop, vs->io, ev);
+}
+
+/* ---- the log hook: `terminal monitor` ---- */
+
+static bool in_log_hook;
+
+static void vty_log_hook(void *ctx, int priority, enum log_category cat, const char *line)
+{
+	struct vty_server *srv = ctx;
+	char stamp[32], text[1100];
+	struct timespec ts;
+	struct tm tm;
+	int n;
+
+	(void)priority;
+	(void)cat;
+	if (in_log_hook || srv == NULL)
+		return;
+	in_log_hook = true;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+	n = snprintf(text, sizeof(text), "%s.%03ld: %s", stamp, ts.tv_nsec / 1000000, line);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(text))
+		n = sizeof(text) - 1;
+	for (struct vty_session *vs = srv->sessions; vs != NULL; vs = vs->next) {
+		if (!vs->cmd.monitor || !vs->hello_done || vs->closing || vs->dead)
+			continue;
+		if (ctl_buf_pending(&vs->out) >= VTY_OUTPUT_MAX) {
+			vs->monitor_dropped++;
+			vs->monitor_dropped_total++;
+			continue;
+		}
+		report_monitor_drops(vs);
+		if (ctl_buf_frame(&vs->out, CTL_MONITOR, 0, text, (size_t)n, NULL, 0) < 0) {
+			vs->monitor_dropped++;
+			vs->monitor_dropped_total++;
+		}
+		update_interest(vs);
+	}
+	in_log_hook = false;
+}
+
+/* ---- sessions ---- */
+
+static void session_free(struct vty_session *vs)
+{
+	struct vty_server *srv = vs->srv;
+
+	for (struct vty_session **pp = &srv->sessions; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == vs) {
+			*pp = vs->next;
+			break;
+		}
+	srv->nsessions--;
+	ev_io_del(srv->loop, vs->io);
+	ev_timer_free(srv->loop, vs->linger);
+	close(vs->fd);
+	cmd_session_release(&vs->cmd);
+	ctl_reader_free(&vs->in);
+	ctl_buf_free(&vs->out);
+	free(vs);
+}
+
+/* A refused session's time to read why, or a new session's time to say hello, is up. */
+static void linger_expired(struct ev_loop *loop, void *arg)
+{
+	(void)loop;
+	session_free(arg);
+}
+
+static void refuse(struct vty_session *vs, const char *why)
+{
+	notice(vs, CTL_OUTPUT, "%s\n", why);
+	ctl_buf_end(&vs->out, CMD_ERR_DENIED, CMD_TERM_LENGTH_UNSET, "");
+	vs->refused = true;
+	vs->closing = true;
+	ev_timer_start(vs->srv->loop, vs->linger, ev_now(vs->srv->loop) + REFUSED_LINGER_US);
+}
+
+static bool peer_in_group(const struct vty_server *srv, int fd, const struct ucred *cred)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+
+	if (!srv->group_exists)
+		return false;
+	if (cred->gid == srv->group_gid)
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0) {
+		for (size_t i = 0; i < len / sizeof(gid_t); i++)
+			if (groups[i] == srv->group_gid)
+				return true;
+	}
+	return false;
+}
+
+static void start_command(struct vty_session *vs, const struct ctl_frame *f)
+{
+	char *line;
+	int rc = CMD_OK;
+	const uint8_t *nul;
+
+	if (f->oversized) {
+		notice(vs, CTL_OUTPUT, "%% Line too long (%u bytes, at most %d).\n", f->len,
+			CMD_LINE_MAX);
+		end_reply(vs, CMD_ERR_TOO_LONG);
+		return;
+	}
+	if ((nul = memchr(f->payload, '\0', f->len)) != NULL) {
+		notice(vs, CTL_OUTPUT, "%% Invalid character (NUL) at position %zu.\n",
+			(size_t)(nul - f->payload) + 1);
+		end_reply(vs, CMD_ERR_INVALID);
+		return;
+	}
+	if ((line = strndup((const char *)f->payload, f->len)) == NULL) {
+		end_reply(vs, CMD_ERR_FAILED);
+		return;
+	}
+	switch (f->type) {
+	case CTL_EXECUTE:
+		if (cmd_node_get(vs->cmd.node)->config)
+			log_debug(LOG_CAT_EVENTS, "vty %u (uid %u): %.200s", vs->cmd.id,
+				vs->cmd.uid, line);
+		rc = cmd_execute(&vs->cmd, line);
+		break;
+	case CTL_DESCRIBE:
+		rc = cmd_describe(&vs->cmd, line);
+		break;
+	default:
+		rc = CMD_ERR_PROTOCOL;
+		break;
+	}
+	free(line);
+	if (rc == CMD_MORE)
+		vs->busy = true;
+	else
+		end_reply(vs, rc);
+}
+
+static void complete_word(void *ctx, const char *word)
+{
+	struct vty_session *vs = ctx;
+
+	session_write(&vs->cmd, word, strlen(word));
+	session_write(&vs->cmd, "\n", 1);
+}
+
+static void handle_frame(struct vty_session *vs, const struct ctl_frame *f)
+{
+	if (!vs->hello_done) {
+		uint32_t version, flags;
+
+		if (f->type != CTL_HELLO || f->oversized || f->len < 8) {
+			notice(vs, CTL_OUTPUT, "%% Protocol error: expected a hello\n");
+			end_reply(vs, CMD_ERR_PROTOCOL);
+			vs->closing = true;
+			return;
+		}
+		version = (uint32_t)f->payload[0] << 24 | (uint32_t)f->payload[1] << 16 |
+			  (uint32_t)f->payload[2] << 8 | f->payload[3];
+		flags = (uint32_t)f->payload[4] << 24 | (uint32_t)f->payload[5] << 16 |
+			(uint32_t)f->payload[6] << 8 | f->payload[7];
+		if (version != CTL_PROTO_VERSION) {
+			notice(vs, CTL_OUTPUT,
+				"%% Protocol version %u not supported (daemon speaks %d)\n",
+				version, CTL_PROTO_VERSION);
+			end_reply(vs, CMD_ERR_PROTOCOL);
+			vs->closing = true;
+			return;
+		}
+		vs->hello_done = true;
+		ev_timer_stop(vs->srv->loop, vs->linger);
+		if (flags & CTL_HELLO_BATCH) {
+			vs->cmd.echo_on_error = true;
+			if (!vs->cmd.read_only)
+				vs->cmd.node = CMD_NODE_ENABLE;
+		}
+		end_reply(vs, CMD_OK);
+		return;
+	}
+	switch (f->type) {
+	case CTL_EXECUTE:
+	case CTL_DESCRIBE:
+		start_command(vs, f);
+		break;
+	case CTL_COMPLETE: {
+		char *line;
+		int rc = CMD_ERR_TOO_LONG;
+
+		if (!f->oversized && memchr(f->payload, '\0', f->len) == NULL &&
+			(line = strndup((const char *)f->payload, f->len)) != NULL) {
+			rc = cmd_complete(&vs->cmd, line, complete_word, vs);
+			free(line);
+		}
+		end_reply(vs, rc);
+		break;
+	}
+	default:
+		notice(vs, CTL_OUTPUT, "%% Protocol error: unexpected frame type %u\n", f->type);
+		end_reply(vs, CMD_ERR_PROTOCOL);
+		break;
+	}
+}
+
+static void session_close(struct vty_session *vs)
+{
+	if (vs->busy)
+		cmd_abort(&vs->cmd);
+	session_free(vs);
+}
+
+/* Does all a session can do now without blocking; may free it. */
+static void session_run(struct vty_session *vs)
+{
+	struct ctl_frame f;
+	bool yield = false;
+
+	for (;;) {
+		bool progress = false;
+
+		if (ctl_buf_flush(&vs->out, vs->fd) < 0) {
+			session_close(vs); /* the peer is gone */
+			return;
+		}
+		/* Long output: the next piece once the client has taken the last ones; a few pieces
+		   per turn, so that output filtered down to nothing does not hold the loop. */
+		for (int steps = 0; vs->busy && ctl_buf_pending(&vs->out) < VTY_OUTPUT_RESUME;
+			steps++) {
+			if (steps == VTY_STEPS_PER_TURN) {
+				yield = true;
+				break;
+			}
+			int rc = cmd_continue(&vs->cmd);
+
+			chunk_flush(vs);
+			if (rc != CMD_MORE)
+				end_reply(vs, rc);
+			progress = true;
+		}
+		report_monitor_drops(vs);
+		while (!vs->busy && !vs->closing && ctl_buf_pending(&vs->out) < VTY_OUTPUT_MAX &&
+			ctl_reader_next(&vs->in, &f) == 1) {
+			handle_frame(vs, &f);
+			progress = true;
+		}
+		if (!progress || yield)
+			break;
+	}
+	if (ctl_buf_flush(&vs->out, vs->fd) < 0) {
+		session_close(vs);
+		return;
+	}
+	if (vs->closing && ctl_buf_pending(&vs->out) == 0) {
+		if (!vs->refused) {
+			session_close(vs);
+			return;
+		}
+		if (!vs->shut) {
+			shutdown(vs->fd, SHUT_WR); /* the client reads the refusal, then EOF */
+			vs->shut = true;
+		}
+	}
+	update_interest(vs);
+}
+
+static void session_io(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	struct vty_session *vs = arg;
+
+	(void)loop;
+	if (events & EV_READ) {
+		ssize_t n;
+
+		if (vs->refused || vs->closing) {
+			char sink[4096];
+
+			n = read(fd, sink, sizeof(sink));
+		} else if (ctl_reader_full(&vs->in)) {
+			n = 1; /* requests wait; only EOF or an error could be news */
+		} else {
+			n = ctl_reader_fill(&vs->in, fd);
+		}
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			session_close(vs);
+			return;
+		}
+	}
+	session_run(vs);
+}
+
+static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	struct vty_server *srv = arg;
+
+	(void)events;
+	for (;;) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct vty_session *vs;
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+
+		if (cfd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				errno != ECONNABORTED)
+				log_warn("control socket: accept");
+			return;
+		}
+		vs = calloc(1, sizeof(*vs));
+		if (vs == NULL) {
+			close(cfd);
+			continue;
+		}
+		vs->srv = srv;
+		vs->fd = cfd;
+		cmd_session_init(&vs->cmd, CMD_NODE_EXEC, session_write, vs);
+		vs->cmd.id = ++srv->next_id;
+		ctl_reader_init(&vs->in);
+		vs->io = ev_io_add(loop, cfd, EV_READ, session_io, vs);
+		vs->linger = ev_timer_new(loop, linger_expired, vs);
+		if (vs->io == NULL || vs->linger == NULL) {
+			if (vs->io != NULL)
+				ev_io_del(loop, vs->io);
+			ev_timer_free(loop, vs->linger);
+			close(cfd);
+			free(vs);
+			continue;
+		}
+		vs->next = srv->sessions;
+		srv->sessions = vs;
+		srv->nsessions++;
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			refuse(vs, "% Access denied: peer credentials unavailable");
+		} else {
+			vs->uid = cred.uid;
+			vs->pid = cred.pid;
+			vs->cmd.uid = cred.uid;
+			if (srv->nsessions > VTY_MAX_SESSIONS) {
+				log_warnx("control socket: uid %u refused: %d sessions", cred.uid,
+					VTY_MAX_SESSIONS);
+				refuse(vs, "% Too many sessions, try again later");
+			} else if (cred.uid == 0 || cred.uid == geteuid()) {
+				vs->cmd.read_only = false;
+			} else if (peer_in_group(srv, cfd, &cred)) {
+				vs->cmd.read_only = true;
+			} else {
+				char why[160];
+
+				log_warnx(
+					"control socket: uid %u (pid %d) refused: not in group %s",
+					cred.uid, cred.pid, srv->group);
+				snprintf(why, sizeof(why),
+					"%% Access denied: uid %u is neither root nor in group %s",
+					cred.uid, srv->group);
+				refuse(vs, why);
+			}
+		}
+		if (!vs->refused)
+			ev_timer_start(loop, vs->linger, ev_now(loop) + VTY_HELLO_TIMEOUT_US);
+		session_run(vs);
+	}
+}
+
+/* ---- server ---- */
+
+static int remove_stale_socket(const char *path, char *err, size_t errlen)
+{
+	int fd = ctl_connect(path);
+
+	if (fd >= 0) {
+		close(fd);
+		snprintf(err, errlen, "%s: a daemon is already listening there", path);
+		return -1;
+	}
+	if (errno == ENOENT)
+		return 0;
+	if (errno == ECONNREFUSED && unlink(path) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return -1;
+}
+
+struct vty_server *vty_server_new(
+	struct ev_loop *loop, const char *path, const char *group, char *err, size_t errlen)
+{
+	struct vty_server *srv = calloc(1, sizeof(*srv));
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct group *gr;
+	mode_t old_umask;
+
+	if (srv == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	srv->loop = loop;
+	srv->fd = -1;
+	srv->path = strdup(path);
+	srv->group = strdup(group != NULL ? group : "");
+	if (srv->path == NULL || srv->group == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		goto fail;
+	}
+	strcpy(sun.sun_path, path);
+	if (remove_stale_socket(path, err, errlen) < 0)
+		goto fail;
+	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (srv->fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		goto fail;
+	}
+	old_umask = umask(0117); /* created 0660, never briefly wider */
+	if (bind(srv->fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		umask(old_umask);
+		snprintf(err, errlen, "bind %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	umask(old_umask);
+	if ((gr = getgrnam(srv->group)) != NULL) {
+		srv->group_gid = gr->gr_gid;
+		srv->group_exists = true;
+		if (chown(path, (uid_t)-1, gr->gr_gid) < 0)
+			log_warn("control socket: chown %s to group %s", path, srv->group);
+	}
+	if (chmod(path, 0660) < 0 || listen(srv->fd, 64) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		unlink(path);
+		goto fail;
+	}
+	srv->io = ev_io_add(loop, srv->fd, EV_READ, listener_io, srv);
+	if (srv->io == NULL) {
+		snprintf(err, errlen, "event loop: %s", strerror(errno));
+		unlink(path);
+		goto fail;
+	}
+	the_server = srv;
+	log_set_hook(vty_log_hook, srv);
+	return srv;
+fail:
+	if (srv->fd >= 0)
+		close(srv->fd);
+	free(srv->path);
+	free(srv->group);
+	free(srv);
+	return NULL;
+}
+
+void vty_server_free(struct vty_server *srv)
+{
+	if (srv == NULL)
+		return;
+	log_set_hook(NULL, NULL);
+	while (srv->sessions != NULL)
+		session_close(srv->sessions);
+	ev_io_del(srv->loop, srv->io);
+	close(srv->fd);
+	unlink(srv->path);
+	if (the_server == srv)
+		the_server = NULL;
+	free(srv->path);
+	free(srv->group);
+	free(srv);
+}
+
+size_t vty_server_sessions(const struct vty_server *srv)
+{
+	return srv->nsessions;
+}
+
+/* ---- show users ---- */
+
+static int cmd_show_users(struct cmd_session *s, const struct cmd_args *a)
+{
+	(void)a;
+	if (the_server == NULL)
+		return CMD_OK;
+	cmd_out(s, "    %-5s %-12s %-7s %-10s %-8s %-9s %s\n", "Line", "User", "Pid", "Mode",
+		"Monitor", "Queued", "Dropped");
+	for (struct vty_session *vs = the_server->sessions; vs != NULL; vs = vs->next) {
+		struct passwd pw, *pwp = NULL;
+		char pwbuf[1024], user[16];
+		const struct cmd_node_def *n = cmd_node_get(vs->cmd.node);
+
+		if (vs->refused || !vs->hello_done)
+			continue;
+		if (getpwuid_r(vs->uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp != NULL)
+			snprintf(user, sizeof(user), "%s", pw.pw_name);
+		else
+			snprintf(user, sizeof(user), "%u", vs->uid);
+		cmd_out(s, "%s   %-5u %-12s %-7d %-10s %-8s %-9zu %llu%s\n",
+			&vs->cmd == s ? "*" : " ", vs->cmd.id, user, (int)vs->pid,
+			n != NULL ? n->name : "?", vs->cmd.monitor ? "yes" : "no",
+			ctl_buf_pending(&vs->out), (unsigned long long)vs->monitor_dropped_total,
+			vs->cmd.read_only ? " (read-only)" : "");
+	}
+	return CMD_OK;
+}
+
+static const struct cmd_def vty_cmds[] = {
+	{.spec = "show users",
+		.help = SHOW_STR "Control socket sessions\n",
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_users},
+};
+
+void vty_install_commands(void)
+{
+	cmd_install(vty_cmds, CMD_COUNT(vty_cmds));
+}

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Runs the end-to-end scenarios (every tests/e2e/*/run.sh, or the ones named as arguments), each
+# in its own process, prints each scenario's table and then one summary. Exits non-zero when a
+# scenario failed, crashed, timed out or printed no result line.
+#
+#   tests/e2e/run.sh [SCENARIO...]
+#   E2E_REQUIRE_ROUTER=1   a skipped "with pgmrouterd" variant counts as a failure
+#   E2E_TIMEOUT=S          per-scenario limit in seconds (default 300)
+#   ROUTER_CMD=...         the router daemon command (default build/pgmrouterd)
+cd "$(dirname "$0")" || exit 1
+E2E_DIR=$(pwd)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "e2e: needs root (network namespaces)" >&2
+	exit 1
+fi
+for p in pgm-send pgm-recv zmq-pub zmq-sub; do
+	if [ ! -x "../../build/peers/$p" ]; then
+		echo "e2e: build/peers/$p missing; run make tools" >&2
+		exit 1
+	fi
+done
+
+if [ $# -gt 0 ]; then
+	scenarios=("$@")
+else
+	scenarios=()
+	for f in */run.sh; do scenarios+=("${f%/run.sh}"); done
+fi
+
+logdir=$(mktemp -d -t pl-e2e-logs.XXXXXX) || exit 1
+trap 'rm -rf "$logdir"' EXIT
+limit=${E2E_TIMEOUT:-300}
+summary=()
+failed=0
+start=$(date +%s)
+before=$(ip netns list | grep -c '^pl-')
+
+for s in "${scenarios[@]}"; do
+	if [ ! -x "$E2E_DIR/$s/run.sh" ]; then
+		echo "e2e: no scenario $s" >&2
+		summary+=("$s|missing|-|-|-|-")
+		failed=1
+		continue
+	fi
+	# Own session, so a timeout ends the scenario's trap handler cleanly (TERM, then KILL).
+	timeout -k 20 "$limit" "$E2E_DIR/$s/run.sh" 2>&1 | tee "$logdir/$s.log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep '^E2E-RESULT ' "$logdir/$s.log" | tail -n 1)
+	get() { echo "$line" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2 }'; }
+	if [ -z "$line" ]; then
+		summary+=("$s|no result (exit $rc)|-|-|-|-")
+		failed=1
+	else
+		summary+=("$s|$(get without)|$(get with)|$(get checks)|$(get failed)|$(get seconds)")
+		[ "$rc" = 0 ] || failed=1
+	fi
+	echo
+done
+
+after=$(ip netns list | grep -c '^pl-')
+echo "=== e2e summary"
+printf "%-16s %-22s %-10s %7s %7s %8s\n" scenario "without pgmrouterd" "with" checks failed seconds
+for row in "${summary[@]}"; do
+	IFS='|' read -r name wo wi ch fa se <<<"$row"
+	printf "%-16s %-22s %-10s %7s %7s %8s\n" "$name" "$wo" "$wi" "$ch" "$fa" "$se"
+done
+if printf '%s\n' "${summary[@]}" | grep -q '|skipped|'; then
+	echo "!!! the 'with pgmrouterd' variants were SKIPPED: no daemon binary;" \
+		"router assist was not tested"
+fi
+if [ "$after" -gt "$before" ]; then
+	echo "!!! e2e: $((after - before)) more pl-* namespaces than before the run"
+	failed=1
+fi
+echo "=== e2e: $([ $failed = 0 ] && echo passed || echo FAILED) in $(($(date +%s) - start)) s"
+exit $failed

@@ -1,0 +1,613 @@
+# shellcheck shell=bash
+# Variables set here are read by the scripts that source this file:
+# shellcheck disable=SC2034
+#
+# The pgmrouter namespace lab: topologies of network namespaces joined by veth links, plain
+# kernel multicast forwarding (smcroute static routes), loss injection, per-segment packet
+# counters per PGM type, process tracking and a cleanup that leaves nothing behind.
+#
+# Source it from bash:  . tests/lab/lib.sh; lab_init mytag; lab_topo_one_router; ...
+#
+# Model
+#   node     a namespace that is a host or a router ("$LAB_ID-NAME")
+#   LAN      a namespace holding one bridge, br0 ("$LAB_ID-lan-NAME"). Every segment is a LAN,
+#            even a router-to-router link, so each segment has one place that sees every frame
+#            once: the bridge's prerouting hook, where the per-type counters live. Each node
+#            interface is a veth whose peer end is a port of that bridge. The bridge floods
+#            everything (no multicast snooping, no MAC learning), so it behaves like a hub and a
+#            capture on br0 sees the unicast NAKs too.
+#   address  LAN number k (in creation order) is 198.18.k.0/24; a node's address on it is
+#            198.18.k.HOST with HOST chosen by the caller (routers .1, .2; hosts .10 and up).
+#
+# Every name carries the run's unique id (LAB_ID, e.g. pl-e2e-3fa9c1), so parallel runs never
+# collide. Everything made is recorded under LAB_DIR (a mktemp directory) and lab_cleanup,
+# installed on EXIT, INT and TERM, removes it: processes first, then namespaces, then files.
+# lab_cleanup is idempotent. A run left behind on purpose (demo --interactive) is removed with
+# lab_teardown_id ID.
+#
+# Environment
+#   LAB_VERBOSE=1   echo every command that changes the lab
+#   LAB_KEEP=1      keep LAB_DIR (logs, configs) after cleanup and print where it is
+#   ROUTER_CMD      router daemon command (default: build/pgmrouterd of this tree)
+
+LAB_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LAB_PEERS="$LAB_REPO/build/peers"
+LAB_NET_PREFIX=198.18
+# UDP ports whose datagrams the counters decode as PGM: OpenPGM's UDP encapsulation as the
+# scenarios use it (3055 unicast, 3056 multicast) and ZeroMQ epgm (5555).
+LAB_PGM_UDP_PORTS=${LAB_PGM_UDP_PORTS:-"3055 3056 5555"}
+LAB_GROUPS=${LAB_GROUPS:-239.192.0.1}
+LAB_ID=""
+LAB_DIR=""
+LAB_PID=""
+LAB_LAN_NEXT=1
+
+# PGM packet types (RFC 3208 section 8, type nibble) and the counter names used for them.
+LAB_PGM_TYPES="spm:0 poll:1 polr:2 odata:4 rdata:5 nak:8 nnak:9 ncf:10 spmr:12 ack:13"
+LAB_COUNTERS="spm poll polr odata rdata nak naklist nnak ncf spmr ack other"
+
+lab_log() { echo "lab: $*" >&2; }
+lab_die() {
+	echo "lab: error: $*" >&2
+	exit 1
+}
+lab_run() {
+	[ "${LAB_VERBOSE:-0}" = 1 ] && echo "+ $*" >&2
+	"$@"
+}
+
+# lab_init TAG: starts a run. TAG (letters/digits, up to 8) names it in LAB_ID.
+lab_init() {
+	local tag=${1:-lab} hex cmd
+	[ "$(id -u)" = 0 ] || lab_die "the lab needs root (network namespaces)"
+	for cmd in ip nft iptables smcrouted; do
+		command -v "$cmd" >/dev/null || lab_die "missing command: $cmd"
+	done
+	case $tag in *[!a-z0-9]* | "") lab_die "bad lab tag '$tag'" ;; esac
+	[ ${#tag} -le 8 ] || lab_die "lab tag '$tag' longer than 8"
+	while :; do
+		hex=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+		LAB_ID="pl-$tag-$hex"
+		ip netns list | grep -q "^$LAB_ID-" || break
+	done
+	LAB_DIR=$(mktemp -d -t "$LAB_ID.XXXXXX") || lab_die "mktemp failed"
+	: >"$LAB_DIR/namespaces"
+	: >"$LAB_DIR/pids"
+	: >"$LAB_DIR/links"
+	LAB_LAN_NEXT=1
+	trap 'lab_cleanup' EXIT
+	trap 'lab_cleanup; trap - INT; kill -INT $$' INT
+	trap 'lab_cleanup; trap - TERM; kill -TERM $$' TERM
+	[ "${LAB_VERBOSE:-0}" = 1 ] && lab_log "run $LAB_ID in $LAB_DIR"
+	return 0
+}
+
+# lab_groups GROUP...: the multicast groups the topology builders route (default 239.192.0.1).
+lab_groups() { LAB_GROUPS="$*"; }
+
+lab_ns() { echo "$LAB_ID-$1"; }
+lab_lan_ns() { echo "$LAB_ID-lan-$1"; }
+
+# lab_exec NODE CMD...: runs CMD inside the node's namespace.
+lab_exec() {
+	local node=$1
+	shift
+	ip netns exec "$(lab_ns "$node")" "$@"
+}
+
+lab_lan_exec() {
+	local lan=$1
+	shift
+	ip netns exec "$(lab_lan_ns "$lan")" "$@"
+}
+
+_lab_netns_add() {
+	lab_run ip netns add "$1" || lab_die "cannot create namespace $1"
+	echo "$1" >>"$LAB_DIR/namespaces"
+	ip -n "$1" link set lo up
+	# Quiet, predictable namespaces: no IPv6 chatter, no reverse-path filtering.
+	ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 net.ipv4.conf.all.rp_filter=0 \
+		net.ipv4.conf.default.rp_filter=0 >/dev/null
+}
+
+# lab_host NAME: a host namespace.
+lab_host() {
+	_lab_netns_add "$(lab_ns "$1")"
+	echo host >"$LAB_DIR/role.$1"
+}
+
+# lab_router NAME: a router namespace, unicast forwarding on. Multicast forwarding comes from
+# smcroute (lab_smcroute_start), which owns the kernel's multicast routing socket.
+lab_router() {
+	local ns
+	ns=$(lab_ns "$1")
+	_lab_netns_add "$ns"
+	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 >/dev/null
+	echo router >"$LAB_DIR/role.$1"
+	: >"$LAB_DIR/mroutes.$1"
+}
+
+# lab_lan NAME: a segment: a LAN namespace with a hub-like bridge and the per-type counters.
+lab_lan() {
+	local name=$1 ns
+	ns=$(lab_lan_ns "$name")
+	[ -e "$LAB_DIR/lan.$name" ] && lab_die "LAN $name exists"
+	[ "$LAB_LAN_NEXT" -le 255 ] || lab_die "too many LANs"
+	_lab_netns_add "$ns"
+	ip -n "$ns" link add br0 type bridge mcast_snooping 0 ageing_time 0 stp_state 0 ||
+		lab_die "cannot create the bridge of LAN $name"
+	ip -n "$ns" link set br0 up
+	echo "$LAB_LAN_NEXT 0" >"$LAB_DIR/lan.$name"
+	LAB_LAN_NEXT=$((LAB_LAN_NEXT + 1))
+	_lab_counters_install "$ns" || lab_die "cannot install the counters of LAN $name"
+}
+
+# lab_lan_number LAN: the k of 198.18.k.0/24.
+lab_lan_number() {
+	local num _
+	read -r num _ <"$LAB_DIR/lan.$1" || lab_die "no LAN $1"
+	echo "$num"
+}
+
+lab_lan_prefix() { echo "$LAB_NET_PREFIX.$(lab_lan_number "$1").0/24"; }
+lab_lans() { (cd "$LAB_DIR" && for f in lan.*; do [ -e "$f" ] && echo "${f#lan.}"; done); }
+
+# lab_attach NODE IFNAME LAN HOST: connects NODE to LAN through interface IFNAME with address
+# 198.18.k.HOST/24, and waits until the interface is up.
+lab_attach() {
+	local node=$1 ifname=$2 lan=$3 host=$4 ns lns num ports addr
+	ns=$(lab_ns "$node")
+	lns=$(lab_lan_ns "$lan")
+	read -r num ports <"$LAB_DIR/lan.$lan" || lab_die "no LAN $lan"
+	ports=$((ports + 1))
+	echo "$num $ports" >"$LAB_DIR/lan.$lan"
+	addr="$LAB_NET_PREFIX.$num.$host"
+	# Created inside the node's namespace with its peer moved straight into the LAN's: nothing
+	# ever appears in the namespace this script runs in.
+	lab_run ip -n "$ns" link add "$ifname" type veth peer name "p$ports" netns "$lns" ||
+		lab_die "cannot link $node:$ifname to LAN $lan"
+	ip -n "$lns" link set "p$ports" master br0 up
+	ip -n "$ns" addr add "$addr/24" dev "$ifname"
+	ip -n "$ns" link set "$ifname" up
+	echo "$node $ifname $lan $addr p$ports" >>"$LAB_DIR/links"
+	lab_wait 5 "$node:$ifname up" _lab_if_running "$ns" "$ifname"
+}
+
+_lab_if_running() {
+	ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q 'state UP'
+}
+
+# lab_addr NODE IFNAME or lab_addr NODE @LAN: the node's address on an interface or a LAN.
+lab_addr() {
+	local node=$1 where=$2
+	if [ "${where#@}" != "$where" ]; then
+		awk -v n="$node" -v l="${where#@}" '$1 == n && $3 == l { print $4; exit }' \
+			"$LAB_DIR/links"
+	else
+		awk -v n="$node" -v i="$where" '$1 == n && $2 == i { print $4; exit }' \
+			"$LAB_DIR/links"
+	fi
+}
+
+# lab_if NODE LAN: the node's interface on LAN.
+lab_if() {
+	awk -v n="$1" -v l="$2" '$1 == n && $3 == l { print $2; exit }' "$LAB_DIR/links"
+}
+
+# lab_node_lan NODE: the LAN of a host's first interface.
+lab_node_lan() {
+	awk -v n="$1" '$1 == n { print $3; exit }' "$LAB_DIR/links"
+}
+
+# lab_route NODE PREFIX VIA: a static unicast route; PREFIX may be "default".
+lab_route() {
+	lab_run ip -n "$(lab_ns "$1")" route add "$2" via "$3" ||
+		lab_die "cannot add route $2 via $3 in $1"
+}
+
+# lab_mroute ROUTER IIF SOURCE GROUP OIF...: a source-specific static multicast route for
+# smcroute. Source-specific, because a (*,G) route is only made on the first packet and the
+# kernel holds just a few packets meanwhile: the first SPMs would be lost.
+lab_mroute() {
+	local router=$1 iif=$2 source=$3 group=$4
+	shift 4
+	[ -e "$LAB_DIR/mroutes.$router" ] || lab_die "$router is not a router"
+	echo "mroute from $iif source $source group $group to $*" >>"$LAB_DIR/mroutes.$router"
+}
+
+# lab_smcroute_start ROUTER: writes the router's smcroute.conf, starts smcrouted and waits until
+# the kernel holds every (S,G) route.
+lab_smcroute_start() {
+	local router=$1 conf want ifs
+	conf="$LAB_DIR/smcroute.$router.conf"
+	ifs=$(awk '{ print $3; for (i = 9; i <= NF; i++) print $i }' "$LAB_DIR/mroutes.$router" |
+		sort -u)
+	{
+		echo "# generated by the pgmrouter lab"
+		for i in $ifs; do echo "phyint $i enable"; done
+		cat "$LAB_DIR/mroutes.$router"
+	} >"$conf"
+	want=$(wc -l <"$LAB_DIR/mroutes.$router")
+	lab_spawn "$router" "$LAB_DIR/smcroute.$router.log" smcrouted -n -N -f "$conf" \
+		-P "$LAB_DIR/smcroute.$router.pid" -u "$LAB_DIR/smcroute.$router.sock" -l info
+	echo "$LAB_PID" >"$LAB_DIR/smcroute.$router.spawned"
+	lab_wait 10 "smcroute routes in $router" _lab_mroutes_installed "$router" "$want" || {
+		cat "$LAB_DIR/smcroute.$router.log" >&2
+		lab_die "smcroute did not install $want routes in $router"
+	}
+}
+
+_lab_mroutes_installed() {
+	local n
+	n=$(ip -n "$(lab_ns "$1")" mroute show 2>/dev/null | grep -c 'Iif:')
+	[ "$n" -ge "$2" ]
+}
+
+# lab_spawn NODE LOG CMD...: starts CMD in the background inside NODE (a node or "lan:NAME"),
+# stdout and stderr to LOG, and records it for cleanup. The pid is left in LAB_PID (call it
+# directly, not in $(...), or the record is lost).
+lab_spawn() {
+	local node=$1 log=$2 ns
+	shift 2
+	case $node in
+	lan:*) ns=$(lab_lan_ns "${node#lan:}") ;;
+	*) ns=$(lab_ns "$node") ;;
+	esac
+	[ "${LAB_VERBOSE:-0}" = 1 ] && echo "+ [$node] $*" >&2
+	# ip netns exec execs the command, so $! is the command's own pid.
+	ip netns exec "$ns" "$@" >"$log" 2>&1 </dev/null &
+	LAB_PID=$!
+	echo "$LAB_PID $ns $1" >>"$LAB_DIR/pids"
+}
+
+# lab_wait SECONDS WHAT CMD...: polls CMD every 50 ms until it succeeds; 1 on timeout.
+lab_wait() {
+	local limit=$1 what=$2 end
+	shift 2
+	end=$(($(date +%s%N) + limit * 1000000000))
+	while ! "$@"; do
+		if [ "$(date +%s%N)" -ge "$end" ]; then
+			lab_log "timeout after ${limit}s waiting for $what"
+			return 1
+		fi
+		sleep 0.05
+	done
+	return 0
+}
+
+# lab_wait_file_line SECONDS FILE REGEX: waits until FILE has a line matching REGEX.
+lab_wait_file_line() {
+	lab_wait "$1" "'$3' in $(basename "$2")" grep -qE "$3" "$2"
+}
+
+# lab_wait_pid PID SECONDS: waits for a process started by lab_spawn to exit and returns its exit
+# status; on timeout kills it and returns 124.
+lab_wait_pid() {
+	local pid=$1 limit=$2 end rc
+	end=$(($(date +%s%N) + limit * 1000000000))
+	while kill -0 "$pid" 2>/dev/null; do
+		if ! _lab_is_zombie "$pid" && [ "$(date +%s%N)" -ge "$end" ]; then
+			kill -TERM "$pid" 2>/dev/null
+			sleep 0.5
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		_lab_is_zombie "$pid" && break
+		sleep 0.05
+	done
+	wait "$pid" 2>/dev/null
+	rc=$?
+	return $rc
+}
+
+_lab_is_zombie() {
+	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ]
+}
+
+# lab_stop PID: asks a spawned process to end (TERM), waits up to 5 s, then kills it.
+lab_stop() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		_lab_is_zombie "$pid" && break
+		sleep 0.05
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# The router daemon hook -----------------------------------------------------------------------
+
+lab_router_cmd() { echo "${ROUTER_CMD:-$LAB_REPO/build/pgmrouterd}"; }
+
+# lab_router_available: true when the router daemon binary exists.
+lab_router_available() {
+	local cmd
+	read -r cmd _ <<<"$(lab_router_cmd)"
+	[ -x "$cmd" ]
+}
+
+lab_router_sock() { echo "$LAB_DIR/pgmrouterd.$1.sock"; }
+
+# lab_router_config ROUTER: a default startup config for pgmrouterd in ROUTER, on stdout: router
+# assist on every interface the topology gave the router.
+# ROUTER-HOOK: adjust to the daemon's final configuration language.
+lab_router_config() {
+	local router=$1 ifname
+	echo "! pgmrouterd startup config for $router, generated by the lab"
+	echo "hostname $router"
+	awk -v n="$router" '$1 == n { print $2 }' "$LAB_DIR/links" | while read -r ifname; do
+		echo "interface $ifname"
+		echo " ip pgm router"
+	done
+	echo "end"
+}
+
+# lab_router_start ROUTER CONF: starts the router daemon in ROUTER's namespace with startup
+# config CONF (ROUTER_CMD -d -f CONF -s SOCK), records it for cleanup and waits for its control
+# socket. The pid is left in LAB_PID.
+lab_router_start() {
+	local router=$1 conf=$2 sock cmd
+	sock=$(lab_router_sock "$router")
+	read -r -a cmd <<<"$(lab_router_cmd)"
+	lab_spawn "$router" "$LAB_DIR/pgmrouterd.$router.log" "${cmd[@]}" -d -f "$conf" -s "$sock"
+	echo "$LAB_PID" >"$LAB_DIR/pgmrouterd.$router.pid"
+	lab_wait 10 "pgmrouterd control socket in $router" _lab_sock_or_exit "$sock" "$LAB_PID"
+	if [ ! -S "$sock" ]; then
+		lab_log "pgmrouterd in $router did not come up; its log:"
+		sed 's/^/    /' "$LAB_DIR/pgmrouterd.$router.log" >&2
+		return 1
+	fi
+}
+
+_lab_sock_or_exit() {
+	[ -S "$1" ] && return 0
+	! kill -0 "$2" 2>/dev/null || _lab_is_zombie "$2"
+}
+
+# lab_router_running ROUTER: true while the daemon started in ROUTER is alive.
+lab_router_running() {
+	local pid
+	pid=$(cat "$LAB_DIR/pgmrouterd.$1.pid" 2>/dev/null) || return 1
+	kill -0 "$pid" 2>/dev/null && ! _lab_is_zombie "$pid"
+}
+
+# Loss injection -------------------------------------------------------------------------------
+
+# lab_loss NODE IFNAME SPEC [TYPES]: drops PGM packets leaving NODE through IFNAME, in the mangle
+# table's POSTROUTING chain (after any FORWARD verdict, so a router's own rules cannot bypass it).
+#   SPEC   a probability (0.05: random 5 %) or nth:N (deterministic, every Nth packet)
+#   TYPES  odata (default) or all; rdata, nak, ncf, spm also work (one type)
+# Both PGM over IP (protocol 113) and PGM over UDP (LAB_PGM_UDP_PORTS) are matched.
+lab_loss() {
+	local node=$1 ifname=$2 spec=$3 types=${4:-odata} ns stat type_num="" ports
+	ns=$(lab_ns "$node")
+	case $spec in
+	nth:*) stat=(-m statistic --mode nth --every "${spec#nth:}" --packet 0) ;;
+	*) stat=(-m statistic --mode random --probability "$spec") ;;
+	esac
+	if [ "$types" != all ]; then
+		type_num=$(_lab_type_number "$types") || lab_die "unknown PGM type $types"
+	fi
+	if ! ip netns exec "$ns" iptables -t mangle -nL PL_LOSS >/dev/null 2>&1; then
+		ip netns exec "$ns" iptables -t mangle -N PL_LOSS
+		ip netns exec "$ns" iptables -t mangle -A POSTROUTING -j PL_LOSS
+	fi
+	ports=$(echo "$LAB_PGM_UDP_PORTS" | tr ' ' ',')
+	if [ -n "$type_num" ]; then
+		# u32: jump over the IP header (IHL), then test the type nibble of the PGM header,
+		# byte 4 of it, after the 8-byte UDP header for the encapsulated form.
+		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p 113 \
+			-m u32 --u32 "0>>22&0x3C@4>>24&0x0F=$type_num" "${stat[@]}" -j DROP
+		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p udp \
+			-m multiport --dports "$ports" \
+			-m u32 --u32 "0>>22&0x3C@12>>24&0x0F=$type_num" "${stat[@]}" -j DROP
+	else
+		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p 113 \
+			"${stat[@]}" -j DROP
+		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p udp \
+			-m multiport --dports "$ports" "${stat[@]}" -j DROP
+	fi
+}
+
+# lab_loss_dropped NODE: packets dropped so far by NODE's loss rules.
+lab_loss_dropped() {
+	ip netns exec "$(lab_ns "$1")" iptables -t mangle -nvxL PL_LOSS 2>/dev/null |
+		awk '$3 == "DROP" { n += $1 } END { print n + 0 }'
+}
+
+lab_loss_clear() {
+	ip netns exec "$(lab_ns "$1")" iptables -t mangle -F PL_LOSS 2>/dev/null
+	return 0
+}
+
+_lab_type_number() {
+	local t
+	for t in $LAB_PGM_TYPES; do
+		if [ "${t%%:*}" = "$1" ]; then
+			echo "${t#*:}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# Counters -------------------------------------------------------------------------------------
+
+# One nft table per LAN, bridge family, prerouting: every frame entering the bridge from any port,
+# that is every frame on the segment, exactly once. The type is the low nibble of byte 4 of the
+# PGM header (after the 8-byte UDP header when encapsulated). naklist counts the NAKs that carry
+# options (OpenPGM puts OPT_NAK_LIST there); they are counted in nak too.
+_lab_counters_install() {
+	local ns=$1 c t name num ports enc off
+	ports=$(echo "$LAB_PGM_UDP_PORTS" | tr ' ' ',')
+	{
+		echo "table bridge pl_count {"
+		echo "  set pgm_udp_ports { type inet_service; elements = { $ports } }"
+		for c in $LAB_COUNTERS; do echo "  counter $c { }"; done
+		# off: bit offset of the PGM header from the transport header.
+		for enc in ip:0 udp:64; do
+			off=${enc#*:}
+			echo "  chain type_${enc%%:*} {"
+			for t in $LAB_PGM_TYPES; do
+				name=${t%%:*}
+				num=${t#*:}
+				if [ "$name" = nak ]; then
+					echo "    @th,$((off + 36)),4 $num @th,$((off + 47)),1 1 counter name naklist"
+				fi
+				echo "    @th,$((off + 36)),4 $num counter name $name return"
+			done
+			echo "    counter name other"
+			echo "  }"
+		done
+		echo "  chain count {"
+		echo "    type filter hook prerouting priority -300; policy accept;"
+		echo "    ip protocol 113 jump type_ip"
+		echo "    udp dport @pgm_udp_ports jump type_udp"
+		echo "  }"
+		echo "}"
+	} >"$LAB_DIR/counters.nft"
+	ip netns exec "$ns" nft -f "$LAB_DIR/counters.nft"
+}
+
+# lab_counts LAN: every counter of the segment as "spm=N odata=N ...".
+lab_counts() {
+	lab_lan_exec "$1" nft list counters table bridge pl_count 2>/dev/null | awk '
+		$1 == "counter" { name = $2 }
+		$1 == "packets" { printf "%s%s=%s", sep, name, $2; sep = " " }
+		END { print "" }'
+}
+
+# lab_count LAN TYPE: one counter of the segment.
+lab_count() {
+	lab_counts "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'
+}
+
+lab_counts_reset() {
+	lab_lan_exec "$1" nft reset counters table bridge pl_count >/dev/null
+}
+
+# lab_kv KEY LINE: the value of KEY in a key=value line.
+lab_kv() {
+	echo "$2" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print substr($0, length(k) + 2); exit }'
+}
+
+# lab_result FILE: the last summary line ("result=...") a peer wrote.
+lab_result() {
+	grep '^result=' "$1" 2>/dev/null | tail -n 1
+}
+
+# Captures -------------------------------------------------------------------------------------
+
+# lab_capture_start LAN FILE [FILTER]: captures whole frames on the LAN's bridge with dumpcap
+# (pcap format). The pid is left in LAB_PID; stop it with lab_capture_stop PID.
+lab_capture_start() {
+	local lan=$1 file=$2 filter=${3:-"ip proto 113 or udp"} log
+	log="$LAB_DIR/dumpcap.$lan.$(basename "$file").log"
+	lab_spawn "lan:$lan" "$log" dumpcap -q -P -s 0 -i br0 -f "$filter" -w "$file"
+	lab_wait 10 "dumpcap on LAN $lan" _lab_capture_running "$file" "$LAB_PID" || {
+		cat "$log" >&2
+		return 1
+	}
+}
+
+_lab_capture_running() {
+	kill -0 "$2" 2>/dev/null || return 1
+	[ -s "$1" ]
+}
+
+lab_capture_stop() {
+	kill -INT "$1" 2>/dev/null
+	lab_wait_pid "$1" 10 >/dev/null
+	return 0
+}
+
+# Cleanup --------------------------------------------------------------------------------------
+
+# lab_cleanup: ends every process the run started, deletes every namespace it made and its
+# files. Safe to call more than once, and from a trap.
+lab_cleanup() {
+	local pid ns rest i
+	[ -n "$LAB_DIR" ] && [ -d "$LAB_DIR" ] || return 0
+	# Processes first, by recorded pid, only if they still live in this run's namespace.
+	if [ -s "$LAB_DIR/pids" ]; then
+		while read -r pid ns rest; do
+			_lab_pid_in_ns "$pid" "$ns" && kill -TERM "$pid" 2>/dev/null
+		done <"$LAB_DIR/pids"
+		for i in $(seq 1 60); do
+			_lab_any_alive "$LAB_DIR/pids" || break
+			sleep 0.05
+		done
+		while read -r pid ns rest; do
+			_lab_pid_in_ns "$pid" "$ns" && kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+		done <"$LAB_DIR/pids"
+	fi
+	# Then the namespaces, with anything still running inside them.
+	while read -r ns; do
+		_lab_netns_destroy "$ns"
+	done < <(tac "$LAB_DIR/namespaces" 2>/dev/null)
+	if [ "${LAB_KEEP:-0}" = 1 ]; then
+		lab_log "kept $LAB_DIR"
+	else
+		rm -rf "$LAB_DIR"
+	fi
+	LAB_DIR=""
+	return 0
+}
+
+_lab_pid_in_ns() {
+	[ -d "/proc/$1" ] || return 1
+	[ "$(ip netns identify "$1" 2>/dev/null)" = "$2" ]
+}
+
+_lab_any_alive() {
+	local pid ns rest
+	while read -r pid ns rest; do
+		if _lab_pid_in_ns "$pid" "$ns" && ! _lab_is_zombie "$pid"; then
+			return 0
+		fi
+	done <"$1"
+	return 1
+}
+
+_lab_netns_destroy() {
+	local ns=$1 pid
+	ip netns list | awk '{ print $1 }' | grep -qxF "$ns" || return 0
+	for pid in $(ip netns pids "$ns" 2>/dev/null); do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	ip netns del "$ns" 2>/dev/null || lab_log "could not delete namespace $ns"
+}
+
+# lab_teardown_id ID: removes a run that was left running on purpose (all namespaces named
+# ID-*, their processes, and the run's temp directory).
+lab_teardown_id() {
+	local id=$1 ns tmp
+	case $id in pl-*-??????) ;; *) lab_die "not a lab run id: $id" ;; esac
+	for ns in $(ip netns list | awk '{ print $1 }' | grep "^$id-"); do
+		_lab_netns_destroy "$ns"
+	done
+	tmp=$(dirname "$(mktemp -u -t x.XXXXXX)")
+	for d in "$tmp/$id".??????; do
+		[ -d "$d" ] && rm -rf "$d"
+	done
+	return 0
+}
+
+# lab_leftovers: prints what any lab run (pl-*) left behind; true when nothing.
+lab_leftovers() {
+	local found=0
+	if ip netns list | grep -q '^pl-'; then
+		ip netns list | grep '^pl-' | sed 's/^/leftover namespace: /'
+		found=1
+	fi
+	return $found
+}
+
+# shellcheck source-path=SCRIPTDIR source=topo.sh
+. "$LAB_REPO/tests/lab/topo.sh"

@@ -1,0 +1,300 @@
+/*
+ * Shared by the test peers (pgm-send, pgm-recv, zmq-pub, zmq-sub): the self-checking payload, the
+ * delivery tracker that proves "every message exactly once and in order", clocks, signals and the
+ * machine-readable summary line.
+ *
+ * Payload layout (big endian), SIZE bytes in total, SIZE >= PEER_HEADER_LEN:
+ *   0  magic    "PLAB"
+ *   4  run id   chosen by the sender, so a receiver ignores traffic of another run
+ *   8  sequence 0, 1, 2, ... one per message
+ *  16  size     total message length, must equal the received length
+ *  20  checksum FNV-1a over every byte of the message except the checksum field itself
+ *  24  body     byte i of the message is (seq * 131 + i * 7) mod 256
+ * A receiver recomputes the checksum and the body pattern, so truncation, corruption and
+ * misdelivery are told apart from loss.
+ *
+ * Everything here is static inline: each peer is one .c file built into its own program.
+ */
+#ifndef PEER_COMMON_H
+#define PEER_COMMON_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PEER_MAGIC	0x504c4142u /* "PLAB" */
+#define PEER_HEADER_LEN 24u
+#define PEER_MAX_SIZE	65000u
+
+/* Exit codes shared by every peer; the lab scripts rely on them. */
+#define PEER_EXIT_OK	  0 /* everything delivered exactly once, in order */
+#define PEER_EXIT_FAIL	  1 /* ran to the end but the delivery check failed */
+#define PEER_EXIT_TIMEOUT 2 /* the run-time limit expired first */
+#define PEER_EXIT_USAGE	  64
+#define PEER_EXIT_SETUP	  70 /* socket creation, bind, connect failed */
+
+static volatile sig_atomic_t peer_stop_requested;
+
+static inline void peer_on_signal(int signo)
+{
+	(void)signo;
+	peer_stop_requested = 1;
+}
+
+/* SIGINT/SIGTERM end the run cleanly (summary printed); SIGPIPE is ignored. */
+static inline void peer_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = peer_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static inline uint64_t peer_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Strict number parsing for options: the whole string, within [min, max]. */
+static inline bool peer_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long value;
+
+	if (text == NULL || *text == '\0' || *text == '-')
+		return false;
+	errno = 0;
+	value = strtoull(text, &end, 10);
+	if (errno != 0 || *end != '\0' || value < min || value > max)
+		return false;
+	*out = value;
+	return true;
+}
+
+static inline bool peer_parse_double(const char *text, double min, double max, double *out)
+{
+	char *end;
+	double value;
+
+	if (text == NULL || *text == '\0')
+		return false;
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno != 0 || *end != '\0' || !(value >= min && value <= max))
+		return false;
+	*out = value;
+	return true;
+}
+
+static inline void peer_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline uint32_t peer_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint32_t peer_fnv1a(uint32_t hash, const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		hash ^= p[i];
+		hash *= 16777619u;
+	}
+	return hash;
+}
+
+static inline uint32_t peer_checksum(const uint8_t *msg, size_t len)
+{
+	uint32_t hash = 2166136261u;
+
+	hash = peer_fnv1a(hash, msg, 20);
+	return peer_fnv1a(hash, msg + PEER_HEADER_LEN, len - PEER_HEADER_LEN);
+}
+
+static inline uint8_t peer_body_byte(uint64_t seq, size_t offset)
+{
+	return (uint8_t)(seq * 131u + offset * 7u);
+}
+
+/* Fills buf (size bytes, size >= PEER_HEADER_LEN) with message number seq. */
+static inline void peer_payload_build(uint8_t *buf, size_t size, uint32_t run_id, uint64_t seq)
+{
+	peer_put32(buf, PEER_MAGIC);
+	peer_put32(buf + 4, run_id);
+	peer_put32(buf + 8, (uint32_t)(seq >> 32));
+	peer_put32(buf + 12, (uint32_t)seq);
+	peer_put32(buf + 16, (uint32_t)size);
+	for (size_t i = PEER_HEADER_LEN; i < size; i++)
+		buf[i] = peer_body_byte(seq, i);
+	peer_put32(buf + 20, peer_checksum(buf, size));
+}
+
+enum peer_verdict {
+	PEER_MSG_NEW,	       /* first copy of a message, in order */
+	PEER_MSG_NEW_LATE,     /* first copy, but a higher sequence was already delivered */
+	PEER_MSG_DUPLICATE,    /* a second copy */
+	PEER_MSG_CORRUPT,      /* bad magic, length, checksum or body */
+	PEER_MSG_FOREIGN,      /* intact, but another run id: ignored */
+	PEER_MSG_OUT_OF_RANGE, /* intact, this run, but seq >= the expected count */
+};
+
+struct peer_delivery {
+	uint32_t run_id;
+	uint64_t expected;
+	uint8_t *seen; /* one bit per sequence number */
+	uint64_t unique;
+	uint64_t bytes;
+	uint64_t duplicates;
+	uint64_t out_of_order;
+	uint64_t corrupt;
+	uint64_t foreign;
+	uint64_t out_of_range;
+	uint64_t recovered; /* delivered from a repair (RDATA), when the transport can tell */
+	int64_t highest;    /* highest sequence delivered so far, -1 before the first */
+	uint64_t first_us;  /* time of the first valid message, 0 before */
+	uint64_t complete_us;
+};
+
+static inline bool peer_delivery_init(struct peer_delivery *d, uint32_t run_id, uint64_t expected)
+{
+	memset(d, 0, sizeof(*d));
+	d->run_id = run_id;
+	d->expected = expected;
+	d->highest = -1;
+	d->seen = calloc((size_t)(expected / 8 + 1), 1);
+	return d->seen != NULL;
+}
+
+static inline void peer_delivery_free(struct peer_delivery *d)
+{
+	free(d->seen);
+	d->seen = NULL;
+}
+
+static inline bool peer_delivery_complete(const struct peer_delivery *d)
+{
+	return d->unique == d->expected;
+}
+
+/* The verdict on one delivered message; counts it. */
+static inline enum peer_verdict peer_delivery_account(
+	struct peer_delivery *d, const uint8_t *msg, size_t len, uint64_t now_us)
+{
+	uint64_t seq;
+
+	if (len < PEER_HEADER_LEN || len > PEER_MAX_SIZE || peer_get32(msg) != PEER_MAGIC ||
+		peer_get32(msg + 16) != len || peer_get32(msg + 20) != peer_checksum(msg, len)) {
+		d->corrupt++;
+		return PEER_MSG_CORRUPT;
+	}
+	seq = (uint64_t)peer_get32(msg + 8) << 32 | peer_get32(msg + 12);
+	for (size_t i = PEER_HEADER_LEN; i < len; i++) {
+		if (msg[i] != peer_body_byte(seq, i)) {
+			d->corrupt++;
+			return PEER_MSG_CORRUPT;
+		}
+	}
+	if (peer_get32(msg + 4) != d->run_id) {
+		d->foreign++;
+		return PEER_MSG_FOREIGN;
+	}
+	if (seq >= d->expected) {
+		d->out_of_range++;
+		return PEER_MSG_OUT_OF_RANGE;
+	}
+	if (d->seen[seq / 8] & (1u << (seq % 8))) {
+		d->duplicates++;
+		return PEER_MSG_DUPLICATE;
+	}
+	d->seen[seq / 8] |= (uint8_t)(1u << (seq % 8));
+	d->unique++;
+	d->bytes += len;
+	if (d->first_us == 0)
+		d->first_us = now_us;
+	if (d->unique == d->expected)
+		d->complete_us = now_us;
+	if ((int64_t)seq < d->highest) {
+		d->out_of_order++;
+		return PEER_MSG_NEW_LATE;
+	}
+	d->highest = (int64_t)seq;
+	return PEER_MSG_NEW;
+}
+
+static inline bool peer_delivery_ok(const struct peer_delivery *d)
+{
+	return peer_delivery_complete(d) && d->duplicates == 0 && d->out_of_order == 0 &&
+	       d->corrupt == 0 && d->out_of_range == 0;
+}
+
+/* First sequence number not delivered, or expected when none is missing. */
+static inline uint64_t peer_delivery_first_missing(const struct peer_delivery *d)
+{
+	for (uint64_t seq = 0; seq < d->expected; seq++)
+		if (!(d->seen[seq / 8] & (1u << (seq % 8))))
+			return seq;
+	return d->expected;
+}
+
+/*
+ * The one-line, key=value summary every receiver prints last on stdout. result is ok, fail or
+ * timeout; the lab scripts parse these keys.
+ */
+/*
+ * recovered is "na" when the transport cannot tell repaired messages apart (ZeroMQ); resets
+ * counts the transport's unrecoverable-loss reports. first_missing is -1 when none is missing.
+ */
+static inline void peer_delivery_print(const struct peer_delivery *d, const char *peer,
+	const char *result, uint64_t start_us, uint64_t end_us, bool knows_recovered,
+	uint64_t resets)
+{
+	uint64_t missing = d->expected - d->unique;
+	uint64_t data_ms = 0;
+	char recovered[24] = "na";
+
+	if (d->first_us != 0)
+		data_ms = ((d->complete_us ? d->complete_us : end_us) - d->first_us) / 1000u;
+	if (knows_recovered)
+		snprintf(recovered, sizeof(recovered), "%" PRIu64, d->recovered);
+	printf("result=%s peer=%s expected=%" PRIu64 " messages=%" PRIu64 " bytes=%" PRIu64
+	       " duplicates=%" PRIu64 " out_of_order=%" PRIu64 " corrupt=%" PRIu64
+	       " out_of_range=%" PRIu64 " foreign=%" PRIu64 " missing=%" PRIu64
+	       " first_missing=%" PRId64 " recovered=%s resets=%" PRIu64 " data_ms=%" PRIu64
+	       " run_ms=%" PRIu64 "\n",
+		result, peer, d->expected, d->unique, d->bytes, d->duplicates, d->out_of_order,
+		d->corrupt, d->out_of_range, d->foreign, missing,
+		missing ? (int64_t)peer_delivery_first_missing(d) : (int64_t)-1, recovered, resets,
+		data_ms, (end_us - start_us) / 1000u);
+	fflush(stdout);
+}
+
+static inline void peer_delivery_progress(
+	const struct peer_delivery *d, const char *peer, uint64_t start_us, uint64_t now_us)
+{
+	printf("event=progress peer=%s messages=%" PRIu64 " expected=%" PRIu64
+	       " duplicates=%" PRIu64 " out_of_order=%" PRIu64 " corrupt=%" PRIu64
+	       " recovered=%" PRIu64 " run_ms=%" PRIu64 "\n",
+		peer, d->unique, d->expected, d->duplicates, d->out_of_order, d->corrupt,
+		d->recovered, (now_us - start_us) / 1000u);
+	fflush(stdout);
+}
+
+#endif /* PEER_COMMON_H */

@@ -1,0 +1,644 @@
+/*
+ * pgm-send: an OpenPGM source for the lab. Sends COUNT self-checking messages (peer_common.h) at a
+ * paced rate over PGM/IP or PGM/UDP, answers NAKs with RDATA while sending and for a linger time
+ * afterwards, then exits. Prints "event=ready" once connected and a key=value summary at the end.
+ *
+ * OpenPGM facts this program is built around (each one bit us):
+ *  - every socket option, PGM_NOBLOCK included, must be set before pgm_connect;
+ *  - a source sends repairs only from inside pgm_recv, one per call, so the loop keeps calling it
+ *    and polls on the library's descriptors (the repair notification fd among them);
+ *  - the library's rate limiter bursts a second's worth of traffic at low rates, so this program
+ *    paces the messages itself and gives the library limit headroom for repairs.
+ */
+#include <getopt.h>
+#include <poll.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <pgm/pgm.h>
+
+#include "peer_common.h"
+
+#define PEER_NAME "pgm-send"
+
+struct send_options {
+	const char *network;
+	uint64_t dport;
+	uint64_t sport;
+	uint64_t udp_ucast_port;
+	uint64_t udp_mcast_port;
+	uint64_t count;
+	uint64_t size;
+	uint64_t large_every; /* every Nth message is large_size bytes (fragmented), 0: never */
+	uint64_t large_size;
+	double rate;	/* messages per second */
+	uint64_t burst; /* messages sent back to back per tick */
+	uint64_t run_id;
+	uint64_t txw_sqns;
+	uint64_t max_rte; /* library rate limit, bytes per second; 0: derived from --rate */
+	uint64_t spm_ambient_ms;
+	uint64_t start_delay_ms;
+	uint64_t linger_ms;
+	uint64_t timeout_s;
+	uint64_t hops;
+	uint64_t sndbuf;
+	bool router_alert;
+	bool multicast_loop;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: " PEER_NAME " -n NETWORK [options]\n"
+		"  -n, --network STR     OpenPGM network string, interface address first:\n"
+		"                        \"198.18.1.10;239.192.0.1\"\n"
+		"  -s, --port N          data-destination port (default 7500)\n"
+		"      --sport N         data-source port, part of the TSI (default random)\n"
+		"  -u, --udp PORT[:PORT] UDP encapsulation, unicast[:multicast] port\n"
+		"  -c, --count N         messages to send (default 1000)\n"
+		"  -z, --size N          message size in bytes, >= 24 (default 200)\n"
+		"      --large-every N   every Nth message (1st, N+1th, ...) is --large-size "
+		"bytes\n"
+		"      --large-size N    size of those messages (default 4000: OpenPGM fragments\n"
+		"                        them into several TPDUs with OPT_FRAGMENT)\n"
+		"  -r, --rate N          messages per second, paced here (default 1000)\n"
+		"  -b, --burst N         messages sent back to back per tick (default 1)\n"
+		"  -I, --run-id N        run id written into every message (default 1)\n"
+		"      --txw-sqns N      transmit window in sequence numbers (default 10000)\n"
+		"      --max-rte N       library rate limit in bytes/s (default 4 x paced rate,\n"
+		"                        at least 2000000)\n"
+		"      --spm-ambient MS  ambient SPM interval (default 1000)\n"
+		"      --start-delay MS  wait after connect before the first message, so SPMs\n"
+		"                        define the receivers' windows (default 500)\n"
+		"      --linger MS       keep answering NAKs after the last message (default "
+		"3000)\n"
+		"  -T, --timeout S       hard limit on the whole run (default 60)\n"
+		"      --hops N          multicast TTL (default 16)\n"
+		"      --sndbuf N        socket send buffer in bytes (default library's)\n"
+		"  -A, --router-alert    set IP Router Alert (default off, as OpenPGM)\n"
+		"      --loop            enable multicast loopback\n"
+		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
+}
+
+static bool parse_udp_ports(const char *text, uint64_t *ucast, uint64_t *mcast)
+{
+	char buf[32];
+	char *colon;
+
+	if (strlen(text) >= sizeof(buf))
+		return false;
+	strcpy(buf, text);
+	colon = strchr(buf, ':');
+	if (colon != NULL)
+		*colon = '\0';
+	if (!peer_parse_u64(buf, 1, 65535, ucast))
+		return false;
+	if (colon == NULL) {
+		*mcast = *ucast;
+		return true;
+	}
+	return peer_parse_u64(colon + 1, 1, 65535, mcast);
+}
+
+static int parse_options(int argc, char **argv, struct send_options *o)
+{
+	enum {
+		OPT_SPORT = 256,
+		OPT_TXW_SQNS,
+		OPT_MAX_RTE,
+		OPT_SPM_AMBIENT,
+		OPT_START_DELAY,
+		OPT_LINGER,
+		OPT_HOPS,
+		OPT_SNDBUF,
+		OPT_LOOP,
+		OPT_LARGE_EVERY,
+		OPT_LARGE_SIZE,
+	};
+	static const struct option longopts[] = {
+		{"network", required_argument, NULL, 'n'},
+		{"port", required_argument, NULL, 's'},
+		{"sport", required_argument, NULL, OPT_SPORT},
+		{"udp", required_argument, NULL, 'u'},
+		{"count", required_argument, NULL, 'c'},
+		{"size", required_argument, NULL, 'z'},
+		{"large-every", required_argument, NULL, OPT_LARGE_EVERY},
+		{"large-size", required_argument, NULL, OPT_LARGE_SIZE},
+		{"rate", required_argument, NULL, 'r'},
+		{"burst", required_argument, NULL, 'b'},
+		{"run-id", required_argument, NULL, 'I'},
+		{"txw-sqns", required_argument, NULL, OPT_TXW_SQNS},
+		{"max-rte", required_argument, NULL, OPT_MAX_RTE},
+		{"spm-ambient", required_argument, NULL, OPT_SPM_AMBIENT},
+		{"start-delay", required_argument, NULL, OPT_START_DELAY},
+		{"linger", required_argument, NULL, OPT_LINGER},
+		{"timeout", required_argument, NULL, 'T'},
+		{"hops", required_argument, NULL, OPT_HOPS},
+		{"sndbuf", required_argument, NULL, OPT_SNDBUF},
+		{"router-alert", no_argument, NULL, 'A'},
+		{"loop", no_argument, NULL, OPT_LOOP},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	bool ok;
+
+	*o = (struct send_options){
+		.dport = DEFAULT_DATA_DESTINATION_PORT,
+		.count = 1000,
+		.size = 200,
+		.large_size = 4000,
+		.rate = 1000,
+		.burst = 1,
+		.run_id = 1,
+		.txw_sqns = 10000,
+		.spm_ambient_ms = 1000,
+		.start_delay_ms = 500,
+		.linger_ms = 3000,
+		.timeout_s = 60,
+		.hops = 16,
+	};
+	while ((c = getopt_long(argc, argv, "n:s:u:c:z:r:b:I:T:Ah", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			o->network = optarg;
+			ok = true;
+			break;
+		case 's':
+			ok = peer_parse_u64(optarg, 1, 65535, &o->dport);
+			break;
+		case OPT_SPORT:
+			ok = peer_parse_u64(optarg, 1, 65535, &o->sport);
+			break;
+		case 'u':
+			ok = parse_udp_ports(optarg, &o->udp_ucast_port, &o->udp_mcast_port);
+			break;
+		case 'c':
+			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
+			break;
+		case 'z':
+			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->size);
+			break;
+		case OPT_LARGE_EVERY:
+			ok = peer_parse_u64(optarg, 1, 100000000, &o->large_every);
+			break;
+		case OPT_LARGE_SIZE:
+			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->large_size);
+			break;
+		case 'r':
+			ok = peer_parse_double(optarg, 0.1, 1e6, &o->rate);
+			break;
+		case 'b':
+			ok = peer_parse_u64(optarg, 1, 10000, &o->burst);
+			break;
+		case 'I':
+			ok = peer_parse_u64(optarg, 0, UINT32_MAX, &o->run_id);
+			break;
+		case OPT_TXW_SQNS:
+			ok = peer_parse_u64(optarg, 16, 1000000, &o->txw_sqns);
+			break;
+		case OPT_MAX_RTE:
+			ok = peer_parse_u64(optarg, 1000, 1000000000, &o->max_rte);
+			break;
+		case OPT_SPM_AMBIENT:
+			ok = peer_parse_u64(optarg, 10, 600000, &o->spm_ambient_ms);
+			break;
+		case OPT_START_DELAY:
+			ok = peer_parse_u64(optarg, 0, 600000, &o->start_delay_ms);
+			break;
+		case OPT_LINGER:
+			ok = peer_parse_u64(optarg, 0, 3600000, &o->linger_ms);
+			break;
+		case 'T':
+			ok = peer_parse_u64(optarg, 1, 86400, &o->timeout_s);
+			break;
+		case OPT_HOPS:
+			ok = peer_parse_u64(optarg, 1, 255, &o->hops);
+			break;
+		case OPT_SNDBUF:
+			ok = peer_parse_u64(optarg, 4096, 1u << 30, &o->sndbuf);
+			break;
+		case 'A':
+			o->router_alert = true;
+			ok = true;
+			break;
+		case OPT_LOOP:
+			o->multicast_loop = true;
+			ok = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(PEER_EXIT_OK);
+		default:
+			usage(stderr);
+			return -1;
+		}
+		if (!ok) {
+			fprintf(stderr, PEER_NAME ": invalid value for option -%c: %s\n",
+				c < 256 ? c : '-', optarg);
+			return -1;
+		}
+	}
+	if (optind != argc || o->network == NULL) {
+		usage(stderr);
+		return -1;
+	}
+	if (o->max_rte == 0) {
+		/*
+		 * Room for the paced ODATA, the repairs and the SPMs, never below 2 MB/s. Above
+		 * about 1.5 MB/s OpenPGM meters per millisecond, and an APDU (all its fragments)
+		 * must fit into one millisecond's allowance or pgm_send reports RATE_LIMITED
+		 * forever.
+		 */
+		uint64_t largest =
+			o->large_every && o->large_size > o->size ? o->large_size : o->size;
+		double paced = o->rate * (double)(o->size + 64) * 4;
+		double apdu = (double)(largest + (largest / 1400 + 1) * 64) * 1000 * 1.25;
+		o->max_rte = 2000000;
+		if (paced > (double)o->max_rte)
+			o->max_rte = (uint64_t)paced;
+		if (apdu > (double)o->max_rte)
+			o->max_rte = (uint64_t)apdu;
+	}
+	return 0;
+}
+
+static bool set_int(pgm_sock_t *sock, int level, int name, int value, const char *what)
+{
+	if (!pgm_setsockopt(sock, level, name, &value, sizeof(value))) {
+		fprintf(stderr, PEER_NAME ": setting %s to %d failed\n", what, value);
+		return false;
+	}
+	return true;
+}
+
+static void report_error(const char *what, pgm_error_t *err)
+{
+	fprintf(stderr, PEER_NAME ": %s: %s\n", what,
+		err != NULL && err->message != NULL ? err->message : "unknown error");
+	if (err != NULL)
+		pgm_error_free(err);
+}
+
+/* Creates, configures, binds and connects the socket; NULL on failure (reported). */
+static pgm_sock_t *open_source(const struct send_options *o)
+{
+	struct pgm_addrinfo_t *res = NULL;
+	pgm_error_t *err = NULL;
+	pgm_sock_t *sock = NULL;
+	struct pgm_sockaddr_t addr;
+	struct pgm_interface_req_t if_req;
+	const int heartbeat_spm[] = {pgm_msecs(100), pgm_msecs(100), pgm_msecs(100), pgm_msecs(100),
+		pgm_msecs(1300), pgm_secs(7), pgm_secs(16), pgm_secs(25), pgm_secs(30)};
+	char gsi_seed[256];
+	bool ok = true;
+
+	if (!pgm_getaddrinfo(o->network, NULL, &res, &err)) {
+		report_error("parsing the network string", err);
+		return NULL;
+	}
+	if (res->ai_send_addrs_len < 1 || res->ai_recv_addrs_len < 1 ||
+		res->ai_send_addrs[0].gsr_group.ss_family != AF_INET) {
+		fprintf(stderr, PEER_NAME ": the network string must name one IPv4 group\n");
+		goto fail;
+	}
+	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
+		    o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
+		report_error("creating the PGM socket", err);
+		goto fail;
+	}
+	if (o->udp_ucast_port) {
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp_ucast_port,
+			"PGM_UDP_ENCAP_UCAST_PORT");
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp_mcast_port,
+			"PGM_UDP_ENCAP_MCAST_PORT");
+	}
+	ok &= set_int(
+		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
+	ok &= set_int(sock, IPPROTO_PGM, PGM_SEND_ONLY, 1, "PGM_SEND_ONLY");
+	ok &= set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
+	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_SQNS, (int)o->txw_sqns, "PGM_TXW_SQNS");
+	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, (int)o->max_rte, "PGM_TXW_MAX_RTE");
+	ok &= set_int(sock, IPPROTO_PGM, PGM_AMBIENT_SPM, (int)pgm_msecs(o->spm_ambient_ms),
+		"PGM_AMBIENT_SPM");
+	if (!pgm_setsockopt(
+		    sock, IPPROTO_PGM, PGM_HEARTBEAT_SPM, heartbeat_spm, sizeof(heartbeat_spm))) {
+		fprintf(stderr, PEER_NAME ": setting PGM_HEARTBEAT_SPM failed\n");
+		ok = false;
+	}
+	if (o->sndbuf)
+		ok &= set_int(sock, SOL_SOCKET, SO_SNDBUF, (int)o->sndbuf, "SO_SNDBUF");
+	if (!ok)
+		goto fail;
+
+	/*
+	 * The GSI must differ between hosts. Namespaces share the host name, so the usual
+	 * pgm_gsi_create_from_hostname would give every lab host the same GSI.
+	 */
+	memset(&addr, 0, sizeof(addr));
+	addr.sa_port = (uint16_t)o->dport;
+	addr.sa_addr.sport = (uint16_t)o->sport;
+	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->network, (long)getpid(),
+		peer_now_us());
+	pgm_gsi_create_from_data(&addr.sa_addr.gsi, (const uint8_t *)gsi_seed, strlen(gsi_seed));
+
+	memset(&if_req, 0, sizeof(if_req));
+	if_req.ir_interface = res->ai_recv_addrs[0].gsr_interface;
+	memcpy(&if_req.ir_address, &res->ai_send_addrs[0].gsr_addr, sizeof(if_req.ir_address));
+	if (!pgm_bind3(sock, &addr, sizeof(addr), &if_req, sizeof(if_req), &if_req, sizeof(if_req),
+		    &err)) {
+		report_error("binding the PGM socket", err);
+		goto fail;
+	}
+	for (uint32_t i = 0; i < res->ai_recv_addrs_len; i++) {
+		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_JOIN_GROUP, &res->ai_recv_addrs[i],
+			    sizeof(struct group_req))) {
+			fprintf(stderr, PEER_NAME ": joining the group failed\n");
+			goto fail;
+		}
+	}
+	if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_GROUP, &res->ai_send_addrs[0],
+		    sizeof(struct group_req))) {
+		fprintf(stderr, PEER_NAME ": setting the send group failed\n");
+		goto fail;
+	}
+	ok &= set_int(
+		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop, "PGM_MULTICAST_LOOP");
+	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->hops, "PGM_MULTICAST_HOPS");
+	ok &= set_int(sock, IPPROTO_PGM, PGM_NOBLOCK, 1, "PGM_NOBLOCK");
+	if (!ok)
+		goto fail;
+	if (!pgm_connect(sock, &err)) {
+		report_error("connecting the PGM socket", err);
+		goto fail;
+	}
+	pgm_freeaddrinfo(res);
+	return sock;
+fail:
+	if (sock != NULL)
+		pgm_close(sock, false);
+	pgm_freeaddrinfo(res);
+	return NULL;
+}
+
+static uint64_t timeval_us(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
+}
+
+/* How long the library wants to be left alone after a non-normal status, in microseconds. */
+static uint64_t library_wait_us(pgm_sock_t *sock, int status)
+{
+	struct timeval tv;
+	socklen_t len = sizeof(tv);
+
+	if (status == PGM_IO_STATUS_TIMER_PENDING &&
+		pgm_getsockopt(sock, IPPROTO_PGM, PGM_TIME_REMAIN, &tv, &len))
+		return timeval_us(&tv);
+	if (status == PGM_IO_STATUS_RATE_LIMITED &&
+		pgm_getsockopt(sock, IPPROTO_PGM, PGM_RATE_REMAIN, &tv, &len))
+		return timeval_us(&tv);
+	return UINT64_MAX;
+}
+
+/*
+ * Sending around a libpgm 5.3.128 bug. Its vectorised checksum-and-copy (used by pgm_send and
+ * pgm_sendv) aligns the source to 16 bytes and then stores to the destination with aligned SSE
+ * stores: it crashes with SIGSEGV unless source and destination are congruent modulo 16. The
+ * destination is the payload inside a library packet buffer (malloc'd, so 16-aligned, followed by
+ * struct pgm_sk_buff_t and the PGM headers), so each piece of a message is staged at the matching
+ * offset: one piece for a message that fits one TPDU, one piece per fragment (pgm_sendv with one
+ * vector element of exactly PGM_MSS bytes per fragment) for a larger one.
+ */
+struct send_stage {
+	size_t tsdu_max;     /* PGM_MSSS: largest unfragmented payload */
+	size_t fragment_max; /* PGM_MSS: payload of one fragment */
+	uint8_t *area;	     /* PGM_MAX_FRAGMENTS slots, 16-aligned */
+	size_t slot_size;
+};
+
+#define STAGE_ALIGN(header_len) ((sizeof(struct pgm_sk_buff_t) + (header_len)) % 16)
+#define HEADER_LEN_DATA		(sizeof(struct pgm_header) + sizeof(struct pgm_data))
+#define HEADER_LEN_FRAGMENT                                                                        \
+	(HEADER_LEN_DATA + sizeof(struct pgm_opt_length) + sizeof(struct pgm_opt_header) +         \
+		sizeof(struct pgm_opt_fragment))
+
+static bool stage_init(struct send_stage *stage, pgm_sock_t *sock)
+{
+	int value;
+	socklen_t len = sizeof(value);
+
+	if (!pgm_getsockopt(sock, IPPROTO_PGM, PGM_MSSS, &value, &len) || value <= 0)
+		return false;
+	stage->tsdu_max = (size_t)value;
+	len = sizeof(value);
+	if (!pgm_getsockopt(sock, IPPROTO_PGM, PGM_MSS, &value, &len) || value <= 0)
+		return false;
+	stage->fragment_max = (size_t)value;
+	stage->slot_size = (stage->tsdu_max + 32 + 15) & ~(size_t)15;
+	stage->area = aligned_alloc(16, stage->slot_size * PGM_MAX_FRAGMENTS);
+	return stage->area != NULL;
+}
+
+/* The largest message the staging can send. */
+static size_t stage_max_message(const struct send_stage *stage)
+{
+	return stage->fragment_max * PGM_MAX_FRAGMENTS;
+}
+
+static int send_message(
+	pgm_sock_t *sock, const struct send_stage *stage, const uint8_t *msg, size_t size)
+{
+	struct pgm_iovec iov[PGM_MAX_FRAGMENTS];
+	unsigned count = 0;
+	uint8_t *piece;
+
+	if (size <= stage->tsdu_max) {
+		piece = stage->area + STAGE_ALIGN(HEADER_LEN_DATA);
+		memcpy(piece, msg, size);
+		return pgm_send(sock, piece, size, NULL);
+	}
+	for (size_t off = 0; off < size; off += stage->fragment_max, count++) {
+		size_t len = size - off < stage->fragment_max ? size - off : stage->fragment_max;
+		piece = stage->area + count * stage->slot_size + STAGE_ALIGN(HEADER_LEN_FRAGMENT);
+		memcpy(piece, msg + off, len);
+		iov[count].iov_base = piece;
+		iov[count].iov_len = len;
+	}
+	return pgm_sendv(sock, iov, count, true, NULL);
+}
+
+struct send_stats {
+	uint64_t sent;
+	uint64_t bytes;
+	uint64_t rate_limited;
+	uint64_t would_block;
+	uint64_t recv_errors;
+};
+
+int main(int argc, char **argv)
+{
+	struct send_options o;
+	struct send_stats st = {0};
+	struct send_stage stage = {0};
+	pgm_error_t *err = NULL;
+	pgm_sock_t *sock;
+	uint8_t *msg;
+	uint8_t scratch[4096];
+	uint64_t start_us, deadline_us, next_send_us, interval_us, last_sent_us = 0;
+	uint64_t send_block_until = 0;
+	bool want_pollout = false, timed_out = false;
+	const char *result;
+	int rc;
+
+	if (parse_options(argc, argv, &o) != 0)
+		return PEER_EXIT_USAGE;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	peer_install_signals();
+	msg = malloc(o.size > o.large_size ? o.size : o.large_size);
+	if (msg == NULL)
+		return PEER_EXIT_SETUP;
+	if (!pgm_init(&err)) {
+		report_error("starting OpenPGM", err);
+		return PEER_EXIT_SETUP;
+	}
+	sock = open_source(&o);
+	if (sock == NULL) {
+		pgm_shutdown();
+		return PEER_EXIT_SETUP;
+	}
+	if (!stage_init(&stage, sock) ||
+		(o.large_every && o.large_size > stage_max_message(&stage))) {
+		fprintf(stderr, PEER_NAME ": cannot send messages of %" PRIu64 " bytes (max %zu)\n",
+			o.large_size, stage_max_message(&stage));
+		pgm_close(sock, false);
+		pgm_shutdown();
+		return PEER_EXIT_SETUP;
+	}
+	start_us = peer_now_us();
+	deadline_us = start_us + o.timeout_s * 1000000u;
+	interval_us = (uint64_t)(1e6 * (double)o.burst / o.rate);
+	next_send_us = start_us + o.start_delay_ms * 1000u;
+	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
+	       " count=%" PRIu64 " size=%" PRIu64 " rate=%.1f max_rte=%" PRIu64 "\n",
+		o.network, o.dport, o.udp_ucast_port, o.udp_mcast_port, o.count, o.size, o.rate,
+		o.max_rte);
+
+	while (!peer_stop_requested) {
+		uint64_t now = peer_now_us(), wake, lib_wait;
+		struct pollfd fds[8];
+		int nfds = (int)(sizeof(fds) / sizeof(fds[0]));
+		struct timespec ts;
+		size_t got;
+		int status;
+
+		if (now >= deadline_us) {
+			timed_out = true;
+			break;
+		}
+		/* Original data: due messages, a burst at a time, never faster than paced. */
+		if (st.sent < o.count && now >= next_send_us && now >= send_block_until &&
+			!want_pollout) {
+			for (uint64_t b = 0; b < o.burst && st.sent < o.count; b++) {
+				size_t size = o.large_every && st.sent % o.large_every == 0
+						      ? o.large_size
+						      : o.size;
+				peer_payload_build(msg, size, (uint32_t)o.run_id, st.sent);
+				status = send_message(sock, &stage, msg, size);
+				if (status == PGM_IO_STATUS_NORMAL) {
+					st.sent++;
+					st.bytes += size;
+					continue;
+				}
+				if (status == PGM_IO_STATUS_RATE_LIMITED) {
+					st.rate_limited++;
+					lib_wait = library_wait_us(sock, status);
+					send_block_until =
+						now + (lib_wait == UINT64_MAX ? 1000 : lib_wait);
+				} else if (status == PGM_IO_STATUS_WOULD_BLOCK) {
+					st.would_block++;
+					want_pollout = true;
+				} else {
+					fprintf(stderr, PEER_NAME ": pgm_send failed, status %d\n",
+						status);
+					st.recv_errors++;
+					send_block_until = now + 10000;
+				}
+				break;
+			}
+			next_send_us += interval_us;
+			/* After a stall, resume the pace instead of catching up in one burst. */
+			if (next_send_us + 100000 < now)
+				next_send_us = now;
+			if (st.sent == o.count)
+				last_sent_us = peer_now_us();
+		}
+		if (st.sent == o.count && now >= last_sent_us + o.linger_ms * 1000u)
+			break;
+
+		/* Repairs, NCFs and SPM heartbeats happen only in here, one repair per call. */
+		status = pgm_recv(sock, scratch, sizeof(scratch), 0, &got, &err);
+		if (err != NULL) {
+			fprintf(stderr, PEER_NAME ": pgm_recv: %s\n",
+				err->message ? err->message : "error");
+			pgm_error_free(err);
+			err = NULL;
+			st.recv_errors++;
+		}
+		if (status == PGM_IO_STATUS_NORMAL)
+			continue;
+		if (status == PGM_IO_STATUS_ERROR || status == PGM_IO_STATUS_EOF)
+			break;
+
+		/* Sleep until the library, the pacer, the linger or the deadline needs us. */
+		now = peer_now_us();
+		lib_wait = library_wait_us(sock, status);
+		wake = deadline_us;
+		if (lib_wait != UINT64_MAX && now + lib_wait < wake)
+			wake = now + lib_wait;
+		if (st.sent < o.count) {
+			uint64_t send_at =
+				next_send_us > send_block_until ? next_send_us : send_block_until;
+			if (!want_pollout && send_at < wake)
+				wake = send_at;
+		} else if (last_sent_us + o.linger_ms * 1000u < wake) {
+			wake = last_sent_us + o.linger_ms * 1000u;
+		}
+		wake = wake > now ? wake - now : 0;
+		memset(fds, 0, sizeof(fds));
+		if (pgm_poll_info(sock, fds, &nfds, want_pollout ? POLLIN | POLLOUT : POLLIN) < 0) {
+			fprintf(stderr, PEER_NAME ": pgm_poll_info failed\n");
+			break;
+		}
+		ts.tv_sec = (time_t)(wake / 1000000u);
+		ts.tv_nsec = (long)(wake % 1000000u) * 1000;
+		if (ppoll(fds, (nfds_t)nfds, &ts, NULL) > 0 && want_pollout) {
+			for (int i = 0; i < nfds; i++)
+				if (fds[i].revents & POLLOUT)
+					want_pollout = false;
+		}
+	}
+
+	if (timed_out)
+		result = "timeout";
+	else if (st.sent == o.count)
+		result = "ok";
+	else
+		result = "fail";
+	printf("result=%s peer=" PEER_NAME " messages=%" PRIu64 " expected=%" PRIu64
+	       " bytes=%" PRIu64 " rate_limited=%" PRIu64 " would_block=%" PRIu64 " errors=%" PRIu64
+	       " send_ms=%" PRIu64 " run_ms=%" PRIu64 "\n",
+		result, st.sent, o.count, st.bytes, st.rate_limited, st.would_block, st.recv_errors,
+		last_sent_us ? (last_sent_us - start_us) / 1000u : 0,
+		(peer_now_us() - start_us) / 1000u);
+	pgm_close(sock, true);
+	pgm_shutdown();
+	free(stage.area);
+	free(msg);
+	if (timed_out)
+		rc = PEER_EXIT_TIMEOUT;
+	else
+		rc = st.sent == o.count ? PEER_EXIT_OK : PEER_EXIT_FAIL;
+	return rc;
+}

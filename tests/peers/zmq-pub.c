@@ -1,0 +1,253 @@
+/*
+ * zmq-pub: a ZeroMQ PUB socket over epgm:// (PGM in UDP) or pgm:// (PGM over IP), for the lab.
+ * Sends COUNT self-checking messages (peer_common.h) at a paced rate, lingers so ZeroMQ's I/O
+ * thread keeps answering NAKs, and exits. Prints "event=ready" and a key=value summary.
+ *
+ * ZeroMQ facts this program is built around: ZMQ_MULTICAST_HOPS defaults to 1, so nothing would
+ * cross a router; ZMQ_RATE (kbit/s) defaults to 100 and is the OpenPGM rate limit, so it is set
+ * with headroom above the paced rate; ZMQ_SNDHWM 0 so a PUB socket never drops silently.
+ */
+#include <getopt.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "peer_common.h"
+
+#define PEER_NAME "zmq-pub"
+
+struct pub_options {
+	const char *endpoint;
+	uint64_t count;
+	uint64_t size;
+	double rate;
+	uint64_t run_id;
+	uint64_t zmq_rate_kbps; /* 0: derived from --rate */
+	uint64_t recovery_ivl_ms;
+	uint64_t hops;
+	uint64_t start_delay_ms;
+	uint64_t linger_ms;
+	uint64_t timeout_s;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: " PEER_NAME " -e ENDPOINT [options]\n"
+		     "  -e, --endpoint STR     epgm://198.18.1.10;239.192.0.2:5555 or pgm://...\n"
+		     "  -c, --count N          messages to send (default 1000)\n"
+		     "  -z, --size N           message size in bytes, >= 24 (default 200)\n"
+		     "  -r, --rate N           messages per second (default 500)\n"
+		     "  -I, --run-id N         run id written into every message (default 1)\n"
+		     "      --zmq-rate KBPS    ZMQ_RATE (default 4 x paced rate, at least 10000)\n"
+		     "      --recovery-ivl MS  ZMQ_RECOVERY_IVL (default 10000)\n"
+		     "      --hops N           ZMQ_MULTICAST_HOPS (default 16)\n"
+		     "      --start-delay MS   wait after connect before the first message "
+		     "(default 1000)\n"
+		     "      --linger MS        keep answering NAKs after the last message (default "
+		     "3000)\n"
+		     "  -T, --timeout S        hard limit on the whole run (default 60)\n"
+		     "Exit: 0 all sent, 1 send failure, 2 timeout, 64 usage, 70 setup failure.\n");
+}
+
+static int parse_options(int argc, char **argv, struct pub_options *o)
+{
+	enum { OPT_ZMQ_RATE = 256, OPT_RECOVERY_IVL, OPT_HOPS, OPT_START_DELAY, OPT_LINGER };
+	static const struct option longopts[] = {
+		{"endpoint", required_argument, NULL, 'e'},
+		{"count", required_argument, NULL, 'c'},
+		{"size", required_argument, NULL, 'z'},
+		{"rate", required_argument, NULL, 'r'},
+		{"run-id", required_argument, NULL, 'I'},
+		{"zmq-rate", required_argument, NULL, OPT_ZMQ_RATE},
+		{"recovery-ivl", required_argument, NULL, OPT_RECOVERY_IVL},
+		{"hops", required_argument, NULL, OPT_HOPS},
+		{"start-delay", required_argument, NULL, OPT_START_DELAY},
+		{"linger", required_argument, NULL, OPT_LINGER},
+		{"timeout", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	bool ok;
+
+	*o = (struct pub_options){
+		.count = 1000,
+		.size = 200,
+		.rate = 500,
+		.run_id = 1,
+		.recovery_ivl_ms = 10000,
+		.hops = 16,
+		.start_delay_ms = 1000,
+		.linger_ms = 3000,
+		.timeout_s = 60,
+	};
+	while ((c = getopt_long(argc, argv, "e:c:z:r:I:T:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			o->endpoint = optarg;
+			ok = true;
+			break;
+		case 'c':
+			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
+			break;
+		case 'z':
+			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->size);
+			break;
+		case 'r':
+			ok = peer_parse_double(optarg, 0.1, 1e6, &o->rate);
+			break;
+		case 'I':
+			ok = peer_parse_u64(optarg, 0, UINT32_MAX, &o->run_id);
+			break;
+		case OPT_ZMQ_RATE:
+			ok = peer_parse_u64(optarg, 1, 10000000, &o->zmq_rate_kbps);
+			break;
+		case OPT_RECOVERY_IVL:
+			ok = peer_parse_u64(optarg, 1, 3600000, &o->recovery_ivl_ms);
+			break;
+		case OPT_HOPS:
+			ok = peer_parse_u64(optarg, 1, 255, &o->hops);
+			break;
+		case OPT_START_DELAY:
+			ok = peer_parse_u64(optarg, 0, 600000, &o->start_delay_ms);
+			break;
+		case OPT_LINGER:
+			ok = peer_parse_u64(optarg, 0, 3600000, &o->linger_ms);
+			break;
+		case 'T':
+			ok = peer_parse_u64(optarg, 1, 86400, &o->timeout_s);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(PEER_EXIT_OK);
+		default:
+			usage(stderr);
+			return -1;
+		}
+		if (!ok) {
+			fprintf(stderr, PEER_NAME ": invalid value for option -%c: %s\n",
+				c < 256 ? c : '-', optarg);
+			return -1;
+		}
+	}
+	if (optind != argc || o->endpoint == NULL) {
+		usage(stderr);
+		return -1;
+	}
+	if (o->zmq_rate_kbps == 0) {
+		double kbps = o->rate * (double)(o->size + 64) * 8 * 4 / 1000;
+		o->zmq_rate_kbps = kbps > 10000 ? (uint64_t)kbps : 10000;
+	}
+	return 0;
+}
+
+static bool set_int(void *sock, int name, int value, const char *what)
+{
+	if (zmq_setsockopt(sock, name, &value, sizeof(value)) != 0) {
+		fprintf(stderr, PEER_NAME ": setting %s to %d: %s\n", what, value,
+			zmq_strerror(zmq_errno()));
+		return false;
+	}
+	return true;
+}
+
+/* Sleeps until the monotonic time `until` (microseconds) or a stop request. */
+static void sleep_until(uint64_t until)
+{
+	uint64_t now;
+
+	while (!peer_stop_requested && (now = peer_now_us()) < until) {
+		uint64_t left = until - now;
+		struct timespec ts = {.tv_sec = (time_t)(left / 1000000u),
+			.tv_nsec = (long)(left % 1000000u) * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct pub_options o;
+	void *ctx, *sock;
+	uint8_t *msg;
+	uint64_t start_us, deadline_us, next_us, interval_us, sent = 0, bytes = 0, errors = 0;
+	uint64_t last_sent_us = 0, linger_end;
+	bool ok = true, timed_out = false;
+	const char *result;
+
+	if (parse_options(argc, argv, &o) != 0)
+		return PEER_EXIT_USAGE;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	peer_install_signals();
+	msg = malloc(o.size);
+	ctx = zmq_ctx_new();
+	if (msg == NULL || ctx == NULL)
+		return PEER_EXIT_SETUP;
+	sock = zmq_socket(ctx, ZMQ_PUB);
+	if (sock == NULL) {
+		fprintf(stderr, PEER_NAME ": zmq_socket: %s\n", zmq_strerror(zmq_errno()));
+		return PEER_EXIT_SETUP;
+	}
+	ok &= set_int(sock, ZMQ_RATE, (int)o.zmq_rate_kbps, "ZMQ_RATE");
+	ok &= set_int(sock, ZMQ_RECOVERY_IVL, (int)o.recovery_ivl_ms, "ZMQ_RECOVERY_IVL");
+	ok &= set_int(sock, ZMQ_MULTICAST_HOPS, (int)o.hops, "ZMQ_MULTICAST_HOPS");
+	ok &= set_int(sock, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
+	ok &= set_int(sock, ZMQ_LINGER, 2000, "ZMQ_LINGER");
+	if (!ok)
+		return PEER_EXIT_SETUP;
+	if (zmq_connect(sock, o.endpoint) != 0) {
+		fprintf(stderr, PEER_NAME ": zmq_connect %s: %s\n", o.endpoint,
+			zmq_strerror(zmq_errno()));
+		zmq_close(sock);
+		zmq_ctx_term(ctx);
+		return PEER_EXIT_SETUP;
+	}
+	start_us = peer_now_us();
+	deadline_us = start_us + o.timeout_s * 1000000u;
+	printf("event=ready peer=" PEER_NAME " endpoint=%s count=%" PRIu64 " size=%" PRIu64
+	       " rate=%.1f zmq_rate_kbps=%" PRIu64 "\n",
+		o.endpoint, o.count, o.size, o.rate, o.zmq_rate_kbps);
+
+	interval_us = (uint64_t)(1e6 / o.rate);
+	next_us = start_us + o.start_delay_ms * 1000u;
+	while (!peer_stop_requested && sent < o.count) {
+		sleep_until(next_us < deadline_us ? next_us : deadline_us);
+		if (peer_now_us() >= deadline_us) {
+			timed_out = true;
+			break;
+		}
+		if (peer_stop_requested)
+			break;
+		peer_payload_build(msg, o.size, (uint32_t)o.run_id, sent);
+		if (zmq_send(sock, msg, o.size, 0) != (int)o.size) {
+			fprintf(stderr, PEER_NAME ": zmq_send: %s\n", zmq_strerror(zmq_errno()));
+			if (++errors > 100)
+				break;
+			continue;
+		}
+		sent++;
+		bytes += o.size;
+		next_us += interval_us;
+		if (next_us + 100000 < peer_now_us())
+			next_us = peer_now_us();
+	}
+	last_sent_us = peer_now_us();
+	/* ZeroMQ's I/O thread answers NAKs while this thread waits. */
+	linger_end = last_sent_us + o.linger_ms * 1000u;
+	if (!timed_out)
+		sleep_until(linger_end < deadline_us ? linger_end : deadline_us);
+
+	if (timed_out)
+		result = "timeout";
+	else
+		result = sent == o.count ? "ok" : "fail";
+	printf("result=%s peer=" PEER_NAME " messages=%" PRIu64 " expected=%" PRIu64
+	       " bytes=%" PRIu64 " errors=%" PRIu64 " send_ms=%" PRIu64 " run_ms=%" PRIu64 "\n",
+		result, sent, o.count, bytes, errors, (last_sent_us - start_us) / 1000u,
+		(peer_now_us() - start_us) / 1000u);
+	zmq_close(sock);
+	zmq_ctx_term(ctx);
+	free(msg);
+	if (timed_out)
+		return PEER_EXIT_TIMEOUT;
+	return sent == o.count ? PEER_EXIT_OK : PEER_EXIT_FAIL;
+}
