@@ -1,0 +1,54 @@
+/*
+ * Packet output: one raw IPv4 socket (IPPROTO_RAW, so IP_HDRINCL) that sends complete datagrams
+ * built by the caller (pgm_build_ip): NCFs and POLLs multicast with the data source's address as
+ * IP source and Router Alert in the header, NAKs unicast upstream from the router's own address.
+ *
+ * The egress interface is chosen per packet with an IP_PKTINFO control message (ipi_ifindex):
+ * one descriptor serves every interface, nothing has to follow interfaces that come, go or get
+ * renamed, and the choice is made by the kernel's route lookup for exactly that packet. For a
+ * multicast destination the kernel sends out of that interface only; for unicast it restricts
+ * the route lookup to it (ifindex 0 lets the routing table decide).
+ *
+ * The kernel keeps the caller's header as given (source address included: IP_HDRINCL sockets may
+ * use any source) except that it fills the total length, an IP id of 0 and the header checksum.
+ * Multicast loopback is off, so the router's own multicast never re-enters its multicast routing.
+ * The socket is non-blocking: a full send buffer drops the packet and counts it.
+ * IPv6 output is not supported (RFC 3208 gives PGM no IPv6 Router Alert value).
+ */
+#ifndef PGMROUTER_RAWSOCK_H
+#define PGMROUTER_RAWSOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rawsock_config {
+	int ttl; /* 1..255: overrides the TTL of every datagram; 0 = keep the caller's */
+	bool multicast_loop; /* default false */
+	uint32_t sndbuf;     /* socket send buffer, 0 = the system default */
+};
+void rawsock_config_default(struct rawsock_config *cfg);
+
+struct rawsock_stats {
+	uint64_t packets, bytes;
+	uint64_t would_block; /* send buffer full (EAGAIN, ENOBUFS) */
+	uint64_t too_big;     /* EMSGSIZE: larger than the interface MTU */
+	uint64_t unreachable; /* ENETUNREACH, EHOSTUNREACH, ENODEV, ENXIO (interface gone) */
+	uint64_t bad_input;   /* not a well-formed IPv4 datagram, or ifindex invalid */
+	uint64_t other_errors;
+	int last_errno;
+};
+
+struct rawsock;
+/* NULL with one sentence in err (CAP_NET_RAW is needed). */
+struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t errlen);
+void rawsock_close(struct rawsock *rs);
+int rawsock_fd(const struct rawsock *rs);
+/*
+ * Sends one IPv4 datagram (header included, any options in it kept) out of ifindex (0 = by
+ * route). Returns 0, or -1 with errno set; every failure is counted.
+ */
+int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t len);
+void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st);
+
+#endif /* PGMROUTER_RAWSOCK_H */

@@ -1,0 +1,1220 @@
+/*
+ * Interception rules: script generation for nftables and iptables, backend detection, and
+ * running the tools. See rules.h for what is matched and why.
+ */
+#include "dataplane/rules.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IPPROTO_PGM_RULES     113
+#define RULES_TOOL_TIMEOUT_MS 15000
+#define RULES_MAX_INTERFACES  256
+
+/* PGM type nibbles (RFC 3208 8). */
+#define T_SPM	0x0
+#define T_POLL	0x1
+#define T_POLR	0x2
+#define T_RDATA 0x5
+#define T_NAK	0x8
+#define T_NNAK	0x9
+#define T_NCF	0xa
+
+/* One hook's interception: the PGM types queued there. ODATA (0x4) appears in none. */
+struct hook_rule {
+	enum rules_ipt_chain chain;
+	const char *nft_chain; /* our nft base chain */
+	const char *nft_hook;
+	const char *ipt_builtin; /* the built-in mangle chain that jumps to ours */
+	const char *suffix;	 /* our iptables chain: NAME-suffix */
+	bool by_output;		 /* match the egress interface (forward) */
+	bool local_only;	 /* destination is one of our addresses (input) */
+	unsigned ntypes;
+	uint8_t types[4];
+};
+
+static const struct hook_rule hook_rules[RULES_IPT_CHAIN_COUNT] = {
+	{RULES_IPT_PRE, "prerouting", "prerouting", "PREROUTING", "PRE", false, false, 1, {T_NCF}},
+	{RULES_IPT_IN, "input", "input", "INPUT", "IN", false, true, 4,
+		{T_POLR, T_RDATA, T_NAK, T_NNAK}},
+	{RULES_IPT_FWD, "forward", "forward", "FORWARD", "FWD", true, false, 3,
+		{T_SPM, T_POLL, T_RDATA}},
+};
+
+/* ---- a growing string ---- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = true;
+			return;
+		}
+		if (b->s != NULL && (size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t ncap = b->cap ? b->cap * 2 : 1024;
+
+		while (ncap < b->len + (size_t)n + 1)
+			ncap *= 2;
+		char *ns = realloc(b->s, ncap);
+
+		if (ns == NULL) {
+			b->failed = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = ncap;
+	}
+}
+
+static char *sb_finish(struct sbuf *b)
+{
+	if (b->failed || b->s == NULL) {
+		free(b->s);
+		return NULL;
+	}
+	return b->s;
+}
+
+/* ---- configuration ---- */
+
+void rules_config_default(struct rules_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->name, sizeof(cfg->name), "%s", RULES_DEFAULT_NAME);
+	cfg->udp = true;
+	cfg->udp_ucast_port = 3055;
+	cfg->udp_mcast_port = 3056;
+	snprintf(cfg->nft, sizeof(cfg->nft), "nft");
+	snprintf(cfg->iptables_restore, sizeof(cfg->iptables_restore), "iptables-restore");
+	snprintf(cfg->iptables_save, sizeof(cfg->iptables_save), "iptables-save");
+}
+
+const char *rules_backend_name(enum rules_backend b)
+{
+	switch (b) {
+	case RULES_BACKEND_NFT:
+		return "nftables";
+	case RULES_BACKEND_IPTABLES:
+		return "iptables";
+	default:
+		return "auto";
+	}
+}
+
+bool rules_backend_parse(const char *text, enum rules_backend *b)
+{
+	if (strcmp(text, "auto") == 0)
+		*b = RULES_BACKEND_AUTO;
+	else if (strcmp(text, "nftables") == 0 || strcmp(text, "nft") == 0)
+		*b = RULES_BACKEND_NFT;
+	else if (strcmp(text, "iptables") == 0)
+		*b = RULES_BACKEND_IPTABLES;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * Linux allows almost anything in an interface name, but '*' is a wildcard to nft and a
+ * trailing '+' to iptables, and quotes or blanks would break the scripts: such names are
+ * refused rather than escaped.
+ */
+bool rules_ifname_valid(const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+
+	if (len == 0 || len > 15 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (!isalnum(c) && c != '_' && c != '-' && c != '.' && c != '@')
+			return false;
+	}
+	return true;
+}
+
+static bool rules_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > 16)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (!isalnum(c) && c != '_' && c != '-')
+			return false;
+	}
+	return true;
+}
+
+static bool ifnames_valid(const char *const *ifnames, size_t count)
+{
+	if (count > RULES_MAX_INTERFACES || (count > 0 && ifnames == NULL))
+		return false;
+	for (size_t i = 0; i < count; i++)
+		if (!rules_ifname_valid(ifnames[i]))
+			return false;
+	return true;
+}
+
+/* ---- nftables ---- */
+
+static void nft_type_match(struct sbuf *b, const struct hook_rule *h, unsigned bit_offset)
+{
+	/* The type is the low nibble of byte 4 of the PGM header; the version bits are left to
+	 * the codec, which counts a bad version as an error. */
+	sb_printf(b, "@th,%u,8 & 0x0f ", bit_offset);
+	if (h->ntypes == 1) {
+		sb_printf(b, "== 0x%02x", h->types[0]);
+		return;
+	}
+	sb_printf(b, "{ ");
+	for (unsigned i = 0; i < h->ntypes; i++)
+		sb_printf(b, "%s0x%02x", i ? ", " : "", h->types[i]);
+	sb_printf(b, " }");
+}
+
+static void nft_udp_ports(struct sbuf *b, const struct rules_config *cfg)
+{
+	if (cfg->udp_ucast_port == cfg->udp_mcast_port)
+		sb_printf(b, "udp dport %u ", cfg->udp_ucast_port);
+	else
+		sb_printf(b, "udp dport { %u, %u } ", cfg->udp_ucast_port, cfg->udp_mcast_port);
+}
+
+char *rules_nft_script(
+	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install)
+{
+	struct sbuf b = {0};
+
+	if (!rules_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
+		return NULL;
+	sb_printf(&b,
+		"# %s interception rules, generated. One transaction: the table of an\n"
+		"# earlier run is replaced (or removed) as a whole.\n",
+		cfg->name);
+	/* "add" then "delete": works whether or not the table exists. */
+	sb_printf(&b, "add table ip %s\ndelete table ip %s\n", cfg->name, cfg->name);
+	if (!install)
+		return sb_finish(&b);
+	sb_printf(&b, "table ip %s {\n", cfg->name);
+	for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
+		const struct hook_rule *h = &hook_rules[c];
+
+		sb_printf(&b, "\tchain %s {\n", h->nft_chain);
+		sb_printf(&b, "\t\ttype filter hook %s priority mangle; policy accept;\n",
+			h->nft_hook);
+		for (size_t i = 0; i < count; i++) {
+			for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
+				sb_printf(&b, "\t\t%s \"%s\" ",
+					h->by_output ? "oifname" : "iifname", ifnames[i]);
+				if (h->local_only)
+					sb_printf(&b, "fib daddr type local ");
+				if (udp) {
+					nft_udp_ports(&b, cfg);
+					nft_type_match(&b, h, (8 + 4) * 8);
+				} else {
+					sb_printf(&b, "ip protocol %u ", IPPROTO_PGM_RULES);
+					nft_type_match(&b, h, 4 * 8);
+				}
+				sb_printf(&b, " counter queue num %u bypass\n", cfg->queue_num);
+			}
+		}
+		sb_printf(&b, "\t}\n");
+	}
+	sb_printf(&b, "}\n");
+	return sb_finish(&b);
+}
+
+char *rules_nft_probe_script(const struct rules_config *cfg)
+{
+	struct sbuf b = {0};
+
+	if (!rules_name_valid(cfg->name))
+		return NULL;
+	sb_printf(&b, "add table ip %s-probe\n", cfg->name);
+	sb_printf(&b, "add chain ip %s-probe probe\n", cfg->name);
+	sb_printf(&b, "add rule ip %s-probe probe ip protocol %u queue num %u bypass\n", cfg->name,
+		IPPROTO_PGM_RULES, cfg->queue_num);
+	sb_printf(&b, "delete table ip %s-probe\n", cfg->name);
+	return sb_finish(&b);
+}
+
+/* ---- iptables ---- */
+
+const char *rules_ipt_chain_name(
+	const struct rules_config *cfg, enum rules_ipt_chain c, char *buf, size_t len)
+{
+	size_t i;
+
+	snprintf(buf, len, "%s-%s", cfg->name, hook_rules[c].suffix);
+	for (i = 0; buf[i] != '\0'; i++)
+		buf[i] = (char)toupper((unsigned char)buf[i]);
+	return buf;
+}
+
+static bool is_builtin_mangle_chain(const char *name, size_t len)
+{
+	static const char *const builtins[] = {
+		"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"};
+
+	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		if (strlen(builtins[i]) == len && strncmp(name, builtins[i], len) == 0)
+			return true;
+	return false;
+}
+
+void rules_ipt_parse_save(
+	const struct rules_config *cfg, const char *save_text, struct rules_ipt_state *st)
+{
+	char names[RULES_IPT_CHAIN_COUNT][32];
+	const char *line = save_text;
+	bool in_mangle = false;
+
+	memset(st, 0, sizeof(*st));
+	for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
+		rules_ipt_chain_name(cfg, c, names[c], sizeof(names[c]));
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		bool ours = false;
+		char l[1024];
+
+		if (len >= sizeof(l))
+			len = sizeof(l) - 1;
+		memcpy(l, line, len);
+		l[len] = '\0';
+		while (len > 0 && (l[len - 1] == '\r' || l[len - 1] == ' '))
+			l[--len] = '\0';
+		line = end ? end + 1 : NULL;
+		if (l[0] == '#') {
+			/* "# Generated by iptables-save v1.8.9 (nf_tables) on ..." */
+			if (strstr(l, "(nf_tables)") != NULL)
+				st->nf_tables = true;
+			continue;
+		}
+		if (l[0] == '*') {
+			in_mangle = strcmp(l, "*mangle") == 0;
+			if (in_mangle)
+				st->table_present = true;
+			continue;
+		}
+		if (!in_mangle || l[0] == '\0' || strcmp(l, "COMMIT") == 0)
+			continue;
+		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
+			char want[96];
+			size_t nl = strlen(names[c]);
+
+			/* ":NAME - [0:0]" declares our chain */
+			if (l[0] == ':' && strncmp(l + 1, names[c], nl) == 0 && l[1 + nl] == ' ') {
+				st->chain_present[c] = true;
+				ours = true;
+			}
+			/* "-A NAME ..." is a rule inside it */
+			snprintf(want, sizeof(want), "-A %s ", names[c]);
+			if (strncmp(l, want, strlen(want)) == 0) {
+				st->rules[c]++;
+				ours = true;
+			}
+			/* "-A PREROUTING -j NAME" is our jump */
+			snprintf(want, sizeof(want), "-A %s -j %s", hook_rules[c].ipt_builtin,
+				names[c]);
+			if (strcmp(l, want) == 0) {
+				st->jumps[c]++;
+				ours = true;
+			}
+		}
+		if (ours)
+			continue;
+		if (l[0] == ':') {
+			size_t nlen = strcspn(l + 1, " ");
+
+			/* ":FORWARD ACCEPT [0:0]" is a built-in chain left as the kernel makes it
+			 */
+			if (!is_builtin_mangle_chain(l + 1, nlen) ||
+				strncmp(l + 1 + nlen, " ACCEPT", 7) != 0)
+				st->foreign_content = true;
+		} else {
+			st->foreign_content = true;
+		}
+	}
+}
+
+static void ipt_type_match(struct sbuf *b, const struct hook_rule *h, unsigned pgm_offset)
+{
+	/*
+	 * u32: only the first fragment carries the header: the fragment offset, the low 13 bits of
+	 * the 32-bit word at 4, is 0; "0>>22&0x3C" is the
+	 * IP header length; from there "@" moves to the PGM header (or the UDP header), and
+	 * N>>24&0x0F is the low nibble of the byte at N, the PGM type.
+	 */
+	sb_printf(b, "-m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@%u>>24&0x0F=", pgm_offset);
+	for (unsigned i = 0; i < h->ntypes; i++)
+		sb_printf(b, "%s0x%X", i ? "," : "", h->types[i]);
+	sb_printf(b, "\" ");
+}
+
+char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_state *current,
+	const char *const *ifnames, size_t count, bool install)
+{
+	char names[RULES_IPT_CHAIN_COUNT][32];
+	struct sbuf b = {0};
+
+	if (!rules_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
+		return NULL;
+	for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
+		rules_ipt_chain_name(cfg, c, names[c], sizeof(names[c]));
+	sb_printf(&b, "# %s interception rules, generated; one commit of the mangle table.\n",
+		cfg->name);
+	sb_printf(&b, "*mangle\n");
+	if (install) {
+		/* Declaring a chain creates it, or flushes it when an earlier run left it. */
+		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
+			sb_printf(&b, ":%s - [0:0]\n", names[c]);
+		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
+			const struct hook_rule *h = &hook_rules[c];
+
+			for (size_t i = 0; i < count; i++) {
+				for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
+					sb_printf(&b, "-A %s %s %s ", names[c],
+						h->by_output ? "-o" : "-i", ifnames[i]);
+					if (udp) {
+						sb_printf(&b, "-p udp ");
+						if (cfg->udp_ucast_port == cfg->udp_mcast_port)
+							sb_printf(&b, "--dport %u ",
+								cfg->udp_ucast_port);
+						else
+							sb_printf(&b,
+								"-m multiport --dports %u,%u ",
+								cfg->udp_ucast_port,
+								cfg->udp_mcast_port);
+					} else {
+						sb_printf(&b, "-p %u ", IPPROTO_PGM_RULES);
+					}
+					if (h->local_only)
+						sb_printf(&b, "-m addrtype --dst-type LOCAL ");
+					ipt_type_match(&b, h, udp ? 8 + 4 : 4);
+					sb_printf(&b, "-j NFQUEUE --queue-num %u --queue-bypass\n",
+						cfg->queue_num);
+				}
+			}
+		}
+		/* Exactly one jump per hook, first in the built-in chain, so rules placed
+		 * earlier by others cannot hide PGM from us; old jumps go first. */
+		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
+			unsigned old = current ? current->jumps[c] : 0;
+
+			for (unsigned j = 0; j < old; j++)
+				sb_printf(&b, "-D %s -j %s\n", hook_rules[c].ipt_builtin, names[c]);
+			sb_printf(&b, "-I %s 1 -j %s\n", hook_rules[c].ipt_builtin, names[c]);
+		}
+	} else {
+		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
+			unsigned old = current ? current->jumps[c] : 0;
+
+			for (unsigned j = 0; j < old; j++)
+				sb_printf(&b, "-D %s -j %s\n", hook_rules[c].ipt_builtin, names[c]);
+		}
+		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
+			if (current && current->chain_present[c])
+				sb_printf(&b, "-F %s\n-X %s\n", names[c], names[c]);
+		}
+	}
+	sb_printf(&b, "COMMIT\n");
+	return sb_finish(&b);
+}
+
+char *rules_ipt_probe_script(const struct rules_config *cfg)
+{
+	struct sbuf b = {0};
+	char name[48];
+
+	if (!rules_name_valid(cfg->name))
+		return NULL;
+	rules_ipt_chain_name(cfg, RULES_IPT_PRE, name, sizeof(name));
+	/* A chain of our own, created, given a queue rule and deleted in one commit: the kernel
+	 * checks the NFQUEUE target and the u32 match, nothing stays. */
+	strncat(name, "-PROBE", sizeof(name) - strlen(name) - 1);
+	sb_printf(&b, "*mangle\n:%s - [0:0]\n", name);
+	sb_printf(&b,
+		"-A %s -p %u -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" "
+		"-m addrtype --dst-type LOCAL -j NFQUEUE --queue-num %u --queue-bypass\n",
+		name, IPPROTO_PGM_RULES, cfg->queue_num);
+	sb_printf(&b, "-F %s\n-X %s\nCOMMIT\n", name, name);
+	return sb_finish(&b);
+}
+
+/* ---- running the tools ---- */
+
+struct tool_result {
+	int exec_errno; /* the tool could not be started (ENOENT: not installed) */
+	int status;	/* exit status, -1 if killed or timed out */
+	char *out;	/* stdout */
+	char *errtext;	/* stderr */
+};
+
+static void tool_result_free(struct tool_result *res)
+{
+	free(res->out);
+	free(res->errtext);
+	memset(res, 0, sizeof(*res));
+}
+
+static void append_fd(int fd, struct sbuf *b, bool *open_flag)
+{
+	char chunk[4096];
+	ssize_t n = read(fd, chunk, sizeof(chunk));
+
+	if (n > 0)
+		sb_printf(b, "%.*s", (int)n, chunk);
+	else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close(fd);
+		*open_flag = false;
+	}
+}
+
+static double monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * Runs argv with `input` on its standard input and collects standard output and error. Standard
+ * input is a socket so that a tool exiting early cannot raise SIGPIPE in the daemon.
+ */
+static int run_tool(char *const argv[], const char *input, struct tool_result *res)
+{
+	int in_sv[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1};
+	struct sbuf out = {0}, errb = {0};
+	size_t in_len = input ? strlen(input) : 0, in_off = 0;
+	bool in_open = true, out_open = true, err_open = true;
+	double deadline;
+	pid_t pid;
+	int status = 0, child_errno = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv) < 0 ||
+		pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
+		pipe2(st_p, O_CLOEXEC) < 0) {
+		res->exec_errno = errno;
+		goto fail_fds;
+	}
+	pid = fork();
+	if (pid < 0) {
+		res->exec_errno = errno;
+		goto fail_fds;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		int e;
+
+		dup2(in_sv[1], 0);
+		dup2(out_p[1], 1);
+		dup2(err_p[1], 2);
+		/* Only the three standard descriptors survive (everything else is CLOEXEC or
+		 * unrelated to the tool). The daemon blocks signals for its signalfd; the tool
+		 * must not inherit that. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(st_p[1], &e, sizeof(e)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(in_sv[1]);
+	close(out_p[1]);
+	close(err_p[1]);
+	close(st_p[1]);
+	in_sv[1] = out_p[1] = err_p[1] = st_p[1] = -1;
+	if (read(st_p[0], &child_errno, sizeof(child_errno)) == (ssize_t)sizeof(child_errno)) {
+		res->exec_errno = child_errno;
+		in_open = false;
+	}
+	close(st_p[0]);
+	st_p[0] = -1;
+	if (in_len == 0 && in_open) {
+		shutdown(in_sv[0], SHUT_WR);
+		in_open = false;
+	}
+	fcntl(in_sv[0], F_SETFL, O_NONBLOCK);
+	deadline = monotonic_ms() + RULES_TOOL_TIMEOUT_MS;
+	while (out_open || err_open) {
+		struct pollfd pfd[3];
+		int n = 0, left = (int)(deadline - monotonic_ms());
+
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		pfd[n++] = (struct pollfd){.fd = out_open ? out_p[0] : -1, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = err_open ? err_p[0] : -1, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = in_open ? in_sv[0] : -1, .events = POLLOUT};
+		if (poll(pfd, (nfds_t)n, left) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			append_fd(out_p[0], &out, &out_open);
+		if (pfd[1].revents)
+			append_fd(err_p[0], &errb, &err_open);
+		if (in_open && pfd[2].revents) {
+			ssize_t w = send(in_sv[0], input + in_off, in_len - in_off, MSG_NOSIGNAL);
+
+			if (w > 0)
+				in_off += (size_t)w;
+			if ((w < 0 && errno != EINTR && errno != EAGAIN) || in_off == in_len) {
+				shutdown(in_sv[0], SHUT_WR);
+				in_open = false;
+			}
+		}
+	}
+	if (out_open)
+		close(out_p[0]);
+	if (err_open)
+		close(err_p[0]);
+	close(in_sv[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	res->out = sb_finish(&out);
+	res->errtext = sb_finish(&errb);
+	return res->exec_errno ? -1 : 0;
+
+fail_fds:
+	for (int i = 0; i < 2; i++) {
+		if (in_sv[i] >= 0)
+			close(in_sv[i]);
+		if (out_p[i] >= 0)
+			close(out_p[i]);
+		if (err_p[i] >= 0)
+			close(err_p[i]);
+		if (st_p[i] >= 0)
+			close(st_p[i]);
+	}
+	return -1;
+}
+
+/* The most telling line of a tool's error output: the first "Error:" line, else the first. */
+static void first_error_line(const char *text, char *buf, size_t len)
+{
+	const char *p = text ? strstr(text, "Error:") : NULL;
+	const char *start = p ? p : text;
+	size_t n;
+
+	if (start == NULL || *start == '\0') {
+		snprintf(buf, len, "no error message");
+		return;
+	}
+	while (*start == '\n' || *start == ' ')
+		start++;
+	n = strcspn(start, "\n");
+	snprintf(buf, len, "%.*s", (int)n, start);
+}
+
+/* ---- the handle ---- */
+
+struct rules {
+	struct rules_config cfg;
+	enum rules_backend backend;
+	bool installed;
+	char nft_reason[400];
+	bool ipt_created_mangle; /* the mangle table did not exist before our first install */
+	char **ifnames;
+	size_t ifcount;
+};
+
+struct rules *rules_new(const struct rules_config *cfg)
+{
+	struct rules *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	if (cfg != NULL)
+		r->cfg = *cfg;
+	else
+		rules_config_default(&r->cfg);
+	return r;
+}
+
+static void rules_set_ifnames(struct rules *r, const char *const *ifnames, size_t count)
+{
+	for (size_t i = 0; i < r->ifcount; i++)
+		free(r->ifnames[i]);
+	free(r->ifnames);
+	r->ifnames = NULL;
+	r->ifcount = 0;
+	if (count == 0)
+		return;
+	r->ifnames = calloc(count, sizeof(char *));
+	if (r->ifnames == NULL)
+		return;
+	for (size_t i = 0; i < count; i++) {
+		r->ifnames[i] = strdup(ifnames[i]);
+		if (r->ifnames[i] == NULL)
+			break;
+		r->ifcount++;
+	}
+}
+
+void rules_free(struct rules *r)
+{
+	if (r == NULL)
+		return;
+	rules_set_ifnames(r, NULL, 0);
+	free(r);
+}
+
+bool rules_installed(const struct rules *r)
+{
+	return r->installed;
+}
+
+enum rules_backend rules_backend(const struct rules *r)
+{
+	return r->backend;
+}
+
+const char *rules_nft_unavailable_reason(const struct rules *r)
+{
+	return r->nft_reason;
+}
+
+size_t rules_interfaces(const struct rules *r, const char *const **names)
+{
+	*names = (const char *const *)r->ifnames;
+	return r->ifcount;
+}
+
+/* CAP_NET_ADMIN in the effective set (root has it, so may a non-root daemon). */
+static bool have_net_admin(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	bool ok = geteuid() == 0;
+
+	if (f == NULL)
+		return ok;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long caps;
+
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			ok = (caps >> 12) & 1; /* CAP_NET_ADMIN */
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+static int run_nft(struct rules *r, const char *script, struct tool_result *res)
+{
+	char *argv[] = {r->cfg.nft, "-f", "-", NULL};
+
+	return run_tool(argv, script, res);
+}
+
+static int run_ipt_restore(struct rules *r, const char *script, struct tool_result *res)
+{
+	char *argv[] = {r->cfg.iptables_restore, "--noflush", NULL};
+
+	return run_tool(argv, script, res);
+}
+
+/* Reads our part of the mangle table. Returns 0, or -1 with err set. */
+static int ipt_read_state(struct rules *r, struct rules_ipt_state *st, char *err, size_t errlen)
+{
+	char *argv[] = {r->cfg.iptables_save, "-t", "mangle", NULL};
+	struct tool_result res;
+	char line[200];
+
+	if (run_tool(argv, NULL, &res) < 0) {
+		snprintf(err, errlen, "rules: cannot run %s: %s", r->cfg.iptables_save,
+			strerror(res.exec_errno));
+		tool_result_free(&res);
+		return -1;
+	}
+	if (res.status != 0) {
+		first_error_line(res.errtext, line, sizeof(line));
+		snprintf(err, errlen, "rules: %s failed: %s", r->cfg.iptables_save, line);
+		tool_result_free(&res);
+		return -1;
+	}
+	rules_ipt_parse_save(&r->cfg, res.out ? res.out : "", st);
+	tool_result_free(&res);
+	return 0;
+}
+
+/* Probes nftables; returns true when a queue rule can be committed, else records why not. */
+static bool nft_probe(struct rules *r)
+{
+	char *script = rules_nft_probe_script(&r->cfg);
+	struct tool_result res;
+	char line[200];
+	bool ok = false;
+
+	if (script == NULL) {
+		snprintf(r->nft_reason, sizeof(r->nft_reason), "invalid table name");
+		return false;
+	}
+	if (run_nft(r, script, &res) < 0) {
+		snprintf(r->nft_reason, sizeof(r->nft_reason), "cannot run %s: %s", r->cfg.nft,
+			strerror(res.exec_errno));
+	} else if (res.status != 0) {
+		first_error_line(res.errtext, line, sizeof(line));
+		if (strstr(line, "No such file or directory") != NULL)
+			snprintf(r->nft_reason, sizeof(r->nft_reason),
+				"the kernel has no nftables queue statement (CONFIG_NFT_QUEUE): %s",
+				line);
+		else
+			snprintf(r->nft_reason, sizeof(r->nft_reason),
+				"nft refused a queue rule: %s", line);
+	} else {
+		r->nft_reason[0] = '\0';
+		ok = true;
+	}
+	tool_result_free(&res);
+	free(script);
+	return ok;
+}
+
+/* Probes iptables; returns 0 or -1 with err naming the cause. */
+static int ipt_probe(struct rules *r, char *err, size_t errlen)
+{
+	char *script = rules_ipt_probe_script(&r->cfg);
+	struct tool_result res;
+	char line[200];
+	int rc = -1;
+
+	if (script == NULL) {
+		snprintf(err, errlen, "rules: invalid chain name \"%s\"", r->cfg.name);
+		return -1;
+	}
+	if (run_ipt_restore(r, script, &res) < 0) {
+		if (res.exec_errno == ENOENT)
+			snprintf(err, errlen, "rules: %s is not installed (not found in PATH)",
+				r->cfg.iptables_restore);
+		else
+			snprintf(err, errlen, "rules: cannot run %s: %s", r->cfg.iptables_restore,
+				strerror(res.exec_errno));
+	} else if (res.status != 0) {
+		first_error_line(res.errtext, line, sizeof(line));
+		snprintf(err, errlen,
+			"rules: iptables cannot install an NFQUEUE rule (kernel without NFQUEUE, "
+			"u32 or addrtype support?): %s",
+			line);
+	} else {
+		rc = 0;
+	}
+	tool_result_free(&res);
+	free(script);
+	return rc;
+}
+
+static int nft_apply(struct rules *r, const char *const *ifnames, size_t count, bool install,
+	char *err, size_t errlen)
+{
+	char *script = rules_nft_script(&r->cfg, ifnames, count, install);
+	struct tool_result res;
+	char line[200];
+	int rc = -1;
+
+	if (script == NULL) {
+		snprintf(err, errlen,
+			"rules: an interface name cannot be used in a rule, or no "
+			"memory");
+		return -1;
+	}
+	if (run_nft(r, script, &res) < 0)
+		snprintf(err, errlen, "rules: cannot run %s: %s", r->cfg.nft,
+			strerror(res.exec_errno));
+	else if (res.status != 0) {
+		first_error_line(res.errtext, line, sizeof(line));
+		snprintf(err, errlen, "rules: nft failed to %s the table: %s",
+			install ? "install" : "remove", line);
+	} else
+		rc = 0;
+	tool_result_free(&res);
+	free(script);
+	return rc;
+}
+
+/* "iptables-save v1.8.9 (nf_tables)": the flavour that keeps its tables in nftables. */
+static bool ipt_is_nf_tables(struct rules *r)
+{
+	char *argv[] = {r->cfg.iptables_save, "--version", NULL};
+	struct tool_result res;
+	bool yes;
+
+	yes = run_tool(argv, NULL, &res) == 0 && res.status == 0 && res.out != NULL &&
+	      strstr(res.out, "(nf_tables)") != NULL;
+	tool_result_free(&res);
+	return yes;
+}
+
+/* Whether nftables holds an "ip mangle" table: 1 yes, 0 no, -1 cannot tell (no nft). With
+ * iptables-nft, iptables-save prints an empty skeleton for a table that does not exist. */
+static int nft_mangle_exists(struct rules *r)
+{
+	char *argv[] = {r->cfg.nft, "list", "table", "ip", "mangle", NULL};
+	struct tool_result res;
+	int rc;
+
+	if (run_tool(argv, NULL, &res) < 0)
+		rc = -1;
+	else
+		rc = res.status == 0 ? 1 : 0;
+	tool_result_free(&res);
+	return rc;
+}
+
+/*
+ * iptables-nft created the mangle table for us: once it holds nothing but empty ACCEPT built-in
+ * chains again, delete it so the ruleset is as it was. Anything else in it (someone started using
+ * it meanwhile) keeps it.
+ */
+static void ipt_drop_empty_mangle(struct rules *r)
+{
+	char *argv[] = {r->cfg.nft, "-f", "-", NULL};
+	struct rules_ipt_state st;
+	struct tool_result res;
+	char ignored[256];
+
+	if (ipt_read_state(r, &st, ignored, sizeof(ignored)) < 0 || !st.table_present ||
+		!st.nf_tables || st.foreign_content)
+		return;
+	if (run_tool(argv, "delete table ip mangle\n", &res) == 0 && res.status == 0)
+		r->ipt_created_mangle = false;
+	tool_result_free(&res);
+}
+
+static int ipt_apply(struct rules *r, const char *const *ifnames, size_t count, bool install,
+	char *err, size_t errlen)
+{
+	struct rules_ipt_state st;
+	struct tool_result res;
+	char line[200];
+	char *script;
+	int rc = -1;
+
+	if (ipt_read_state(r, &st, err, errlen) < 0)
+		return -1;
+	if (!install) {
+		bool any = false;
+
+		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
+			any = any || st.chain_present[c] || st.jumps[c] > 0;
+		if (!any)
+			return 0;
+	}
+	script = rules_ipt_script(&r->cfg, &st, ifnames, count, install);
+	if (script == NULL) {
+		snprintf(err, errlen,
+			"rules: an interface name cannot be used in a rule, or no "
+			"memory");
+		return -1;
+	}
+	if (run_ipt_restore(r, script, &res) < 0)
+		snprintf(err, errlen, "rules: cannot run %s: %s", r->cfg.iptables_restore,
+			strerror(res.exec_errno));
+	else if (res.status != 0) {
+		first_error_line(res.errtext, line, sizeof(line));
+		snprintf(err, errlen, "rules: %s failed to %s the chains: %s",
+			r->cfg.iptables_restore, install ? "install" : "remove", line);
+	} else
+		rc = 0;
+	tool_result_free(&res);
+	free(script);
+	if (rc == 0 && !install && r->ipt_created_mangle)
+		ipt_drop_empty_mangle(r);
+	return rc;
+}
+
+/* Removes the other backend's leftovers of an earlier run, quietly: that backend's tool may be
+ * missing, which means there is nothing of ours in it either. */
+static void remove_other_backend(struct rules *r, enum rules_backend keep)
+{
+	char ignored[256];
+
+	if (keep != RULES_BACKEND_NFT)
+		(void)nft_apply(r, NULL, 0, false, ignored, sizeof(ignored));
+	if (keep != RULES_BACKEND_IPTABLES)
+		(void)ipt_apply(r, NULL, 0, false, ignored, sizeof(ignored));
+}
+
+int rules_install(struct rules *r, enum rules_backend want, const char *const *ifnames,
+	size_t count, char *err, size_t errlen)
+{
+	enum rules_backend chosen;
+	int rc;
+
+	if (!rules_name_valid(r->cfg.name)) {
+		snprintf(err, errlen, "rules: invalid table name \"%s\"", r->cfg.name);
+		return -1;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (!rules_ifname_valid(ifnames[i])) {
+			snprintf(err, errlen,
+				"rules: interface name \"%s\" cannot be used in a rule (only "
+				"letters, "
+				"digits and _ - . @, at most 15)",
+				ifnames[i]);
+			return -1;
+		}
+	}
+	if (count > RULES_MAX_INTERFACES) {
+		snprintf(err, errlen, "rules: more than %d interfaces", RULES_MAX_INTERFACES);
+		return -1;
+	}
+	if (!have_net_admin()) {
+		snprintf(err, errlen,
+			"rules: installing interception rules needs root (CAP_NET_ADMIN)");
+		return -1;
+	}
+	r->nft_reason[0] = '\0';
+	if (want == RULES_BACKEND_NFT || want == RULES_BACKEND_AUTO) {
+		if (nft_probe(r))
+			chosen = RULES_BACKEND_NFT;
+		else if (want == RULES_BACKEND_NFT) {
+			snprintf(
+				err, errlen, "rules: nftables backend unusable: %s", r->nft_reason);
+			return -1;
+		} else
+			chosen = RULES_BACKEND_IPTABLES;
+	} else
+		chosen = RULES_BACKEND_IPTABLES;
+
+	if (chosen == RULES_BACKEND_IPTABLES) {
+		/* Before the probe, which creates the mangle table if it was missing. */
+		if (!r->installed)
+			r->ipt_created_mangle = ipt_is_nf_tables(r) && nft_mangle_exists(r) == 0;
+		if (ipt_probe(r, err, errlen) < 0) {
+			if (want == RULES_BACKEND_AUTO && r->nft_reason[0] != '\0') {
+				size_t used = strlen(err);
+
+				snprintf(err + used, errlen > used ? errlen - used : 0,
+					"; nftables unusable too: %s", r->nft_reason);
+			}
+			return -1;
+		}
+		rc = ipt_apply(r, ifnames, count, true, err, errlen);
+	} else {
+		rc = nft_apply(r, ifnames, count, true, err, errlen);
+	}
+	if (rc < 0) {
+		char ignored[256];
+
+		/* Nothing of ours stays: not this attempt (the tools commit atomically) and not
+		 * what a crashed earlier run left. */
+		if (chosen == RULES_BACKEND_IPTABLES)
+			(void)ipt_apply(r, NULL, 0, false, ignored, sizeof(ignored));
+		else
+			(void)nft_apply(r, NULL, 0, false, ignored, sizeof(ignored));
+		return -1;
+	}
+	remove_other_backend(r, chosen);
+	r->backend = chosen;
+	r->installed = true;
+	rules_set_ifnames(r, ifnames, count);
+	return 0;
+}
+
+int rules_update(
+	struct rules *r, const char *const *ifnames, size_t count, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!r->installed) {
+		snprintf(err, errlen, "rules: not installed");
+		return -1;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (!rules_ifname_valid(ifnames[i])) {
+			snprintf(err, errlen,
+				"rules: interface name \"%s\" cannot be used in a rule",
+				ifnames[i]);
+			return -1;
+		}
+	}
+	if (r->backend == RULES_BACKEND_NFT)
+		rc = nft_apply(r, ifnames, count, true, err, errlen);
+	else
+		rc = ipt_apply(r, ifnames, count, true, err, errlen);
+	if (rc == 0)
+		rules_set_ifnames(r, ifnames, count);
+	return rc;
+}
+
+int rules_remove(struct rules *r, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!have_net_admin()) {
+		snprintf(err, errlen,
+			"rules: removing interception rules needs root (CAP_NET_ADMIN)");
+		return -1;
+	}
+	if (r->backend == RULES_BACKEND_NFT)
+		rc = nft_apply(r, NULL, 0, false, err, errlen);
+	else if (r->backend == RULES_BACKEND_IPTABLES)
+		rc = ipt_apply(r, NULL, 0, false, err, errlen);
+	else {
+		/* Never installed by this process: clear whatever an earlier run left in either. */
+		char ignored[256];
+
+		(void)nft_apply(r, NULL, 0, false, ignored, sizeof(ignored));
+		rc = ipt_apply(r, NULL, 0, false, err, errlen);
+		if (rc < 0 && strstr(err, "cannot run") != NULL)
+			rc = 0; /* no iptables at all: nothing of ours there */
+	}
+	if (rc == 0) {
+		r->installed = false;
+		rules_set_ifnames(r, NULL, 0);
+	}
+	return rc;
+}
+
+/* ---- counters ---- */
+
+void rules_parse_ipt_counters(
+	const struct rules_config *cfg, const char *text, struct rules_counters *c)
+{
+	char names[RULES_IPT_CHAIN_COUNT][32];
+	const char *line = text;
+
+	memset(c, 0, sizeof(*c));
+	for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++)
+		rules_ipt_chain_name(cfg, i, names[i], sizeof(names[i]));
+	while (line != NULL && *line != '\0') {
+		unsigned long long pk, by;
+		char chain[64];
+		int used = 0;
+
+		/* "[12:672] -A PGMROUTER-FWD -o d1 ... -j NFQUEUE ..." */
+		if (sscanf(line, "[%llu:%llu] -A %63s %n", &pk, &by, chain, &used) == 3 &&
+			used > 0) {
+			const char *end = strchr(line, '\n');
+			const char *q = strstr(line, "-j NFQUEUE");
+
+			for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++) {
+				if (strcmp(chain, names[i]) == 0 && q != NULL &&
+					(!end || q < end)) {
+					c->packets[i] += pk;
+					c->bytes[i] += by;
+				}
+			}
+		}
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+}
+
+void rules_parse_nft_counters(const char *text, struct rules_counters *c)
+{
+	const char *line = text;
+	int hook = -1;
+
+	memset(c, 0, sizeof(*c));
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char l[1024];
+		const char *p;
+
+		if (len >= sizeof(l))
+			len = sizeof(l) - 1;
+		memcpy(l, line, len);
+		l[len] = '\0';
+		line = end ? end + 1 : NULL;
+		for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "chain %s {", hook_rules[i].nft_chain);
+			if (strstr(l, want) != NULL)
+				hook = (int)i;
+		}
+		p = strstr(l, "counter packets ");
+		if (hook >= 0 && p != NULL && strstr(l, " queue ") != NULL) {
+			unsigned long long pk, by;
+
+			if (sscanf(p, "counter packets %llu bytes %llu", &pk, &by) == 2) {
+				c->packets[hook] += pk;
+				c->bytes[hook] += by;
+			}
+		}
+	}
+}
+
+int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen)
+{
+	struct tool_result res;
+	char line[200];
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (!r->installed) {
+		snprintf(err, errlen, "rules: not installed");
+		return -1;
+	}
+	if (r->backend == RULES_BACKEND_NFT) {
+		char *argv[] = {r->cfg.nft, "list", "table", "ip", r->cfg.name, NULL};
+
+		if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
+			rules_parse_nft_counters(res.out ? res.out : "", c);
+			rc = 0;
+		}
+	} else {
+		char *argv[] = {r->cfg.iptables_save, "-c", "-t", "mangle", NULL};
+
+		if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
+			rules_parse_ipt_counters(&r->cfg, res.out ? res.out : "", c);
+			rc = 0;
+		}
+	}
+	if (rc < 0) {
+		if (res.exec_errno)
+			snprintf(err, errlen, "rules: cannot read counters: %s",
+				strerror(res.exec_errno));
+		else {
+			first_error_line(res.errtext, line, sizeof(line));
+			snprintf(err, errlen, "rules: cannot read counters: %s", line);
+		}
+	}
+	tool_result_free(&res);
+	return rc;
+}

@@ -1,0 +1,146 @@
+/*
+ * Interception rules: the netfilter rules that hand PGM packets to our NFQUEUE.
+ *
+ * The daemon owns a table (nftables) or three chains in the mangle table (iptables) and touches
+ * nothing else; the only rules it adds to built-in chains are the jumps to its own chains. Every
+ * install replaces whatever an earlier instance left (after a crash) in one transaction
+ * (`nft -f`, `iptables-restore --noflush`), so a failed install leaves nothing new behind.
+ *
+ * What is queued, per interface with router assist (the contract with control/control.h):
+ *  - prerouting (priority mangle): NCF arriving on the interface: seen once, before routing;
+ *  - input: NAK, NNAK, POLR and RDATA addressed to one of the router's own addresses, arriving on
+ *    the interface;
+ *  - forward: SPM, POLL and RDATA leaving by the interface: the kernel queues one copy per egress
+ *    interface, with the output device set;
+ *  - the same for PGM over UDP (either encapsulation port as destination; the PGM type is 12
+ *    bytes into the UDP datagram);
+ *  - ODATA is never matched: it stays on the kernel's fast path.
+ * Every queue rule has bypass: with no consumer bound to the queue the kernel accepts the packet,
+ * so PGM keeps flowing unassisted while the daemon is down. The rules live in the mangle-priority
+ * hooks so an accept verdict continues into the filter table: the administrator's filter rules
+ * still apply to what we accept.
+ *
+ * With iptables-nft, the first use of the mangle table creates it with its built-in chains. If it
+ * did not exist before our install and holds nothing but empty ACCEPT built-in chains at
+ * removal, removal deletes it again (with nft), so the ruleset is exactly as before.
+ *
+ * Backends: nftables (table `ip NAME`, the `queue` statement; needs CONFIG_NFT_QUEUE) and
+ * iptables (the xtables NFQUEUE target with the u32 match, either iptables flavour).
+ * rules_install() with RULES_BACKEND_AUTO probes nftables first by committing a throw-away
+ * table that holds a queue rule, and falls back to iptables.
+ *
+ * Running the tools blocks for as long as they take (milliseconds); it happens at start-up, at
+ * exit and when the set of assisted interfaces changes.
+ */
+#ifndef PGMROUTER_RULES_H
+#define PGMROUTER_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum rules_backend {
+	RULES_BACKEND_AUTO = 0, /* as a request: probe nftables, then iptables */
+	RULES_BACKEND_NFT,
+	RULES_BACKEND_IPTABLES,
+};
+const char *rules_backend_name(enum rules_backend b); /* "auto", "nftables", "iptables" */
+bool rules_backend_parse(const char *text, enum rules_backend *b);
+
+#define RULES_DEFAULT_NAME "pgmrouter"
+#define RULES_NAME_MAX	   24
+
+struct rules_config {
+	char name[RULES_NAME_MAX]; /* nft table name; iptables chains are NAME-PRE/-IN/-FWD in
+				      upper case. Letters, digits, '_' and '-' only. */
+	uint16_t queue_num;
+	bool udp;		 /* also intercept PGM over UDP */
+	uint16_t udp_ucast_port; /* default 3055 */
+	uint16_t udp_mcast_port; /* default 3056 */
+	/* The tools, looked up in PATH when not absolute. */
+	char nft[64];
+	char iptables_restore[64];
+	char iptables_save[64];
+};
+void rules_config_default(struct rules_config *cfg);
+
+/* An interface name can be written into a rule (no wildcard or quoting characters). */
+bool rules_ifname_valid(const char *name);
+
+/* ---- script generation (pure; no root needed) ---- */
+
+/* nft -f script that replaces our table with rules for the given interfaces (install), or
+ * removes the table (install = false). malloc'ed; NULL on an invalid name or no memory. */
+char *rules_nft_script(
+	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install);
+/* The nft script of the probe: a throw-away table with one queue rule, deleted again in the
+ * same transaction. */
+char *rules_nft_probe_script(const struct rules_config *cfg);
+
+/* What `iptables-save -t mangle` shows of ours. */
+enum rules_ipt_chain { RULES_IPT_PRE, RULES_IPT_IN, RULES_IPT_FWD, RULES_IPT_CHAIN_COUNT };
+struct rules_ipt_state {
+	bool chain_present[RULES_IPT_CHAIN_COUNT];
+	unsigned jumps[RULES_IPT_CHAIN_COUNT]; /* jump rules from the built-in chain */
+	unsigned rules[RULES_IPT_CHAIN_COUNT]; /* rules inside our chain */
+	bool table_present;   /* a *mangle section (iptables-nft prints one even for no table) */
+	bool nf_tables;	      /* iptables is the nf_tables flavour */
+	bool foreign_content; /* rules or chains of others, or a built-in policy not ACCEPT */
+};
+void rules_ipt_parse_save(
+	const struct rules_config *cfg, const char *save_text, struct rules_ipt_state *st);
+/* Our chain's name, e.g. "PGMROUTER-FWD", into buf (at least 32 bytes). */
+const char *rules_ipt_chain_name(
+	const struct rules_config *cfg, enum rules_ipt_chain c, char *buf, size_t len);
+/* iptables-restore --noflush script that turns the current state into our rules for the given
+ * interfaces (install), or removes every trace of them (install = false). */
+char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_state *current,
+	const char *const *ifnames, size_t count, bool install);
+char *rules_ipt_probe_script(const struct rules_config *cfg);
+
+/* ---- applying ---- */
+
+struct rules;
+struct rules *rules_new(const struct rules_config *cfg);
+/* Frees the handle and leaves the rules as they are (use rules_remove first at exit). */
+void rules_free(struct rules *r);
+
+/*
+ * Detects the backend (want = AUTO) or uses the given one, and installs rules for the interfaces,
+ * replacing whatever an earlier run left. Returns 0, or -1 with one sentence in err naming the
+ * cause (not root, tool missing, no NFQUEUE support, the tool's own message); on failure nothing
+ * of ours is left installed.
+ */
+int rules_install(struct rules *r, enum rules_backend want, const char *const *ifnames,
+	size_t count, char *err, size_t errlen);
+/* Replaces the rules with ones for a new set of interfaces, atomically. On failure the previous
+ * rules stay. */
+int rules_update(
+	struct rules *r, const char *const *ifnames, size_t count, char *err, size_t errlen);
+/* Removes every rule and chain of ours (also those of a crashed earlier run). */
+int rules_remove(struct rules *r, char *err, size_t errlen);
+
+/*
+ * Packets and bytes the queue rules matched, per hook (indexed by enum rules_ipt_chain for both
+ * backends), since the rules were last installed or updated. Compared with the kernel's queue id
+ * sequence this shows how many matched packets were not queued: the kernel accepted them
+ * unassisted (bypass with no consumer bound, fail-open with the queue full). Runs the tool.
+ */
+struct rules_counters {
+	uint64_t packets[RULES_IPT_CHAIN_COUNT];
+	uint64_t bytes[RULES_IPT_CHAIN_COUNT];
+};
+int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen);
+/* The parsers (exposed for tests): `iptables-save -c -t mangle` and `nft list table ip NAME`. */
+void rules_parse_ipt_counters(
+	const struct rules_config *cfg, const char *text, struct rules_counters *c);
+void rules_parse_nft_counters(const char *text, struct rules_counters *c);
+
+bool rules_installed(const struct rules *r);
+enum rules_backend rules_backend(const struct rules *r); /* AUTO until installed */
+/* Why the nftables backend was not chosen ("" if it was, or was not probed). */
+const char *rules_nft_unavailable_reason(const struct rules *r);
+/* The interface set of the last successful install or update. */
+size_t rules_interfaces(const struct rules *r, const char *const **names);
+
+#endif /* PGMROUTER_RULES_H */

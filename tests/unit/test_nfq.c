@@ -1,0 +1,327 @@
+/*
+ * NFQUEUE consumer: the verdict ordering rules (batches never settle a packet that still waits
+ * for its own verdict; verdicts reach the kernel in packet order) and the procfs parsers.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/nfq.h"
+
+/* ---- a model of the kernel's queue, fed with what the batcher emits ---- */
+
+#define MODEL_MAX 4096
+
+struct model {
+	bool queued[MODEL_MAX]; /* still in the kernel's queue */
+	int verdict[MODEL_MAX]; /* what the kernel applied, -1 none */
+	int wanted[MODEL_MAX];	/* what the consumer decided */
+	uint32_t applied_order[MODEL_MAX];
+	unsigned napplied;
+	unsigned batches, singles;
+	bool error;
+};
+
+static void model_init(struct model *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (int i = 0; i < MODEL_MAX; i++)
+		m->verdict[i] = m->wanted[i] = -1;
+}
+
+static void model_apply(struct model *m, uint32_t id, int v)
+{
+	if (!m->queued[id] || m->verdict[id] >= 0)
+		m->error = true;
+	m->queued[id] = false;
+	m->verdict[id] = v;
+	m->applied_order[m->napplied++] = id;
+}
+
+/* The kernel: a batch settles every queued id up to `id`; a single verdict one id. */
+static void model_emit(void *ctx, bool batch, uint32_t id, enum nfqueue_verdict v, uint32_t count)
+{
+	struct model *m = ctx;
+	uint32_t settled = 0;
+
+	if (batch) {
+		m->batches++;
+		for (uint32_t i = 1; i <= id && i < MODEL_MAX; i++)
+			if (m->queued[i]) {
+				model_apply(m, i, (int)v);
+				settled++;
+			}
+		if (settled != count)
+			m->error = true;
+	} else {
+		m->singles++;
+		if (id >= MODEL_MAX || !m->queued[id])
+			m->error = true;
+		else
+			model_apply(m, id, (int)v);
+	}
+}
+
+START_TEST(test_in_order_same_verdict_is_one_batch)
+{
+	struct nfqueue_batcher b;
+	struct model m;
+
+	model_init(&m);
+	nfqueue_batcher_init(&b);
+	for (uint32_t id = 1; id <= 5; id++) {
+		m.queued[id] = true;
+		ck_assert_uint_eq(nfqueue_batcher_deliver(&b, id), 0);
+		ck_assert_int_eq(
+			nfqueue_batcher_verdict(&b, id, NFQUEUE_ACCEPT, true, model_emit, &m), 0);
+	}
+	ck_assert_uint_eq(m.batches + m.singles, 0); /* nothing until the end of the round */
+	nfqueue_batcher_flush(&b, model_emit, &m);
+	ck_assert_uint_eq(m.batches, 1);
+	ck_assert_uint_eq(m.singles, 0);
+	ck_assert_uint_eq(m.napplied, 5);
+	ck_assert(!m.error);
+	nfqueue_batcher_flush(&b, model_emit, &m); /* a second flush sends nothing */
+	ck_assert_uint_eq(m.batches, 1);
+}
+END_TEST
+
+START_TEST(test_verdict_change_closes_batch)
+{
+	struct nfqueue_batcher b;
+	struct model m;
+	const enum nfqueue_verdict seq[] = {
+		NFQUEUE_ACCEPT, NFQUEUE_ACCEPT, NFQUEUE_DROP, NFQUEUE_DROP, NFQUEUE_ACCEPT};
+
+	model_init(&m);
+	nfqueue_batcher_init(&b);
+	for (uint32_t id = 1; id <= 5; id++) {
+		m.queued[id] = true;
+		nfqueue_batcher_deliver(&b, id);
+		ck_assert_int_eq(
+			nfqueue_batcher_verdict(&b, id, seq[id - 1], true, model_emit, &m), 0);
+	}
+	nfqueue_batcher_flush(&b, model_emit, &m);
+	ck_assert_uint_eq(m.batches, 3);
+	ck_assert_uint_eq(m.singles, 0);
+	for (uint32_t id = 1; id <= 5; id++)
+		ck_assert_int_eq(m.verdict[id], (int)seq[id - 1]);
+	ck_assert(!m.error);
+}
+END_TEST
+
+START_TEST(test_deferred_packet_is_never_covered_by_a_batch)
+{
+	struct nfqueue_batcher b;
+	struct model m;
+
+	model_init(&m);
+	nfqueue_batcher_init(&b);
+	/* 1 accepted, 2 deferred, 3 and 4 accepted, then 2 dropped late */
+	for (uint32_t id = 1; id <= 4; id++) {
+		m.queued[id] = true;
+		nfqueue_batcher_deliver(&b, id);
+		if (id != 2)
+			ck_assert_int_eq(nfqueue_batcher_verdict(
+						 &b, id, NFQUEUE_ACCEPT, true, model_emit, &m),
+				0);
+	}
+	ck_assert(m.queued[2]);
+	ck_assert_int_eq(m.verdict[2], -1);
+	ck_assert_int_eq(nfqueue_batcher_verdict(&b, 2, NFQUEUE_DROP, true, model_emit, &m), 0);
+	nfqueue_batcher_flush(&b, model_emit, &m);
+	ck_assert_int_eq(m.verdict[1], NFQUEUE_ACCEPT);
+	ck_assert_int_eq(m.verdict[2], NFQUEUE_DROP);
+	ck_assert_int_eq(m.verdict[3], NFQUEUE_ACCEPT);
+	ck_assert_int_eq(m.verdict[4], NFQUEUE_ACCEPT);
+	ck_assert(!m.error);
+	/* 1 went out as a batch before 3's single verdict: packet order kept where possible */
+	ck_assert_uint_eq(m.applied_order[0], 1);
+	ck_assert_uint_eq(m.applied_order[1], 3);
+}
+END_TEST
+
+START_TEST(test_payload_verdict_flushes_batch_first)
+{
+	struct nfqueue_batcher b;
+	struct model m;
+
+	model_init(&m);
+	nfqueue_batcher_init(&b);
+	m.queued[1] = m.queued[2] = true;
+	nfqueue_batcher_deliver(&b, 1);
+	nfqueue_batcher_verdict(&b, 1, NFQUEUE_ACCEPT, true, model_emit, &m);
+	nfqueue_batcher_deliver(&b, 2);
+	ck_assert_int_eq(nfqueue_batcher_verdict(&b, 2, NFQUEUE_ACCEPT, false, model_emit, &m), 0);
+	/* the batch for 1 went out; 2's own message is the caller's to send */
+	ck_assert_uint_eq(m.batches, 1);
+	ck_assert_uint_eq(m.singles, 0);
+	ck_assert_int_eq(m.verdict[1], NFQUEUE_ACCEPT);
+	ck_assert(m.queued[2]);
+	ck_assert_uint_eq(b.outstanding, 0);
+}
+END_TEST
+
+START_TEST(test_invalid_verdicts_refused)
+{
+	struct nfqueue_batcher b;
+	struct model m;
+
+	model_init(&m);
+	nfqueue_batcher_init(&b);
+	ck_assert_int_eq(nfqueue_batcher_verdict(&b, 1, NFQUEUE_ACCEPT, true, model_emit, &m), -1);
+	m.queued[7] = true;
+	nfqueue_batcher_deliver(&b, 7);
+	ck_assert_int_eq(nfqueue_batcher_verdict(&b, 8, NFQUEUE_ACCEPT, true, model_emit, &m), -1);
+	ck_assert_int_eq(nfqueue_batcher_verdict(&b, 7, NFQUEUE_ACCEPT, true, model_emit, &m), 0);
+	ck_assert_int_eq(nfqueue_batcher_verdict(&b, 7, NFQUEUE_ACCEPT, true, model_emit, &m), -1);
+	ck_assert_uint_eq(m.batches + m.singles, 0);
+}
+END_TEST
+
+START_TEST(test_id_gaps_counted_across_wraparound)
+{
+	struct nfqueue_batcher b;
+
+	nfqueue_batcher_init(&b);
+	ck_assert_uint_eq(nfqueue_batcher_deliver(&b, 10), 0);
+	ck_assert_uint_eq(nfqueue_batcher_deliver(&b, 11), 0);
+	ck_assert_uint_eq(nfqueue_batcher_deliver(&b, 15), 3);
+	nfqueue_batcher_init(&b);
+	ck_assert_uint_eq(nfqueue_batcher_deliver(&b, 0xfffffffeu), 0);
+	ck_assert_uint_eq(nfqueue_batcher_deliver(&b, 1), 2); /* 0xffffffff and 0 skipped */
+}
+END_TEST
+
+/* Random interleavings of deliveries, in-order and deferred verdicts, plain and rewritten: the
+ * kernel model must apply exactly the verdict the consumer chose to every packet, once. */
+START_TEST(test_random_interleavings_settle_every_packet_correctly)
+{
+	unsigned seed = 12345;
+
+	for (int round = 0; round < 200; round++) {
+		struct nfqueue_batcher b;
+		static struct model m;
+		uint32_t deferred[64];
+		unsigned ndeferred = 0, next_id = 1, total = 50 + (unsigned)(rand_r(&seed) % 200);
+
+		model_init(&m);
+		nfqueue_batcher_init(&b);
+		while (next_id <= total || ndeferred > 0) {
+			unsigned r = (unsigned)rand_r(&seed) % 100;
+
+			if (next_id <= total && (r < 70 || ndeferred == 0)) {
+				uint32_t id = next_id++;
+
+				/* sometimes the kernel skips ids (not delivered) */
+				if (rand_r(&seed) % 10 == 0 && next_id <= total)
+					id = next_id++;
+				m.queued[id] = true;
+				nfqueue_batcher_deliver(&b, id);
+				if (ndeferred < 64 && rand_r(&seed) % 5 == 0) {
+					deferred[ndeferred++] = id;
+					continue;
+				}
+				int v = rand_r(&seed) % 2;
+				bool plain = rand_r(&seed) % 8 != 0;
+
+				m.wanted[id] = plain ? v : NFQUEUE_ACCEPT;
+				ck_assert_int_eq(
+					nfqueue_batcher_verdict(&b, id, (enum nfqueue_verdict)v,
+						plain, model_emit, &m),
+					0);
+				if (!plain)
+					model_emit(&m, false, id, NFQUEUE_ACCEPT,
+						1); /* the caller's */
+			} else if (ndeferred > 0) {
+				unsigned k = (unsigned)rand_r(&seed) % ndeferred;
+				uint32_t id = deferred[k];
+				int v = rand_r(&seed) % 2;
+
+				deferred[k] = deferred[--ndeferred];
+				m.wanted[id] = v;
+				ck_assert_int_eq(
+					nfqueue_batcher_verdict(&b, id, (enum nfqueue_verdict)v,
+						true, model_emit, &m),
+					0);
+			}
+			if (rand_r(&seed) % 7 == 0)
+				nfqueue_batcher_flush(
+					&b, model_emit, &m); /* end of a receive round */
+		}
+		nfqueue_batcher_flush(&b, model_emit, &m);
+		ck_assert(!m.error);
+		ck_assert_uint_eq(b.outstanding, 0);
+		for (uint32_t id = 1; id <= total; id++) {
+			ck_assert(!m.queued[id]);
+			ck_assert_int_eq(m.verdict[id], m.wanted[id]);
+		}
+	}
+}
+END_TEST
+
+/* ---- procfs parsers ---- */
+
+START_TEST(test_parse_proc_queue)
+{
+	const char *text = "    0  12345     0 2 65531     0     0        7  1\n"
+			   "   11   7777     3 2 65531     4     5     1000  1\n";
+	struct nfqueue_kernel_stats ks;
+
+	memset(&ks, 0, sizeof(ks));
+	ck_assert(nfqueue_parse_proc_queue(text, 11, &ks));
+	ck_assert(ks.valid);
+	ck_assert_uint_eq(ks.peer_portid, 7777);
+	ck_assert_uint_eq(ks.queue_total, 3);
+	ck_assert_uint_eq(ks.copy_mode, 2);
+	ck_assert_uint_eq(ks.copy_range, 65531);
+	ck_assert_uint_eq(ks.queue_dropped, 4);
+	ck_assert_uint_eq(ks.user_dropped, 5);
+	ck_assert_uint_eq(ks.id_sequence, 1000);
+	memset(&ks, 0, sizeof(ks));
+	ck_assert(!nfqueue_parse_proc_queue(text, 3, &ks));
+	ck_assert(!ks.valid);
+	ck_assert(!nfqueue_parse_proc_queue("", 0, &ks));
+	ck_assert(!nfqueue_parse_proc_queue("garbage\n1 2\n", 1, &ks));
+}
+END_TEST
+
+START_TEST(test_parse_proc_netlink)
+{
+	const char *text = "sk               Eth Pid        Groups   Rmem     Wmem     Dump  Locks "
+			   "   Drops    Inode\n"
+			   "ffff8a8b00000000 0   4242       00000000 0        0        0     2     "
+			   "   9        100\n"
+			   "ffff8a8b00000001 12  4242       00000000 0        0        0     2     "
+			   "   17       101\n";
+	uint32_t drops = 0;
+
+	ck_assert(nfqueue_parse_proc_netlink(text, 4242, &drops));
+	ck_assert_uint_eq(drops, 17); /* the NETLINK_NETFILTER socket, not the route one */
+	ck_assert(!nfqueue_parse_proc_netlink(text, 1, &drops));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("nfq");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_in_order_same_verdict_is_one_batch);
+	tcase_add_test(tc, test_verdict_change_closes_batch);
+	tcase_add_test(tc, test_deferred_packet_is_never_covered_by_a_batch);
+	tcase_add_test(tc, test_payload_verdict_flushes_batch_first);
+	tcase_add_test(tc, test_invalid_verdicts_refused);
+	tcase_add_test(tc, test_id_gaps_counted_across_wraparound);
+	tcase_add_test(tc, test_random_interleavings_settle_every_packet_correctly);
+	tcase_add_test(tc, test_parse_proc_queue);
+	tcase_add_test(tc, test_parse_proc_netlink);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
