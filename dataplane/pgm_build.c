@@ -444,7 +444,8 @@ size_t pgm_build_ncf_from_nak(uint8_t *out, size_t cap, const struct pgm_packet 
 	hdr.sport = nak->dport;
 	hdr.dport = nak->sport;
 	memcpy(hdr.gsi, nak->gsi, PGM_GSI_LEN);
-	/* 9.3.3: the same list. */
+	/* 9.3.3: the same list, its option header written clean (OPX 00, reserved bits 0): the
+	 * NAK's byte 2 is not copied, as OpenPGM leaves it uninitialized (seen: 0x01, 0xcf). */
 	for (i = 0; i < nak->opt.nak_list_count; i++)
 		list[i] = pgm_opt_nak_list_sqn(&nak->opt, i);
 	opts.nak_list = nak->opt.nak_list_count > 0 ? list : NULL;
