@@ -285,7 +285,7 @@ static void cp_sync_if(const struct assist_if *ifc)
 {
 	int ifindex;
 
-	if (!A->running || (ifindex = assist_ifindex(ifc->name)) == 0)
+	if (A->cp == NULL || (ifindex = assist_ifindex(ifc->name)) == 0)
 		return;
 	cp_if_set_config(A->cp, ifindex, &ifc->cfg);
 	if (cp_if_set_assist(A->cp, ifindex, ifc->enabled) < 0)
@@ -297,7 +297,7 @@ static void cp_sync_config(void)
 {
 	struct cp_config cfg;
 
-	if (!A->running)
+	if (A->cp == NULL || A->replay)
 		return;
 	cp_config_from_conf(&cfg);
 	cp_set_config(A->cp, &cfg);
