@@ -716,6 +716,18 @@ bool pgm_rewrite_spm_path(uint8_t *tpdu, const struct pgm_packet *spm, const str
 	return true;
 }
 
+bool pgm_rewrite_nak_src(uint8_t *tpdu, const struct pgm_packet *nak, const struct pgm_nla *src)
+{
+	size_t len = pgm_nla_len(src);
+
+	/* 8.3: NAK_SRC's address follows the SQN and the AFI word, at byte 24 in every family. */
+	if ((nak->type != PGM_NAK && nak->type != PGM_NNAK && nak->type != PGM_NCF) || len == 0 ||
+		src->afi != nak->nak_src.afi || 24 + len > nak->tpdu_len)
+		return false;
+	rewrite_bytes(tpdu, nak->tpdu_len, 24, src->addr, len);
+	return true;
+}
+
 bool pgm_rewrite_nak_bo_ivl(
 	uint8_t *tpdu, const struct pgm_packet *pkt, uint32_t ivl_us, uint32_t ivl_sqn)
 {

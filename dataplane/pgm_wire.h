@@ -364,6 +364,8 @@ bool pgm_rewrite_nak_bo_ivl(uint8_t *tpdu, const struct pgm_packet *pkt, uint32_
 /* Parity NAK: replace the PKT_CNT bits of NAK_SQN (11.6); tgs is the transmission group size. */
 bool pgm_rewrite_parity_pkt_cnt(uint8_t *tpdu, const struct pgm_packet *nak, uint32_t tgs,
 	uint32_t pkt_cnt);
+/* NAK/NNAK/NCF: replace NAK_SRC with an NLA of the same family. */
+bool pgm_rewrite_nak_src(uint8_t *tpdu, const struct pgm_packet *nak, const struct pgm_nla *src);
 /* OPX 01: rename option number `index` (in pkt->opt order) to OPT_INVALID, keeping the E bit. */
 bool pgm_rewrite_opt_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned index);
 /* After any rewrite of a UDP-encapsulated datagram: recompute the UDP checksum (if not 0).

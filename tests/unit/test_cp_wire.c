@@ -127,6 +127,8 @@ static void build_action(
 	} else if (a->from_packet) {
 		memcpy(tpdu, from->pkt.tpdu, from->pkt.tpdu_len);
 		len = from->pkt.tpdu_len;
+		if (a->nak_src_rewrite)
+			ck_assert(pgm_rewrite_nak_src(tpdu, &from->pkt, &a->nak_src));
 		for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++) {
 			if (a->opt_invalid_mask & (1u << i))
 				ck_assert(pgm_rewrite_opt_invalid(tpdu, &from->pkt, i));
