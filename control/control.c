@@ -40,6 +40,13 @@ void cp_config_default(struct cp_config *cfg)
 	cfg->max_repair_states = 0;
 	cfg->rdata_linger_ms = 1000;
 	cfg->nak_window_check = true;
+	/* 9.5.3: DLRs that announce themselves are used; polling for off-tree ones sends POLLs
+	   with the source's address into every LAN of the TSI, so it is asked for (below) */
+	cfg->dlr_redirect = true;
+	cfg->dlr_discovery = false;
+	cfg->dlr_poll_ivl_ms = 10000;
+	cfg->dlr_poll_bo_ivl_ms = 100;
+	cfg->poll_reply = true;
 	cp_if_config_default(&cfg->if_defaults);
 }
 
@@ -199,8 +206,10 @@ struct cp *cp_new(const struct cp_config *cfg, cp_emit_fn emit, void *emit_ctx)
 		cp->hash_key.k0 = (uint64_t)(uintptr_t)cp ^ 0x9e3779b97f4a7c15ull;
 		cp->hash_key.k1 = (uint64_t)(uintptr_t)&cp_new ^ 0xc2b2ae3d27d4eb4full;
 	}
+	cp_set_random_seed(cp, cp->hash_key.k0 ^ (cp->hash_key.k1 << 1));
 	cp_sessions_init(cp);
 	cp_repairs_init(cp);
+	cp_wheel_init(&cp->polr_wheel, cp_polr_tnode, cp);
 	if (cp->session_tab.buckets == NULL || cp->repair_tab.buckets == NULL) {
 		cp_free(cp);
 		return NULL;
@@ -226,6 +235,22 @@ void cp_set_config(struct cp *cp, const struct cp_config *cfg)
 	cp->cfg = *cfg;
 	if (lifetime_changed)
 		cp_sessions_reschedule(cp);
+}
+
+void cp_set_random_seed(struct cp *cp, uint64_t seed)
+{
+	/* splitmix64 of the seed: any seed, 0 included, gives a usable xorshift state */
+	seed += 0x9e3779b97f4a7c15ull;
+	seed = (seed ^ (seed >> 30)) * 0xbf58476d1ce4e5b9ull;
+	seed = (seed ^ (seed >> 27)) * 0x94d049bb133111ebull;
+	seed ^= seed >> 31;
+	cp->rng = seed != 0 ? seed : 0x2545f4914f6cdd1dull;
+	cp->node_id = cp_random32(cp);
+}
+
+uint32_t cp_node_id(const struct cp *cp)
+{
+	return cp->node_id;
 }
 
 const struct cp_config *cp_get_config(const struct cp *cp)
@@ -332,12 +357,11 @@ void cp_packet(struct cp *cp, const struct cp_packet *in, struct cp_result *out)
 		break;
 	case PGM_POLL:
 		cp_count(cp, in_if, NULL, CP_C_POLL_RECEIVED, 1);
-		cp_poll_child(cp, in, in_if, out);
+		cp_poll(cp, in, in_if, out);
 		break;
 	case PGM_POLR:
 		cp_count(cp, in_if, NULL, CP_C_POLR_RECEIVED, 1);
-		if (in->out_ifindex == 0 && cp_is_local_address(cp, &in->ip->dst))
-			cp_polr_to_router(cp, in, in_if, out);
+		cp_polr(cp, in, in_if, out);
 		break;
 	case PGM_ODATA:
 	case PGM_SPMR:
@@ -361,6 +385,9 @@ cp_time_t cp_timers(struct cp *cp, cp_time_t now)
 		cp->latest = now;
 	cp_wheel_advance(&cp->repair_wheel, now);
 	cp_wheel_advance(&cp->session_wheel, now);
+	cp_wheel_advance(&cp->polr_wheel, now);
+	while ((id = cp_wheel_pop_expired(&cp->polr_wheel)) != CP_NIL)
+		cp_polr_timer(cp, id, now);
 	while ((id = cp_wheel_pop_expired(&cp->repair_wheel)) != CP_NIL)
 		cp_repair_timer(cp, id, now);
 	/* before any session can expire: the queued repeats name sessions by id */
@@ -373,8 +400,11 @@ cp_time_t cp_timers(struct cp *cp, cp_time_t now)
 cp_time_t cp_next_deadline(const struct cp *cp)
 {
 	cp_time_t a = cp_wheel_next(&cp->repair_wheel), b = cp_wheel_next(&cp->session_wheel);
+	cp_time_t c = cp_wheel_next(&cp->polr_wheel);
 
-	return a < b ? a : b;
+	if (b < a)
+		a = b;
+	return c < a ? c : a;
 }
 
 const char *cp_phase_name(enum cp_repair_phase p)

@@ -47,6 +47,14 @@ struct cp_if_config {
 	uint32_t nak_elim_ivl_ms;  /* NAK_ELIM_IVL: duplicates discarded after a confirmation */
 	uint32_t ncf_ivl_ms;	   /* identical NCFs on one interface at most once per interval */
 	uint32_t nak_bo_ivl_us;	   /* NAK_BO_IVL written into forwarded SPMs (15.2.1); 0 = leave */
+	/* 15.2 tuning: NAK_BO_IVL doubles on the first duplicate NAK of a repair state on this
+	   interface and halves after nak_probe_num new states without one, within [min, max];
+	   0 = off (nak_bo_ivl_us is advertised as configured) */
+	uint32_t nak_probe_num;
+	uint32_t nak_bo_ivl_min_us, nak_bo_ivl_max_us;
+	/* 15.3.1: duplicate NAKs of one repair state on this interface at which a failure of the
+	   multicast path below is assumed (unicast NCFs with OPT_NBR_UNREACH); 0 = never */
+	uint32_t dup_nak_max;
 };
 void cp_if_config_default(struct cp_if_config *cfg);
 
@@ -58,6 +66,14 @@ struct cp_config {
 	uint32_t rdata_linger_ms;    /* repair state kept after its first RDATA copy, for the
 					other listed interfaces' copies */
 	bool nak_window_check;	     /* drop NAKs behind SPM_TRAIL or far beyond SPM_LEAD */
+	/* DLRs (9.5.3): send NAKs to DLRs learned from redirecting POLRs */
+	bool dlr_redirect;
+	/* search for off-tree DLRs with POLLs of sub-type DLR when a NAK finds none (9.5.3.1) */
+	bool dlr_discovery;
+	uint32_t dlr_poll_ivl_ms;   /* at most one DLR poll per TSI in this interval */
+	uint32_t dlr_poll_bo_ivl_ms; /* POLL_BO_IVL of our DLR polls; POLRs accepted 2x as long */
+	/* POLL child role (14.5): answer GENERAL polls of our upstream neighbour */
+	bool poll_reply;
 	struct cp_if_config if_defaults; /* for interfaces without their own settings */
 };
 void cp_config_default(struct cp_config *cfg);
@@ -130,7 +146,58 @@ void cp_config_default(struct cp_config *cfg);
 		"repair states ended with interfaces unrepaired")                                  \
 	X(REPAIR_CLEARED, "repair-state-cleared", "repair states removed by clear commands")       \
 	X(POLL_RECEIVED, "poll-received", "POLLs received (never forwarded)")                      \
+	X(POLL_NOT_UPSTREAM, "poll-not-upstream",                                                  \
+		"POLLs not from the TSI's upstream interface, or for an unknown TSI: no reply")   \
+	X(POLL_NO_MATCH, "poll-no-match", "POLLs whose POLL_RAND does not match our node id")   \
+	X(POLL_ROUND_UNSEEN, "poll-round-unseen",                                                  \
+		"POLLs of a later round without its round 0: discarded")                          \
+	X(POLL_NO_REPLY, "poll-no-reply", "POLLs of sub-type DLR or unknown: no reply (not a DLR)") \
+	X(POLR_SCHEDULED, "polr-scheduled", "POLRs scheduled within POLL_BO_IVL")                 \
+	X(POLR_CANCELLED, "polr-cancelled", "scheduled POLRs cancelled by a new POLL_SQN")        \
+	X(POLR_SENT, "polr-sent", "POLRs sent to the polling parent")                              \
 	X(POLR_RECEIVED, "polr-received", "POLRs received")                                        \
+	X(POLR_UNUSED, "polr-unused",                                                              \
+		"POLRs to the router or redirecting POLRs not usable (no session, no poll, no "  \
+		"OPT_REDIRECT, wrong interface)")                                                  \
+	X(DLR_POLL_SENT, "dlr-poll-sent", "POLLs of sub-type DLR sent (off-tree DLR discovery)") \
+	X(DLR_UPSTREAM_LEARNED, "dlr-upstream-learned",                                            \
+		"upstream DLRs learned from multicast redirecting POLRs")                         \
+	X(DLR_OFFTREE_LEARNED, "dlr-offtree-learned",                                              \
+		"off-tree DLRs learned from unicast POLRs to our DLR polls")                       \
+	X(NAK_REDIRECTED, "nak-redirected", "NAK packets sent to a DLR instead of upstream")      \
+	X(DLR_OWN_INTERFACE, "dlr-own-interface",                                                  \
+		"NAK SQNs kept from an off-tree DLR: NAKed on its own interface")                 \
+	X(DLR_NCF, "dlr-ncf", "SQNs an off-tree DLR confirmed with a unicast NCF")                 \
+	X(DLR_TIMEOUT, "dlr-timeout",                                                              \
+		"redirected NAKs unconfirmed within NAK_RPT_IVL: DLR dropped, NAK sent upstream")\
+	X(DLR_NAK_FALLBACK, "dlr-nak-fallback",                                                    \
+		"SQNs the DLR NAKed itself: redirect dropped for them, NAK sent upstream")       \
+	X(DLR_NNAK, "dlr-nnak", "NNAKs from an off-tree DLR, forwarded regardless of state")      \
+	X(DLR_RDATA, "dlr-rdata", "off-tree DLR RDATA re-sourced onto requesting interfaces")    \
+	X(DLR_CLEARED, "dlr-cleared", "learned DLRs removed by clear commands")                   \
+	X(PARITY_NAK_UNIQUE, "parity-nak-unique", "parity NAK entries creating group state")      \
+	X(PARITY_NAK_FORWARDED, "parity-nak-forwarded",                                            \
+		"parity NAKs forwarded with the largest known packet count")                      \
+	X(PARITY_NAK_ELIMINATED, "parity-nak-eliminated",                                          \
+		"parity NAK entries eliminated: count covered while NAK_ELIM_IVL runs")           \
+	X(PARITY_NCF, "parity-ncf", "parity NCF entries confirming or anticipating group state")  \
+	X(PARITY_RDATA_FORWARDED, "parity-rdata-forwarded",                                        \
+		"parity RDATA copies forwarded on an interface still owed packets")               \
+	X(PARITY_RDATA_DROPPED, "parity-rdata-dropped",                                            \
+		"parity RDATA copies dropped: no group state or interface owed nothing")          \
+	X(NAK_SUSPENDED, "nak-suspended",                                                          \
+		"NAKs not forwarded: neighbour unreachable upstream until a regular SPM")         \
+	X(UNREACH_ASSUMED, "unreach-assumed",                                                      \
+		"failures assumed below an interface: DUP_NAK_MAX duplicate NAKs")               \
+	X(UNREACH_NCF_SENT, "unreach-ncf-sent", "unicast NCFs with OPT_NBR_UNREACH sent")         \
+	X(UNREACH_RECEIVED, "unreach-received",                                                    \
+		"NCFs or SPMs with OPT_NBR_UNREACH from our upstream neighbour: NAKs suspended")  \
+	X(UNREACH_IGNORED, "unreach-ignored",                                                      \
+		"NCFs or SPMs with OPT_NBR_UNREACH naming another neighbour, ignored")            \
+	X(UNREACH_SPM_SENT, "unreach-spm-sent", "special SPMs with OPT_NBR_UNREACH sent")         \
+	X(NAK_BO_IVL_RAISED, "nak-bo-ivl-raised", "advertised NAK_BO_IVL doubled (duplicate NAK)")\
+	X(NAK_BO_IVL_LOWERED, "nak-bo-ivl-lowered",                                                \
+		"advertised NAK_BO_IVL halved (NAK_PROBE_NUM states without duplicates)")        \
 	X(OPX_INVALIDATED, "opx-invalidated", "unknown options renamed to OPT_INVALID (OPX 01)")   \
 	X(OPX_DISCARDED, "opx-discarded", "packets discarded for an unknown option (OPX 10)")      \
 	X(OPX_RESERVED, "opx-reserved", "unknown options with reserved OPX 11, ignored")           \
@@ -192,6 +259,7 @@ enum cp_action_type {
 	CP_ACT_POLR,	    /* unicast a POLR (issue: POLL child role) */
 	CP_ACT_RDATA,	    /* re-sourced RDATA of an off-tree DLR, multicast on ifindex */
 	CP_ACT_SPM,	    /* a special SPM (NBR_UNREACH) multicast on ifindex */
+	CP_ACT_POLL,	    /* a POLL (sub-type DLR) multicast on ifindex, IP source = data source */
 };
 
 /*
@@ -226,6 +294,18 @@ struct cp_action {
 	uint16_t opt_invalid_mask;
 	/* from_packet NAK/NNAK forwarded: write nak_src (the session's source) into NAK_SRC */
 	bool nak_src_rewrite;
+	/* from_packet parity NAK forwarded: NAK_PKT_CNT becomes pkt_cnt under group size tgs */
+	bool pkt_cnt_rewrite;
+	uint32_t tgs;
+	/* NCF: OPT_NBR_UNREACH and OPT_PATH_NLA = path (15.3); SPM: OPT_NBR_UNREACH */
+	bool nbr_unreach;
+	/* SPM: SPM_PATH; POLL: POLL_PATH; NCF with nbr_unreach: OPT_PATH_NLA */
+	struct pgm_nla path;
+	/* SPM */
+	uint32_t trail, lead;
+	/* POLL (sqn = POLL_SQN) and POLR (sqn = POLR_SQN, poll_round) */
+	uint16_t poll_round, poll_s_type;
+	uint32_t poll_bo_ivl_us, poll_rand, poll_mask;
 };
 
 /* The caller's sink for originated packets; called during cp_packet and cp_timers. It must not
@@ -247,6 +327,10 @@ struct cp *cp_new(const struct cp_config *cfg, cp_emit_fn emit, void *emit_ctx);
 void cp_free(struct cp *cp);
 void cp_set_log(struct cp *cp, cp_log_fn log, void *ctx, unsigned kinds_mask /* 1 << kind */);
 void cp_set_config(struct cp *cp, const struct cp_config *cfg);
+/* Reseed the core's random source (POLR back-off, POLL_RAND) and draw a new RAND_NODE_ID; the
+   core seeds itself from the kernel, tests seed it to be deterministic. */
+void cp_set_random_seed(struct cp *cp, uint64_t seed);
+uint32_t cp_node_id(const struct cp *cp); /* RAND_NODE_ID (14.5) */
 const struct cp_config *cp_get_config(const struct cp *cp);
 
 /* Interfaces. An interface is known once added; router assist is enabled per interface. */
@@ -274,6 +358,8 @@ cp_time_t cp_next_deadline(const struct cp *cp);
 /* Clear operations. `group` NULL = all. */
 void cp_clear_counters(struct cp *cp, int ifindex /* 0 = all */);
 size_t cp_clear_repair_states(struct cp *cp, const struct pgm_nla *group);
+/* Forget learned DLRs whose address is `dlr` (NULL = all); returns how many. */
+size_t cp_clear_dlrs(struct cp *cp, const struct pgm_nla *dlr);
 
 /* ---- state views for show commands ---- */
 
@@ -298,6 +384,19 @@ struct cp_session_view {
 	cp_time_t expires; /* 0 = never */
 	size_t repair_states;
 	uint32_t parity_tgs; /* OPT_PARITY_PRM transmission group size, 0 = none seen */
+	uint32_t curr_tgsize; /* OPT_CURR_TGSIZE last seen, 0 = none */
+	size_t parity_states; /* of repair_states, per transmission group (11.6) */
+	/* DLRs (9.5.3); afi 0 = none known */
+	struct pgm_nla dlr_upstream, dlr_offtree;
+	int dlr_offtree_ifindex;
+	bool dlr_upstream_parity, dlr_offtree_parity;
+	cp_time_t dlr_upstream_learned, dlr_offtree_learned;
+	cp_time_t dlr_poll_sent; /* our last DLR poll, 0 = none */
+	/* neighbour unreachable (15.3) */
+	bool naks_suspended;	 /* OPT_NBR_UNREACH from upstream: NAKs not forwarded */
+	uint64_t unreach_mask;	 /* interface slots answered with unicast NCFs */
+	bool polr_pending;	 /* child role: a POLR is scheduled */
+	cp_time_t polr_due;
 	/* Per-TSI counters (err[] unused; valid only during the callback). */
 	const struct cp_counters *counters;
 };
@@ -312,6 +411,9 @@ struct cp_repair_view {
 	enum cp_repair_phase phase;
 	bool eliminating; /* a duplicate NAK arriving now would be discarded */
 	bool anticipated, nnak_created;
+	bool parity;	       /* per transmission group: sqn is the TG_SQN (11.6) */
+	uint32_t pkt_cnt;      /* parity: the largest known packet count (1 = one packet) */
+	int dlr;	       /* NAK sent to: 0 upstream, 1 the upstream DLR, 2 the off-tree DLR */
 	uint64_t if_mask;	  /* bit per interface slot, see cp_if_slot_ifindex */
 	uint64_t repaired_mask;	  /* FORWARDING: interfaces that had their RDATA copy */
 	cp_time_t rpt_next;	  /* next NAK repeat, 0 = none */

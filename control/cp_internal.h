@@ -238,12 +238,45 @@ struct cp_iface {
 	struct pgm_nla addr;
 	struct cp_if_config cfg;
 	struct cp_counters counters;
+	/* 15.2 tuning: the NAK_BO_IVL advertised now (0 = the configured one) and the new repair
+	   states since the last duplicate NAK here */
+	uint32_t bo_ivl_cur;
+	uint32_t bo_probe;
 };
 
 /* ---- sessions (per-TSI source-path state, 7.1) ---- */
 
 #define CP_SESSION_UDP	   0x01 /* SPMs arrive UDP-encapsulated */
 #define CP_SESSION_NAK_UDP 0x02 /* the last NAK came UDP-encapsulated (ports below) */
+#define CP_SESSION_SUSPENDED 0x04 /* OPT_NBR_UNREACH from upstream: NAKs not forwarded (15.3) */
+
+/* A DLR learned for a TSI (9.5.3); afi 0 = none. */
+struct cp_dlr {
+	struct pgm_nla addr;
+	int ifindex; /* where it answered (off-tree) or the upstream interface */
+	bool parity; /* OPT_PARITY in its POLR: it can send FEC repairs (9.5.2) */
+	cp_time_t learned;
+};
+
+/* What few sessions need: DLRs, the poll child role, failure containment. Allocated on first
+ * use, freed with the session. */
+struct cp_session_ext {
+	struct cp_dlr up, off;
+	uint32_t dlr_poll_sqn;
+	cp_time_t dlr_poll_sent; /* 0 = never */
+	/* child role (14.5): the last POLL of our parent and the POLR it scheduled */
+	struct cp_tnode polr_timer;
+	uint32_t poll_sqn;
+	uint16_t poll_round;
+	bool poll_seen, poll_round0_seen;
+	struct pgm_nla polr_dst;
+	int polr_ifindex;
+	bool polr_udp;
+	uint16_t polr_udp_sport, polr_udp_dport;
+	/* 15.3: interface slots whose NAKs get unicast NCFs with OPT_NBR_UNREACH */
+	uint64_t unreach_mask;
+	uint32_t curr_tgsize; /* OPT_CURR_TGSIZE (11.6), 0 = the full group */
+};
 
 struct cp_session {
 	uint32_t hash_next;
@@ -263,6 +296,7 @@ struct cp_session {
 	uint64_t spm_copy_mask;		       /* egress slots that had a copy of spm_sqn */
 	struct pgm_nla source, group, upstream;
 	cp_time_t created, last_spm;
+	struct cp_session_ext *ext;
 	struct cp_tsi_counters counters;
 };
 
@@ -270,6 +304,11 @@ struct cp_session {
 
 #define CP_REPAIR_ANTICIPATED 0x01 /* created by an unsolicited NCF */
 #define CP_REPAIR_NNAK	      0x02 /* created by an NNAK: never eliminates a real NAK */
+#define CP_REPAIR_DLR_UP      0x04 /* the NAK went to the TSI's upstream DLR (9.5.3.2) */
+#define CP_REPAIR_DLR_OFF     0x08 /* the NAK went to the TSI's off-tree DLR */
+#define CP_REPAIR_NO_DLR      0x10 /* a DLR failed this SQN: upstream only from now on */
+#define CP_REPAIR_PARITY      0x20 /* per transmission group (11.6): sqn is the TG_SQN */
+#define CP_REPAIR_DLR	      (CP_REPAIR_DLR_UP | CP_REPAIR_DLR_OFF)
 
 struct cp_repair {
 	uint32_t hash_next;
@@ -277,8 +316,10 @@ struct cp_repair {
 	uint32_t sqn;
 	uint8_t phase; /* enum cp_repair_phase */
 	uint8_t flags;
-	uint16_t unused;
+	uint8_t dup_slot;  /* 15.2/15.3: the interface whose duplicate NAKs dup_count counts */
+	uint8_t dup_count; /* (one interface per state keeps the state small) */
 	uint32_t sess_next, sess_prev;
+	uint32_t parity; /* CP_REPAIR_PARITY: its struct cp_parity in cp->parities */
 	struct cp_tnode timer;	/* the earliest of the deadlines below */
 	uint64_t if_mask;	/* interfaces that NAKed (slots) */
 	uint64_t repaired_mask; /* interfaces that had their RDATA copy */
@@ -290,6 +331,16 @@ struct cp_repair {
 	cp_time_t created;
 };
 
+/* Parity repair state's counts (11.6), its own allocation: counts are packets owed (the NAK's
+ * 0-based PKT_CNT + 1), per interface slot. */
+struct cp_parity {
+	uint32_t link;
+	uint32_t last_rdata_sqn; /* the parity RDATA whose copies are being counted */
+	uint8_t largest;	 /* the largest known packet count */
+	bool have_rdata;
+	uint8_t count[CP_MAX_INTERFACES];
+};
+
 /* A deadline `ms` after `now`. 0 means "no timer" in repair states, so never 0. */
 static inline cp_time_t cp_deadline(cp_time_t now, uint32_t ms)
 {
@@ -299,10 +350,14 @@ static inline cp_time_t cp_deadline(cp_time_t now, uint32_t ms)
 }
 
 /* A NAK repeat due, collected during cp_timers and sent as NAK lists per TSI. */
+enum cp_nak_dest { CP_DEST_UPSTREAM, CP_DEST_DLR_UP, CP_DEST_DLR_OFF };
+
 struct cp_repeat {
 	uint32_t session;
 	uint32_t sqn;
 	uint32_t order; /* serial distance from the session's trailing edge, for sorting */
+	uint8_t dest;	/* enum cp_nak_dest */
+	uint8_t parity;
 };
 
 /* ---- the core ---- */
@@ -335,6 +390,11 @@ struct cp {
 
 	struct cp_repeat *repeats;
 	size_t repeat_count, repeat_cap;
+
+	struct cp_pool parities;    /* struct cp_parity */
+	struct cp_wheel polr_wheel; /* sessions with a POLR scheduled (child role) */
+	uint64_t rng;		    /* xorshift64* state */
+	uint32_t node_id;	    /* RAND_NODE_ID (14.5) */
 
 	uint64_t global_ev[CP_C_COUNT];
 	cp_time_t latest; /* the latest time seen in packets or timer runs, for views */
@@ -382,6 +442,9 @@ void cp_sessions_walk(
 	const struct cp *cp, void (*fn)(struct cp *cp, uint32_t id, void *arg), void *arg);
 void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out);
+/* A forwarded SPM copy: SPM_PATH = out_if's address, NAK_BO_IVL rewritten. */
+void cp_spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
+	struct cp_iface *out_if, struct cp_result *out);
 
 /* repair.c */
 void cp_repairs_init(struct cp *cp);
@@ -393,6 +456,8 @@ static inline struct cp_repair *cp_repair_at(const struct cp *cp, uint32_t id)
 uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn);
 /* The state for (session, sqn) unless its deadlines say it is over at `now` (then deleted). */
 uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
+/* id unless its deadlines say it is over at `now` (then deleted: CP_NIL); CP_NIL stays CP_NIL. */
+uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now);
 bool cp_repair_limit_reached(const struct cp *cp, size_t more);
 uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
 void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why);
@@ -405,6 +470,9 @@ void cp_repair_confirm(
 bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now);
 void cp_repairs_flush_repeats(struct cp *cp);
 void cp_repairs_drop_slot(struct cp *cp, int slot);
+uint32_t cp_repair_create_kind(
+	struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now, bool parity);
+void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r);
 size_t cp_session_clear_repairs(struct cp *cp, uint32_t session, enum cp_counter why);
 void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session *s, uint32_t sqn,
 	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -419,27 +487,64 @@ void cp_ncf(
 void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out);
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, const uint32_t *sqns, unsigned n);
-void cp_forward_upstream(struct cp *cp, const struct cp_packet *in, struct cp_session *s);
+	struct cp_session *s, const uint32_t *sqns, unsigned n, uint32_t parity_cnt);
+/* Forward the NAK/NNAK being processed: dests[i] for sqns[i] (NULL: all upstream); one packet
+ * per destination, the TPDU intact when it all goes to one. */
+void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
+	const uint32_t *sqns, unsigned n, const uint8_t *dests);
 /* The SQNs a NAK, NNAK or NCF names: the header SQN, then its OPT_NAK_LIST. */
 unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_NAK_LIST]);
 
-/* extensions.c: seams for later procedures */
-void cp_poll_child(
+/* session.c */
+struct cp_session_ext *cp_session_ext(struct cp_session *s); /* allocates; NULL without memory */
+
+/* dlr.c: random source, POLL child role (14.5), DLR discovery and redirection (9.5.3) */
+uint32_t cp_random32(struct cp *cp);
+void cp_poll(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
-void cp_polr_to_router(
+void cp_polr(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+void cp_polr_timer(struct cp *cp, uint32_t session, cp_time_t now);
+struct cp_tnode *cp_polr_tnode(void *ctx, uint32_t id);
 void cp_offtree_dlr(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
+/* Where the NAK for state r goes now (r NULL: untracked SQN); sets r's DLR flags to match. */
+enum cp_nak_dest cp_nak_dest(struct cp *cp, struct cp_session *s, struct cp_repair *r);
+/* The interface and address a NAK to dest leaves by. */
+bool cp_nak_dest_addr(const struct cp_session *s, enum cp_nak_dest dest, int *ifindex,
+	struct pgm_nla *addr);
+bool cp_from_offtree_dlr(const struct cp_session *s, const struct cp_packet *in);
+void cp_dlr_discover(struct cp *cp, struct cp_session *s, cp_time_t now);
+/* A redirected NAK ran out of NAK_RPT_IVL: drop the DLR, go upstream. */
+void cp_dlr_timeout(struct cp *cp, uint32_t id, cp_time_t now);
+
+/* parity.c (11.6) */
 void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_session *s, struct cp_result *out);
 void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_session *s, struct cp_result *out);
-void cp_parity_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *out_if,
-	struct cp_session *s, struct cp_result *out);
-void cp_spm_nbr_unreach(struct cp *cp, struct cp_session *s, const struct pgm_packet *spm);
-void cp_ncf_nbr_unreach(struct cp *cp, const struct cp_packet *in, struct cp_session *s);
+void cp_parity_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_iface *out_if, struct cp_session *s, struct cp_result *out);
+/* Off-tree DLR parity RDATA: re-sourced onto every interface still owed packets. */
+void cp_parity_offtree_rdata(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_session *s);
+uint32_t cp_parity_find(const struct cp *cp, uint32_t session, uint32_t tg_sqn);
+static inline struct cp_parity *cp_parity_at(const struct cp *cp, uint32_t id)
+{
+	return (struct cp_parity *)cp_pool_at(&cp->parities, id);
+}
+uint32_t cp_parity_tgs(const struct cp_session *s); /* usable group size, or 0 */
+
+/* unreach.c: failure containment (15.3) and NAK_BO_IVL advertisement and tuning (15.2) */
+void cp_spm_nbr_unreach(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_iface *out_if, uint32_t sid, struct cp_result *out);
+void cp_ncf_nbr_unreach(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_session *s);
 void cp_ncf_advertise(const struct cp *cp, const struct cp_session *s, const struct cp_iface *ifp,
 	struct cp_action *ncf);
+uint32_t cp_advertised_nak_bo_ivl(const struct cp *cp, const struct cp_iface *ifp);
+/* A NAK on ifp for state r: `added` when ifp was not yet in its interface set. */
+void cp_nak_seen(struct cp *cp, struct cp_session *s, struct cp_repair *r, struct cp_iface *ifp,
+	bool added);
 
 #endif /* PGMROUTER_CP_INTERNAL_H */

@@ -112,20 +112,21 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 	return sid;
 }
 
-/* The NAK goes upstream as it came (7.3, 7.7): our address as IP source, the neighbour's as
- * destination, the TPDU intact. */
-static void forward_upstream(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
-	enum cp_action_type type, const uint32_t *sqns, unsigned n)
+/* One NAK or NNAK packet to dest: the TPDU intact when `intact`, else built from the SQNs. */
+static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
+	enum cp_nak_dest dest, const uint32_t *sqns, unsigned n, bool intact)
 {
-	struct cp_iface *up = cp_iface_find(cp, s->upstream_ifindex);
+	enum cp_action_type type = in->pkt->type == PGM_NNAK ? CP_ACT_NNAK : CP_ACT_NAK;
+	struct cp_iface *up;
 	struct cp_action act;
 
 	memset(&act, 0, sizeof(act));
 	act.type = type;
-	act.ifindex = s->upstream_ifindex;
-	act.ip_dst = s->upstream;
+	if (!cp_nak_dest_addr(s, dest, &act.ifindex, &act.ip_dst))
+		return;
+	up = cp_iface_find(cp, act.ifindex);
 	act.router_alert = in->ip->router_alert;
-	act.from_packet = true;
+	act.from_packet = intact;
 	act.udp = in->ip->udp;
 	act.udp_sport = in->ip->udp_sport;
 	act.udp_dport = in->ip->udp_dport;
@@ -137,14 +138,52 @@ static void forward_upstream(struct cp *cp, const struct cp_packet *in, struct c
 	act.nak_src = s->source;
 	act.nak_grp = in->pkt->nak_grp;
 	/* the TPDU goes intact, but for a NAK_SRC naming us (OpenPGM receivers, see above) */
-	act.nak_src_rewrite = !pgm_nla_equal(&in->pkt->nak_src, &s->source);
+	act.nak_src_rewrite = intact && !pgm_nla_equal(&in->pkt->nak_src, &s->source);
 	act.parity = pgm_packet_is_parity(in->pkt);
-	act.opt_invalid_mask = cp_opx_invalid_mask(in->pkt);
+	act.opt_invalid_mask = intact ? cp_opx_invalid_mask(in->pkt) : 0;
 	if (act.opt_invalid_mask != 0)
 		cp_count(cp, up, s, CP_C_OPX_INVALIDATED, 1);
+	if (act.parity && intact && n == 1) {
+		/* 11.6: forwarded with the largest known count (the caller put it in sqns[0]) */
+		act.tgs = cp_parity_tgs(s);
+		act.pkt_cnt = sqns[0] & (act.tgs - 1);
+		act.pkt_cnt_rewrite = act.tgs != 0 && sqns[0] != in->pkt->sqn;
+	}
 	cp_emit(cp, &act);
 	cp_count(cp, up, s, type == CP_ACT_NNAK ? CP_C_NNAK_FORWARDED : CP_C_NAK_FORWARDED, 1);
+	if (dest != CP_DEST_UPSTREAM)
+		cp_count(cp, up, s, CP_C_NAK_REDIRECTED, 1);
 	cp_count_out(up, s, type == CP_ACT_NNAK ? PGM_NNAK : PGM_NAK);
+}
+
+/*
+ * The NAK goes upstream as it came (7.3, 7.7): our address as IP source, the neighbour's (or a
+ * DLR's, 9.5.3.2) as destination, the TPDU intact. When its SQNs go to different places, each
+ * place gets a NAK built with its SQNs.
+ */
+void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
+	const uint32_t *sqns, unsigned n, const uint8_t *dests)
+{
+	uint32_t part[1 + PGM_MAX_NAK_LIST];
+	bool same = true;
+
+	for (unsigned i = 1; dests != NULL && i < n; i++)
+		same = same && dests[i] == dests[0];
+	if (same) {
+		/* parity lists carry rewritten counts in every entry: built (11.6) */
+		send_nak(cp, in, s, dests != NULL ? (enum cp_nak_dest)dests[0] : CP_DEST_UPSTREAM,
+			sqns, n, !(n > 1 && pgm_packet_is_parity(in->pkt)));
+		return;
+	}
+	for (unsigned d = CP_DEST_UPSTREAM; d <= CP_DEST_DLR_OFF; d++) {
+		unsigned k = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			if (dests[i] == d)
+				part[k++] = sqns[i];
+		if (k != 0)
+			send_nak(cp, in, s, (enum cp_nak_dest)d, part, k, false);
+	}
 }
 
 /*
@@ -153,8 +192,9 @@ static void forward_upstream(struct cp *cp, const struct cp_packet *in, struct c
  * back to downstream form. Shared with the parity seam.
  */
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, const uint32_t *sqns, unsigned n)
+	struct cp_session *s, const uint32_t *sqns, unsigned n, uint32_t parity_cnt)
 {
+	bool unreach = s->ext != NULL && (s->ext->unreach_mask & cp_iface_bit(in_if)) != 0;
 	struct cp_action act;
 
 	memset(&act, 0, sizeof(act));
@@ -164,7 +204,18 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
 	act.ip_dst = in->pkt->nak_grp;
 	act.router_alert = true;
 	act.from_packet = true;
-	if ((s->flags & CP_SESSION_UDP) != 0) {
+	if (unreach) {
+		/* 15.3.2: multicast no longer reaches below: unicast to the NAKer, from us */
+		act.ip_src.afi = 0;
+		act.ip_dst = in->ip->src;
+		act.nbr_unreach = true;
+		act.path = in_if->addr;
+	}
+	if (unreach && in->ip->udp) {
+		act.udp = true;
+		act.udp_sport = in->ip->udp_dport;
+		act.udp_dport = in->ip->udp_sport;
+	} else if ((s->flags & CP_SESSION_UDP) != 0) {
 		act.udp = true;
 		act.udp_sport = s->udp_sport;
 		act.udp_dport = s->udp_dport;
@@ -181,11 +232,13 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
 	act.nak_src = in->pkt->nak_src;
 	act.nak_grp = in->pkt->nak_grp;
 	act.parity = pgm_packet_is_parity(in->pkt);
-	if (act.parity && s->parity_tgs != 0)
-		act.pkt_cnt = sqns[0] & (s->parity_tgs - 1);
+	act.pkt_cnt = parity_cnt;
+	act.tgs = cp_parity_tgs(s);
 	cp_ncf_advertise(cp, s, in_if, &act);
 	cp_emit(cp, &act);
 	cp_count(cp, in_if, s, CP_C_NCF_SENT, 1);
+	if (unreach)
+		cp_count(cp, in_if, s, CP_C_UNREACH_NCF_SENT, 1);
 	cp_count_out(in_if, s, PGM_NCF);
 }
 
@@ -248,11 +301,11 @@ void cp_nak(
 	const struct pgm_packet *pkt = in->pkt;
 	uint32_t sqns[1 + PGM_MAX_NAK_LIST], ids[1 + PGM_MAX_NAK_LIST];
 	uint8_t outcome[1 + PGM_MAX_NAK_LIST], before[1 + PGM_MAX_NAK_LIST];
-	uint8_t was_nnak[1 + PGM_MAX_NAK_LIST];
+	uint8_t was_nnak[1 + PGM_MAX_NAK_LIST], dests[1 + PGM_MAX_NAK_LIST];
 	unsigned n = cp_packet_sqns(pkt, sqns), missing = 0;
 	const struct cp_if_config *if_cfg;
 	struct cp_session *s;
-	bool forward = false, ncf = false;
+	bool forward = false, ncf = false, from_dlr, upstream = false;
 	cp_time_t now = in->now, ncf_ivl;
 	uint64_t bit;
 	uint32_t sid;
@@ -278,6 +331,7 @@ void cp_nak(
 		cp_parity_nak(cp, in, in_if, s, out);
 		return;
 	}
+	from_dlr = cp_from_offtree_dlr(s, in);
 
 	for (unsigned i = 0; i < n; i++) {
 		ids[i] = cp_repair_find_live(cp, sid, sqns[i], now);
@@ -296,14 +350,17 @@ void cp_nak(
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t id = ids[i];
 		struct cp_repair *r;
+		bool added;
 
 		was_nnak[i] = 0;
+		dests[i] = CP_DEST_UPSTREAM;
 		if (id == CP_NIL && n > 1) /* the same SQN twice in one list: made above */
 			id = cp_repair_find(cp, sid, sqns[i]);
 		if (id == CP_NIL) {
 			id = cp_repair_create(cp, sid, sqns[i], now);
 			if (id == CP_NIL) {
 				outcome[i] = SQN_UNTRACKED;
+				dests[i] = (uint8_t)cp_nak_dest(cp, s, NULL);
 				forward = ncf = true;
 				continue;
 			}
@@ -315,7 +372,15 @@ void cp_nak(
 			r = cp_repair_at(cp, id);
 			before[i] = r->phase;
 			was_nnak[i] = (r->flags & CP_REPAIR_NNAK) != 0;
-			if (r->phase == CP_PHASE_FORWARDING) {
+			if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0) {
+				/* 9.5.3.2: the DLR lacks it too: upstream for this SQN */
+				r->flags = (uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
+				outcome[i] = SQN_REFORWARDED;
+				cp_count(cp, in_if, s, CP_C_DLR_NAK_FALLBACK, 1);
+				cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
+					"NAK from the off-tree DLR it was redirected to: "
+					"redirect dropped, forwarded upstream");
+			} else if (r->phase == CP_PHASE_FORWARDING) {
 				/* the repair went by: a new request, not a duplicate; interfaces
 				 * still waiting for their copy stay listed */
 				r->if_mask &= ~r->repaired_mask;
@@ -330,12 +395,20 @@ void cp_nak(
 					cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
 			}
 		}
+		added = (r->if_mask & bit) == 0;
 		r->if_mask |= bit;
+		cp_nak_seen(cp, s, r, in_if, added);
 		if (outcome[i] != SQN_DUPLICATE) {
 			cp_repair_start_pending(cp, r, s, now);
+			dests[i] = (uint8_t)cp_nak_dest(cp, s, r);
 			cp_repair_schedule(cp, id);
 			forward = true;
+		} else {
+			dests[i] = (r->flags & CP_REPAIR_DLR_UP)	? CP_DEST_DLR_UP
+				   : (r->flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
+								    : CP_DEST_UPSTREAM;
 		}
+		upstream = upstream || dests[i] == CP_DEST_UPSTREAM;
 		if (!ncf_withheld(r, bit, now, ncf_ivl))
 			ncf = true;
 		ids[i] = id;
@@ -347,16 +420,23 @@ void cp_nak(
 			if (outcome[i] != SQN_UNTRACKED)
 				ncf_mark(cp_repair_at(cp, ids[i]), bit, now, ncf_ivl);
 		}
-		cp_send_ncf(cp, in, in_if, s, sqns, n);
+		cp_send_ncf(cp, in, in_if, s, sqns, n, 0);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NCF_RATE_LIMITED, 1);
 	}
 
-	/* 9.3.3: forwarded intact unless every SQN is eliminated (pending ones count as such) */
-	if (forward)
-		forward_upstream(cp, in, s, CP_ACT_NAK, sqns, n);
-	else
+	/* 9.3.3: forwarded intact unless every SQN is eliminated (pending ones count as such);
+	 * 15.3.2: not at all while our upstream neighbour is unreachable */
+	if (forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
+		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
+		forward = false;
+	} else if (forward) {
+		cp_forward_naks(cp, in, s, sqns, n, dests);
+		if (upstream && !from_dlr)
+			cp_dlr_discover(cp, s, now);
+	} else {
 		cp_count(cp, in_if, s, CP_C_NAK_ELIMINATED, n);
+	}
 
 	if (cp_log_enabled(cp, CP_LOG_EVENT)) {
 		char ifname[CP_IFNAME_LEN + 8];
@@ -372,8 +452,8 @@ void cp_nak(
 /*
  * 9.5.3.2: NNAKs are forwarded only when no repair state exists for them (state they create is
  * flagged and lives NAK_ELIM_IVL); they are never confirmed, never retried, and never add their
- * interface. (NNAKs for repairs requested from an off-tree DLR are always forwarded: that comes
- * with DLR redirection, see extensions.c.)
+ * interface. NNAKs from an off-tree DLR for repairs we requested from it are always forwarded:
+ * they come before its RDATA, which the state is there for.
  */
 void cp_nnak(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
@@ -383,7 +463,7 @@ void cp_nnak(
 	unsigned n = cp_packet_sqns(pkt, sqns);
 	const struct cp_if_config *cfg;
 	struct cp_session *s;
-	bool forward = false;
+	bool forward = false, from_dlr;
 	uint32_t sid;
 
 	sid = upstream_packet_session(cp, in, in_if, CP_C_NNAK_NO_SESSION, sqns, n, out);
@@ -399,12 +479,18 @@ void cp_nnak(
 		return;
 	}
 	cfg = cp_repair_config(cp, s);
+	from_dlr = cp_from_offtree_dlr(s, in);
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t id = cp_repair_find_live(cp, sid, sqns[i], in->now);
 		struct cp_repair *r;
 
-		if (id != CP_NIL)
+		if (id != CP_NIL) {
+			if (from_dlr && (cp_repair_at(cp, id)->flags & CP_REPAIR_DLR_OFF) != 0) {
+				forward = true;
+				cp_count(cp, in_if, s, CP_C_DLR_NNAK, 1);
+			}
 			continue;
+		}
 		forward = true;
 		if (cfg->nak_elim_ivl_ms == 0)
 			continue; /* it would live for no time at all */
@@ -422,19 +508,10 @@ void cp_nnak(
 			"NNAK in NONE -> OUTSTANDING (NNAK state, forwarded)");
 	}
 	if (forward) {
-		forward_upstream(cp, in, s, CP_ACT_NNAK, sqns, n);
+		cp_forward_naks(cp, in, s, sqns, n, NULL);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NNAK_ELIMINATED, n);
 		cp_log_repair(
 			cp, CP_LOG_EVENT, s, sqns[0], "NNAK: repair state exists (eliminated)");
 	}
-}
-
-/* Forwarding for the parity seam, which has no state yet. */
-void cp_forward_upstream(struct cp *cp, const struct cp_packet *in, struct cp_session *s)
-{
-	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_packet_sqns(in->pkt, sqns);
-
-	forward_upstream(cp, in, s, in->pkt->type == PGM_NNAK ? CP_ACT_NNAK : CP_ACT_NAK, sqns, n);
 }

@@ -4,7 +4,8 @@
  * An NCF from the upstream interface confirms a pending NAK for its (TSI, SQN), or creates
  * anticipated state with no interfaces (restarting the timers of state that exists). NCFs from
  * other interfaces are discarded without creating state. An NE never forwards NCFs; NCFs of
- * sessions this router does not know pass, so PGM keeps working unassisted for them.
+ * sessions this router does not know pass, so PGM keeps working unassisted for them. Unicast NCFs
+ * come from an off-tree DLR (dlr.c) or carry OPT_NBR_UNREACH (unreach.c).
  */
 #include "control/cp_internal.h"
 
@@ -79,7 +80,7 @@ void cp_ncf(
 	cp_count_in(NULL, s, PGM_NCF);
 	cp_count(cp, in_if, s, CP_C_NCF_RECEIVED, n);
 	if (pgm_opt_has(&pkt->opt, PGM_OPT_NBR_UNREACH)) {
-		cp_ncf_nbr_unreach(cp, in, s);
+		cp_ncf_nbr_unreach(cp, in, in_if, s);
 		return;
 	}
 	if (!pgm_ip_dst_is_multicast(in->ip)) {

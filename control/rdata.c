@@ -44,12 +44,12 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	}
 	out->verdict = CP_DROP;
 	if (in->in_ifindex != s->upstream_ifindex) {
-		/* repairs come down the tree (or, later, from a DLR we redirected to) */
+		/* repairs come down the tree (off-tree DLRs unicast theirs to us) */
 		cp_count(cp, in_if, s, CP_C_RDATA_NOT_UPSTREAM, 1);
 		return;
 	}
 	if (pgm_packet_is_parity(pkt)) {
-		cp_parity_rdata(cp, in, out_if, s, out);
+		cp_parity_rdata(cp, in, in_if, out_if, s, out);
 		return;
 	}
 	id = cp_repair_find_live(cp, sid, pkt->sqn, in->now);

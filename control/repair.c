@@ -18,9 +18,10 @@
 
 #define CP_REPAIR_BUCKETS_MIN 1024
 
-static inline uint64_t repair_word(uint32_t session, uint32_t sqn)
+/* Session ids stay below 2^31 (CP_POOL_MAX_ID): bit 63 keys parity state apart. */
+static inline uint64_t repair_word(uint32_t session, uint32_t sqn, bool parity)
 {
-	return (uint64_t)session << 32 | sqn;
+	return (uint64_t)session << 32 | (uint64_t)parity << 63 | sqn;
 }
 
 static uint32_t *repair_link(void *ctx, uint32_t id)
@@ -33,7 +34,8 @@ static uint64_t repair_hash(void *ctx, uint32_t id)
 	struct cp *cp = ctx;
 	const struct cp_repair *r = cp_repair_at(cp, id);
 
-	return cp_hash64(&cp->hash_key, repair_word(r->session, r->sqn));
+	return cp_hash64(&cp->hash_key,
+		repair_word(r->session, r->sqn, (r->flags & CP_REPAIR_PARITY) != 0));
 }
 
 static struct cp_tnode *repair_tnode(void *ctx, uint32_t id)
@@ -46,10 +48,12 @@ void cp_repairs_init(struct cp *cp)
 	cp_pool_init(&cp->repairs, sizeof(struct cp_repair), offsetof(struct cp_repair, hash_next));
 	cp_htab_init(&cp->repair_tab, CP_REPAIR_BUCKETS_MIN);
 	cp_wheel_init(&cp->repair_wheel, repair_tnode, cp);
+	cp_pool_init(&cp->parities, sizeof(struct cp_parity), offsetof(struct cp_parity, link));
 }
 
 void cp_repairs_free(struct cp *cp)
 {
+	cp_pool_destroy(&cp->parities);
 	cp_pool_destroy(&cp->repairs);
 	cp_htab_destroy(&cp->repair_tab);
 }
@@ -68,18 +72,30 @@ void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session
 	cp_logf(cp, kind, "tsi %s sqn %u: %s", cp_session_label(s, tsi, sizeof(tsi)), sqn, msg);
 }
 
-uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn)
+static uint32_t repair_find(const struct cp *cp, uint32_t session, uint32_t sqn, bool parity)
 {
-	uint64_t h = cp_hash64(&cp->hash_key, repair_word(session, sqn));
+	uint64_t h = cp_hash64(&cp->hash_key, repair_word(session, sqn, parity));
+	uint8_t want = parity ? CP_REPAIR_PARITY : 0;
 
 	for (uint32_t id = cp_htab_first(&cp->repair_tab, h); id != CP_NIL;) {
 		const struct cp_repair *r = cp_repair_at(cp, id);
 
-		if (r->sqn == sqn && r->session == session)
+		if (r->sqn == sqn && r->session == session &&
+			(r->flags & CP_REPAIR_PARITY) == want)
 			return id;
 		id = r->hash_next;
 	}
 	return CP_NIL;
+}
+
+uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn)
+{
+	return repair_find(cp, session, sqn, false);
+}
+
+uint32_t cp_parity_find(const struct cp *cp, uint32_t session, uint32_t tg_sqn)
+{
+	return repair_find(cp, session, tg_sqn, true);
 }
 
 bool cp_repair_limit_reached(const struct cp *cp, size_t more)
@@ -90,20 +106,34 @@ bool cp_repair_limit_reached(const struct cp *cp, size_t more)
 
 uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
 {
+	return cp_repair_create_kind(cp, session, sqn, now, false);
+}
+
+uint32_t cp_repair_create_kind(
+	struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now, bool parity)
+{
 	struct cp_session *s = cp_session_at(cp, session);
 	struct cp_htab_ops ops = {repair_link, repair_hash, cp};
 	struct cp_repair *r;
-	uint32_t id;
+	uint32_t id, pid = CP_NIL;
 
 	if (cp_repair_limit_reached(cp, 1))
 		return CP_NIL;
-	id = cp_pool_alloc(&cp->repairs);
-	if (id == CP_NIL)
+	if (parity && (pid = cp_pool_alloc(&cp->parities)) == CP_NIL)
 		return CP_NIL;
+	id = cp_pool_alloc(&cp->repairs);
+	if (id == CP_NIL) {
+		if (pid != CP_NIL)
+			cp_pool_free(&cp->parities, pid);
+		return CP_NIL;
+	}
 	r = cp_repair_at(cp, id);
 	r->session = session;
 	r->sqn = sqn;
 	r->created = now;
+	r->parity = pid;
+	if (parity)
+		r->flags = CP_REPAIR_PARITY;
 	cp_tnode_init(&r->timer);
 	r->sess_prev = CP_NIL;
 	r->sess_next = s->repair_head;
@@ -111,8 +141,7 @@ uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time
 		cp_repair_at(cp, s->repair_head)->sess_prev = id;
 	s->repair_head = id;
 	s->repair_count++;
-	cp_htab_insert(
-		&cp->repair_tab, &ops, id, cp_hash64(&cp->hash_key, repair_word(session, sqn)));
+	cp_htab_insert(&cp->repair_tab, &ops, id, repair_hash(cp, id));
 	return id;
 }
 
@@ -133,6 +162,8 @@ void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 	s->repair_count--;
 	cp_htab_remove(&cp->repair_tab, &ops, id, repair_hash(cp, id));
 	cp_wheel_cancel(&cp->repair_wheel, id);
+	if ((r->flags & CP_REPAIR_PARITY) != 0)
+		cp_pool_free(&cp->parities, r->parity);
 	cp_pool_free(&cp->repairs, id);
 	if (cp->repair_tab.count == 0 && cp->repair_tab.mask + 1 > CP_REPAIR_BUCKETS_MIN) {
 		/* the storm is over: give the buckets back too (the pool already did) */
@@ -177,7 +208,7 @@ void cp_repair_start_pending(
 	cp_time_t period = repeat_period(cfg);
 
 	r->phase = CP_PHASE_PENDING;
-	r->flags &= (uint8_t) ~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
+	r->flags &= (uint8_t)~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
 	r->rpt_end = cp_deadline(now, cfg->nak_rpt_ivl_ms);
 	r->rpt_next = period != 0 && now + period < r->rpt_end ? now + period : 0;
 	/* 7.8: NAK_RDATA_IVL counts from the most recent forwarding; the next NCF restarts it */
@@ -218,7 +249,8 @@ static enum cp_counter repair_over(const struct cp_repair *r, cp_time_t now)
 {
 	switch (r->phase) {
 	case CP_PHASE_PENDING:
-		if (r->rpt_end != 0 && r->rpt_end <= now)
+		/* a redirected NAK is not over at NAK_RPT_IVL: it goes upstream (cp_dlr_timeout) */
+		if (r->rpt_end != 0 && r->rpt_end <= now && (r->flags & CP_REPAIR_DLR) == 0)
 			return CP_C_NAK_RETRY_EXPIRED;
 		break;
 	case CP_PHASE_OUTSTANDING:
@@ -260,6 +292,19 @@ static void repair_expire(struct cp *cp, uint32_t id, enum cp_counter why)
 	cp_repair_delete(cp, id, why);
 }
 
+uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now)
+{
+	enum cp_counter why;
+
+	if (id == CP_NIL)
+		return CP_NIL;
+	why = repair_over(cp_repair_at(cp, id), now);
+	if (why == CP_C_COUNT)
+		return id;
+	repair_expire(cp, id, why);
+	return CP_NIL;
+}
+
 uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
 {
 	uint32_t id = cp_repair_find(cp, session, sqn);
@@ -274,8 +319,33 @@ uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_t
 	return CP_NIL;
 }
 
-static void queue_repeat(struct cp *cp, const struct cp_session *s, const struct cp_repair *r)
+void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r)
 {
+	uint8_t dest, parity = (r->flags & CP_REPAIR_PARITY) != 0;
+	uint32_t sqn = r->sqn;
+
+	if ((s->flags & CP_SESSION_SUSPENDED) != 0) {
+		cp_count(cp, NULL, s, CP_C_NAK_SUSPENDED, 1);
+		return;
+	}
+	/* repeats go where the NAK went; a DLR dropped meanwhile leaves them upstream */
+	dest = CP_DEST_UPSTREAM;
+	if ((r->flags & CP_REPAIR_DLR_UP) != 0 && s->ext != NULL && s->ext->up.addr.afi != 0)
+		dest = CP_DEST_DLR_UP;
+	else if ((r->flags & CP_REPAIR_DLR_OFF) != 0 && s->ext != NULL &&
+		 s->ext->off.addr.afi != 0)
+		dest = CP_DEST_DLR_OFF;
+	else
+		r->flags &= (uint8_t)~CP_REPAIR_DLR;
+	if (parity) {
+		/* 11.6: the largest known count, 0-based on the wire */
+		uint32_t tgs = cp_parity_tgs(s);
+		uint8_t largest = cp_parity_at(cp, r->parity)->largest;
+
+		if (tgs == 0 || largest == 0)
+			return;
+		sqn |= (uint32_t)(largest - 1) & (tgs - 1);
+	}
 	if (cp->repeat_count == cp->repeat_cap) {
 		size_t cap = cp->repeat_cap ? 2 * cp->repeat_cap : 256;
 		struct cp_repeat *rep = realloc(cp->repeats, cap * sizeof(*rep));
@@ -287,8 +357,10 @@ static void queue_repeat(struct cp *cp, const struct cp_session *s, const struct
 	}
 	cp->repeats[cp->repeat_count++] = (struct cp_repeat){
 		.session = r->session,
-		.sqn = r->sqn,
-		.order = r->sqn - s->trail,
+		.sqn = sqn,
+		.order = sqn - s->trail,
+		.dest = dest,
+		.parity = parity,
 	};
 }
 
@@ -302,6 +374,11 @@ void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
 		repair_expire(cp, id, why);
 		return;
 	}
+	if (r->phase == CP_PHASE_PENDING && (r->flags & CP_REPAIR_DLR) != 0 && r->rpt_end != 0 &&
+		r->rpt_end <= now) {
+		cp_dlr_timeout(cp, id, now);
+		return;
+	}
 	if (r->phase == CP_PHASE_OUTSTANDING && r->elim_end != 0 && r->elim_end <= now) {
 		r->elim_end = 0;
 		cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
@@ -310,7 +387,7 @@ void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
 	if (r->phase == CP_PHASE_PENDING && r->rpt_next != 0 && r->rpt_next <= now) {
 		cp_time_t period = repeat_period(cp_repair_config(cp, s));
 
-		queue_repeat(cp, s, r);
+		cp_queue_repeat(cp, s, r);
 		cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
 			"NAK_RPT_RTE timer in PENDING -> PENDING (NAK repeated)");
 		r->rpt_next = period != 0 ? r->rpt_next + period : 0;
@@ -329,6 +406,10 @@ static int repeat_cmp(const void *a, const void *b)
 
 	if (x->session != y->session)
 		return x->session < y->session ? -1 : 1;
+	if (x->parity != y->parity)
+		return x->parity < y->parity ? -1 : 1;
+	if (x->dest != y->dest)
+		return x->dest < y->dest ? -1 : 1;
 	if (x->order != y->order)
 		return x->order < y->order ? -1 : 1;
 	return 0;
@@ -337,13 +418,15 @@ static int repeat_cmp(const void *a, const void *b)
 static void send_repeat(
 	struct cp *cp, struct cp_session *s, const struct cp_repeat *rep, unsigned n)
 {
-	struct cp_iface *up = cp_iface_find(cp, s->upstream_ifindex);
+	struct cp_iface *up;
 	struct cp_action act;
 
 	memset(&act, 0, sizeof(act));
 	act.type = CP_ACT_NAK;
-	act.ifindex = s->upstream_ifindex;
-	act.ip_dst = s->upstream;
+	if (!cp_nak_dest_addr(s, (enum cp_nak_dest)rep[0].dest, &act.ifindex, &act.ip_dst))
+		return;
+	up = cp_iface_find(cp, act.ifindex);
+	act.parity = rep[0].parity != 0;
 	act.tsi = s->tsi;
 	act.data_dport = s->data_dport;
 	act.sqn = rep[0].sqn;
@@ -363,6 +446,8 @@ static void send_repeat(
 	}
 	cp_emit(cp, &act);
 	cp_count(cp, up, s, CP_C_NAK_RETRANSMITTED, n);
+	if (rep[0].dest != CP_DEST_UPSTREAM)
+		cp_count(cp, up, s, CP_C_NAK_REDIRECTED, 1);
 	cp_count_out(up, s, PGM_NAK);
 }
 
@@ -383,6 +468,8 @@ void cp_repairs_flush_repeats(struct cp *cp)
 
 		while (i + n < cp->repeat_count && n < 1 + PGM_MAX_NAK_LIST &&
 			cp->repeats[i + n].session == cp->repeats[i].session &&
+			cp->repeats[i + n].parity == cp->repeats[i].parity &&
+			cp->repeats[i + n].dest == cp->repeats[i].dest &&
 			cp->repeats[i + n].sqn > cp->repeats[i + n - 1].sqn)
 			n++;
 		send_repeat(cp, s, &cp->repeats[i], n);
@@ -412,6 +499,8 @@ void cp_repairs_drop_slot(struct cp *cp, int slot)
 
 				r->if_mask &= keep;
 				r->repaired_mask &= keep;
+				if ((r->flags & CP_REPAIR_PARITY) != 0)
+					cp_parity_at(cp, r->parity)->count[slot] = 0;
 				r->ncf_mask &= keep;
 				id = r->sess_next;
 			}

@@ -134,6 +134,11 @@ void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 	cp_count(cp, NULL, NULL, why, 1);
 	cp_session_clear_repairs(cp, id, CP_C_COUNT);
 	cp_wheel_cancel(&cp->session_wheel, id);
+	if (s->ext != NULL) {
+		cp_wheel_cancel(&cp->polr_wheel, id);
+		free(s->ext);
+		s->ext = NULL;
+	}
 	cp_htab_remove(&cp->session_tab, &(struct cp_htab_ops){session_link, session_hash, cp}, id,
 		session_hash(cp, id));
 	cp_pool_free(&cp->sessions, id);
@@ -163,6 +168,16 @@ static void remove_if_upstream(struct cp *cp, uint32_t id, void *arg)
 void cp_sessions_upstream_removed(struct cp *cp, int ifindex)
 {
 	cp_sessions_walk(cp, remove_if_upstream, &ifindex);
+}
+
+struct cp_session_ext *cp_session_ext(struct cp_session *s)
+{
+	if (s->ext == NULL) {
+		s->ext = calloc(1, sizeof(*s->ext));
+		if (s->ext != NULL)
+			cp_tnode_init(&s->ext->polr_timer);
+	}
+	return s->ext;
 }
 
 static uint32_t session_create(struct cp *cp, const struct pgm_tsi *tsi, cp_time_t now)
@@ -238,19 +253,30 @@ static void spm_record(struct cp *cp, uint32_t id, const struct cp_packet *in,
 	}
 	if (pgm_opt_has(&spm->opt, PGM_OPT_PARITY_PRM))
 		s->parity_tgs = spm->opt.parity_tgs;
+	if (pgm_opt_has(&spm->opt, PGM_OPT_CURR_TGSIZE) && cp_session_ext(s) != NULL)
+		s->ext->curr_tgsize = spm->opt.curr_tgsize;
 	s->spm_copy_mask = 0;
 	s->last_spm = in->now;
 	if (created || !cp_tnode_scheduled(&s->timer))
 		session_schedule(cp, id);
-	if (pgm_opt_has(&spm->opt, PGM_OPT_NBR_UNREACH))
-		cp_spm_nbr_unreach(cp, s, spm);
+	/* 15.3.2: a regular SPM ends the neighbour-unreachable mode, upstream and downstream */
+	if ((s->flags & CP_SESSION_SUSPENDED) != 0 ||
+		(s->ext != NULL && s->ext->unreach_mask != 0)) {
+		s->flags &= (uint8_t)~CP_SESSION_SUSPENDED;
+		if (s->ext != NULL)
+			s->ext->unreach_mask = 0;
+		if (log)
+			cp_logf(cp, CP_LOG_EVENT,
+				"tsi %s: regular SPM %u, neighbour-unreachable mode over",
+				cp_session_label(s, tsi, sizeof(tsi)), spm->sqn);
+	}
 }
 
 /* This copy's rewrite: SPM_PATH = the egress address, and our NAK_BO_IVL if configured. */
-static void spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
+void cp_spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
 	struct cp_iface *out_if, struct cp_result *out)
 {
-	const struct cp_if_config *cfg = cp_iface_config(cp, out_if);
+	uint32_t bo_ivl = cp_advertised_nak_bo_ivl(cp, out_if);
 
 	if (out_if->addr.afi == 0 || out_if->addr.afi != in->ip->dst.afi) {
 		/* we cannot name ourselves here: downstream NAKs will bypass this router */
@@ -262,9 +288,9 @@ static void spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_sessio
 	out->rewrite.spm_path = true;
 	out->rewrite.path = out_if->addr;
 	/* 15.2.1: an NE MUST remove or overwrite OPT_NAK_BO_IVL; we overwrite, never remove */
-	if (cfg->nak_bo_ivl_us != 0 && pgm_opt_has(&in->pkt->opt, PGM_OPT_NAK_BO_IVL)) {
+	if (bo_ivl != 0 && pgm_opt_has(&in->pkt->opt, PGM_OPT_NAK_BO_IVL)) {
 		out->rewrite.nak_bo_ivl = true;
-		out->rewrite.nak_bo_ivl_us = cfg->nak_bo_ivl_us;
+		out->rewrite.nak_bo_ivl_us = bo_ivl;
 		out->rewrite.nak_bo_ivl_sqn = 0; /* not derived from a poll: usable at once */
 	}
 	cp_count(cp, out_if, s, CP_C_SPM_FORWARDED, 1);
@@ -284,6 +310,13 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 
 	pgm_packet_tsi(spm, &tsi);
 	id = cp_session_find(cp, &tsi);
+	if (id != CP_NIL && pgm_opt_has(&spm->opt, PGM_OPT_NBR_UNREACH)) {
+		/* not a regular SPM: it carries the last regular SQN and no window (15.3.2) */
+		cp_count_in(NULL, cp_session_at(cp, id), PGM_SPM);
+		if (ours)
+			cp_spm_nbr_unreach(cp, in, in_if, out_if, id, out);
+		return;
+	}
 	if (id == CP_NIL) {
 		id = session_create(cp, &tsi, in->now);
 		if (id == CP_NIL) {
@@ -321,5 +354,5 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	}
 	if (in->out_ifindex == 0)
 		return; /* seen once, before routing: nothing to rewrite */
-	spm_copy(cp, in, s, out_if, out);
+	cp_spm_copy(cp, in, s, out_if, out);
 }

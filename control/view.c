@@ -127,6 +127,24 @@ void cp_foreach_session(
 				    : 0;
 		v.repair_states = s->repair_count;
 		v.parity_tgs = s->parity_tgs;
+		for (uint32_t id = s->repair_head; id != CP_NIL;
+			id = cp_repair_at(cp, id)->sess_next)
+			v.parity_states += (cp_repair_at(cp, id)->flags & CP_REPAIR_PARITY) != 0;
+		v.naks_suspended = (s->flags & CP_SESSION_SUSPENDED) != 0;
+		if (s->ext != NULL) {
+			v.curr_tgsize = s->ext->curr_tgsize;
+			v.dlr_upstream = s->ext->up.addr;
+			v.dlr_upstream_parity = s->ext->up.parity;
+			v.dlr_upstream_learned = s->ext->up.learned;
+			v.dlr_offtree = s->ext->off.addr;
+			v.dlr_offtree_ifindex = s->ext->off.ifindex;
+			v.dlr_offtree_parity = s->ext->off.parity;
+			v.dlr_offtree_learned = s->ext->off.learned;
+			v.dlr_poll_sent = s->ext->dlr_poll_sent;
+			v.unreach_mask = s->ext->unreach_mask;
+			v.polr_pending = cp_tnode_scheduled(&s->ext->polr_timer);
+			v.polr_due = v.polr_pending ? s->ext->polr_timer.deadline : 0;
+		}
 		cp_tsi_counters_expand(&s->counters, &counters);
 		v.counters = &counters;
 		cb(ctx, &v);
@@ -172,6 +190,9 @@ void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, cp_repair
 		v.phase = (enum cp_repair_phase)r->phase;
 		v.anticipated = (r->flags & CP_REPAIR_ANTICIPATED) != 0;
 		v.nnak_created = (r->flags & CP_REPAIR_NNAK) != 0;
+		v.parity = (r->flags & CP_REPAIR_PARITY) != 0;
+		v.pkt_cnt = v.parity ? cp_parity_at(cp, r->parity)->largest : 0;
+		v.dlr = (r->flags & CP_REPAIR_DLR_UP) ? 1 : (r->flags & CP_REPAIR_DLR_OFF) ? 2 : 0;
 		v.eliminating = cp_repair_eliminating(r, cp->latest);
 		v.if_mask = r->if_mask;
 		v.repaired_mask = r->repaired_mask;
@@ -194,7 +215,7 @@ void cp_get_stats(const struct cp *cp, struct cp_stats *st)
 	st->repair_size = sizeof(struct cp_repair);
 	st->session_bytes = cp_pool_bytes(&cp->sessions) + cp_htab_bytes(&cp->session_tab);
 	st->repair_bytes = cp_pool_bytes(&cp->repairs) + cp_htab_bytes(&cp->repair_tab) +
-			   cp->repeat_cap * sizeof(*cp->repeats);
+			   cp->repeat_cap * sizeof(*cp->repeats) + cp_pool_bytes(&cp->parities);
 	st->bytes = sizeof(*cp) + st->session_bytes + st->repair_bytes +
 		    (size_t)cp->nifs * sizeof(struct cp_iface);
 	memcpy(st->global_ev, cp->global_ev, sizeof(st->global_ev));

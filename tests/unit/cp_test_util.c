@@ -257,6 +257,8 @@ static const char *action_name(enum cp_action_type t)
 		return "RDATA";
 	case CP_ACT_SPM:
 		return "SPM";
+	case CP_ACT_POLL:
+		return "POLL";
 	}
 	return "?";
 }

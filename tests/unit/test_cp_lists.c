@@ -308,6 +308,23 @@ START_TEST(test_11_6_parity_nak_stateless)
 {
 	struct cp_test_pkt p;
 
+	/* without OPT_PARITY_PRM the counts cannot be read: no state, NCF and forward as is */
+	cp_test_nak(&p, PGM_NAK, 0x43, NULL, 0);
+	p.pkt.opt_flags |= PGM_OPT_PARITY;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 67; NAK up 67");
+	ck_assert(env.actions[0].parity);
+	ck_assert_uint_eq(env.actions[0].pkt_cnt, 0); /* the NAK's own count stays */
+	ck_assert(env.actions[1].parity);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_PARITY_PASSTHROUGH), 1);
+}
+END_TEST
+
+START_TEST(test_11_6_parity_nak_with_group_size)
+{
+	struct cp_test_pkt p;
+
 	cp_test_spm(&p, 2, 0, 0x80000000u);
 	cp_test_add_option(&p, PGM_OPT_PARITY_PRM, 0);
 	p.pkt.opt.parity_tgs = 8;
@@ -320,8 +337,8 @@ START_TEST(test_11_6_parity_nak_stateless)
 	ck_assert(env.actions[0].parity);
 	ck_assert_uint_eq(env.actions[0].pkt_cnt, 3);
 	ck_assert(env.actions[1].parity);
-	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
-	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_PARITY_PASSTHROUGH), 1);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 1); /* per group: test_cp_parity */
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_PARITY_NAK_UNIQUE), 1);
 }
 END_TEST
 
@@ -345,6 +362,7 @@ int main(void)
 	tcase_add_test(tc, test_9_5_3_2_ncf_turns_nnak_state_into_anticipation);
 	tcase_add_test(tc, test_9_5_3_2_nnak_refusals);
 	tcase_add_test(tc, test_11_6_parity_nak_stateless);
+	tcase_add_test(tc, test_11_6_parity_nak_with_group_size);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

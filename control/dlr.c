@@ -1,0 +1,510 @@
+/*
+ * The POLL child role (RFC 3208 14.5) and DLR discovery and redirection (9.5.3; digest 3.13).
+ *
+ * Child role: POLLs from the TSI's upstream interface are matched against our RAND_NODE_ID under
+ * POLL_MASK; a GENERAL poll schedules one POLR at a random time within POLL_BO_IVL, unicast to
+ * POLL_PATH; a POLL with another POLL_SQN cancels it. POLLs are never forwarded (14.1).
+ *
+ * DLRs: an upstream DLR announces itself with a redirecting POLR multicast down the tree (the
+ * data source's address, Router Alert) after the NCF our NAK provoked; off-tree DLRs answer our
+ * POLLs of sub-type DLR with a unicast redirecting POLR. Later NAKs of the TSI go to the DLR,
+ * the upstream one first; never to an off-tree DLR for an SQN NAKed on its own interface, nor
+ * parity NAKs to a DLR without OPT_PARITY in its POLR. A DLR that does not confirm within
+ * NAK_RPT_IVL is forgotten and the NAKs sent to it go upstream; an SQN the off-tree DLR NAKs
+ * itself goes upstream. The off-tree DLR's NCFs and RDATA come unicast: the NCF is consumed, the
+ * RDATA re-sourced (IP source = data source, destination = group, Router Alert) onto every
+ * interface that asked for it.
+ */
+#include <string.h>
+
+#include "control/cp_internal.h"
+
+#define PGM_POLL_GENERAL 0
+#define PGM_POLL_DLR	 1
+
+uint32_t cp_random32(struct cp *cp)
+{
+	uint64_t x = cp->rng;
+
+	/* xorshift64*: fast, seedable, and good enough for back-off times and poll nonces */
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	cp->rng = x;
+	return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+struct cp_tnode *cp_polr_tnode(void *ctx, uint32_t id)
+{
+	/* only sessions with an ext are ever scheduled on the POLR wheel */
+	return &cp_session_at(ctx, id)->ext->polr_timer;
+}
+
+static void session_udp_upstream(const struct cp_session *s, bool *udp, uint16_t *sport,
+	uint16_t *dport)
+{
+	/* as our NAK repeats: the receivers' NAK encapsulation if seen, else the session's */
+	*udp = false;
+	*sport = *dport = 0;
+	if ((s->flags & CP_SESSION_NAK_UDP) != 0) {
+		*udp = true;
+		*sport = s->nak_udp_sport;
+		*dport = s->nak_udp_dport;
+	} else if ((s->flags & CP_SESSION_UDP) != 0) {
+		*udp = true;
+		*sport = *dport = s->udp_dport;
+	}
+}
+
+/* ---- the POLL child role (14.5) ---- */
+
+static void polr_cancel(struct cp *cp, uint32_t sid, struct cp_session *s, const char *why)
+{
+	if (!cp_tnode_scheduled(&s->ext->polr_timer))
+		return;
+	cp_wheel_cancel(&cp->polr_wheel, sid);
+	cp_count(cp, NULL, s, CP_C_POLR_CANCELLED, 1);
+	cp_log_repair(cp, CP_LOG_EVENT, s, s->ext->poll_sqn, "POLR cancelled (%s)", why);
+}
+
+void cp_poll(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
+{
+	const struct pgm_packet *pkt = in->pkt;
+	struct cp_session_ext *ext;
+	struct cp_session *s;
+	struct pgm_tsi tsi;
+	uint64_t delay;
+	uint32_t sid;
+
+	out->verdict = CP_DROP; /* 14.1: network elements never forward POLLs */
+	pgm_packet_tsi(pkt, &tsi);
+	sid = cp_session_find(cp, &tsi);
+	if (sid == CP_NIL || in->in_ifindex != cp_session_at(cp, sid)->upstream_ifindex) {
+		/* our parent polls down the tree; anything else is not our business */
+		cp_count(cp, in_if, NULL, CP_C_POLL_NOT_UPSTREAM, 1);
+		return;
+	}
+	s = cp_session_at(cp, sid);
+	cp_count_in(NULL, s, PGM_POLL);
+	if (!cp->cfg.poll_reply || (ext = cp_session_ext(s)) == NULL)
+		return;
+	if (ext->poll_seen && ext->poll_sqn == pkt->sqn && ext->poll_round == pkt->poll_round)
+		return; /* another copy of the same POLL (forwarded copies, retransmission) */
+	if (!ext->poll_seen || ext->poll_sqn != pkt->sqn) {
+		/* a new poll aborts the old one, even one we do not match (14.4: abort) */
+		polr_cancel(cp, sid, s, "new POLL_SQN");
+		ext->poll_round0_seen = false;
+	}
+	ext->poll_seen = true;
+	ext->poll_sqn = pkt->sqn;
+	ext->poll_round = pkt->poll_round;
+	if (pkt->poll_round == 0)
+		ext->poll_round0_seen = true;
+	if (((pkt->poll_rand ^ cp->node_id) & pkt->poll_mask) != 0) {
+		cp_count(cp, in_if, s, CP_C_POLL_NO_MATCH, 1);
+		return;
+	}
+	if (pkt->poll_round != 0 && !ext->poll_round0_seen) {
+		cp_count(cp, in_if, s, CP_C_POLL_ROUND_UNSEEN, 1);
+		return;
+	}
+	if (pkt->poll_s_type != PGM_POLL_GENERAL || pkt->path.afi == 0) {
+		/* PGM_POLL_DLR: we are no DLR; unknown sub-types MUST NOT be answered */
+		cp_count(cp, in_if, s, CP_C_POLL_NO_REPLY, 1);
+		return;
+	}
+	ext->polr_dst = pkt->path;
+	ext->polr_ifindex = in->in_ifindex;
+	session_udp_upstream(s, &ext->polr_udp, &ext->polr_udp_sport, &ext->polr_udp_dport);
+	/* a uniform time in [0, POLL_BO_IVL] */
+	delay = ((uint64_t)cp_random32(cp) * ((uint64_t)pkt->poll_bo_ivl + 1)) >> 32;
+	cp_wheel_schedule(&cp->polr_wheel, sid, in->now + delay);
+	cp_count(cp, in_if, s, CP_C_POLR_SCHEDULED, 1);
+	cp_log_repair(cp, CP_LOG_EVENT, s, pkt->sqn, "POLL round %u: POLR in %llu us",
+		pkt->poll_round, (unsigned long long)delay);
+}
+
+void cp_polr_timer(struct cp *cp, uint32_t sid, cp_time_t now)
+{
+	struct cp_session *s = cp_session_at(cp, sid);
+	struct cp_session_ext *ext = s->ext;
+	struct cp_iface *ifp = cp_iface_find(cp, ext->polr_ifindex);
+	struct cp_action act;
+
+	(void)now;
+	memset(&act, 0, sizeof(act));
+	act.type = CP_ACT_POLR;
+	act.ifindex = ext->polr_ifindex;
+	act.ip_dst = ext->polr_dst; /* 14.5: to POLL_PATH, from our own address */
+	act.udp = ext->polr_udp;
+	act.udp_sport = ext->polr_udp_sport;
+	act.udp_dport = ext->polr_udp_dport;
+	act.tsi = s->tsi;
+	act.data_dport = s->data_dport;
+	act.sqn = ext->poll_sqn;
+	act.poll_round = ext->poll_round;
+	cp_emit(cp, &act);
+	cp_count(cp, ifp, s, CP_C_POLR_SENT, 1);
+	cp_count_out(ifp, s, PGM_POLR);
+	cp_log_repair(cp, CP_LOG_TIMER, s, ext->poll_sqn, "POLR round %u sent", ext->poll_round);
+}
+
+/* ---- learning DLRs ---- */
+
+static void dlr_learn(struct cp *cp, struct cp_session *s, struct cp_dlr *d, const char *kind,
+	const struct cp_packet *in, struct cp_iface *in_if, enum cp_counter c)
+{
+	bool parity = pgm_packet_is_parity(in->pkt);
+	char a[64];
+
+	if (pgm_nla_equal(&d->addr, &in->pkt->opt.redirect) && d->ifindex == in->in_ifindex) {
+		d->parity = parity;
+		d->learned = in->now;
+		return;
+	}
+	if (d->addr.afi != 0) {
+		/* keep the DLR we use; another one is only a spare we do not track */
+		cp_count(cp, in_if, s, CP_C_POLR_UNUSED, 1);
+		return;
+	}
+	d->addr = in->pkt->opt.redirect;
+	d->ifindex = in->in_ifindex;
+	d->parity = parity;
+	d->learned = in->now;
+	cp_count(cp, in_if, s, c, 1);
+	if (cp_log_enabled(cp, CP_LOG_EVENT)) {
+		char tsi[24], ifname[CP_IFNAME_LEN + 8];
+
+		cp_logf(cp, CP_LOG_EVENT, "tsi %s: %s DLR %s on %s learned%s",
+			cp_session_label(s, tsi, sizeof(tsi)), kind,
+			pgm_nla_format(&d->addr, a, sizeof(a)),
+			cp_if_label(cp, d->ifindex, ifname, sizeof(ifname)),
+			parity ? " (parity)" : "");
+	}
+}
+
+void cp_polr(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
+{
+	const struct pgm_packet *pkt = in->pkt;
+	bool mcast = pgm_ip_dst_is_multicast(in->ip);
+	struct cp_session_ext *ext;
+	struct cp_session *s;
+	struct pgm_tsi tsi;
+	uint32_t sid;
+
+	if (!mcast && (in->out_ifindex != 0 || !cp_is_local_address(cp, &in->ip->dst)))
+		return; /* a POLR routed through us to someone else's poll */
+	/* ours, or a redirecting POLR for the elements one hop below its DLR: consumed */
+	out->verdict = CP_DROP;
+	pgm_packet_tsi(pkt, &tsi);
+	sid = cp_session_find(cp, &tsi);
+	if (sid == CP_NIL) {
+		cp_count(cp, in_if, NULL, CP_C_POLR_UNUSED, 1);
+		return;
+	}
+	s = cp_session_at(cp, sid);
+	cp_count_in(NULL, s, PGM_POLR);
+	if (!cp->cfg.dlr_redirect || !pgm_opt_has(&pkt->opt, PGM_OPT_REDIRECT) ||
+		pkt->opt.redirect.afi == 0 || cp_is_local_address(cp, &pkt->opt.redirect) ||
+		(ext = cp_session_ext(s)) == NULL) {
+		cp_count(cp, in_if, s, CP_C_POLR_UNUSED, 1);
+		return;
+	}
+	if (mcast) {
+		/* 9.5.2.1: an upstream DLR answering the NCF our parent sent on that link */
+		if (in->in_ifindex != s->upstream_ifindex) {
+			cp_count(cp, in_if, s, CP_C_POLR_UNUSED, 1);
+			return;
+		}
+		dlr_learn(cp, s, &ext->up, "upstream", in, in_if, CP_C_DLR_UPSTREAM_LEARNED);
+		return;
+	}
+	/* 9.5.2.2: an off-tree DLR answering our DLR poll, while that poll is open */
+	if (ext->dlr_poll_sent == 0 || pkt->sqn != ext->dlr_poll_sqn ||
+		in->now - ext->dlr_poll_sent > 2 * CP_MS(cp->cfg.dlr_poll_bo_ivl_ms) ||
+		in->in_ifindex == s->upstream_ifindex) {
+		cp_count(cp, in_if, s, CP_C_POLR_UNUSED, 1);
+		return;
+	}
+	dlr_learn(cp, s, &ext->off, "off-tree", in, in_if, CP_C_DLR_OFFTREE_LEARNED);
+}
+
+/* 9.5.3.1: no DLR known for the TSI: poll the interfaces the TSI goes out on for off-tree ones. */
+void cp_dlr_discover(struct cp *cp, struct cp_session *s, cp_time_t now)
+{
+	struct cp_session_ext *ext = s->ext;
+	uint64_t mask = s->spm_copy_mask;
+	bool sent = false;
+	uint32_t sqn;
+
+	if (!cp->cfg.dlr_redirect || !cp->cfg.dlr_discovery || mask == 0)
+		return;
+	if (ext != NULL && (ext->up.addr.afi != 0 || ext->off.addr.afi != 0))
+		return; /* the upstream DLR is preferred anyway, and one off-tree DLR is enough */
+	if (ext != NULL && ext->dlr_poll_sent != 0 &&
+		now - ext->dlr_poll_sent < CP_MS(cp->cfg.dlr_poll_ivl_ms))
+		return;
+	if ((ext = cp_session_ext(s)) == NULL)
+		return;
+	sqn = ext->dlr_poll_sqn + 1;
+	for (unsigned slot = 0; slot < CP_MAX_INTERFACES; slot++) {
+		struct cp_iface *ifp = cp->slot_if[slot];
+		struct cp_action act;
+
+		if ((mask & ((uint64_t)1 << slot)) == 0 || ifp == NULL ||
+			ifp->ifindex == s->upstream_ifindex || ifp->addr.afi != s->source.afi)
+			continue;
+		/* 14.4: the source's address, Router Alert, POLL_PATH = this interface */
+		memset(&act, 0, sizeof(act));
+		act.type = CP_ACT_POLL;
+		act.ifindex = ifp->ifindex;
+		act.ip_src = s->source;
+		act.ip_dst = s->group;
+		act.router_alert = true;
+		if ((s->flags & CP_SESSION_UDP) != 0) {
+			act.udp = true;
+			act.udp_sport = s->udp_sport;
+			act.udp_dport = s->udp_dport;
+		}
+		act.tsi = s->tsi;
+		act.data_dport = s->data_dport;
+		act.sqn = sqn;
+		act.poll_s_type = PGM_POLL_DLR;
+		act.path = ifp->addr;
+		act.poll_bo_ivl_us = cp->cfg.dlr_poll_bo_ivl_ms * 1000u;
+		act.poll_rand = cp_random32(cp);
+		act.poll_mask = 0; /* deterministic: DLRs are few */
+		cp_emit(cp, &act);
+		cp_count(cp, ifp, s, CP_C_DLR_POLL_SENT, 1);
+		cp_count_out(ifp, s, PGM_POLL);
+		sent = true;
+	}
+	if (!sent)
+		return;
+	ext->dlr_poll_sqn = sqn;
+	ext->dlr_poll_sent = now != 0 ? now : 1;
+	cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "POLL sub-type DLR sent (off-tree DLR discovery)");
+}
+
+/* ---- redirection ---- */
+
+enum cp_nak_dest cp_nak_dest(struct cp *cp, struct cp_session *s, struct cp_repair *r)
+{
+	const struct cp_session_ext *ext = s->ext;
+	bool parity = r != NULL && (r->flags & CP_REPAIR_PARITY) != 0;
+
+	if (r != NULL)
+		r->flags &= (uint8_t)~CP_REPAIR_DLR;
+	if (!cp->cfg.dlr_redirect || ext == NULL || r == NULL || (r->flags & CP_REPAIR_NO_DLR) != 0)
+		return CP_DEST_UPSTREAM;
+	/* 9.5.3.2: upstream DLRs first; 9.5.3.1: parity only to DLRs that can send it */
+	if (ext->up.addr.afi != 0 && (!parity || ext->up.parity)) {
+		r->flags |= CP_REPAIR_DLR_UP;
+		return CP_DEST_DLR_UP;
+	}
+	if (ext->off.addr.afi != 0 && (!parity || ext->off.parity)) {
+		struct cp_iface *ifp = cp_iface_find(cp, ext->off.ifindex);
+
+		if ((r->if_mask & cp_iface_bit(ifp)) != 0) {
+			/* its own link lost it too: the DLR most likely lacks it */
+			cp_count(cp, ifp, s, CP_C_DLR_OWN_INTERFACE, 1);
+			return CP_DEST_UPSTREAM;
+		}
+		r->flags |= CP_REPAIR_DLR_OFF;
+		return CP_DEST_DLR_OFF;
+	}
+	return CP_DEST_UPSTREAM;
+}
+
+bool cp_nak_dest_addr(
+	const struct cp_session *s, enum cp_nak_dest dest, int *ifindex, struct pgm_nla *addr)
+{
+	const struct cp_dlr *d;
+
+	if (dest == CP_DEST_UPSTREAM || s->ext == NULL) {
+		*ifindex = s->upstream_ifindex;
+		*addr = s->upstream;
+		return true;
+	}
+	d = dest == CP_DEST_DLR_UP ? &s->ext->up : &s->ext->off;
+	if (d->addr.afi == 0)
+		return false;
+	*ifindex = d->ifindex;
+	*addr = d->addr;
+	return true;
+}
+
+bool cp_from_offtree_dlr(const struct cp_session *s, const struct cp_packet *in)
+{
+	return s->ext != NULL && s->ext->off.addr.afi != 0 && in->in_ifindex == s->ext->off.ifindex &&
+	       pgm_nla_equal(&in->ip->src, &s->ext->off.addr);
+}
+
+/*
+ * Forget the TSI's DLR (flag CP_REPAIR_DLR_UP or _OFF): every NAK sent to it goes upstream,
+ * with a fresh NAK_RPT_IVL; `send_now` queues the NAKs at once (only from cp_timers, which
+ * flushes them).
+ */
+static void dlr_drop(struct cp *cp, uint32_t sid, uint8_t flag, cp_time_t now, bool send_now)
+{
+	struct cp_session *s = cp_session_at(cp, sid);
+	struct cp_dlr *d = flag == CP_REPAIR_DLR_UP ? &s->ext->up : &s->ext->off;
+
+	memset(d, 0, sizeof(*d));
+	for (uint32_t next = s->repair_head; next != CP_NIL;) {
+		uint32_t id = next;
+		struct cp_repair *r = cp_repair_at(cp, id);
+
+		next = r->sess_next;
+		if ((r->flags & flag) == 0)
+			continue;
+		r->flags = (uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
+		if (r->phase != CP_PHASE_PENDING)
+			continue;
+		cp_repair_start_pending(cp, r, s, now);
+		if (send_now)
+			cp_queue_repeat(cp, s, r);
+		cp_repair_schedule(cp, id);
+	}
+}
+
+void cp_dlr_timeout(struct cp *cp, uint32_t id, cp_time_t now)
+{
+	struct cp_repair *r = cp_repair_at(cp, id);
+	uint32_t sid = r->session;
+	struct cp_session *s = cp_session_at(cp, sid);
+	uint8_t flag = (r->flags & CP_REPAIR_DLR_UP) != 0 ? CP_REPAIR_DLR_UP : CP_REPAIR_DLR_OFF;
+	const struct cp_dlr *d = flag == CP_REPAIR_DLR_UP ? &s->ext->up : &s->ext->off;
+	char a[64];
+
+	cp_count(cp, cp_iface_find(cp, d->ifindex), s, CP_C_DLR_TIMEOUT, 1);
+	cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
+		"NAK_RPT_IVL timer in PENDING: DLR %s never confirmed, dropped; NAKs go upstream",
+		pgm_nla_format(&d->addr, a, sizeof(a)));
+	dlr_drop(cp, sid, flag, now, true);
+}
+
+size_t cp_clear_dlrs(struct cp *cp, const struct pgm_nla *dlr)
+{
+	size_t n = 0;
+
+	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
+		for (uint32_t sid = cp_htab_head(&cp->session_tab, b); sid != CP_NIL;) {
+			struct cp_session *s = cp_session_at(cp, sid);
+
+			if (s->ext != NULL) {
+				if (s->ext->up.addr.afi != 0 &&
+					(dlr == NULL || pgm_nla_equal(&s->ext->up.addr, dlr))) {
+					dlr_drop(cp, sid, CP_REPAIR_DLR_UP, cp->latest, false);
+					n++;
+				}
+				if (s->ext->off.addr.afi != 0 &&
+					(dlr == NULL || pgm_nla_equal(&s->ext->off.addr, dlr))) {
+					dlr_drop(cp, sid, CP_REPAIR_DLR_OFF, cp->latest, false);
+					n++;
+				}
+			}
+			sid = s->hash_next;
+		}
+	}
+	cp_count(cp, NULL, NULL, CP_C_DLR_CLEARED, n);
+	return n;
+}
+
+/* ---- the off-tree DLR's unicast NCFs and RDATA (9.5.3.2) ---- */
+
+static uint32_t state_for(const struct cp *cp, uint32_t sid, const struct cp_session *s,
+	const struct pgm_packet *pkt, uint32_t sqn)
+{
+	uint32_t tgs;
+
+	if (!pgm_packet_is_parity(pkt))
+		return cp_repair_find(cp, sid, sqn);
+	tgs = cp_parity_tgs(s);
+	return tgs != 0 ? cp_parity_find(cp, sid, sqn & ~(tgs - 1)) : CP_NIL;
+}
+
+void cp_offtree_dlr(
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
+{
+	const struct pgm_packet *pkt = in->pkt;
+	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
+	struct cp_session *s;
+	struct cp_repair *r;
+	struct pgm_tsi tsi;
+	uint64_t waiting;
+	uint32_t sid, id;
+	unsigned n;
+
+	out->verdict = CP_DROP;
+	pgm_packet_tsi(pkt, &tsi);
+	sid = cp_session_find(cp, &tsi);
+	s = cp_session_at(cp, sid); /* the callers found it */
+	if (!cp_from_offtree_dlr(s, in)) {
+		/* not from the DLR we asked: nothing of ours */
+		cp_count(cp, in_if, s, CP_C_OFFTREE_DLR, 1);
+		return;
+	}
+	if (pkt->type == PGM_NCF) {
+		n = cp_packet_sqns(pkt, sqns);
+		for (unsigned i = 0; i < n; i++) {
+			id = state_for(cp, sid, s, pkt, sqns[i]);
+			if (id == CP_NIL)
+				continue;
+			r = cp_repair_at(cp, id);
+			if ((r->flags & CP_REPAIR_DLR_OFF) == 0 || r->phase != CP_PHASE_PENDING)
+				continue;
+			/* it keeps the DLR flag: RDATA and its NNAK are still to come from it */
+			cp_repair_confirm(cp, r, s, in->now);
+			cp_repair_schedule(cp, id);
+			cp_count(cp, in_if, s, CP_C_DLR_NCF, 1);
+			cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
+				"unicast NCF from the off-tree DLR in PENDING -> OUTSTANDING");
+		}
+		return;
+	}
+	if (pgm_packet_is_parity(pkt)) {
+		cp_parity_offtree_rdata(cp, in, in_if, s);
+		return;
+	}
+	id = cp_repair_find_live(cp, sid, pkt->sqn, in->now);
+	if (id == CP_NIL) {
+		cp_count(cp, in_if, s, CP_C_RDATA_NO_STATE, 1);
+		return;
+	}
+	r = cp_repair_at(cp, id);
+	waiting = r->if_mask & ~r->repaired_mask;
+	for (unsigned slot = 0; slot < CP_MAX_INTERFACES; slot++) {
+		struct cp_iface *ifp = cp->slot_if[slot];
+		struct cp_action act;
+
+		if ((waiting & ((uint64_t)1 << slot)) == 0 || ifp == NULL)
+			continue;
+		/* 9.5.3.2: as if from the source, down the subtree, interceptable */
+		memset(&act, 0, sizeof(act));
+		act.type = CP_ACT_RDATA;
+		act.ifindex = ifp->ifindex;
+		act.ip_src = s->source;
+		act.ip_dst = s->group;
+		act.router_alert = true;
+		act.from_packet = true;
+		if ((s->flags & CP_SESSION_UDP) != 0) {
+			act.udp = true;
+			act.udp_sport = s->udp_sport;
+			act.udp_dport = s->udp_dport;
+		}
+		act.tsi = s->tsi;
+		act.data_dport = s->data_dport;
+		act.sqn = pkt->sqn;
+		cp_emit(cp, &act);
+		cp_count(cp, ifp, s, CP_C_DLR_RDATA, 1);
+		cp_count(cp, ifp, s, CP_C_RDATA_FORWARDED, 1);
+		cp_count_out(ifp, s, PGM_RDATA);
+	}
+	cp_log_repair(cp, CP_LOG_EVENT, s, pkt->sqn,
+		"RDATA from the off-tree DLR in %s -> deleted (re-sourced downstream)",
+		cp_phase_name((enum cp_repair_phase)r->phase));
+	cp_repair_delete(cp, id, CP_C_REPAIR_COMPLETED);
+}
