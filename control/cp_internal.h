@@ -201,7 +201,16 @@ static inline bool cp_tnode_scheduled(const struct cp_tnode *n)
 	X(REPAIR_LINGER_EXPIRED)                                                                   \
 	X(REPAIR_CLEARED)                                                                          \
 	X(POLL_RECEIVED)                                                                           \
-	X(POLR_RECEIVED)
+	X(POLR_RECEIVED)                                                                           \
+	X(POLR_SENT)                                                                               \
+	X(NAK_REDIRECTED)                                                                          \
+	X(DLR_TIMEOUT)                                                                             \
+	X(DLR_NAK_FALLBACK)                                                                        \
+	X(DLR_RDATA)                                                                               \
+	X(PARITY_NAK_FORWARDED)                                                                    \
+	X(PARITY_RDATA_FORWARDED)                                                                  \
+	X(NAK_SUSPENDED)                                                                           \
+	X(UNREACH_NCF_SENT)
 
 /* clang-format off: the X-macro lists confuse its enum indentation */
 enum cp_tsi_type {
