@@ -172,8 +172,14 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 	if (forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
 	} else if (forward) {
+		bool upstream = false;
+
 		cp_forward_naks(cp, in, s, fwd, n, dests);
 		cp_count(cp, in_if, s, CP_C_PARITY_NAK_FORWARDED, 1);
+		for (unsigned i = 0; i < n; i++)
+			upstream = upstream || dests[i] == CP_DEST_UPSTREAM;
+		if (upstream && !from_dlr)
+			cp_dlr_discover(cp, s, in->now);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NAK_ELIMINATED, n);
 	}

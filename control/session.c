@@ -54,6 +54,14 @@ void cp_sessions_init(struct cp *cp)
 
 void cp_sessions_free(struct cp *cp)
 {
+	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
+		for (uint32_t id = cp_htab_head(&cp->session_tab, b); id != CP_NIL;) {
+			struct cp_session *s = cp_session_at(cp, id);
+
+			free(s->ext);
+			id = s->hash_next;
+		}
+	}
 	cp_pool_destroy(&cp->sessions);
 	cp_htab_destroy(&cp->session_tab);
 }
