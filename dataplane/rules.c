@@ -45,11 +45,10 @@ struct hook_rule {
 };
 
 static const struct hook_rule hook_rules[RULES_IPT_CHAIN_COUNT] = {
-	{RULES_IPT_PRE, "prerouting", "prerouting", "PREROUTING", "PRE", false, false, 1, {T_NCF}},
-	{RULES_IPT_IN, "input", "input", "INPUT", "IN", false, true, 4,
-		{T_POLR, T_RDATA, T_NAK, T_NNAK}},
-	{RULES_IPT_FWD, "forward", "forward", "FORWARD", "FWD", true, false, 3,
-		{T_SPM, T_POLL, T_RDATA}},
+	{RULES_IPT_PRE, "prerouting", "prerouting", "PREROUTING", "PRE", false, false, 3,
+		{T_POLL, T_POLR, T_NCF}},
+	{RULES_IPT_IN, "input", "input", "INPUT", "IN", false, true, 3, {T_RDATA, T_NAK, T_NNAK}},
+	{RULES_IPT_FWD, "forward", "forward", "FORWARD", "FWD", true, false, 2, {T_SPM, T_RDATA}},
 };
 
 /* ---- a growing string ---- */

@@ -7,10 +7,14 @@
  * (`nft -f`, `iptables-restore --noflush`), so a failed install leaves nothing new behind.
  *
  * What is queued, per interface with router assist (the contract with control/control.h):
- *  - prerouting (priority mangle): NCF arriving on the interface: seen once, before routing;
- *  - input: NAK, NNAK, POLR and RDATA addressed to one of the router's own addresses, arriving on
- *    the interface;
- *  - forward: SPM, POLL and RDATA leaving by the interface: the kernel queues one copy per egress
+ *  - prerouting (priority mangle): NCF, POLL and POLR arriving on the interface: seen once,
+ *    before routing. NCFs and POLLs are hop by hop and never forwarded, and a POLL must reach the
+ *    router even when the TSI has no other egress; POLRs come unicast to us (answers to our DLR
+ *    polls), multicast with the source's address (an upstream DLR's redirecting POLR, consumed
+ *    one hop below it), or unicast through us (accepted unchanged);
+ *  - input: NAK, NNAK and RDATA addressed to one of the router's own addresses, arriving on the
+ *    interface;
+ *  - forward: SPM and RDATA leaving by the interface: the kernel queues one copy per egress
  *    interface, with the output device set;
  *  - the same for PGM over UDP (either encapsulation port as destination; the PGM type is 12
  *    bytes into the UDP datagram);

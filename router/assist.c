@@ -631,10 +631,36 @@ static bool if_primary4(int ifindex, struct pgm_nla *out)
 	return true;
 }
 
+/* Header fields for a downstream (SPM, POLL) or upstream (POLR) packet of the action's TSI. */
+static void action_header(const struct cp_action *a, bool upstream, struct pgm_header_params *hdr)
+{
+	hdr->sport = upstream ? a->data_dport : a->tsi.sport;
+	hdr->dport = upstream ? a->tsi.sport : a->data_dport;
+	memcpy(hdr->gsi, a->tsi.gsi, PGM_GSI_LEN);
+}
+
+/* A copy of the packet being processed (forwarded NAK/NNAK, re-sourced RDATA), rewritten. */
+static size_t copy_tpdu(const struct cp_action *a, const struct pgm_packet *cur, uint8_t *tpdu,
+	size_t cap)
+{
+	if (cur->tpdu_len > cap)
+		return 0;
+	memcpy(tpdu, cur->tpdu, cur->tpdu_len);
+	if (a->nak_src_rewrite && !pgm_rewrite_nak_src(tpdu, cur, &a->nak_src))
+		return 0;
+	if (a->pkt_cnt_rewrite && !pgm_rewrite_parity_pkt_cnt(tpdu, cur, a->tgs, a->pkt_cnt))
+		return 0;
+	for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++)
+		if ((a->opt_invalid_mask & (1u << i)) && !pgm_rewrite_opt_invalid(tpdu, cur, i))
+			return 0;
+	return cur->tpdu_len;
+}
+
 static size_t build_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap)
 {
 	const struct pgm_packet *cur = a->from_packet ? A->cur_pkt : NULL;
 	struct pgm_build_options o = {0};
+	struct pgm_header_params hdr;
 	unsigned type;
 
 	if (a->from_packet && cur == NULL)
@@ -650,31 +676,43 @@ static size_t build_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap)
 			o.nak_bo_ivl_us = a->nak_bo_ivl_us;
 			o.nak_bo_ivl_sqn = a->nak_bo_ivl_sqn;
 		}
+		if (a->nbr_unreach) {
+			/* 15.3.2: a unicast NCF says multicast does not reach below us */
+			o.nbr_unreach = true;
+			o.path_nla = &a->path;
+		}
 		if (cur != NULL) {
 			o.nak_list = NULL;
 			o.nak_list_count = 0;
-			return pgm_build_ncf_from_nak(tpdu, cap, cur, a->pkt_cnt,
-				a->nak_bo_ivl ? &o : NULL);
+			o.extra_header_flags = 0;
+			if (pgm_packet_is_parity(cur) && a->tgs != 0)
+				return pgm_build_ncf_from_nak_tgs(tpdu, cap, cur, a->tgs, a->pkt_cnt, &o);
+			return pgm_build_ncf_from_nak(tpdu, cap, cur, 0, &o);
 		}
 		return pgm_build_ncf_for_tsi(tpdu, cap, &a->tsi, a->data_dport, a->sqn,
 			&a->nak_src, &a->nak_grp, &o);
 	case CP_ACT_NAK:
 	case CP_ACT_NNAK:
 		type = a->type == CP_ACT_NAK ? PGM_NAK : PGM_NNAK;
-		if (cur != NULL) {
-			if (cur->tpdu_len > cap)
-				return 0;
-			memcpy(tpdu, cur->tpdu, cur->tpdu_len);
-			if (a->nak_src_rewrite && !pgm_rewrite_nak_src(tpdu, cur, &a->nak_src))
-				return 0;
-			for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++)
-				if ((a->opt_invalid_mask & (1u << i)) &&
-					!pgm_rewrite_opt_invalid(tpdu, cur, i))
-					return 0;
-			return cur->tpdu_len;
-		}
+		if (cur != NULL)
+			return copy_tpdu(a, cur, tpdu, cap);
 		return pgm_build_nak_for_tsi(tpdu, cap, type, &a->tsi, a->data_dport, a->sqn,
 			&a->nak_src, &a->nak_grp, &o);
+	case CP_ACT_RDATA:
+		/* an off-tree DLR's repair, "as if from the source": the TPDU unchanged */
+		return cur != NULL && cur->type == PGM_RDATA ? copy_tpdu(a, cur, tpdu, cap) : 0;
+	case CP_ACT_POLR:
+		action_header(a, true, &hdr);
+		return pgm_build_polr(tpdu, cap, &hdr, a->sqn, a->poll_round, NULL);
+	case CP_ACT_POLL:
+		action_header(a, false, &hdr);
+		return pgm_build_poll(tpdu, cap, &hdr, a->sqn, a->poll_round, a->poll_s_type,
+			&a->path, a->poll_bo_ivl_us, a->poll_rand, a->poll_mask, NULL);
+	case CP_ACT_SPM:
+		memset(&o, 0, sizeof(o));
+		o.nbr_unreach = a->nbr_unreach;
+		action_header(a, false, &hdr);
+		return pgm_build_spm(tpdu, cap, &hdr, a->sqn, a->trail, a->lead, &a->path, &o);
 	default:
 		return 0;
 	}
@@ -708,7 +746,9 @@ static void on_action(void *ctx, const struct cp_action *a)
 		return;
 	}
 	p.dst = a->ip_dst;
-	p.ttl = a->type == CP_ACT_NCF || a->type == CP_ACT_SPM || a->type == CP_ACT_RDATA
+	/* what goes down one hop to the group gets the NCF TTL; unicast (NCFs with
+	 * OPT_NBR_UNREACH, NAKs, POLRs) the unicast one */
+	p.ttl = pgm_nla_len(&a->ip_dst) == 4 && (a->ip_dst.addr[0] & 0xf0) == 0xe0
 			? A->conf.ncf_ttl
 			: ASSIST_DEFAULT_UNICAST_TTL;
 	p.router_alert = a->router_alert;
@@ -754,7 +794,7 @@ static void emit_line(enum log_category cat, const char *line)
 
 static void print_action(const struct cp_action *a, const uint8_t *tpdu, size_t len)
 {
-	static const char *const names[] = {"NCF", "NAK", "NNAK", "POLR", "RDATA", "SPM"};
+	static const char *const names[] = {"NCF", "NAK", "NNAK", "POLR", "RDATA", "SPM", "POLL"};
 	struct pgm_packet pkt;
 	char line[768], ifname[CP_IFNAME_LEN], dst[64], src[64], summary[512];
 
