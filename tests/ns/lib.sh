@@ -11,7 +11,7 @@
 set -u
 
 NS_TEST=${NS_TEST:-$(basename "$0" .sh)}
-NS_PFX="pd-${NS_TEST}-$$"
+NS_PFX="${NS_PREFIX:-pd}-${NS_TEST}-$$" # NS_PREFIX: parallel runs apart
 NS_TMP=$(mktemp -d)
 NS_FAILS=0
 NS_CHECKS=0
