@@ -31,6 +31,9 @@ enum global_setting {
 	G_LIFETIME,
 	G_MAX_SESSIONS,
 	G_MAX_REPAIR,
+	G_DLR_REDIRECT,
+	G_DLR_DISCOVERY,
+	G_POLL_RESPONSE,
 	G_COUNT
 };
 
@@ -103,6 +106,21 @@ static void reload_end(void)
 		assist_set_max_sessions(0);
 	if (!(global_seen & (1u << G_MAX_REPAIR)))
 		assist_set_max_repair_states(0);
+	{
+		const struct assist_conf *c = assist_conf();
+		struct cp_config d;
+
+		cp_config_default(&d);
+		assist_set_dlr(global_seen & (1u << G_DLR_REDIRECT) ? c->dlr_redirect
+								    : d.dlr_redirect,
+			global_seen & (1u << G_DLR_DISCOVERY) ? c->dlr_discovery : d.dlr_discovery,
+			global_seen & (1u << G_DLR_DISCOVERY) ? c->dlr_poll_ivl_ms
+							      : d.dlr_poll_ivl_ms,
+			global_seen & (1u << G_DLR_DISCOVERY) ? c->dlr_poll_bo_ivl_ms
+							      : d.dlr_poll_bo_ivl_ms);
+		if (!(global_seen & (1u << G_POLL_RESPONSE)))
+			assist_set_poll_reply(d.poll_reply);
+	}
 	for (int t = 0; t < ASSIST_T_COUNT; t++)
 		if ((assist_conf()->defaults_set & (1u << t)) && !(default_timers_seen & (1u << t)))
 			assist_set_default_timer(t, false, 0);
@@ -224,6 +242,42 @@ static int cmd_max_repair(struct cmd_session *s, const struct cmd_args *a)
 	return CMD_OK;
 }
 
+static int cmd_dlr_redirect(struct cmd_session *s, const struct cmd_args *a)
+{
+	const struct assist_conf *c = assist_conf();
+
+	(void)s;
+	mark_global(G_DLR_REDIRECT);
+	assist_set_dlr(!a->negate, c->dlr_discovery, c->dlr_poll_ivl_ms, c->dlr_poll_bo_ivl_ms);
+	return CMD_OK;
+}
+
+static int cmd_dlr_discovery(struct cmd_session *s, const struct cmd_args *a)
+{
+	const struct assist_conf *c = assist_conf();
+	struct cp_config d;
+
+	(void)s;
+	cp_config_default(&d);
+	mark_global(G_DLR_DISCOVERY);
+	if (a->negate) {
+		assist_set_dlr(c->dlr_redirect, false, d.dlr_poll_ivl_ms, d.dlr_poll_bo_ivl_ms);
+		return CMD_OK;
+	}
+	assist_set_dlr(c->dlr_redirect, true,
+		(uint32_t)cmd_arg_int(a, "<1-3600>", d.dlr_poll_ivl_ms / 1000) * 1000u,
+		(uint32_t)cmd_arg_int(a, "<1-10000>", d.dlr_poll_bo_ivl_ms));
+	return CMD_OK;
+}
+
+static int cmd_poll_response(struct cmd_session *s, const struct cmd_args *a)
+{
+	(void)s;
+	mark_global(G_POLL_RESPONSE);
+	assist_set_poll_reply(!a->negate);
+	return CMD_OK;
+}
+
 /* The timer commands share one handler: the timer is found by its keyword. */
 static int timer_from_args(const struct cmd_args *a, uint32_t *value)
 {
@@ -324,6 +378,18 @@ static void write_global(struct cfg_buf *b)
 		cfg_printf(b, "ip pgm router max-sessions %u\n", c->max_sessions);
 	if (c->max_repair_states != 0)
 		cfg_printf(b, "ip pgm router max-rexmit-states %u\n", c->max_repair_states);
+	if (c->dlr_redirect != d.dlr_redirect)
+		cfg_printf(b, "%sip pgm router dlr-redirect\n", c->dlr_redirect ? "" : "no ");
+	if (c->dlr_discovery) {
+		cfg_printf(b, "ip pgm router dlr-discovery");
+		if (c->dlr_poll_ivl_ms != d.dlr_poll_ivl_ms ||
+			c->dlr_poll_bo_ivl_ms != d.dlr_poll_bo_ivl_ms)
+			cfg_printf(b, " interval %u backoff %u", c->dlr_poll_ivl_ms / 1000,
+				c->dlr_poll_bo_ivl_ms);
+		cfg_printf(b, "\n");
+	}
+	if (c->poll_reply != d.poll_reply)
+		cfg_printf(b, "%sip pgm router poll-response\n", c->poll_reply ? "" : "no ");
 	for (int t = 0; t < ASSIST_T_COUNT; t++)
 		if (c->defaults_set & (1u << t))
 			cfg_printf(b, "ip pgm router %s %u\n", assist_timer_def(t)->keyword,
@@ -578,8 +644,9 @@ static void if_mask_names(uint64_t mask, char *buf, size_t len)
 
 static void state_repair(void *arg, const struct cp_repair_view *r)
 {
+	static const char *const dlr_names[] = {"upstream", "upstream-dlr", "offtree-dlr"};
 	struct state_ctx *c = arg;
-	char ifs[256], t1[24], t2[24], t3[24], t4[24];
+	char ifs[256], t1[24], t2[24], t3[24], t4[24], sqn[32];
 
 	c->total_rows++;
 	if (!c->verbose && !c->json && c->rows >= REPAIR_ROWS_BRIEF)
@@ -588,10 +655,12 @@ static void state_repair(void *arg, const struct cp_repair_view *r)
 	if_mask_names(r->if_mask, ifs, sizeof(ifs));
 	if (c->json) {
 		cfg_printf(c->b,
-			"%s{\"sqn\":%u,\"phase\":\"%s\",\"eliminating\":%s,\"anticipated\":%s,"
+			"%s{\"sqn\":%u,\"parity\":%s,\"packet_count\":%u,\"nak_to\":\"%s\","
+			"\"phase\":\"%s\",\"eliminating\":%s,\"anticipated\":%s,"
 			"\"nnak_created\":%s,\"interfaces\":\"%s\",\"nak_repeat_in\":%.6f,"
 			"\"nak_repeat_end_in\":%.6f,\"rdata_wait_in\":%.6f,\"elim_end_in\":%.6f}",
-			c->first_row ? "" : ",", r->sqn, cp_phase_name(r->phase),
+			c->first_row ? "" : ",", r->sqn, r->parity ? "true" : "false", r->pkt_cnt,
+			dlr_names[r->dlr], cp_phase_name(r->phase),
 			r->eliminating ? "true" : "false", r->anticipated ? "true" : "false",
 			r->nnak_created ? "true" : "false", ifs,
 			r->rpt_next > c->now ? (double)(r->rpt_next - c->now) / 1e6 : 0.0,
@@ -601,20 +670,31 @@ static void state_repair(void *arg, const struct cp_repair_view *r)
 		c->first_row = false;
 		return;
 	}
-	cfg_printf(c->b, "    %-11u %-12s%-4s %-20s %-9s %-9s %-9s %s\n", r->sqn,
+	if (r->parity)
+		snprintf(sqn, sizeof(sqn), "TG %u/%u", r->sqn, r->pkt_cnt);
+	else
+		snprintf(sqn, sizeof(sqn), "%u", r->sqn);
+	cfg_printf(c->b, "    %-11s %-12s%-4s %-20s %-9s %-9s %-9s %s%s\n", sqn,
 		cp_phase_name(r->phase),
 		r->anticipated ? "ant" : r->nnak_created ? "nnak" : "", ifs,
 		time_left(r->rpt_next, c->now, t1, sizeof(t1)),
 		time_left(r->rpt_end, c->now, t2, sizeof(t2)),
 		time_left(r->elim_end, c->now, t3, sizeof(t3)),
-		time_left(r->rdata_end, c->now, t4, sizeof(t4)));
+		time_left(r->rdata_end, c->now, t4, sizeof(t4)),
+		r->dlr == 1 ? " (upstream DLR)" : r->dlr == 2 ? " (off-tree DLR)" : "");
 }
 
 static void state_session(void *arg, const struct cp_session_view *v)
 {
 	struct state_ctx *c = arg;
 	char tsi[32], src[64], grp[64], up[64], ifname[CP_IFNAME_LEN], t1[24], t2[24];
+	char dlr_up[64], dlr_off[64], offif[CP_IFNAME_LEN], unreach[256], tgsize[16];
 
+	pgm_nla_format(&v->dlr_upstream, dlr_up, sizeof(dlr_up));
+	pgm_nla_format(&v->dlr_offtree, dlr_off, sizeof(dlr_off));
+	assist_ifname(v->dlr_offtree_ifindex, offif, sizeof(offif));
+	if_mask_names(v->unreach_mask, unreach, sizeof(unreach));
+	snprintf(tgsize, sizeof(tgsize), "%u", v->curr_tgsize);
 	pgm_tsi_format(&v->tsi, tsi, sizeof(tsi));
 	pgm_nla_format(&v->source, src, sizeof(src));
 	pgm_nla_format(&v->group, grp, sizeof(grp));
@@ -632,11 +712,33 @@ static void state_session(void *arg, const struct cp_session_view *v)
 		cfg_printf(c->b,
 			",\"spm_sqn\":%u,\"trail\":%u,\"lead\":%u,\"ttl\":%u,\"udp\":%s,"
 			"\"age\":%.3f,\"last_spm\":%.3f,\"expires_in\":%.3f,\"repair_states\":%zu,"
-			"\"repairs\":[",
+			"\"parity_states\":%zu,\"tg_size\":%u,\"curr_tg_size\":%u,"
+			"\"naks_suspended\":%s,\"unreachable_interfaces\":\"%s\","
+			"\"dlrs\":[",
 			v->spm_sqn, v->trail, v->lead, v->last_ttl, v->udp ? "true" : "false",
 			(double)(c->now - v->created) / 1e6, (double)(c->now - v->last_spm) / 1e6,
 			v->expires > c->now ? (double)(v->expires - c->now) / 1e6 : 0.0,
-			v->repair_states);
+			v->repair_states, v->parity_states, v->parity_tgs, v->curr_tgsize,
+			v->naks_suspended ? "true" : "false", unreach);
+		if (v->dlr_upstream.afi != 0) {
+			cfg_printf(c->b,
+				"{\"address\":\"%s\",\"kind\":\"upstream\",\"interface\":",
+				dlr_up);
+			json_string(c->b, ifname);
+			cfg_printf(c->b, ",\"parity\":%s,\"age\":%.3f}",
+				v->dlr_upstream_parity ? "true" : "false",
+				(double)(c->now - v->dlr_upstream_learned) / 1e6);
+		}
+		if (v->dlr_offtree.afi != 0) {
+			cfg_printf(c->b,
+				"%s{\"address\":\"%s\",\"kind\":\"offtree\",\"interface\":",
+				v->dlr_upstream.afi != 0 ? "," : "", dlr_off);
+			json_string(c->b, offif);
+			cfg_printf(c->b, ",\"parity\":%s,\"age\":%.3f}",
+				v->dlr_offtree_parity ? "true" : "false",
+				(double)(c->now - v->dlr_offtree_learned) / 1e6);
+		}
+		cfg_printf(c->b, "],\"repairs\":[");
 		c->first_row = true;
 		cp_foreach_repair(assist_cp(), &v->tsi, state_repair, c);
 		cfg_printf(c->b, "]}");
@@ -650,6 +752,23 @@ static void state_session(void *arg, const struct cp_session_view *v)
 	cfg_printf(c->b, "  Up %s, last SPM %.1fs ago, expires in %s\n",
 		age(v->created, c->now, t1, sizeof(t1)), (double)(c->now - v->last_spm) / 1e6,
 		v->expires ? time_left(v->expires, c->now, t2, sizeof(t2)) : "never");
+	if (v->dlr_upstream.afi != 0)
+		cfg_printf(c->b, "  Upstream DLR %s on %s%s, learned %s ago\n", dlr_up, ifname,
+			v->dlr_upstream_parity ? ", parity" : "",
+			age(v->dlr_upstream_learned, c->now, t1, sizeof(t1)));
+	if (v->dlr_offtree.afi != 0)
+		cfg_printf(c->b, "  Off-tree DLR %s on %s%s, learned %s ago\n", dlr_off, offif,
+			v->dlr_offtree_parity ? ", parity" : "",
+			age(v->dlr_offtree_learned, c->now, t1, sizeof(t1)));
+	if (v->parity_tgs != 0)
+		cfg_printf(c->b, "  FEC transmission group %u%s%s, %zu parity repair state%s\n",
+			v->parity_tgs, v->curr_tgsize ? ", current " : "",
+			v->curr_tgsize ? tgsize : "",
+			v->parity_states, v->parity_states == 1 ? "" : "s");
+	if (v->naks_suspended)
+		cfg_printf(c->b, "  NAKs suspended: upstream neighbour unreachable (until an SPM)\n");
+	if (v->unreach_mask != 0)
+		cfg_printf(c->b, "  Unicast NCFs (neighbour unreachable) on %s\n", unreach);
 	if (v->repair_states == 0) {
 		cfg_printf(c->b, "  No repair state\n");
 	} else {
@@ -665,6 +784,15 @@ static void state_session(void *arg, const struct cp_session_view *v)
 	if (c->verbose && v->counters != NULL) {
 		const struct cp_counters *k = v->counters;
 
+		cfg_printf(c->b, "  NAKs %llu to DLRs; %llu DLR timeouts, %llu NAKed by the DLR; "
+				 "%llu off-tree DLR repairs re-sourced; parity %llu NAKs forwarded, "
+				 "%llu RDATA forwarded\n",
+			(unsigned long long)k->ev[CP_C_NAK_REDIRECTED],
+			(unsigned long long)k->ev[CP_C_DLR_TIMEOUT],
+			(unsigned long long)k->ev[CP_C_DLR_NAK_FALLBACK],
+			(unsigned long long)k->ev[CP_C_DLR_RDATA],
+			(unsigned long long)k->ev[CP_C_PARITY_NAK_FORWARDED],
+			(unsigned long long)k->ev[CP_C_PARITY_RDATA_FORWARDED]);
 		cfg_printf(c->b, "  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated; "
 				 "NCFs %llu sent; RDATA %llu forwarded, %llu dropped\n",
 			(unsigned long long)k->ev[CP_C_NAK_RECEIVED],
@@ -835,6 +963,23 @@ static int cmd_clear_traffic(struct cmd_session *s, const struct cmd_args *a)
 	return CMD_OK;
 }
 
+static int cmd_clear_dlr(struct cmd_session *s, const struct cmd_args *a)
+{
+	const char *text = cmd_arg(a, "A.B.C.D");
+	struct pgm_nla dlr;
+	size_t n;
+
+	if (not_running(s))
+		return CMD_ERR_FAILED;
+	if (text != NULL && !pgm_nla_parse(&dlr, text))
+		return fail(s, "bad DLR address");
+	n = cp_clear_dlrs(assist_cp(), text != NULL ? &dlr : NULL);
+	if (!s->batch)
+		cmd_out(s, "Cleared %zu learned DLR%s\n", n, n == 1 ? "" : "s");
+	log_info("%zu learned DLRs cleared%s%s", n, text ? " for " : "", text ? text : "");
+	return CMD_OK;
+}
+
 static int cmd_clear_rtx(struct cmd_session *s, const struct cmd_args *a)
 {
 	const char *group_text = cmd_arg(a, "A.B.C.D");
@@ -899,8 +1044,20 @@ static int cmd_undebug_capture(struct cmd_session *s, const struct cmd_args *a)
 		"Identical NCFs on one interface at most once per interval\n"                      \
 		"Milliseconds\n")                                                                  \
 	X("nak-backoff-interval <0-60000>",                                                        \
-		"NAK_BO_IVL written into forwarded SPMs (0: unchanged)\n"                          \
-		"Milliseconds\n")
+		"NAK_BO_IVL advertised in NCFs and written into forwarded SPMs (0: unchanged)\n"   \
+		"Milliseconds\n")                                                                  \
+	X("nak-backoff-probe <0-1000>",                                                            \
+		"Tune NAK_BO_IVL: x2 on a first duplicate NAK, /2 after this many clean states\n"  \
+		"Repair states (NAK_PROBE_NUM; 0: no tuning)\n")                                  \
+	X("nak-backoff-minimum <0-60000>",                                                         \
+		"NAK_BO_IVL_MIN: lower bound of the tuned NAK_BO_IVL\n"                            \
+		"Milliseconds\n")                                                                  \
+	X("nak-backoff-maximum <0-60000>",                                                         \
+		"NAK_BO_IVL_MAX: upper bound of the tuned NAK_BO_IVL\n"                            \
+		"Milliseconds\n")                                                                  \
+	X("duplicate-nak-max <0-1000>",                                                            \
+		"DUP_NAK_MAX: duplicate NAKs at which multicast below is assumed lost\n"           \
+		"Duplicate NAKs for one repair state (0: never)\n")
 
 #define GLOBAL_TIMER_DEF(tokens, helps)                                                            \
 	{.spec = "ip pgm router " tokens,                                                          \
@@ -987,6 +1144,32 @@ static const struct cmd_def pgm_cmds[] = {
 		.no_spec = "ip pgm router max-rexmit-states [<0-100000000>]",
 		.no_help = PGM_ROUTER_HELP "Limit the repair states kept (pgmNeMaxReXmitStates)\n"
 					   "Repair states (0: no limit)\n"},
+	{.spec = "ip pgm router dlr-redirect",
+		.help = PGM_ROUTER_HELP "Send NAKs to designated local repairers (DLRs) that announce "
+					"themselves with redirecting POLRs\n",
+		.modes = CMD_MODE(CMD_NODE_CONFIG),
+		.priv = CMD_PRIV_ADMIN,
+		.handler = cmd_dlr_redirect,
+		.no_spec = CMD_NO_SAME},
+	{.spec = "ip pgm router dlr-discovery [interval <1-3600> backoff <1-10000>]",
+		.help = PGM_ROUTER_HELP "Poll for off-tree DLRs (POLL sub-type DLR) when a NAK finds "
+					"no DLR\n"
+					"At most one DLR poll per session in this interval\nSeconds "
+					"(default 10)\nPOLL_BO_IVL of the poll\nMilliseconds "
+					"(default 100)\n",
+		.modes = CMD_MODE(CMD_NODE_CONFIG),
+		.priv = CMD_PRIV_ADMIN,
+		.handler = cmd_dlr_discovery,
+		.no_spec = "ip pgm router dlr-discovery",
+		.no_help = PGM_ROUTER_HELP "Poll for off-tree DLRs (POLL sub-type DLR) when a NAK "
+					   "finds no DLR\n"},
+	{.spec = "ip pgm router poll-response",
+		.help = PGM_ROUTER_HELP "Answer general POLLs of the upstream neighbour (PGM child, "
+					"RFC 3208 14.5)\n",
+		.modes = CMD_MODE(CMD_NODE_CONFIG),
+		.priv = CMD_PRIV_ADMIN,
+		.handler = cmd_poll_response,
+		.no_spec = CMD_NO_SAME},
 	TIMER_SPECS(GLOBAL_TIMER_DEF)
 
 	/* interface configuration */
@@ -1026,6 +1209,12 @@ static const struct cmd_def pgm_cmds[] = {
 		.modes = CMD_MODE(CMD_NODE_ENABLE),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_clear_traffic},
+	{.spec = "clear ip pgm router dlr [A.B.C.D]",
+		.help = "Reset functions\n" PGM_ROUTER_HELP
+		"Learned designated local repairers (NAKs go upstream again)\nDLR address\n",
+		.modes = CMD_MODE(CMD_NODE_ENABLE),
+		.priv = CMD_PRIV_ADMIN,
+		.handler = cmd_clear_dlr},
 	{.spec = "clear ip pgm router rtx-state [A.B.C.D]",
 		.help = "Reset functions\n" PGM_ROUTER_HELP "Repair (re-send) state\nGroup address\n",
 		.modes = CMD_MODE(CMD_NODE_ENABLE),

@@ -37,6 +37,16 @@ static const struct assist_timer_def timer_defs[ASSIST_T_COUNT] = {
 		"Identical NCFs on one interface at most once per interval (ms)\n"},
 	[ASSIST_T_NAK_BO_IVL] = {"nak-backoff-interval", "ms", 0, 60000,
 		"NAK_BO_IVL written into forwarded SPMs (ms); 0 leaves it unchanged\n"},
+	[ASSIST_T_NAK_BO_PROBE] = {"nak-backoff-probe", "repair states", 0, 1000,
+		"NAK_PROBE_NUM: halve NAK_BO_IVL after this many repair states without a duplicate "
+		"NAK, double it on a first duplicate; 0 = no tuning\n"},
+	[ASSIST_T_NAK_BO_MIN] = {"nak-backoff-minimum", "ms", 0, 60000,
+		"NAK_BO_IVL_MIN: the tuned NAK_BO_IVL stays at or above this (ms)\n"},
+	[ASSIST_T_NAK_BO_MAX] = {"nak-backoff-maximum", "ms", 0, 60000,
+		"NAK_BO_IVL_MAX: the tuned NAK_BO_IVL stays at or below this (ms)\n"},
+	[ASSIST_T_DUP_NAK_MAX] = {"duplicate-nak-max", "NAKs", 0, 1000,
+		"DUP_NAK_MAX: duplicate NAKs for one repair state at which multicast below is "
+		"assumed lost (unicast NCFs with OPT_NBR_UNREACH); 0 = never\n"},
 };
 
 struct assist {
@@ -90,6 +100,10 @@ uint32_t assist_timer_get(const struct cp_if_config *cfg, enum assist_timer t)
 	case ASSIST_T_NAK_ELIM_IVL: return cfg->nak_elim_ivl_ms;
 	case ASSIST_T_NCF_IVL: return cfg->ncf_ivl_ms;
 	case ASSIST_T_NAK_BO_IVL: return cfg->nak_bo_ivl_us / 1000u;
+	case ASSIST_T_NAK_BO_PROBE: return cfg->nak_probe_num;
+	case ASSIST_T_NAK_BO_MIN: return cfg->nak_bo_ivl_min_us / 1000u;
+	case ASSIST_T_NAK_BO_MAX: return cfg->nak_bo_ivl_max_us / 1000u;
+	case ASSIST_T_DUP_NAK_MAX: return cfg->dup_nak_max;
 	default: return 0;
 	}
 }
@@ -103,6 +117,10 @@ void assist_timer_set(struct cp_if_config *cfg, enum assist_timer t, uint32_t va
 	case ASSIST_T_NAK_ELIM_IVL: cfg->nak_elim_ivl_ms = value; break;
 	case ASSIST_T_NCF_IVL: cfg->ncf_ivl_ms = value; break;
 	case ASSIST_T_NAK_BO_IVL: cfg->nak_bo_ivl_us = value * 1000u; break;
+	case ASSIST_T_NAK_BO_PROBE: cfg->nak_probe_num = value; break;
+	case ASSIST_T_NAK_BO_MIN: cfg->nak_bo_ivl_min_us = value * 1000u; break;
+	case ASSIST_T_NAK_BO_MAX: cfg->nak_bo_ivl_max_us = value * 1000u; break;
+	case ASSIST_T_DUP_NAK_MAX: cfg->dup_nak_max = value; break;
 	default: break;
 	}
 }
@@ -124,6 +142,11 @@ static void conf_default(struct assist_conf *c)
 	c->session_lifetime_s = cp.session_lifetime_s;
 	c->max_sessions = cp.max_sessions;
 	c->max_repair_states = cp.max_repair_states;
+	c->dlr_redirect = cp.dlr_redirect;
+	c->dlr_discovery = cp.dlr_discovery;
+	c->dlr_poll_ivl_ms = cp.dlr_poll_ivl_ms;
+	c->dlr_poll_bo_ivl_ms = cp.dlr_poll_bo_ivl_ms;
+	c->poll_reply = cp.poll_reply;
 	c->if_defaults = cp.if_defaults;
 }
 
@@ -133,6 +156,11 @@ static void cp_config_from_conf(struct cp_config *cfg)
 	cfg->session_lifetime_s = A->conf.session_lifetime_s;
 	cfg->max_sessions = A->conf.max_sessions;
 	cfg->max_repair_states = A->conf.max_repair_states;
+	cfg->dlr_redirect = A->conf.dlr_redirect;
+	cfg->dlr_discovery = A->conf.dlr_discovery;
+	cfg->dlr_poll_ivl_ms = A->conf.dlr_poll_ivl_ms;
+	cfg->dlr_poll_bo_ivl_ms = A->conf.dlr_poll_bo_ivl_ms;
+	cfg->poll_reply = A->conf.poll_reply;
 	cfg->if_defaults = A->conf.if_defaults;
 }
 
@@ -396,6 +424,21 @@ int assist_set_udp(bool enabled, uint16_t ucast_port, uint16_t mcast_port, char 
 void assist_set_session_lifetime(uint32_t seconds)
 {
 	A->conf.session_lifetime_s = seconds;
+	cp_sync_config();
+}
+
+void assist_set_dlr(bool redirect, bool discovery, uint32_t poll_ivl_ms, uint32_t poll_bo_ivl_ms)
+{
+	A->conf.dlr_redirect = redirect;
+	A->conf.dlr_discovery = discovery;
+	A->conf.dlr_poll_ivl_ms = poll_ivl_ms;
+	A->conf.dlr_poll_bo_ivl_ms = poll_bo_ivl_ms;
+	cp_sync_config();
+}
+
+void assist_set_poll_reply(bool enabled)
+{
+	A->conf.poll_reply = enabled;
 	cp_sync_config();
 }
 

@@ -37,6 +37,10 @@ enum assist_timer {
 	ASSIST_T_NAK_ELIM_IVL,
 	ASSIST_T_NCF_IVL,
 	ASSIST_T_NAK_BO_IVL,
+	ASSIST_T_NAK_BO_PROBE,
+	ASSIST_T_NAK_BO_MIN,
+	ASSIST_T_NAK_BO_MAX,
+	ASSIST_T_DUP_NAK_MAX,
 	ASSIST_T_COUNT
 };
 
@@ -65,6 +69,9 @@ struct assist_conf {
 	bool udp;
 	uint16_t udp_ucast_port, udp_mcast_port;
 	uint32_t session_lifetime_s, max_sessions, max_repair_states;
+	/* DLRs and polls (struct cp_config) */
+	bool dlr_redirect, dlr_discovery, poll_reply;
+	uint32_t dlr_poll_ivl_ms, dlr_poll_bo_ivl_ms;
 	uint32_t defaults_set; /* bit per enum assist_timer set globally */
 	struct cp_if_config if_defaults;
 };
@@ -86,6 +93,8 @@ void assist_set_ncf_ttl(uint8_t ttl);
 int assist_set_udp(bool enabled, uint16_t ucast_port, uint16_t mcast_port, char *err,
 	size_t errlen);
 void assist_set_session_lifetime(uint32_t seconds);
+void assist_set_dlr(bool redirect, bool discovery, uint32_t poll_ivl_ms, uint32_t poll_bo_ivl_ms);
+void assist_set_poll_reply(bool enabled);
 void assist_set_limits(uint32_t max_sessions, uint32_t max_repair_states);
 void assist_set_max_sessions(uint32_t max_sessions);
 void assist_set_max_repair_states(uint32_t max_repair_states);
