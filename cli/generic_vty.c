@@ -427,6 +427,15 @@ static const char *const category_keywords[LOG_CAT_COUNT] = {
 	[LOG_CAT_DATAPLANE] = "dataplane",
 };
 
+static void (*other_debug_off)(void);
+static void (*other_debug_show)(struct cmd_session *s);
+
+void generic_vty_debug_register(void (*all_off)(void), void (*show)(struct cmd_session *s))
+{
+	other_debug_off = all_off;
+	other_debug_show = show;
+}
+
 static void debug_set(const struct cmd_args *a, bool on)
 {
 	bool any = false;
@@ -460,6 +469,8 @@ static int cmd_debug_all(struct cmd_session *s, const struct cmd_args *a)
 	(void)s;
 	for (int c = 0; c < LOG_CAT_COUNT; c++)
 		log_debug_enable((enum log_category)c, !a->negate);
+	if (a->negate && other_debug_off != NULL)
+		other_debug_off();
 	if (!a->negate && !s->batch)
 		cmd_out(s, "This may severely impact network performance. All possible debugging "
 			   "has been turned on\n");
@@ -473,6 +484,8 @@ static int cmd_undebug_all(struct cmd_session *s, const struct cmd_args *a)
 	(void)a;
 	for (int c = 0; c < LOG_CAT_COUNT; c++)
 		log_debug_enable((enum log_category)c, false);
+	if (other_debug_off != NULL)
+		other_debug_off();
 	if (!s->batch)
 		cmd_out(s, "All possible debugging has been turned off\n");
 	return CMD_OK;
@@ -486,6 +499,8 @@ static int cmd_show_debugging(struct cmd_session *s, const struct cmd_args *a)
 		if (log_debug_enabled((enum log_category)c))
 			cmd_out(s, "  PGM router %s debugging is on\n",
 				log_category_name((enum log_category)c));
+	if (other_debug_show != NULL)
+		other_debug_show(s);
 	return CMD_OK;
 }
 

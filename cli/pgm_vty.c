@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "cli/config.h"
+#include "cli/generic_vty.h"
 #include "control/control.h"
 #include "router/assist.h"
 #include "router/daemon.h"
@@ -559,10 +560,11 @@ static int cmd_show_interface(struct cmd_session *s, const struct cmd_args *a)
 		cfg_printf(&b, "]}\n");
 	} else if (shown == 0) {
 		cfg_buf_free(&b);
-		if (name != NULL)
+		if (name != NULL) {
 			cmd_out(s, "%% %s has no PGM configuration\n", name);
-		else
-			cmd_out(s, "PGM router assist is not enabled on any interface\n");
+			return CMD_ERR_FAILED;
+		}
+		cmd_out(s, "PGM router assist is not enabled on any interface\n");
 		return CMD_OK;
 	}
 	return stream(s, &b);
@@ -824,10 +826,13 @@ static int cmd_show_traffic(struct cmd_session *s, const struct cmd_args *a)
 	if (c.json) {
 		cfg_printf(&b, "]}\n");
 	} else if (c.shown == 0) {
-		if (c.name != NULL)
-			cfg_printf(&b, "%% No PGM traffic state for %s\n", c.name);
-		else
-			cfg_printf(&b, "No interface with router assist\n");
+		cfg_buf_free(&b);
+		if (c.name != NULL) {
+			cmd_out(s, "%% No interface %s\n", c.name);
+			return CMD_ERR_FAILED;
+		}
+		cmd_out(s, "No interface with router assist\n");
+		return CMD_OK;
 	}
 	return stream(s, &b);
 }
@@ -896,6 +901,15 @@ static int cmd_debug_capture(struct cmd_session *s, const struct cmd_args *a)
 		    sizeof(err)) < 0)
 		return fail(s, err);
 	return CMD_OK;
+}
+
+/* `show debugging` */
+static void show_capture(struct cmd_session *s)
+{
+	const char *path;
+
+	if (assist_capture_active(&path))
+		cmd_out(s, "  PGM router packet capture to %s is on\n", path);
 }
 
 static int cmd_undebug_capture(struct cmd_session *s, const struct cmd_args *a)
@@ -1079,4 +1093,5 @@ void pgm_vty_init(void)
 	cfg_register_interface_writer(10, write_interface);
 	cfg_register_interface_delete_hook(if_deleted);
 	cfg_register_reload_hooks(reload_begin, reload_end);
+	generic_vty_debug_register(assist_capture_stop, show_capture);
 }

@@ -639,7 +639,7 @@ void assist_capture_stop(void)
 {
 	struct pcap_writer_stats st;
 
-	if (A->capture == NULL)
+	if (A == NULL || A->capture == NULL)
 		return;
 	pcap_writer_get_stats(A->capture, &st);
 	pcap_writer_close(A->capture);
@@ -652,6 +652,8 @@ void assist_capture_stop(void)
 
 bool assist_capture_active(const char **path)
 {
+	if (A == NULL)
+		return false;
 	if (path != NULL)
 		*path = A->capture_path;
 	return A->capture != NULL;

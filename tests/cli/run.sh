@@ -116,7 +116,8 @@ start() {
 	$NETNS "$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
 	DPID=$!
 	DPIDS="$DPIDS $DPID"
-	wait_for 20 "$CLIENT" -s "$sock" -c "show version"
+	# generous: the ASan daemon needs about 30 s for the 20,000-interface config on a busy machine
+	wait_for 90 "$CLIENT" -s "$sock" -c "show version"
 }
 
 stop() { # stop PID: SIGTERM and wait; returns the daemon's exit status
@@ -271,6 +272,15 @@ check "undebug all" test "$("$CLIENT" -s "$S" -c "show debugging" | grep -c 'is 
 check "no debug all" test "$("$CLIENT" -s "$S" -c "show debugging" | grep -c 'is on')" = 0
 "$CLIENT" -s "$S" -c "debug ip pgm router packets" -c "show running-config" >"$T/dbg"
 check "debug state is not in the running config" test "$(grep -c debug "$T/dbg")" = 0
+"$CLIENT" -s "$S" -c "undebug all" -c "debug ip pgm router capture $T/cap.pcap max-size 1" >/dev/null
+check "capture: show debugging lists it" \
+	grep -qxF "  PGM router packet capture to $T/cap.pcap is on" <("$CLIENT" -s "$S" -c "show debugging")
+"$CLIENT" -s "$S" -c "undebug all" >/dev/null
+check "capture: undebug all stops it" \
+	test "$("$CLIENT" -s "$S" -c "show debugging")" = "PGM router debugging status:"
+check "capture: the closed file holds a pcap header" test "$(stat -c %s "$T/cap.pcap")" -ge 24
+out=$("$CLIENT" -s "$S" -c "debug ip pgm router capture cap.pcap" 2>&1)
+check "capture: a relative path is refused" test $? != 0 -a "$out" = "% Give the capture file as an absolute path"
 
 # access: read-only group member, refused outsider (the group is given with -g)
 stop "$D"
