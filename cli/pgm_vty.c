@@ -539,23 +539,38 @@ static void interface_block(struct cfg_buf *b, const struct assist_if *ifc, bool
 			(unsigned long long)v.counters->ev[CP_C_RDATA_FORWARDED]);
 }
 
+struct interface_ctx {
+	struct cfg_buf *b;
+	const char *name;
+	bool json, verbose, first;
+	size_t shown;
+};
+
+static void interface_one(void *arg, const char *ifname)
+{
+	struct interface_ctx *c = arg;
+	const struct assist_if *ifc = assist_if_find(ifname);
+
+	if (ifc == NULL || (c->name != NULL ? strcmp(ifname, c->name) != 0 : !ifc->enabled))
+		return;
+	interface_block(c->b, ifc, c->verbose, c->json, &c->first);
+	c->shown++;
+}
+
 static int cmd_show_interface(struct cmd_session *s, const struct cmd_args *a)
 {
 	const char *name = cmd_arg(a, "IFNAME");
-	bool json = cmd_arg_has(a, "json"), verbose = cmd_arg_has(a, "verbose"), first = true;
+	bool json = cmd_arg_has(a, "json");
 	struct cfg_buf b = {0};
-	size_t shown = 0;
+	struct interface_ctx c = {.b = &b, .name = name, .json = json, .first = true};
+	size_t shown;
 
+	c.verbose = cmd_arg_has(a, "verbose");
 	if (json)
 		cfg_printf(&b, "{\"interfaces\":[");
-	for (size_t i = 0; i < assist_if_count(); i++) {
-		const struct assist_if *ifc = assist_if_at(i);
-
-		if (name != NULL ? strcmp(ifc->name, name) != 0 : !ifc->enabled)
-			continue;
-		interface_block(&b, ifc, verbose, json, &first);
-		shown++;
-	}
+	/* in the order of the running configuration */
+	cfg_foreach_interface(interface_one, &c);
+	shown = c.shown;
 	if (json) {
 		cfg_printf(&b, "]}\n");
 	} else if (shown == 0) {
