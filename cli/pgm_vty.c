@@ -704,7 +704,8 @@ static void state_session(void *arg, const struct cp_session_view *v)
 		const struct cp_counters *k = v->counters;
 
 		cfg_printf(c->b, "  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated; "
-				 "NCFs %llu sent; RDATA %llu forwarded, %llu dropped\n",
+				 "NCFs %llu sent\n  RDATA copies %llu forwarded, %llu not forwarded "
+				 "(not requested there)\n",
 			(unsigned long long)k->ev[CP_C_NAK_RECEIVED],
 			(unsigned long long)k->ev[CP_C_NAK_UNIQUE],
 			(unsigned long long)k->ev[CP_C_NAK_FORWARDED],
