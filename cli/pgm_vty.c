@@ -823,6 +823,34 @@ static void traffic_if(void *arg, const struct cp_if_view *v)
 	}
 }
 
+/* Events of timers and limits, which belong to no interface. */
+static void traffic_global(struct traffic_ctx *c)
+{
+	struct cp_stats st;
+	bool any = false;
+
+	cp_get_stats(assist_cp(), &st);
+	if (c->json) {
+		cfg_printf(c->b, ",\"router\":{");
+		for (unsigned e = 0; e < CP_C_COUNT; e++)
+			cfg_printf(c->b, "%s\"%s\":%llu", e ? "," : "", cp_counter_name(e),
+				(unsigned long long)st.global_ev[e]);
+		cfg_printf(c->b, "}");
+		return;
+	}
+	/* most counters can never be router-wide: only those that happened, verbose or not */
+	for (unsigned e = 0; e < CP_C_COUNT; e++) {
+		if (st.global_ev[e] == 0)
+			continue;
+		if (!any)
+			cfg_printf(c->b, "\nRouter-wide (timers and limits)\n");
+		any = true;
+		cfg_printf(c->b, "  %-24s %12llu%s%s\n", cp_counter_name(e),
+			(unsigned long long)st.global_ev[e], c->verbose ? "  " : "",
+			c->verbose ? cp_counter_description(e) : "");
+	}
+}
+
 static int cmd_show_traffic(struct cmd_session *s, const struct cmd_args *a)
 {
 	struct cfg_buf b = {0};
@@ -839,8 +867,12 @@ static int cmd_show_traffic(struct cmd_session *s, const struct cmd_args *a)
 		cfg_printf(&b, "PGM router traffic (ODATA is switched by the kernel and not "
 			       "counted)\n");
 	cp_foreach_if(assist_cp(), traffic_if, &c);
+	if (c.json)
+		cfg_printf(&b, "]");
+	if (c.name == NULL)
+		traffic_global(&c);
 	if (c.json) {
-		cfg_printf(&b, "]}\n");
+		cfg_printf(&b, "}\n");
 	} else if (c.shown == 0) {
 		cfg_buf_free(&b);
 		if (c.name != NULL) {
