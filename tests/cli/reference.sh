@@ -4,7 +4,8 @@
 # then an OpenPGM stream with 5 % ODATA loss into LAN a (and 30 % of the source's RDATA lost on
 # its way to the router), read from the router during and after.
 #
-#   tests/cli/reference.sh [OUTDIR]     as root; prints where the transcripts are
+#   tests/cli/reference.sh [OUTDIR]     as root, with python3 (tests/cli/term-session.py drives
+#                                       the interactive client); prints where the transcripts are
 #
 #   s1 - src - r1 -+- a: a1 a2    (r1 eth0 198.18.1.1, eth1 198.18.2.1, eth2 198.18.3.1)
 #                  +- b: b1 b2
