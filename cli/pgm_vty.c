@@ -703,9 +703,10 @@ static void state_session(void *arg, const struct cp_session_view *v)
 	if (c->verbose && v->counters != NULL) {
 		const struct cp_counters *k = v->counters;
 
-		cfg_printf(c->b, "  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated; "
-				 "NCFs %llu sent\n  RDATA copies %llu forwarded, %llu not forwarded "
-				 "(not requested there)\n",
+		cfg_printf(c->b,
+			"  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated; "
+			"NCFs %llu sent\n  RDATA copies %llu forwarded, %llu not forwarded "
+			"(not requested there)\n",
 			(unsigned long long)k->ev[CP_C_NAK_RECEIVED],
 			(unsigned long long)k->ev[CP_C_NAK_UNIQUE],
 			(unsigned long long)k->ev[CP_C_NAK_FORWARDED],
@@ -982,8 +983,7 @@ static int cmd_undebug_capture(struct cmd_session *s, const struct cmd_args *a)
 		"NAK_RDATA_IVL: how long repair state waits for RDATA after an NCF\n",             \
 		"Milliseconds\n")                                                                  \
 	X("nak-eliminate-interval", "<0-3600000>",                                                 \
-		"NAK_ELIM_IVL: duplicate NAKs discarded after a confirmation\n",                   \
-		"Milliseconds\n")                                                                  \
+		"NAK_ELIM_IVL: duplicate NAKs discarded after a confirmation\n", "Milliseconds\n") \
 	X("ncf-interval", "<0-60000>",                                                             \
 		"Identical NCFs on one interface at most once per interval\n", "Milliseconds\n")   \
 	X("nak-backoff-interval", "<0-60000>",                                                     \

@@ -1542,8 +1542,7 @@ int assist_test_packet(const uint8_t *datagram, size_t len, const char *in_ifnam
 	}
 	if ((in = test_ifindex(in_ifname)) == 0 ||
 		(out_ifname != NULL && (out = test_ifindex(out_ifname)) == 0)) {
-		snprintf(err, errlen, "no interface %s",
-			in == 0 ? in_ifname : out_ifname);
+		snprintf(err, errlen, "no interface %s", in == 0 ? in_ifname : out_ifname);
 		return -1;
 	}
 	A->stats.packets++;

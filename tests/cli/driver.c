@@ -220,7 +220,8 @@ static const struct cmd_def test_cmds[] = {
 		.modes = CMD_MODES_SHOW,
 		.handler = test_show_big},
 	{.spec = "clear test (traffic|sessions) [IFNAME]",
-		.help = "Reset functions\n" TEST_STR "Traffic counters\nSource path state\n" IFNAME_STR,
+		.help = "Reset functions\n" TEST_STR
+			"Traffic counters\nSource path state\n" IFNAME_STR,
 		.modes = CMD_MODES_SHOW, /* in exec mode too, to show a read-only session denied */
 		.priv = CMD_PRIV_ADMIN,
 		.handler = test_clear},
@@ -248,7 +249,8 @@ static const struct cmd_def test_cmds[] = {
 		.priv = CMD_PRIV_ADMIN,
 		.handler = test_max_sessions,
 		.no_spec = "test max-sessions [<0-1000000>]",
-		.no_help = TEST_STR "Limit the number of sessions tracked\nSessions (0: no limit)\n"},
+		.no_help =
+			TEST_STR "Limit the number of sessions tracked\nSessions (0: no limit)\n"},
 };
 
 /* ---- packets for the PGM control plane ---- */
@@ -277,8 +279,8 @@ static void pgm_packet(char *args)
 	static const struct {
 		const char *name;
 		unsigned type;
-	} types[] = {{"spm", PGM_SPM}, {"odata", PGM_ODATA}, {"rdata", PGM_RDATA},
-		{"nak", PGM_NAK}, {"nnak", PGM_NNAK}, {"ncf", PGM_NCF}};
+	} types[] = {{"spm", PGM_SPM}, {"odata", PGM_ODATA}, {"rdata", PGM_RDATA}, {"nak", PGM_NAK},
+		{"nnak", PGM_NNAK}, {"ncf", PGM_NCF}};
 	static const uint8_t gsi[PGM_GSI_LEN] = {1, 2, 3, 4, 5, 6};
 	char *words[16], *save = NULL, *out_if, err[256];
 	int nwords = 0;
@@ -347,8 +349,8 @@ static void pgm_packet(char *args)
 	switch (type) {
 	case PGM_SPM:
 		ip.router_alert = true;
-		len = pgm_build_spm(tpdu, sizeof(tpdu), &h, sqn, trail, have_lead ? lead : sqn,
-			&path, NULL);
+		len = pgm_build_spm(
+			tpdu, sizeof(tpdu), &h, sqn, trail, have_lead ? lead : sqn, &path, NULL);
 		break;
 	case PGM_ODATA:
 	case PGM_RDATA:
@@ -373,7 +375,8 @@ static void pgm_packet(char *args)
 	}
 	return;
 usage:
-	printf("driver: pgm packet IN[>OUT] TYPE SRC DST [sqn|trail|lead|path|source|group|list=V]\n");
+	printf("driver: pgm packet IN[>OUT] TYPE SRC DST "
+	       "[sqn|trail|lead|path|source|group|list=V]\n");
 	exit(2);
 }
 
@@ -571,17 +574,18 @@ static int fuzz(unsigned rounds, unsigned seed)
 {
 	static const char *const vocabulary[] = {"show", "sh", "s", "ip", "pgm", "router", "r",
 		"traffic", "tr", "json", "sessions", "big", "7", "|", "include", "exclude", "begin",
-		"(", "[a-z]+", "do", "no", "interface", "int", "eth0", "eth0/1", "1.2.3.4", "256.0.0.1",
-		"-5", "-", "99999999999999999999999", "<1-10>", "[", "]", "description", "hostname",
-		"h", "configure", "terminal", "t", "exit", "end", "enable", "disable", "debug", "undebug",
-		"all", "nak-rpt-ivl", "nak-r", "10", "60000", "clear", "copy", "write", "memory",
-		"running-config", "startup-config", "test-token", "history", "\t", "a|b", "", " ",
-		"\x01", "?", "max-sessions", "13", "test", "assist", "nak-rdata-ivl", "state",
-		"verbose", "dataplane", "rtx-state", "capture", "max-size", "undebug", "queue",
-		"backend", "nftables", "auto", "udp-encapsulation", "ports", "ncf-ttl",
-		"session-lifetime", "max-rexmit-states", "nak-repeat-interval", "nak-repeat-rate",
-		"nak-rdata-interval", "nak-eliminate-interval", "ncf-interval",
-		"nak-backoff-interval", "239.192.0.1", "0", "65535", "4294967296", "eth1"};
+		"(", "[a-z]+", "do", "no", "interface", "int", "eth0", "eth0/1", "1.2.3.4",
+		"256.0.0.1", "-5", "-", "99999999999999999999999", "<1-10>", "[", "]",
+		"description", "hostname", "h", "configure", "terminal", "t", "exit", "end",
+		"enable", "disable", "debug", "undebug", "all", "nak-rpt-ivl", "nak-r", "10",
+		"60000", "clear", "copy", "write", "memory", "running-config", "startup-config",
+		"test-token", "history", "\t", "a|b", "", " ", "\x01", "?", "max-sessions", "13",
+		"test", "assist", "nak-rdata-ivl", "state", "verbose", "dataplane", "rtx-state",
+		"capture", "max-size", "undebug", "queue", "backend", "nftables", "auto",
+		"udp-encapsulation", "ports", "ncf-ttl", "session-lifetime", "max-rexmit-states",
+		"nak-repeat-interval", "nak-repeat-rate", "nak-rdata-interval",
+		"nak-eliminate-interval", "ncf-interval", "nak-backoff-interval", "239.192.0.1",
+		"0", "65535", "4294967296", "eth1"};
 	const size_t nvocab = sizeof(vocabulary) / sizeof(vocabulary[0]);
 	struct cmd_session s;
 	unsigned completions = 0, statuses[CMD_STATUS_COUNT] = {0};
