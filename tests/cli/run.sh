@@ -107,10 +107,15 @@ wait_for() {
 # start BINARY CONFIG SOCKET [extra switches]: runs a daemon in the foreground, sets DPID
 start() {
 	local bin=$1 conf=$2 sock=$3; shift 3
-	"$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
+	# each daemon in a network namespace of its own: two would contend for one netfilter queue
+	if [ "$(id -u)" = 0 ]; then
+		unshare --net -- "$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
+	else
+		"$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
+	fi
 	DPID=$!
 	DPIDS="$DPIDS $DPID"
-	wait_for 20 "$CLIENT" -s "$sock" -c "show version"
+	wait_for 60 "$CLIENT" -s "$sock" -c "show version"
 }
 
 stop() { # stop PID: SIGTERM and wait; returns the daemon's exit status
