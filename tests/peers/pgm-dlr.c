@@ -653,11 +653,17 @@ static void on_nak(
 
 	if (!pgm_nla_equal(&ip->dst, &d->opt.addr)) {
 		d->st.naks_not_for_us++;
+		if (d->opt.verbose)
+			printf("event=nak-not-for-us sqn=%u\n", nak->sqn);
 		return;
 	}
 	d->st.naks_received++;
 	if (d->failed && d->opt.fail_mode == FAIL_SILENT) {
 		d->st.naks_ignored++;
+		if (d->opt.verbose) {
+			printf("event=nak sqn=%u ignored=failed\n", nak->sqn);
+			fflush(stdout);
+		}
 		return;
 	}
 	if (pgm_packet_is_parity(nak))
@@ -1122,6 +1128,7 @@ int main(int argc, char **argv)
 	if (parse_options(argc, argv, &d.opt) < 0)
 		return PEER_EXIT_USAGE;
 	peer_install_signals();
+	setvbuf(stdout, NULL, _IOLBF, 0); /* event lines reach a log file as they happen */
 	if (!setup(&d))
 		return PEER_EXIT_SETUP;
 	start_us = peer_now_us();
@@ -1168,9 +1175,13 @@ int main(int argc, char **argv)
 
 				if (len < 0)
 					break;
-				/* fds[0] is the raw socket; the UDP port sockets are drained */
-				if (i == 0)
+				/* fds[0] is the raw socket; the UDP port sockets are drained.
+				 * Due POLRs go out before the next packet is read, so a reply
+				 * with no delay precedes whatever the DLR does next. */
+				if (i == 0) {
 					on_datagram(&d, buf, (size_t)len, peer_now_us());
+					polr_timers(&d, peer_now_us());
+				}
 			}
 		}
 	}
