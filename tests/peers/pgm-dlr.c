@@ -231,7 +231,7 @@ static int parse_options(int argc, char **argv, struct dlr_options *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int c;
+	int c, longindex = -1;
 	bool ok;
 
 	*o = (struct dlr_options){
@@ -244,7 +244,7 @@ static int parse_options(int argc, char **argv, struct dlr_options *o)
 		.own_nak_hold_ms = 5000,
 		.timeout_s = 60,
 	};
-	while ((c = getopt_long(argc, argv, "i:g:a:s:u:w:T:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:g:a:s:u:w:T:vh", longopts, &longindex)) != -1) {
 		switch (c) {
 		case 'i':
 			o->ifname = optarg;
@@ -338,10 +338,15 @@ static int parse_options(int argc, char **argv, struct dlr_options *o)
 			return -1;
 		}
 		if (!ok) {
-			fprintf(stderr, PEER_NAME ": bad value for option %s: %s\n",
-				argv[optind - 1], optarg ? optarg : "");
+			if (longindex >= 0)
+				fprintf(stderr, PEER_NAME ": bad value for option --%s: %s\n",
+					longopts[longindex].name, optarg ? optarg : "");
+			else
+				fprintf(stderr, PEER_NAME ": bad value for option -%c: %s\n", c,
+					optarg ? optarg : "");
 			return -1;
 		}
+		longindex = -1;
 	}
 	if (optind < argc) {
 		fprintf(stderr, PEER_NAME ": unexpected argument %s\n", argv[optind]);
