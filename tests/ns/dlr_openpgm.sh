@@ -5,13 +5,13 @@
 #   ne  198.18.41.4 (pgm-inject, pgm-sniff: a network element's view)
 #
 #  - the DLR learns the OpenPGM session from its SPMs (TSI, source, group, port, parent) and
-#    caches its ODATA;
+#    caches its ODATA, every 40th message a 4000-byte one that OpenPGM fragments (OPT_FRAGMENT);
 #  - the receiver loses every 25th ODATA (raw PREROUTING) and its NAKs, sent to the source, are
 #    redirected to the DLR (nat OUTPUT DNAT): it must receive every message exactly once and
 #    in order from the DLR's NCFs and RDATA alone, the source sending no RDATA at all. So an
 #    OpenPGM receiver accepts the DLR's upstream-mode NCF and RDATA;
 #  - a network element's NAK for a cached SQN: NCF, NNAK to the source, RDATA whose payload is
-#    the original ODATA's;
+#    the original ODATA's; for a fragment, RDATA with the same OPT_FRAGMENT;
 #  - a NAK for an SQN that left the DLR's window: the DLR NAKs the source, and the OpenPGM
 #    source answers that NAK with its NCF and RDATA. So OpenPGM accepts the DLR's NAKs.
 . "$(dirname "$0")/lib.sh"
@@ -70,7 +70,8 @@ start_dlr "$NS_TMP/dlr.out" -v -T 120 -w $WINDOW
 bg rcv "$NS_TMP/recv.out" "$RECV" -n "$R;$G" -c $COUNT -T 60
 RECV_PID=$BG_PID
 wait_for 10 grep -q '^event=ready' "$NS_TMP/recv.out" || { log "pgm-recv did not start"; exit 1; }
-bg src "$NS_TMP/send.out" "$SEND" -n "$S;$G" -c $COUNT -r 200 --linger 15000 -T 60
+bg src "$NS_TMP/send.out" "$SEND" -n "$S;$G" -c $COUNT -r 200 --large-every 40 --linger 15000 \
+	-T 60
 SEND_PID=$BG_PID
 
 check "the DLR learns the OpenPGM session from its SPMs, parent = the source" \
@@ -92,11 +93,13 @@ check "the DLR answered the receiver's NAKs with RDATA" \
 check "the DLR sent NNAKs to the source" \
 	sh -c "grep -q 'event=send type=NNAK src=$DL dst=$S ' $DLR_OUT"
 
-# the first and last SQNs of the stream, as the network element saw the ODATA
+# the first and last SQNs of the stream, as the network element saw the ODATA: more TPDUs than
+# messages, for the fragments
 first=$(sed -n "s/.*type=ODATA | ODATA $TSI sqn \([0-9]*\) .*/\1/p" "$NS_TMP/ne.out" | head -n 1)
 last=$(sed -n "s/.*type=ODATA | ODATA $TSI sqn \([0-9]*\) .*/\1/p" "$NS_TMP/ne.out" | tail -n 1)
-check "the network element saw the whole stream ($first..$last)" \
-	test "$((last - first + 1))" = $COUNT
+TPDUS=$(grep -c "type=ODATA | ODATA $TSI sqn " "$NS_TMP/ne.out")
+check "the network element saw the whole stream ($first..$last, $TPDUS TPDUs for $COUNT messages)" \
+	test "$((last - first + 1))" = "$TPDUS" -a "$TPDUS" -gt $COUNT
 
 # a network element's NAK for a cached SQN (upstream service: it is not the DLR's parent)
 X=$((last - 10))
@@ -108,6 +111,18 @@ expect_packets "NAK for a cached SQN of the OpenPGM session: NCF, NNAK to the so
 	"^pgm src=$DL dst=$S ttl=16 ra=0 encap=ip csum=ok type=NNAK \| NNAK $TSI sqn $X src $S grp $G\$" \
 	"^pgm src=$S dst=$G ttl=16 ra=1 encap=ip csum=ok type=RDATA \| RDATA $TSI sqn $X "
 
+# a fragment: the repair carries the same OPT_FRAGMENT (first SQN, offset, APDU length)
+frag_line=$(grep "type=ODATA | ODATA $TSI sqn .* frag " "$NS_TMP/ne.out" | tail -n 1)
+F=$(printf '%s\n' "$frag_line" | sed -n 's/.* sqn \([0-9]*\) .*/\1/p')
+frag=$(printf '%s\n' "$frag_line" | sed -n 's/.* \(frag [0-9+/]*\)$/\1/p')
+frag_re=${frag//+/\\+}
+m=$(sniffed)
+nsx ne "$INJECT" --if n0 --src $N --dst $DL --type nak --gsi "$GSI" --dport "$SPORT" \
+	--sqn "$F" --nak-src $S --nak-grp $G >/dev/null
+expect_packets "NAK for a fragment ($F, $frag): the RDATA keeps OPT_FRAGMENT" "$m" \
+	"type=NCF \| NCF $TSI sqn $F " "type=NNAK \| NNAK $TSI sqn $F " \
+	"^pgm src=$S dst=$G .* ra=1 .*csum=ok type=RDATA \| RDATA $TSI sqn $F trail [0-9]+ len [0-9]+ opts OPT_FRAGMENT $frag_re\$"
+
 # a NAK for an SQN older than the DLR's window goes to the source, which repairs it
 Y=$first
 m=$(sniffed)
@@ -118,9 +133,10 @@ expect_packets "NAK for an SQN out of the DLR's window: NCF, then a NAK to the s
 	"^pgm src=$DL dst=$S ttl=16 ra=0 encap=ip csum=ok type=NAK \| NAK $TSI sqn $Y src $S grp $G\$"
 check "the OpenPGM source confirms the DLR's NAK (its own NCF, without RA)" wait_for 10 \
 	grep -Eq "^pgm src=$S dst=$G .* ra=0 .*type=NCF \| NCF $TSI sqn $Y " "$NS_TMP/ne.out"
-check "... and repairs it (its own RDATA)" wait_for 10 \
-	grep -Eq "^pgm src=$S dst=$G .* ra=0 .*csum=ok type=RDATA \| RDATA $TSI sqn $Y " "$NS_TMP/ne.out"
-check "the source sent exactly that one RDATA" test "$(source_rdata)" = 1
+# the source's own RDATA is told from the DLR's by the source's output counter: both carry the
+# source's address, and the DLR's full-size repairs go without Router Alert
+check "... and repairs it: the source sends its first RDATA" wait_for 10 \
+	sh -c "[ \"\$(ip netns exec $(ns src) iptables -nvxL OUTPUT | awk '\$3 == 113 || \$3 == \"pgm\" { print \$1 }')\" = 1 ]"
 
 stop_dlr
 kill "$SEND_PID" 2>/dev/null
@@ -130,10 +146,13 @@ kill "$SNIFF_PID" "$NE_SNIFF_PID" 2>/dev/null
 wait_exit "$SNIFF_PID" 10
 wait_exit "$NE_SNIFF_PID" 10
 expect_summary sessions 1
-expect_summary odata_cached $COUNT
+expect_summary odata_cached "$TPDUS"
 expect_summary cache_held $WINDOW
 expect_summary bad_packets 0
 expect_summary send_errors 0
+# OpenPGM fills TPDUs up to the MTU; Router Alert would not fit on their repairs
+check "full-size repairs went without Router Alert rather than not at all (ra_dropped_mtu > 0)" \
+	test "$(summary ra_dropped_mtu)" -gt 0
 log "DLR: $(grep '^result=' "$DLR_OUT" | cut -d' ' -f3-22)"
 
 # the DLR's repair of X carries the OpenPGM source's bytes
@@ -145,6 +164,10 @@ ox=$(hexof 0x04 $X)
 rx=$(hexof 0x05 $X)
 check "tshark: the RDATA for $X carries the ODATA's payload (${#ox} hex digits)" \
 	sh -c "[ -n '$ox' ] && [ '$ox' = '$rx' ]"
+of=$(hexof 0x04 "$F")
+rf=$(hexof 0x05 "$F")
+check "tshark: the RDATA for fragment $F carries the ODATA's payload (${#of} hex digits)" \
+	sh -c "[ -n '$of' ] && [ '$of' = '$rf' ]"
 check "tshark: every PGM checksum on the LAN good" test \
 	"$(tshark_count "$PCAP_NE" 'pgm && !(pgm.hdr.cksum.status == 1)')" = 0
 check "tshark: nothing malformed" test "$(tshark_count "$PCAP_NE" '_ws.malformed')" = 0

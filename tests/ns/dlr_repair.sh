@@ -7,7 +7,8 @@
 #  - a NAK from another network element (upstream service, 9.5.2.1) gets the NCF and RDATA
 #    multicast with the data source's address and Router Alert, the NNAK and NAK to the parent;
 #  - uncached SQNs, unknown sessions and parity NAKs get an NCF (parity NCF) and a NAK upstream;
-#  - the same over UDP encapsulation.
+#  - the same over UDP encapsulation;
+#  - a multicast repair that Router Alert would push past the MTU goes without it.
 # Addresses, ports, Router Alert, order, payloads and PGM/IP/UDP checksums are checked with
 # pgm-sniff and, independently, with tshark.
 . "$(dirname "$0")/lib.sh"
@@ -127,27 +128,46 @@ expect_packets "UDP, upstream: NCF and RDATA to the group with RA, NNAK to the p
 stop_dlr
 expect_summary odata_cached 3
 expect_summary rdata_sent 2
+
+# 10. the MTU (1500): 20 bytes of IP header, 24 of ODATA header, 1456 of payload fill it, so
+#     Router Alert (4 bytes) does not fit on the repair; with 1452 it does
+start_dlr "$NS_TMP/dlr-mtu.out" -v -T 120
+check "the DLR knows the interface MTU" grep -q '^event=ready .* mtu=1500$' "$DLR_OUT"
+inj --src $S --dst $G --type spm --path $P --sqn 1 --trail 1 --lead 2
+inj --src $S --dst $G --type odata --sqn 1 --trail 1 --payload-len 1456
+inj --src $S --dst $G --type odata --sqn 2 --trail 1 --payload-len 1452
+m=$(sniffed)
+inj --src $Q --dst $DL --type nak --sqn 1 --list 2 --nak-src $S --nak-grp $G
+expect_packets "full-size repair without Router Alert, the other with it" "$m" \
+	"^pgm src=$S dst=$G ttl=16 ra=1 encap=ip csum=ok type=NCF \| NCF $TSI sqn 1 list 2 " \
+	"^pgm src=$DL dst=$P .*type=NNAK \| NNAK $TSI sqn 1 list 2 " \
+	"^pgm src=$S dst=$G ttl=16 ra=0 encap=ip csum=ok type=RDATA \| RDATA $TSI sqn 1 trail 1 len 1456\$" \
+	"^pgm src=$S dst=$G ttl=16 ra=1 encap=ip csum=ok type=RDATA \| RDATA $TSI sqn 2 trail 1 len 1452\$"
+stop_dlr
+expect_summary ra_dropped_mtu 1
+expect_summary rdata_sent 2
+expect_summary send_errors 0
 stop_dlr_sniffer
-check "the sniffer saw nothing more than the 28 packets above" test "$(sniffed)" = 28
+check "the sniffer saw nothing more than the 32 packets above" test "$(sniffed)" = 32
 
 # tshark, on its own decoder: every checksum good, nothing malformed, and the header fields
 total=$(tshark_count "$PCAP" pgm)
-check "tshark decodes the 28 packets as PGM" test "$total" = 28
-check "tshark: every PGM checksum good" test "$(tshark_count "$PCAP" 'pgm.hdr.cksum.status == 1')" = 28
+check "tshark decodes the 32 packets as PGM" test "$total" = 32
+check "tshark: every PGM checksum good" test "$(tshark_count "$PCAP" 'pgm.hdr.cksum.status == 1')" = 32
 check "tshark: every IP header checksum good" \
-	test "$(tshark_count "$PCAP" 'ip.checksum.status == 1')" = 28
+	test "$(tshark_count "$PCAP" 'ip.checksum.status == 1')" = 32
 check "tshark: every UDP checksum good" \
 	test "$(tshark_count "$PCAP" 'udp.checksum.status == 1')" = 7
 check "tshark: nothing malformed, no expert info" \
 	test "$(tshark_count "$PCAP" '_ws.malformed || _ws.expert')" = 0
-# Router Alert exactly on the multicast answers (upstream service): 3 NCFs + 3 RDATA over IP,
-# 1 NCF + 1 RDATA over UDP, and the unknown session's NCF
-check "tshark: Router Alert on the 9 multicast answers" \
-	test "$(tshark_count "$PCAP" 'ip.opt.type == 148')" = 9
+# Router Alert exactly on the multicast answers (upstream service): 4 NCFs and 3 RDATA over
+# IP, 1 NCF and 1 RDATA over UDP, 1 NCF and 1 RDATA in the MTU case
+check "tshark: Router Alert on the 11 multicast answers" \
+	test "$(tshark_count "$PCAP" 'ip.opt.type == 148')" = 11
 check "tshark: Router Alert only on packets from the source to the group" test \
 	"$(tshark_count "$PCAP" "ip.opt.type == 148 && !(ip.src == $S && ip.dst == $G)")" = 0
-check "tshark: every packet to the group has Router Alert" \
-	test "$(tshark_count "$PCAP" "ip.dst == $G && !ip.opt.type == 148")" = 0
+check "tshark: every packet to the group has Router Alert but the 1500-byte one" test \
+	"$(tshark_count "$PCAP" "ip.dst == $G && !ip.opt.type == 148")|$(tshark_count "$PCAP" "ip.dst == $G && !ip.opt.type == 148 && ip.len == 1500")" = "1|1"
 # ports: downstream types carry the data-source port first, NAK and NNAK the data-destination port
 check "tshark: NCF and RDATA ports 1234 -> 7500" test \
 	"$(tshark_fields "$PCAP" 'pgm.hdr.type == 0x0a || pgm.hdr.type == 0x05' pgm.hdr.sport pgm.hdr.dport | sort -u)" = "1234|7500"
@@ -158,7 +178,7 @@ check "tshark: UDP ports 3055 unicast, 3056 to the group" test \
 # the repairs carry the original payloads (hex of "odata-N" and "udp-N")
 hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n'; }
 expect_rdata="$(for n in 3 4 5 6 7; do echo "$n|$(hex odata-$n)"; done; for n in 2 3; do echo "$n|$(hex udp-$n)"; done)"
-rdata_seen=$(tshark_fields "$PCAP" 'pgm.hdr.type == 0x05' pgm.spm.sqn data.data |
+rdata_seen=$(tshark_fields "$PCAP" 'pgm.hdr.type == 0x05 && pgm.hdr.tsdulen < 1000' pgm.spm.sqn data.data |
 	while IFS='|' read -r sqn data; do echo "$((sqn))|$data"; done)
 check "tshark: RDATA SQNs and payloads are the cached ODATA's" test "$rdata_seen" = "$expect_rdata"
 check "tshark: the NNAK and NCF NLAs are the data source and the group" test \

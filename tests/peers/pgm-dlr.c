@@ -22,7 +22,9 @@
  *
  * Limits, on purpose: IPv4 only; it does not NAK its own losses (it is a cache, not a full
  * receiver); it makes no parity. --parity only sets OPT_PARITY in its redirecting POLRs
- * (9.5.2, 11.7); parity NAKs are confirmed and NAKed upstream like SQNs it lacks.
+ * (9.5.2, 11.7); parity NAKs are confirmed and NAKed upstream like SQNs it lacks. A multicast
+ * repair that the Router Alert option would push past the interface MTU goes without it
+ * (counted: ra_dropped_mtu), see send_tpdu.
  *
  *   pgm-dlr -i IF [options]            (--help lists them)
  *
@@ -37,6 +39,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -117,11 +120,13 @@ struct stats {
 	uint64_t polls_received, polls_answered, polrs_sent, polls_cancelled;
 	uint64_t poll_verdicts[DLR_POLL_VERDICTS];
 	uint64_t build_errors, send_errors;
+	uint64_t ra_dropped_mtu; /* multicast sent without Router Alert: it would not fit the MTU */
 };
 
 struct dlr {
 	struct dlr_options opt;
 	unsigned ifindex;
+	unsigned mtu; /* of the interface, 0 if unknown */
 	struct pgm_udp_ports ports;
 	int fds[4];
 	unsigned fd_count;
@@ -402,6 +407,20 @@ static bool interface_address(const char *ifname, struct pgm_nla *nla)
 	return found;
 }
 
+static unsigned interface_mtu(const char *ifname)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	rc = ioctl(fd, SIOCGIFMTU, &ifr);
+	close(fd);
+	return rc == 0 && ifr.ifr_mtu > 0 ? (unsigned)ifr.ifr_mtu : 0;
+}
+
 /* ---- sessions ---- */
 
 static struct session *session_find(struct dlr *d, const struct pgm_tsi *tsi)
@@ -480,6 +499,12 @@ static void event_sent(struct dlr *d, const char *what, const struct pgm_nla *sr
  * Sends a TPDU in an IPv4 datagram (UDP-encapsulated with --udp): multicast out of the DLR's
  * interface, unicast by route. UDP uses the multicast port for the group, the unicast port
  * otherwise, as OpenPGM does.
+ *
+ * Router Alert costs 4 bytes of IP header. OpenPGM fills its TPDUs up to the MTU and sends
+ * them without Router Alert, so a repair of a full-size TPDU with the option added cannot be
+ * sent (a raw IP_HDRINCL datagram is never fragmented). A repair without Router Alert is
+ * still a repair, and network elements find PGM without it: such a datagram goes without the
+ * option, counted (ra_dropped_mtu).
  */
 static bool send_tpdu(struct dlr *d, const uint8_t *tpdu, size_t len, const struct pgm_nla *src,
 	const struct pgm_nla *dst, bool router_alert)
@@ -499,6 +524,13 @@ static bool send_tpdu(struct dlr *d, const uint8_t *tpdu, size_t len, const stru
 		p.udp_sport = p.udp_dport =
 			(uint16_t)(mcast ? d->opt.udp_mcast_port : d->opt.udp_ucast_port);
 	dlen = pgm_build_ip(datagram, sizeof(datagram), &p, tpdu, len);
+	if (dlen > d->mtu && d->mtu != 0 && p.router_alert) {
+		p.router_alert = false;
+		dlen = pgm_build_ip(datagram, sizeof(datagram), &p, tpdu, len);
+		d->st.ra_dropped_mtu++;
+		if (d->opt.verbose)
+			printf("event=ra-dropped len=%zu mtu=%u\n", dlen, d->mtu);
+	}
 	if (dlen == 0) {
 		d->st.build_errors++;
 		return false;
@@ -1020,6 +1052,7 @@ static bool setup(struct dlr *d)
 		fprintf(stderr, PEER_NAME ": no interface %s\n", d->opt.ifname);
 		return false;
 	}
+	d->mtu = interface_mtu(d->opt.ifname);
 	if (!d->opt.have_addr && !interface_address(d->opt.ifname, &d->opt.addr)) {
 		fprintf(stderr, PEER_NAME ": %s has no IPv4 address (use --addr)\n", d->opt.ifname);
 		return false;
@@ -1116,9 +1149,10 @@ static void print_summary(struct dlr *d, uint64_t start_us)
 	}
 	printf(" acting_upstream=%" PRIu64 " acting_off_tree=%" PRIu64 " failed=%d packets=%" PRIu64
 	       " bad_packets=%" PRIu64 " sessions_refused=%" PRIu64 " foreign_port=%" PRIu64
-	       " build_errors=%" PRIu64 " send_errors=%" PRIu64 " run_ms=%" PRIu64 "\n",
+	       " build_errors=%" PRIu64 " send_errors=%" PRIu64 " ra_dropped_mtu=%" PRIu64
+	       " run_ms=%" PRIu64 "\n",
 		upstream, off_tree, d->failed, st->packets, st->bad_packets, st->sessions_refused,
-		st->foreign_port, st->build_errors, st->send_errors,
+		st->foreign_port, st->build_errors, st->send_errors, st->ra_dropped_mtu,
 		(peer_now_us() - start_us) / 1000u);
 	fflush(stdout);
 }
@@ -1142,12 +1176,12 @@ int main(int argc, char **argv)
 	if (d.opt.have_fail_after)
 		fail_check(&d); /* --fail-after 0: failed from the start */
 	printf("event=ready peer=" PEER_NAME " if=%s addr=%s node_id=0x%08x role=%s window=%" PRIu64
-	       " encap=%s\n",
+	       " encap=%s mtu=%u\n",
 		d.opt.ifname, nla_text(&d.opt.addr, addr, sizeof(addr)), (uint32_t)d.opt.node_id,
 		d.opt.role == DLR_ROLE_BOTH	  ? "both"
 		: d.opt.role == DLR_ROLE_UPSTREAM ? "upstream"
 						  : "off-tree",
-		d.opt.window, d.opt.udp ? "udp" : "ip");
+		d.opt.window, d.opt.udp ? "udp" : "ip", d.mtu);
 	fflush(stdout);
 	if (d.opt.ready_file != NULL) {
 		FILE *f = fopen(d.opt.ready_file, "w");
