@@ -10,9 +10,10 @@
  * local senders carry offloaded, unfinished checksums); udpcsum= shows them.
  *
  *   pgm-sniff --if IF [--timeout S (10)] [--count N] [--ports U,M (3055,3056)] [--in]
- *             [--ready FILE] [--filter BPF]
+ *             [--ready FILE] [--filter BPF] [--write PCAP]
  *
- * --in keeps only packets the interface received. --ready creates FILE once capturing. At the
+ * --in keeps only packets the interface received. --ready creates FILE once capturing. --write
+ * also saves every captured packet (PGM or not) to a pcap file for tshark. At the
  * end "sniffed N packets" goes to standard error. Exit status 0, or 2 on a capture error.
  */
 #include <arpa/inet.h>
@@ -45,6 +46,7 @@ static double now_seconds(void)
 }
 
 struct sniff {
+	pcap_dumper_t *dump;
 	struct pgm_udp_ports ports;
 	int dlt;
 	unsigned long printed;
@@ -97,7 +99,7 @@ static void print_packet(struct sniff *s, const uint8_t *frame, size_t caplen)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pgm-sniff --if IF [--timeout S] [--count N] [--ports U,M] [--in] "
-			"[--ready FILE] [--filter BPF]\n");
+			"[--ready FILE] [--filter BPF] [--write PCAP]\n");
 	exit(2);
 }
 
@@ -111,9 +113,10 @@ int main(int argc, char **argv)
 		{"in", no_argument, NULL, 'I'},
 		{"ready", required_argument, NULL, 'r'},
 		{"filter", required_argument, NULL, 'f'},
+		{"write", required_argument, NULL, 'w'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *ifname = NULL, *ready = NULL, *filter = NULL;
+	const char *ifname = NULL, *ready = NULL, *filter = NULL, *pcap_out = NULL;
 	double timeout = 10, start;
 	unsigned long count = 0;
 	bool in_only = false;
@@ -155,6 +158,9 @@ int main(int argc, char **argv)
 		case 'f':
 			filter = optarg;
 			break;
+		case 'w':
+			pcap_out = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -191,6 +197,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	s.dlt = pcap_datalink(p);
+	if (pcap_out != NULL && (s.dump = pcap_dump_open(p, pcap_out)) == NULL) {
+		fprintf(stderr, "pgm-sniff: %s: %s\n", pcap_out, pcap_geterr(p));
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -208,10 +218,17 @@ int main(int argc, char **argv)
 		const u_char *data;
 
 		poll(&pfd, 1, 50);
-		while ((count == 0 || s.printed < count) && pcap_next_ex(p, &h, &data) == 1)
+		while ((count == 0 || s.printed < count) && pcap_next_ex(p, &h, &data) == 1) {
+			if (s.dump != NULL) {
+				pcap_dump((u_char *)s.dump, h, data);
+				pcap_dump_flush(s.dump);
+			}
 			print_packet(&s, data, h->caplen);
+		}
 	}
 	fprintf(stderr, "sniffed %lu packets\n", s.printed);
+	if (s.dump != NULL)
+		pcap_dump_close(s.dump);
 	pcap_close(p);
 	return 0;
 }
