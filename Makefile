@@ -20,6 +20,7 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
 
+.DEFAULT_GOAL := all
 B := build
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
