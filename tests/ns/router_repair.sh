@@ -16,6 +16,7 @@ topo_router
 sniffers || exit 1
 router_conf "$NS_TMP/r.conf" "ip pgm router nak-repeat-rate $RATE" \
 	"ip pgm router nak-repeat-interval 60000" "ip pgm router nak-eliminate-interval 60000" \
+	"ip pgm router nak-rdata-interval 600000" \
 	"ip pgm router ncf-interval 0"
 router_start "$NS_TMP/r.conf" || exit 1
 log "PGM over $ENCAP"
