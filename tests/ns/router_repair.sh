@@ -128,6 +128,14 @@ check "duplicates counted as eliminated, nothing forwarded" eval "
 check "state: sqn 6 wanted on d1 and d2" jtrue "show ip pgm router state json" \
 	"[r['interfaces'] for r in sess[0]['repairs'] if r['sqn'] == 6] == ['d1,d2']"
 
+# ---- a NAK list: one NCF with the identical list, the list forwarded intact ----
+inj r1 dn "${E[@]}" --src $R1_ADDR --dst $D1_ADDR --type nak --sqn 10 --list 11,12 --nak-src $SRC_ADDR --nak-grp $GROUP
+check "NAK list 10,11,12: the upstream NAK carries the same list" wait_seen 10 src "$(up_nak_re "10 list 11,12")" 1
+sync_wire "${E[@]}"
+check "NAK list: one NCF on r1's segment with the identical list" seen_is r1 "$(ncf_re "10 list 11,12")" 1
+check "NAK list: a repair state per SQN" jtrue "show ip pgm router state json" \
+	"sorted(r['sqn'] for r in sess[0]['repairs'] if r['sqn'] >= 10) == [10, 11, 12]"
+
 # ---- RDATA: only where asked for ----
 inj src s0 "${E[@]}" --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --trail 1
 inj src s0 "${E[@]}" --src $SRC_ADDR --dst $GROUP --type rdata --sqn 6 --trail 1
