@@ -21,6 +21,8 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
 
 B := build
+# `make` alone builds everything (the object-tree rules below would otherwise come first).
+.DEFAULT_GOAL := all
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 quiet = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
