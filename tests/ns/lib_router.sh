@@ -110,13 +110,11 @@ jval() {
 	cli "$1" | python3 "$NS_TMP/jq.py" "$2"
 }
 jtrue() { [ "$(jval "$1" "$2")" = True ]; }
-# Traffic counters of one interface: ev IF NAME, err IF NAME, rx IF TYPE, tx IF TYPE.
+# ev IF NAME: an event counter of one interface.
 ev() { jval "show ip pgm router traffic json" "ifs['$1']['events']['$2']"; }
-err() { jval "show ip pgm router traffic json" "ifs['$1']['errors']['$2']"; }
-rx() { jval "show ip pgm router traffic json" "ifs['$1']['received']['$2']"; }
-tx() { jval "show ip pgm router traffic json" "ifs['$1']['sent']['$2']"; }
 # wait_ev SECONDS IF NAME VALUE: until that event counter reaches VALUE (a barrier: the daemon
-# is single-threaded, so what it sent while counting is on the wire when the CLI answers).
+# is single-threaded, so what it sent while counting is on the wire when the CLI answers);
+# wait_rx SECONDS IF TYPE VALUE: the same for packets received (forwarded types: per copy).
 wait_ev() { wait_for "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['events']['$3'] >= $4"; }
 wait_rx() { wait_for "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['received']['$3'] >= $4"; }
 # dp EXPR: the data plane's JSON.
