@@ -667,6 +667,8 @@ static size_t build_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap)
 			if (cur->tpdu_len > cap)
 				return 0;
 			memcpy(tpdu, cur->tpdu, cur->tpdu_len);
+			if (a->nak_src_rewrite && !pgm_rewrite_nak_src(tpdu, cur, &a->nak_src))
+				return 0;
 			for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++)
 				if ((a->opt_invalid_mask & (1u << i)) &&
 					!pgm_rewrite_opt_invalid(tpdu, cur, i))
