@@ -8,7 +8,7 @@
 router_need
 topo_router
 sniffers || exit 1
-router_conf "$NS_TMP/r.conf" "ip pgm router nak-repeat-interval 60000" "ip pgm router nak-repeat-rate 1" \
+router_conf "$NS_TMP/r.conf" "ip pgm router nak-repeat-interval 60000" "ip pgm router nak-repeat-rate 5" \
 	"ip pgm router ncf-interval 0"
 router_start "$NS_TMP/r.conf" || exit 1
 
@@ -26,37 +26,46 @@ handled() {
 	jval "show ip pgm router traffic json" "ifs['$1']['received']['NAK'] + sum(ifs['$1']['errors'].values())"
 }
 
-# openpgm_case WHAT GSI SQN [ARGS]: a NAK from r1 to the router; expects an NCF on r1 and exactly one NAK
-# on the source's segment from the router's upstream address with NAK_SRC = the source.
+# openpgm_case WHAT GSI SQN ALL [ARGS]: a NAK for SQN from r1 to the router (ALL: every SQN it
+# asks for, as an alternation); expects one NCF on r1, one NAK forwarded upstream, and every NAK
+# upstream for these SQNs (the forward and the timer's repeats, which the router rebuilds with
+# the list sorted) from the router's upstream address with NAK_SRC = the source.
 openpgm_case() {
-	local what gsi sqn ncf_re up_re any_up before
+	local what gsi sqn all ncf_re good_up any_up before fwd
 	what=$1
 	gsi=$2
 	sqn=$3
-	shift 3
+	all=$4
+	shift 4
 	before=$(handled d1)
+	fwd=$(ev up0 nak-forwarded)
 	inj r1 dn --src $R1_ADDR --dst $D1_ADDR --type nak --gsi "$gsi" --sqn "$sqn" --nak-grp $GROUP "$@"
 	check "$what: the daemon saw the NAK" wait_for 10 eval '[ $(handled d1) -gt $before ]'
 	ncf_re="^pgm src=$SRC_ADDR dst=$GROUP .* csum=ok type=NCF \| NCF $gsi\.1234 sqn $sqn "
-	up_re="^pgm src=$UP_ADDR dst=$SRC_ADDR .* csum=ok type=NAK \| NAK $gsi\.1234 sqn $sqn .*src $SRC_ADDR grp $GROUP "
-	any_up="^pgm src=$UP_ADDR dst=$SRC_ADDR .*type=NAK \| NAK $gsi\.1234 sqn $sqn "
+	any_up="^pgm src=$UP_ADDR dst=$SRC_ADDR .*type=NAK \| NAK $gsi\.1234 sqn ($all) "
+	good_up="^pgm src=$UP_ADDR dst=$SRC_ADDR .* csum=ok type=NAK \| NAK $gsi\.1234 sqn ($all) (list [0-9,]+ )?src $SRC_ADDR grp $GROUP "
 	sync_wire
 	check "$what: NCF on r1's segment" seen_is r1 "$ncf_re" 1
-	check "$what: exactly one upstream NAK, NAK_SRC rewritten to the source $SRC_ADDR" eval "
-		[ $(seen src "$any_up") = 1 ] && [ $(seen src "$up_re") = 1 ]"
+	check "$what: forwarded upstream once" test "$(ev up0 nak-forwarded)" = $((fwd + 1))
+	grep -E -- "$any_up" "$NS_TMP/src.sniff" >"$NS_TMP/up.case"
+	check "$what: upstream NAK from $UP_ADDR with NAK_SRC rewritten to the source $SRC_ADDR" eval "
+		[ $(wc -l <"$NS_TMP/up.case") -ge 1 ] &&
+		[ $(count_lines "$NS_TMP/up.case" "$good_up") = $(wc -l <"$NS_TMP/up.case") ]"
+	check "$what: the first upstream NAK is the receiver's, SQN $sqn first" \
+		eval "head -1 '$NS_TMP/up.case' | grep -q 'sqn $sqn '"
 	check "$what: no NAK upstream carries the router's address as NAK_SRC" \
 		seen_is src "^pgm src=$UP_ADDR .*type=NAK .* src $D1_ADDR " 0
 }
 
-openpgm_case "NAK_SRC = router ($D1_ADDR), over IP" $IPG 5 --nak-src $D1_ADDR
-openpgm_case "NAK_SRC = router, over UDP" $UDPG 5 --nak-src $D1_ADDR --udp
+openpgm_case "NAK_SRC = router ($D1_ADDR), over IP" $IPG 5 5 --nak-src $D1_ADDR
+openpgm_case "NAK_SRC = router, over UDP" $UDPG 5 5 --nak-src $D1_ADDR --udp
 check "NAK_SRC = router: not counted as an address mismatch" \
 	jtrue "show ip pgm router traffic json" "ifs['d1']['events']['nak-address-mismatch'] == 0"
-openpgm_case "NAK list in OpenPGM's order (9 then 7,8), NAK_SRC = source, over IP" $IPG 9 \
+openpgm_case "NAK list in OpenPGM's order (9 then 7,8), NAK_SRC = source, over IP" $IPG 9 '9|7|8' \
 	--nak-src $SRC_ADDR --list 7,8
 check "unsorted NAK list: not counted as malformed" \
 	jtrue "show ip pgm router traffic json" "ifs['d1']['errors']['nak-list-order'] == 0"
-openpgm_case "OpenPGM's full form: NAK_SRC = router and list 19 then 17,18, over UDP" $UDPG 19 \
+openpgm_case "OpenPGM's full form: NAK_SRC = router and list 19 then 17,18, over UDP" $UDPG 19 '19|17|18' \
 	--nak-src $D1_ADDR --list 17,18 --udp
 check "the unsorted lists are forwarded with every SQN" eval "
 	[ $(seen src "type=NAK \| NAK $IPG\.1234 sqn 9 list [0-9,]*7") -ge 1 ] &&
