@@ -22,6 +22,8 @@ UNITDIR ?= /lib/systemd/system
 
 .DEFAULT_GOAL := all
 B := build
+# `make` alone builds everything (the object-tree rules below would otherwise come first).
+.DEFAULT_GOAL := all
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 quiet = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
