@@ -143,7 +143,7 @@ struct if_description {
 };
 
 static struct if_description *descriptions;
-static size_t ndescriptions;
+static size_t ndescriptions, descriptions_cap;
 
 /* Sorted by name: a config with thousands of interfaces stays fast. */
 static size_t description_slot(const char *ifname, bool *found)
@@ -229,15 +229,22 @@ static int cmd_description(struct cmd_session *s, const struct cmd_args *a)
 	if ((copy = strdup(text)) == NULL)
 		return CMD_ERR_FAILED;
 	if (d == NULL) {
-		struct if_description *v = realloc(descriptions, (ndescriptions + 1) * sizeof(*v));
 		bool found;
 		size_t at;
 
-		if (v == NULL) {
-			free(copy);
-			return CMD_ERR_FAILED;
+		if (ndescriptions == descriptions_cap) {
+			/* doubling: a config of thousands of interfaces must not copy the table
+			   once per line */
+			size_t cap = descriptions_cap ? descriptions_cap * 2 : 16;
+			struct if_description *v = realloc(descriptions, cap * sizeof(*v));
+
+			if (v == NULL) {
+				free(copy);
+				return CMD_ERR_FAILED;
+			}
+			descriptions = v;
+			descriptions_cap = cap;
 		}
-		descriptions = v;
 		at = description_slot(s->ifname, &found);
 		memmove(&descriptions[at + 1], &descriptions[at],
 			(ndescriptions - at) * sizeof(*descriptions));
@@ -659,5 +666,6 @@ void generic_vty_free(void)
 		free(descriptions[i].text);
 	free(descriptions);
 	descriptions = NULL;
+	descriptions_cap = 0;
 	ndescriptions = 0;
 }

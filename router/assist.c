@@ -564,7 +564,9 @@ static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
 	case RTNL_IF_ADDED:
 		cp_if_from_rtnl(ifp);
 		ifc = if_find(ifp->name);
-		if (ifc != NULL && ifc->enabled)
+		/* Not during the start-up dump: the start may still fail, and its own message
+		   then is the only one. */
+		if (ifc != NULL && ifc->enabled && A->running)
 			log_info("%s: appeared (ifindex %d), router assist active", ifp->name,
 				ifp->ifindex);
 		break;
@@ -1114,11 +1116,18 @@ int assist_start(char *err, size_t errlen)
 		A->running = false;
 		goto fail;
 	}
-	for (size_t i = 0; i < A->nifs; i++)
-		if (A->ifs[i].enabled && assist_ifindex(A->ifs[i].name) == 0)
+	for (size_t i = 0; i < A->nifs; i++) {
+		int ifindex = assist_ifindex(A->ifs[i].name);
+
+		if (!A->ifs[i].enabled)
+			continue;
+		if (ifindex == 0)
 			log_info("%s: router assist configured; the interface does not exist yet, "
 				 "waiting for it",
 				A->ifs[i].name);
+		else
+			log_info("%s: router assist active (ifindex %d)", A->ifs[i].name, ifindex);
+	}
 	return 0;
 fail:
 	assist_stop();

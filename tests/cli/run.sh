@@ -104,16 +104,15 @@ wait_for() {
 	return 1
 }
 
-# Every daemon gets a network namespace of its own: each binds a netfilter queue (one process per
-# queue number) and installs its interception rules, so two daemons in one namespace collide.
-# The control sockets are files and reach across namespaces.
-NETNS=
-[ "$(id -u)" = 0 ] && NETNS="unshare --net --"
-
 # start BINARY CONFIG SOCKET [extra switches]: runs a daemon in the foreground, sets DPID
 start() {
 	local bin=$1 conf=$2 sock=$3; shift 3
-	$NETNS "$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
+	# each daemon in a network namespace of its own: two would contend for one netfilter queue
+	if [ "$(id -u)" = 0 ]; then
+		unshare --net -- "$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
+	else
+		"$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
+	fi
 	DPID=$!
 	DPIDS="$DPIDS $DPID"
 	# generous: the ASan daemon needs about 30 s for the 20,000-interface config on a busy machine
@@ -337,12 +336,12 @@ check "a missing -f file stops the daemon" test $? != 0
 check "-n: a good config exits 0" test $? = 0
 
 # daemonized start: the parent returns once the socket is up; SIGTERM cleans up
-$NETNS "$DAEMON" -f "$T/ro.conf" -s "$T/sock4" -p "$T/sock4.pid"
+"$DAEMON" -f "$T/ro.conf" -s "$T/sock4" -p "$T/sock4.pid"
 rc=$?
 check "daemon mode: the parent exits 0 with the socket ready" test $rc = 0 -a -S "$T/sock4"
 BGPID=$(cat "$T/sock4.pid" 2>/dev/null)
 check "daemon mode: pid file names the daemon" test -n "$BGPID" -a -d "/proc/$BGPID"
-$NETNS "$DAEMON" -f "$T/ro.conf" -s "$T/sock4" -p "$T/sock5.pid" 2>"$T/err"
+"$DAEMON" -f "$T/ro.conf" -s "$T/sock4" -p "$T/sock5.pid" 2>"$T/err"
 check "a second daemon on the same socket is refused" grep -q "already listening" "$T/err"
 [ -n "$BGPID" ] && kill -TERM "$BGPID"
 # the socket goes first, the pid file after the interception rules are removed (iptables runs,
