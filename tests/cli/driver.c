@@ -587,6 +587,14 @@ static int fuzz(unsigned rounds, unsigned seed)
 		"nak-eliminate-interval", "ncf-interval", "nak-backoff-interval", "239.192.0.1",
 		"0", "65535", "4294967296", "eth1"};
 	const size_t nvocab = sizeof(vocabulary) / sizeof(vocabulary[0]);
+	static const char *const prefixes[] = {"show ip pgm router ", "show ip pgm router state ",
+		"show ip pgm router traffic ", "show ip pgm router interface ",
+		"show ip pgm router dataplane ", "clear ip pgm router traffic ",
+		"clear ip pgm router rtx-state ", "debug ip pgm router ",
+		"debug ip pgm router capture ", "no debug ip pgm router ", "undebug ",
+		"ip pgm router ", "no ip pgm router ", "ip pgm router udp-encapsulation ports ",
+		"interface ", "show test ", "test ", "no test ", "do show ip pgm router "};
+	const size_t nprefixes = sizeof(prefixes) / sizeof(prefixes[0]);
 	struct cmd_session s;
 	unsigned completions = 0, statuses[CMD_STATUS_COUNT] = {0};
 
@@ -616,6 +624,14 @@ static int fuzz(unsigned rounds, unsigned seed)
 		unsigned words = (unsigned)(random() % 9);
 		int rc;
 
+		/* half the lines start like a real command: handlers see random arguments */
+		if (random() % 2 == 0) {
+			const char *p = prefixes[random() % nprefixes];
+
+			len = strlen(p);
+			memcpy(line, p, len);
+			words = (unsigned)(random() % 4);
+		}
 		for (unsigned w = 0; w < words; w++) {
 			const char *v = vocabulary[random() % nvocab];
 			size_t vl = strlen(v);
