@@ -114,7 +114,7 @@ expect_packets "NAK for a cached SQN of the OpenPGM session: NCF, NNAK to the so
 # a fragment: the repair carries the same OPT_FRAGMENT (first SQN, offset, APDU length)
 frag_line=$(grep "type=ODATA | ODATA $TSI sqn .* frag " "$NS_TMP/ne.out" | tail -n 1)
 F=$(printf '%s\n' "$frag_line" | sed -n 's/.* sqn \([0-9]*\) .*/\1/p')
-frag=$(printf '%s\n' "$frag_line" | sed -n 's/.* \(frag [0-9+/]*\)$/\1/p')
+frag=$(printf '%s\n' "$frag_line" | grep -o 'frag [0-9+/]*' | tail -n 1)
 frag_re=${frag//+/\\+}
 m=$(sniffed)
 nsx ne "$INJECT" --if n0 --src $N --dst $DL --type nak --gsi "$GSI" --dport "$SPORT" \

