@@ -1,5 +1,5 @@
 #!/bin/bash
-# Records the example sessions of tests/cli/REFERENCE.md from a real pgmrouterd: the lab's
+# Records the example sessions of the README (CLI reference) from a real pgmrouterd: the lab's
 # one-router topology (tests/lab), router assist configured through the interactive client,
 # then an OpenPGM stream with 5 % ODATA loss into LAN a (and 30 % of the source's RDATA lost on
 # its way to the router), read from the router during and after.
