@@ -13,7 +13,7 @@
  * with unicast NCFs carrying OPT_NBR_UNREACH and OPT_PATH_NLA until a regular SPM. An NCF with
  * OPT_NBR_UNREACH whose OPT_PATH_NLA is our upstream neighbour, or an SPM with it from our
  * parent, suspends NAK forwarding for the TSI until a regular SPM; the NCF also makes us send a
- * special SPM (the last regular SPM_SQN, no window) down every interface of the TSI.
+ * special SPM (the last regular SPM_SQN and window, see below) down every interface of the TSI.
  */
 #include <string.h>
 
@@ -174,8 +174,12 @@ void cp_ncf_nbr_unreach(
 		act.tsi = s->tsi;
 		act.data_dport = s->data_dport;
 		act.sqn = s->spm_sqn; /* SHOULD: the last regular SPM's */
-		act.trail = 0;	      /* SHOULD: the window invalidated */
-		act.lead = 0x80000000u;
+		/* The RFC says SHOULD invalidate the window (TRAIL 0, LEAD 0x80000000), relying on
+		 * receivers to ignore it in such SPMs; OpenPGM receivers ignore OPT_NBR_UNREACH and
+		 * take that window, NAKing everything up to it. The last regular SPM's window is
+		 * what a conforming receiver ignores and OpenPGM already knows. */
+		act.trail = s->trail;
+		act.lead = s->lead;
 		act.path = ifp->addr;
 		act.nbr_unreach = true;
 		cp_emit(cp, &act);

@@ -1,0 +1,139 @@
+#!/bin/bash
+# nbr-unreach: topology (c), the tree (core; e1 with LANs a, b; e2 with LANs c, d), 5 % ODATA
+# loss into LAN a, one OpenPGM stream, PGM/IP. Two neighbour-unreachable events (RFC 3208 15.3),
+# injected with tests/peers/pgm-inject since no peer produces them:
+#   1. about 2 s in, core "detects" that multicast no longer reaches below it: a unicast NCF
+#      with OPT_NBR_UNREACH and OPT_PATH_NLA = core's address on t1, to e1. e1 MUST stop
+#      forwarding NAKs for the TSI until a regular SPM and MUST send a special SPM (OPT_NBR_UNREACH,
+#      the last SPM_SQN, no window) down a and b. OpenPGM receivers ignore both options (they
+#      keep NAKing), so e1 suspends their NAKs until the source's next SPM and the receivers'
+#      repeated NAKs get the repairs afterwards.
+#   2. about 4 s in, e1 has duplicate-nak-max 3 on LAN a and a host there sends the same NAK
+#      4 times: e1 assumes its multicast to a is lost (15.3.1) and answers NAKs from a with
+#      unicast NCFs carrying OPT_NBR_UNREACH and OPT_PATH_NLA (its address on a) until the next
+#      regular SPM.
+# Every receiver must complete either way. Without router assist both injections just reach a
+# host that does not care.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+GROUP=239.192.0.24
+COUNT=${UNREACH_COUNT:-6000}
+RATE=1000
+LOSS=0.05
+
+scenario_router_config() {
+	if [ "$1" = e1 ]; then
+		lab_router_config "$1" | sed '$d' | sed 's/^ ip pgm router$/&\n ip pgm router duplicate-nak-max 3/'
+		echo "end"
+	else
+		lab_router_config "$1"
+	fi
+}
+
+router_ev() {
+	"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock "$1")" -c "show ip pgm router traffic json" \
+		2>/dev/null | tr ',{}' '\n\n\n' | awk -F: -v k="\"$2\"" '$1 == k { n += $2 } END { print n + 0 }'
+}
+
+# state_field ROUTER KEY: the first session's KEY from show ip pgm router state json.
+state_field() {
+	"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock "$1")" -c "show ip pgm router state json" \
+		2>/dev/null | tr ',{' '\n\n' | awk -F: -v k="\"$2\"" '$1 == k { gsub(/"/, "", $2); print $2; exit }'
+}
+
+hexaddr() { printf '%02x%02x%02x%02x' $(echo "$1" | tr '.' ' '); }
+
+# The injections, in the background while the stream runs; results in $LAB_DIR/inject.log.
+inject() {
+	local variant=$1 tsi="" gsi=010203040506 sport=1234 lead=100 i core_t1 e1_t1 e1_a a1
+	core_t1=$(lab_addr core @t1)
+	e1_t1=$(lab_addr e1 @t1)
+	e1_a=$(lab_addr e1 @a)
+	a1=$(lab_addr a1 eth0)
+	if [ "$variant" = with ]; then
+		for i in $(seq 1 100); do
+			tsi=$(state_field e1 tsi)
+			[ -n "$tsi" ] && break
+			sleep 0.1
+		done
+		gsi=${tsi%.*}
+		sport=${tsi#*.}
+	fi
+	echo "tsi=$gsi.$sport" >>"$LAB_DIR/inject.log"
+	sleep 2
+	lab_exec core "$LAB_PEERS/pgm-inject" --src "$core_t1" --dst "$e1_t1" --type ncf \
+		--gsi "$gsi" --sport "$sport" --dport 7500 --sqn 1 \
+		--nak-src "$TOPO_SOURCE_ADDR" --nak-grp "$GROUP" \
+		--opt-raw "0b040000""0c080000$(hexaddr "$core_t1")" >>"$LAB_DIR/inject.log" 2>&1
+	echo "unreach-ncf sent" >>"$LAB_DIR/inject.log"
+	sleep 2
+	[ "$variant" = with ] && lead=$(state_field e1 lead)
+	lab_exec a1 "$LAB_PEERS/pgm-inject" --src "$a1" --dst "$e1_a" --type nak \
+		--gsi "$gsi" --sport 7500 --dport "$sport" --sqn $((lead > 20 ? lead - 20 : 1)) \
+		--nak-src "$TOPO_SOURCE_ADDR" --nak-grp "$GROUP" --count 4 --interval-ms 5 \
+		>>"$LAB_DIR/inject.log" 2>&1
+	echo "duplicate NAKs sent" >>"$LAB_DIR/inject.log"
+}
+
+checks_common() {
+	local dropped=$1 r
+	for r in $TOPO_RECEIVERS; do
+		e2e_check "$r complete, exactly once, in order" \
+			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
+	done
+	e2e_check "ODATA loss into a >= 3 %" "$dropped" -ge $((COUNT * 3 / 100))
+	e2e_check "ODATA loss into a <= 7 %" "$dropped" -le $((COUNT * 7 / 100))
+	e2e_check "both injections went out" "$(grep -c '^sent [1-9]' "$LAB_DIR/inject.log")" -eq 2
+}
+
+checks_without() {
+	:
+}
+
+checks_with() {
+	e2e_check "e1 took the NCF from its upstream neighbour" "$(router_ev e1 unreach-received)" -eq 1
+	e2e_check "e1 sent the special SPM down a and b" "$(router_ev e1 unreach-spm-sent)" -eq 2
+	e2e_check "e1 suspended NAKs from a until the next SPM" "$(router_ev e1 nak-suspended)" -ge 1
+	e2e_check "core did nothing of the kind" "$(router_ev core unreach-spm-sent)" -eq 0
+	e2e_check "e1 assumed a failure on a (DUP_NAK_MAX)" "$(router_ev e1 unreach-assumed)" -ge 1
+	e2e_check "e1 sent unicast NCFs with OPT_NBR_UNREACH" "$(router_ev e1 unreach-ncf-sent)" -ge 1
+	e2e_check "e2 was not involved" "$(($(router_ev e2 unreach-received) + $(router_ev e2 unreach-ncf-sent)))" -eq 0
+}
+
+run_case() {
+	local variant=$1 dropped ipid
+	e2e_case_begin pxunr "$variant" ip
+	lab_topo_tree 2
+	if e2e_router_up; then
+		lab_topo_loss a "$LOSS" odata
+		: >"$LAB_DIR/inject.log"
+		inject "$variant" &
+		ipid=$!
+		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
+		wait "$ipid"
+		dropped=$(lab_topo_loss_dropped a)
+		e2e_record "$variant" "receivers complete" "$(e2e_receivers_ok)/8"
+		e2e_record "$variant" "ODATA dropped into a" "$dropped ($(e2e_pct "$dropped" "$COUNT") %)"
+		e2e_record_receivers
+		e2e_record_segments spm rdata nak ncf
+		if [ "$variant" = with ]; then
+			e2e_record "$variant" "e1: unreach received / special SPMs / NAKs suspended" \
+				"$(router_ev e1 unreach-received)/$(router_ev e1 unreach-spm-sent)/$(router_ev e1 nak-suspended)"
+			e2e_record "$variant" "e1: failures assumed / unicast unreach NCFs" \
+				"$(router_ev e1 unreach-assumed)/$(router_ev e1 unreach-ncf-sent)"
+		fi
+		checks_common "$dropped"
+		"checks_$variant" "$dropped"
+		e2e_router_check_alive
+	fi
+	e2e_case_end
+}
+
+lab_groups "$GROUP"
+e2e_begin nbr-unreach "tree, $LOSS ODATA loss into LAN a, an injected NBR_UNREACH NCF to e1 and duplicate NAKs past DUP_NAK_MAX on a"
+e2e_note_skips
+for variant in $(e2e_variants); do
+	run_case "$variant"
+done
+e2e_end
