@@ -26,6 +26,7 @@ E2E_CHECKS=0
 E2E_FAILED=0
 E2E_SENDER_RESULT=""
 E2E_WITH_SKIPPED=0
+E2E_RECV_ARGS=()
 
 # e2e_begin NAME TITLE
 e2e_begin() {
@@ -182,7 +183,8 @@ e2e_scale() {
 # sources listen for NAKs on the multicast port only, so the two ports must be equal), with the
 # suffix -ra for IP Router Alert on every packet the peers send that may carry it. Counters
 # are reset first. Fills E2E_RECV_RESULT[receiver] (the summary line, or "result=none rc=N"),
-# E2E_SENDER_RESULT and E2E_COUNTS[lan]. Returns 0 when every receiver passed.
+# E2E_SENDER_RESULT and E2E_COUNTS[lan]. Returns 0 when every receiver passed. Extra receiver
+# options go in the array E2E_RECV_ARGS (e.g. --fec 8).
 e2e_pgm_stream() {
 	local group=$1 encap=$2 count=$3 rate=$4 limit=$5 r lan rc all=0 spid
 	local -a udp=() pids=()
@@ -192,7 +194,8 @@ e2e_pgm_stream() {
 	for lan in $TOPO_LANS; do lab_counts_reset "$lan"; done
 	for r in $TOPO_RECEIVERS; do
 		lab_spawn "$r" "$LAB_DIR/$r.out" "$LAB_PEERS/pgm-recv" \
-			-n "$(lab_addr "$r" eth0);$group" -c "$count" -T "$limit" "${udp[@]}"
+			-n "$(lab_addr "$r" eth0);$group" -c "$count" -T "$limit" "${udp[@]}" \
+			"${E2E_RECV_ARGS[@]}"
 		pids+=("$LAB_PID")
 	done
 	for r in $TOPO_RECEIVERS; do

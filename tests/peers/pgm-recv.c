@@ -44,6 +44,7 @@ struct recv_options {
 	uint64_t timeout_s;
 	uint64_t hops;
 	bool router_alert;
+	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
 	bool multicast_loop;
 };
 
@@ -72,6 +73,7 @@ static void usage(FILE *out)
 		"  -T, --timeout S          hard limit on the whole run (default 60)\n"
 		"      --hops N             multicast TTL of NAKs/SPMRs (default 16)\n"
 		"  -A, --router-alert       set IP Router Alert (default off, as OpenPGM)\n"
+		"      --fec K              on-demand parity (FEC) with the source's group size K\n"
 		"      --loop               enable multicast loopback\n"
 		"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"
 		"      64 usage, 70 setup failure.\n");
@@ -113,6 +115,7 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		OPT_PROGRESS,
 		OPT_HOPS,
 		OPT_LOOP,
+		OPT_FEC,
 	};
 	static const struct option longopts[] = {
 		{"network", required_argument, NULL, 'n'},
@@ -135,6 +138,7 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		{"hops", required_argument, NULL, OPT_HOPS},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"loop", no_argument, NULL, OPT_LOOP},
+		{"fec", required_argument, NULL, OPT_FEC},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -219,6 +223,10 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 			o->router_alert = true;
 			ok = true;
 			break;
+		case OPT_FEC:
+			ok = peer_parse_u64(optarg, 2, 128, &o->fec_group) &&
+			     (o->fec_group & (o->fec_group - 1)) == 0;
+			break;
 		case OPT_LOOP:
 			o->multicast_loop = true;
 			ok = true;
@@ -292,6 +300,22 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 	}
 	ok &= set_int(
 		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
+	if (o->fec_group != 0) {
+		/* Reed-Solomon (255, k): parity RDATA on demand only (RFC 3208 11.3.3); both ends
+		 * must agree on the group size */
+		struct pgm_fecinfo_t fec = {
+			.block_size = 255,
+			.proactive_packets = 0,
+			.group_size = (uint8_t)o->fec_group,
+			.ondemand_parity_enabled = true,
+			.var_pktlen_enabled = false,
+		};
+
+		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_USE_FEC, &fec, sizeof(fec))) {
+			fprintf(stderr, PEER_NAME ": setting PGM_USE_FEC failed\n");
+			ok = false;
+		}
+	}
 	ok &= set_int(sock, IPPROTO_PGM, PGM_RECV_ONLY, 1, "PGM_RECV_ONLY");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_PASSIVE, 0, "PGM_PASSIVE");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");

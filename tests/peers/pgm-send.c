@@ -44,6 +44,7 @@ struct send_options {
 	uint64_t hops;
 	uint64_t sndbuf;
 	bool router_alert;
+	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
 	bool multicast_loop;
 };
 
@@ -77,6 +78,8 @@ static void usage(FILE *out)
 		"      --hops N          multicast TTL (default 16)\n"
 		"      --sndbuf N        socket send buffer in bytes (default library's)\n"
 		"  -A, --router-alert    set IP Router Alert (default off, as OpenPGM)\n"
+		"      --fec K           on-demand parity (FEC), transmission group of K\n"
+		"                        packets (a power of 2, 2..128; receivers need the same)\n"
 		"      --loop            enable multicast loopback\n"
 		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
 }
@@ -113,6 +116,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		OPT_HOPS,
 		OPT_SNDBUF,
 		OPT_LOOP,
+		OPT_FEC,
 		OPT_LARGE_EVERY,
 		OPT_LARGE_SIZE,
 	};
@@ -138,6 +142,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		{"sndbuf", required_argument, NULL, OPT_SNDBUF},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"loop", no_argument, NULL, OPT_LOOP},
+		{"fec", required_argument, NULL, OPT_FEC},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -222,6 +227,10 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		case 'A':
 			o->router_alert = true;
 			ok = true;
+			break;
+		case OPT_FEC:
+			ok = peer_parse_u64(optarg, 2, 128, &o->fec_group) &&
+			     (o->fec_group & (o->fec_group - 1)) == 0;
 			break;
 		case OPT_LOOP:
 			o->multicast_loop = true;
@@ -316,6 +325,22 @@ static pgm_sock_t *open_source(const struct send_options *o)
 	}
 	ok &= set_int(
 		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
+	if (o->fec_group != 0) {
+		/* Reed-Solomon (255, k): parity RDATA on demand only (RFC 3208 11.3.3); both ends
+		 * must agree on the group size */
+		struct pgm_fecinfo_t fec = {
+			.block_size = 255,
+			.proactive_packets = 0,
+			.group_size = (uint8_t)o->fec_group,
+			.ondemand_parity_enabled = true,
+			.var_pktlen_enabled = false,
+		};
+
+		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_USE_FEC, &fec, sizeof(fec))) {
+			fprintf(stderr, PEER_NAME ": setting PGM_USE_FEC failed\n");
+			ok = false;
+		}
+	}
 	ok &= set_int(sock, IPPROTO_PGM, PGM_SEND_ONLY, 1, "PGM_SEND_ONLY");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_SQNS, (int)o->txw_sqns, "PGM_TXW_SQNS");
