@@ -56,9 +56,10 @@ lab_run() {
 	"$@"
 }
 
-# lab_init TAG: starts a run. TAG (letters/digits, up to 8) names it in LAB_ID.
+# lab_init TAG: starts a run. TAG (letters/digits, up to 8) names it in LAB_ID. LAB_TAG_PREFIX
+# (letters/digits) goes before every TAG, to keep parallel runs of the same scenarios apart.
 lab_init() {
-	local tag=${1:-lab} hex cmd
+	local tag=${LAB_TAG_PREFIX:-}${1:-lab} hex cmd
 	[ "$(id -u)" = 0 ] || lab_die "the lab needs root (network namespaces)"
 	for cmd in ip nft iptables smcrouted; do
 		command -v "$cmd" >/dev/null || lab_die "missing command: $cmd"
