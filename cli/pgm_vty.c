@@ -1228,8 +1228,8 @@ static const struct cmd_def pgm_cmds[] = {
 		.no_help = PGM_ROUTER_HELP "Limit the repair states kept (pgmNeMaxReXmitStates)\n"
 					   "Repair states (0: no limit)\n"},
 	{.spec = "ip pgm router dlr-redirect",
-		.help = PGM_ROUTER_HELP "Send NAKs to designated local repairers (DLRs) that announce "
-					"themselves with redirecting POLRs\n",
+		.help = PGM_ROUTER_HELP "Send NAKs to DLRs that announce themselves (redirecting "
+					"POLRs)\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_dlr_redirect,

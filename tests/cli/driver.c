@@ -280,14 +280,14 @@ static void pgm_packet(char *args)
 		const char *name;
 		unsigned type;
 	} types[] = {{"spm", PGM_SPM}, {"odata", PGM_ODATA}, {"rdata", PGM_RDATA}, {"nak", PGM_NAK},
-		{"nnak", PGM_NNAK}, {"ncf", PGM_NCF}};
+		{"nnak", PGM_NNAK}, {"ncf", PGM_NCF}, {"polr", PGM_POLR}};
 	static const uint8_t gsi[PGM_GSI_LEN] = {1, 2, 3, 4, 5, 6};
 	char *words[16], *save = NULL, *out_if, err[256];
 	int nwords = 0;
 	unsigned type = ~0u; /* PGM_SPM is 0 */
 	uint32_t sqn = 1, trail = 0, lead = 0, list[PGM_MAX_NAK_LIST];
 	bool have_lead = false;
-	struct pgm_nla path, source, group;
+	struct pgm_nla path, source, group, redirect;
 	struct pgm_build_options o = {0};
 	struct pgm_header_params h = {.sport = 1234, .dport = 7500};
 	struct pgm_ip_params ip = {.ttl = 16};
@@ -330,6 +330,13 @@ static void pgm_packet(char *args)
 			ok = parse_addr(v, &source);
 		else if (strcmp(words[i], "group") == 0)
 			ok = parse_addr(v, &group);
+		else if (strcmp(words[i], "redirect") == 0) {
+			ok = parse_addr(v, &redirect);
+			o.redirect = &redirect;
+		} else if (strcmp(words[i], "parity") == 0) {
+			ok = true;
+			o.extra_header_flags |= PGM_OPT_PARITY;
+		}
 		else if (strcmp(words[i], "list") == 0) {
 			ok = true;
 			o.nak_list = list;
@@ -351,6 +358,11 @@ static void pgm_packet(char *args)
 		ip.router_alert = true;
 		len = pgm_build_spm(
 			tpdu, sizeof(tpdu), &h, sqn, trail, have_lead ? lead : sqn, &path, NULL);
+		break;
+	case PGM_POLR:
+		/* a redirecting POLR goes down the tree like data: the source's address, RA */
+		ip.router_alert = true;
+		len = pgm_build_polr(tpdu, sizeof(tpdu), &h, sqn, 0, &o);
 		break;
 	case PGM_ODATA:
 	case PGM_RDATA:
