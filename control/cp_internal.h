@@ -255,8 +255,8 @@ struct cp_iface {
 
 /* ---- sessions (per-TSI source-path state, 7.1) ---- */
 
-#define CP_SESSION_UDP	   0x01 /* SPMs arrive UDP-encapsulated */
-#define CP_SESSION_NAK_UDP 0x02 /* the last NAK came UDP-encapsulated (ports below) */
+#define CP_SESSION_UDP	     0x01 /* SPMs arrive UDP-encapsulated */
+#define CP_SESSION_NAK_UDP   0x02 /* the last NAK came UDP-encapsulated (ports below) */
 #define CP_SESSION_SUSPENDED 0x04 /* OPT_NBR_UNREACH from upstream: NAKs not forwarded (15.3) */
 
 /* A DLR learned for a TSI (9.5.3); afi 0 = none. */
@@ -328,7 +328,7 @@ struct cp_repair {
 	uint8_t dup_slot;  /* 15.2/15.3: the interface whose duplicate NAKs dup_count counts */
 	uint8_t dup_count; /* (one interface per state keeps the state small) */
 	uint32_t sess_next, sess_prev;
-	uint32_t parity; /* CP_REPAIR_PARITY: its struct cp_parity in cp->parities */
+	uint32_t parity;	/* CP_REPAIR_PARITY: its struct cp_parity in cp->parities */
 	struct cp_tnode timer;	/* the earliest of the deadlines below */
 	uint64_t if_mask;	/* interfaces that NAKed (slots) */
 	uint64_t repaired_mask; /* interfaces that had their RDATA copy */
@@ -520,8 +520,8 @@ void cp_offtree_dlr(
 /* Where the NAK for state r goes now (r NULL: untracked SQN); sets r's DLR flags to match. */
 enum cp_nak_dest cp_nak_dest(struct cp *cp, struct cp_session *s, struct cp_repair *r);
 /* The interface and address a NAK to dest leaves by. */
-bool cp_nak_dest_addr(const struct cp_session *s, enum cp_nak_dest dest, int *ifindex,
-	struct pgm_nla *addr);
+bool cp_nak_dest_addr(
+	const struct cp_session *s, enum cp_nak_dest dest, int *ifindex, struct pgm_nla *addr);
 bool cp_from_offtree_dlr(const struct cp_session *s, const struct cp_packet *in);
 void cp_dlr_discover(struct cp *cp, struct cp_session *s, cp_time_t now);
 /* A redirected NAK ran out of NAK_RPT_IVL: drop the DLR, go upstream. */
@@ -553,7 +553,7 @@ void cp_ncf_advertise(const struct cp *cp, const struct cp_session *s, const str
 	struct cp_action *ncf);
 uint32_t cp_advertised_nak_bo_ivl(const struct cp *cp, const struct cp_iface *ifp);
 /* A NAK on ifp for state r: `added` when ifp was not yet in its interface set. */
-void cp_nak_seen(struct cp *cp, struct cp_session *s, struct cp_repair *r, struct cp_iface *ifp,
-	bool added);
+void cp_nak_seen(
+	struct cp *cp, struct cp_session *s, struct cp_repair *r, struct cp_iface *ifp, bool added);
 
 #endif /* PGMROUTER_CP_INTERNAL_H */

@@ -40,8 +40,8 @@ struct cp_tnode *cp_polr_tnode(void *ctx, uint32_t id)
 	return &cp_session_at(ctx, id)->ext->polr_timer;
 }
 
-static void session_udp_upstream(const struct cp_session *s, bool *udp, uint16_t *sport,
-	uint16_t *dport)
+static void session_udp_upstream(
+	const struct cp_session *s, bool *udp, uint16_t *sport, uint16_t *dport)
 {
 	/* as our NAK repeats: the receivers' NAK encapsulation if seen, else the session's */
 	*udp = false;
@@ -338,7 +338,8 @@ bool cp_nak_dest_addr(
 
 bool cp_from_offtree_dlr(const struct cp_session *s, const struct cp_packet *in)
 {
-	return s->ext != NULL && s->ext->off.addr.afi != 0 && in->in_ifindex == s->ext->off.ifindex &&
+	return s->ext != NULL && s->ext->off.addr.afi != 0 &&
+	       in->in_ifindex == s->ext->off.ifindex &&
 	       pgm_nla_equal(&in->ip->src, &s->ext->off.addr);
 }
 

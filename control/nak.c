@@ -374,7 +374,8 @@ void cp_nak(
 			was_nnak[i] = (r->flags & CP_REPAIR_NNAK) != 0;
 			if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0) {
 				/* 9.5.3.2: the DLR lacks it too: upstream for this SQN */
-				r->flags = (uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
+				r->flags =
+					(uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
 				outcome[i] = SQN_REFORWARDED;
 				cp_count(cp, in_if, s, CP_C_DLR_NAK_FALLBACK, 1);
 				cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
@@ -404,7 +405,7 @@ void cp_nak(
 			cp_repair_schedule(cp, id);
 			forward = true;
 		} else {
-			dests[i] = (r->flags & CP_REPAIR_DLR_UP)	? CP_DEST_DLR_UP
+			dests[i] = (r->flags & CP_REPAIR_DLR_UP)    ? CP_DEST_DLR_UP
 				   : (r->flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
 								    : CP_DEST_UPSTREAM;
 		}

@@ -58,7 +58,8 @@ static void parity_nnak(struct cp *cp, const struct cp_packet *in, struct cp_ifa
 
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t cnt = (sqns[i] & (tgs - 1)) + 1;
-		uint32_t id = cp_repair_live(cp, cp_parity_find(cp, sid, sqns[i] & ~(tgs - 1)), in->now);
+		uint32_t id =
+			cp_repair_live(cp, cp_parity_find(cp, sid, sqns[i] & ~(tgs - 1)), in->now);
 		struct cp_repair *r;
 
 		if (id == CP_NIL) {
@@ -139,7 +140,8 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 			cp_count(cp, in_if, s, CP_C_DLR_NAK_FALLBACK, 1);
 			eliminate = false;
 		} else {
-			eliminate = !created && cp_repair_eliminating(r, in->now) && cnt <= p->largest;
+			eliminate =
+				!created && cp_repair_eliminating(r, in->now) && cnt <= p->largest;
 		}
 		if (added || cnt > p->count[slot])
 			p->count[slot] = (uint8_t)cnt;
@@ -230,8 +232,8 @@ void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 		cp_repair_confirm(cp, r, s, in->now);
 		cp_repair_schedule(cp, id);
 		cp_count(cp, in_if, s, CP_C_PARITY_NCF, 1);
-		cp_log_repair(cp, CP_LOG_EVENT, s, tg, "parity NCF for %u -> OUTSTANDING (largest %u)",
-			cnt, p->largest);
+		cp_log_repair(cp, CP_LOG_EVENT, s, tg,
+			"parity NCF for %u -> OUTSTANDING (largest %u)", cnt, p->largest);
 	}
 }
 
@@ -314,7 +316,8 @@ void cp_parity_offtree_rdata(
 	struct cp_repair *r;
 
 	id = tgs != 0 ? cp_repair_live(cp,
-				cp_parity_find(cp, session_id(cp, s), pkt->sqn & ~(tgs - 1)), in->now)
+				cp_parity_find(cp, session_id(cp, s), pkt->sqn & ~(tgs - 1)),
+				in->now)
 		      : CP_NIL;
 	if (id == CP_NIL) {
 		cp_count(cp, in_if, s, CP_C_PARITY_RDATA_DROPPED, 1);

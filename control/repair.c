@@ -34,8 +34,8 @@ static uint64_t repair_hash(void *ctx, uint32_t id)
 	struct cp *cp = ctx;
 	const struct cp_repair *r = cp_repair_at(cp, id);
 
-	return cp_hash64(&cp->hash_key,
-		repair_word(r->session, r->sqn, (r->flags & CP_REPAIR_PARITY) != 0));
+	return cp_hash64(
+		&cp->hash_key, repair_word(r->session, r->sqn, (r->flags & CP_REPAIR_PARITY) != 0));
 }
 
 static struct cp_tnode *repair_tnode(void *ctx, uint32_t id)
@@ -80,8 +80,7 @@ static uint32_t repair_find(const struct cp *cp, uint32_t session, uint32_t sqn,
 	for (uint32_t id = cp_htab_first(&cp->repair_tab, h); id != CP_NIL;) {
 		const struct cp_repair *r = cp_repair_at(cp, id);
 
-		if (r->sqn == sqn && r->session == session &&
-			(r->flags & CP_REPAIR_PARITY) == want)
+		if (r->sqn == sqn && r->session == session && (r->flags & CP_REPAIR_PARITY) == want)
 			return id;
 		id = r->hash_next;
 	}
@@ -208,7 +207,7 @@ void cp_repair_start_pending(
 	cp_time_t period = repeat_period(cfg);
 
 	r->phase = CP_PHASE_PENDING;
-	r->flags &= (uint8_t)~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
+	r->flags &= (uint8_t) ~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
 	r->rpt_end = cp_deadline(now, cfg->nak_rpt_ivl_ms);
 	r->rpt_next = period != 0 && now + period < r->rpt_end ? now + period : 0;
 	/* 7.8: NAK_RDATA_IVL counts from the most recent forwarding; the next NCF restarts it */
@@ -332,8 +331,7 @@ void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r)
 	dest = CP_DEST_UPSTREAM;
 	if ((r->flags & CP_REPAIR_DLR_UP) != 0 && s->ext != NULL && s->ext->up.addr.afi != 0)
 		dest = CP_DEST_DLR_UP;
-	else if ((r->flags & CP_REPAIR_DLR_OFF) != 0 && s->ext != NULL &&
-		 s->ext->off.addr.afi != 0)
+	else if ((r->flags & CP_REPAIR_DLR_OFF) != 0 && s->ext != NULL && s->ext->off.addr.afi != 0)
 		dest = CP_DEST_DLR_OFF;
 	else
 		r->flags &= (uint8_t)~CP_REPAIR_DLR;

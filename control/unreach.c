@@ -70,8 +70,8 @@ static void tune(struct cp *cp, struct cp_iface *ifp, const struct cp_if_config 
 			duplicate ? "duplicate NAK" : "no duplicates");
 }
 
-void cp_nak_seen(struct cp *cp, struct cp_session *s, struct cp_repair *r, struct cp_iface *ifp,
-	bool added)
+void cp_nak_seen(
+	struct cp *cp, struct cp_session *s, struct cp_repair *r, struct cp_iface *ifp, bool added)
 {
 	const struct cp_if_config *cfg = cp_iface_config(cp, ifp);
 	uint8_t slot = (uint8_t)ifp->slot;

@@ -336,8 +336,7 @@ static void pgm_packet(char *args)
 		} else if (strcmp(words[i], "parity") == 0) {
 			ok = true;
 			o.extra_header_flags |= PGM_OPT_PARITY;
-		}
-		else if (strcmp(words[i], "list") == 0) {
+		} else if (strcmp(words[i], "list") == 0) {
 			ok = true;
 			o.nak_list = list;
 			for (char *l = strtok_r(v, ",", &save); ok && l != NULL;

@@ -58,8 +58,9 @@ static void restart_with(bool discovery, bool redirect)
 static enum cp_verdict nak_from(cp_time_t t, unsigned type, uint32_t sqn, int in, const char *src)
 {
 	struct cp_test_pkt p;
-	static const char *const our[] = {
-		[CP_TEST_D1] = "198.18.1.1", [CP_TEST_D2] = "198.18.2.1", [CP_TEST_D3] = "198.18.3.1"};
+	static const char *const our[] = {[CP_TEST_D1] = "198.18.1.1",
+		[CP_TEST_D2] = "198.18.2.1",
+		[CP_TEST_D3] = "198.18.3.1"};
 
 	env.now = t;
 	cp_test_nak(&p, type, sqn, NULL, 0);
@@ -70,8 +71,9 @@ static enum cp_verdict nak_from(cp_time_t t, unsigned type, uint32_t sqn, int in
 
 static enum cp_verdict nak_at(cp_time_t t, uint32_t sqn, int in)
 {
-	static const char *const rcv[] = {
-		[CP_TEST_D1] = "198.18.1.50", [CP_TEST_D2] = "198.18.2.50", [CP_TEST_D3] = "198.18.3.50"};
+	static const char *const rcv[] = {[CP_TEST_D1] = "198.18.1.50",
+		[CP_TEST_D2] = "198.18.2.50",
+		[CP_TEST_D3] = "198.18.3.50"};
 
 	return nak_from(t, PGM_NAK, sqn, in, rcv[in]);
 }
@@ -85,8 +87,8 @@ static struct cp_session_view session(void)
 }
 
 /* A redirecting POLR: multicast with the source's address (upstream DLR) or unicast to us. */
-static enum cp_verdict polr_at(cp_time_t t, uint32_t sqn, const char *dlr, int in, const char *dst,
-	bool parity)
+static enum cp_verdict polr_at(
+	cp_time_t t, uint32_t sqn, const char *dlr, int in, const char *dst, bool parity)
 {
 	struct cp_test_pkt p;
 
@@ -121,7 +123,6 @@ static void learn_offtree(bool parity)
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_DLR_OFFTREE_LEARNED), 1);
 	cp_test_clear(&env);
 }
-
 
 static void assert_dst(size_t i, const char *addr)
 {
@@ -264,7 +265,8 @@ START_TEST(test_9_5_3_1_discovery_poll)
 
 	restart_with(true, true);
 	ck_assert_int_eq(nak_at(t0, 5, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 5; NAK up 5; POLL d1 1 rpt; POLL d2 1 rpt; POLL d3 1 rpt");
+	ck_assert_str_eq(
+		ACTIONS(), "NCF d1 5; NAK up 5; POLL d1 1 rpt; POLL d2 1 rpt; POLL d3 1 rpt");
 	a = &env.actions[2];
 	ck_assert_uint_eq(a->poll_s_type, 1); /* PGM_POLL_DLR */
 	ck_assert_uint_eq(a->poll_round, 0);
