@@ -822,15 +822,12 @@ static void state_session(void *arg, const struct cp_session_view *v)
 	if (c->verbose && v->counters != NULL) {
 		const struct cp_counters *k = v->counters;
 
-		cfg_printf(c->b, "  NAKs %llu to DLRs; %llu DLR timeouts, %llu NAKed by the DLR; "
-				 "%llu off-tree DLR repairs re-sourced; parity %llu NAKs forwarded, "
-				 "%llu RDATA forwarded\n",
+		cfg_printf(c->b, "  NAKs %llu sent to DLRs, %llu DLR timeouts; parity NAKs %llu "
+				 "forwarded; NAKs %llu suspended (neighbour unreachable)\n",
 			(unsigned long long)k->ev[CP_C_NAK_REDIRECTED],
 			(unsigned long long)k->ev[CP_C_DLR_TIMEOUT],
-			(unsigned long long)k->ev[CP_C_DLR_NAK_FALLBACK],
-			(unsigned long long)k->ev[CP_C_DLR_RDATA],
 			(unsigned long long)k->ev[CP_C_PARITY_NAK_FORWARDED],
-			(unsigned long long)k->ev[CP_C_PARITY_RDATA_FORWARDED]);
+			(unsigned long long)k->ev[CP_C_NAK_SUSPENDED]);
 		cfg_printf(c->b,
 			"  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated; "
 			"NCFs %llu sent\n  RDATA copies %llu forwarded, %llu not forwarded "

@@ -202,15 +202,10 @@ static inline bool cp_tnode_scheduled(const struct cp_tnode *n)
 	X(REPAIR_CLEARED)                                                                          \
 	X(POLL_RECEIVED)                                                                           \
 	X(POLR_RECEIVED)                                                                           \
-	X(POLR_SENT)                                                                               \
 	X(NAK_REDIRECTED)                                                                          \
 	X(DLR_TIMEOUT)                                                                             \
-	X(DLR_NAK_FALLBACK)                                                                        \
-	X(DLR_RDATA)                                                                               \
 	X(PARITY_NAK_FORWARDED)                                                                    \
-	X(PARITY_RDATA_FORWARDED)                                                                  \
-	X(NAK_SUSPENDED)                                                                           \
-	X(UNREACH_NCF_SENT)
+	X(NAK_SUSPENDED)
 
 /* clang-format off: the X-macro lists confuse its enum indentation */
 enum cp_tsi_type {
@@ -328,12 +323,18 @@ struct cp_repair {
 	uint8_t dup_slot;  /* 15.2/15.3: the interface whose duplicate NAKs dup_count counts */
 	uint8_t dup_count; /* (one interface per state keeps the state small) */
 	uint32_t sess_next, sess_prev;
-	uint32_t parity;	/* CP_REPAIR_PARITY: its struct cp_parity in cp->parities */
 	struct cp_tnode timer;	/* the earliest of the deadlines below */
 	uint64_t if_mask;	/* interfaces that NAKed (slots) */
 	uint64_t repaired_mask; /* interfaces that had their RDATA copy */
-	uint64_t ncf_mask;	/* interfaces that had an NCF since ncf_stamp */
-	cp_time_t ncf_stamp;
+	/* 112 bytes keep the hash-chain fields of every entry in one cache line; parity state,
+	 * which does not rate-limit its NCFs, keeps its counts' pool id where NCF marks are */
+	union {
+		struct {
+			uint64_t ncf_mask; /* interfaces that had an NCF since ncf_stamp */
+			cp_time_t ncf_stamp;
+		};
+		uint32_t parity; /* CP_REPAIR_PARITY: its struct cp_parity in cp->parities */
+	};
 	cp_time_t rpt_next, rpt_end; /* PENDING */
 	cp_time_t rdata_end;	     /* OUTSTANDING: NAK_RDATA_IVL; FORWARDING: linger */
 	cp_time_t elim_end;	     /* OUTSTANDING: NAK_ELIM_IVL (0 once it ran out) */

@@ -401,7 +401,8 @@ void cp_nak(
 		cp_nak_seen(cp, s, r, in_if, added);
 		if (outcome[i] != SQN_DUPLICATE) {
 			cp_repair_start_pending(cp, r, s, now);
-			dests[i] = (uint8_t)cp_nak_dest(cp, s, r);
+			if (s->ext != NULL) /* no DLR without the extension */
+				dests[i] = (uint8_t)cp_nak_dest(cp, s, r);
 			cp_repair_schedule(cp, id);
 			forward = true;
 		} else {

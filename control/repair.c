@@ -130,9 +130,10 @@ uint32_t cp_repair_create_kind(
 	r->session = session;
 	r->sqn = sqn;
 	r->created = now;
-	r->parity = pid;
-	if (parity)
+	if (parity) {
 		r->flags = CP_REPAIR_PARITY;
+		r->parity = pid;
+	}
 	cp_tnode_init(&r->timer);
 	r->sess_prev = CP_NIL;
 	r->sess_next = s->repair_head;

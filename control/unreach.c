@@ -77,6 +77,8 @@ void cp_nak_seen(
 	uint8_t slot = (uint8_t)ifp->slot;
 	bool first;
 
+	if (cfg->nak_probe_num == 0 && cfg->dup_nak_max == 0)
+		return; /* neither tuning nor failure detection here: nothing to count */
 	if (added) {
 		if (cfg->nak_probe_num != 0)
 			tune(cp, ifp, cfg, s, false);

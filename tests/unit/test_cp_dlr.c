@@ -341,7 +341,7 @@ START_TEST(test_9_5_3_2_nak_from_the_dlr_goes_upstream)
 	ck_assert_int_eq(nak_from(t0 + CP_SEC(1) + 10, PGM_NAK, 20, OFF_IF, OFF_DLR), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d2 20; NAK up 20");
 	assert_dst(1, CP_TEST_UPSTREAM);
-	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_DLR_NAK_FALLBACK), 1);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_DLR_NAK_FALLBACK), 1);
 	ck_assert(cp_test_repair(&env, 20, &r));
 	ck_assert_int_eq(r.dlr, 0);
 	ck_assert_uint_eq(r.if_mask, cp_test_mask(CP_TEST_D1) | cp_test_mask(OFF_IF));
@@ -408,7 +408,7 @@ START_TEST(test_9_5_3_2_offtree_ncf_nnak_rdata)
 	ck_assert(a->router_alert);
 	ck_assert(a->from_packet);
 	ck_assert(!cp_test_repair(&env, 20, NULL));
-	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_DLR_RDATA), 2);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_DLR_RDATA), 2);
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D3, CP_C_RDATA_FORWARDED), 1);
 	/* again: no state left */
 	cp_test_clear(&env);

@@ -98,7 +98,7 @@ START_TEST(test_14_5_general_poll_gets_one_polr_within_bo_ivl)
 	ck_assert_uint_eq(a->ip_src.afi, 0); /* our own address */
 	ck_assert(!a->router_alert);
 	ck_assert_uint_eq(a->poll_round, 0);
-	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_POLR_SENT), 1);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_POLR_SENT), 1);
 	ck_assert_uint_eq(cp_test_if_out(&env, CP_TEST_UP, PGM_POLR), 1);
 	ck_assert(!session().polr_pending);
 	/* once only */
