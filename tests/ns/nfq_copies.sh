@@ -1,9 +1,10 @@
 #!/bin/bash
 # The queue sees what the rules promise and nothing else:
-#  - forwarded multicast SPM, POLL and RDATA: one queued copy per egress interface, OUTDEV set;
+#  - forwarded multicast SPM and RDATA: one queued copy per egress interface, OUTDEV set;
 #  - ODATA never enters the queue (the kernel's per-queue id sequence proves it) yet reaches
 #    both receivers;
-#  - a NAK to the router's address: once, at input; an NCF from upstream: once, at prerouting;
+#  - a NAK to the router's address: once, at input; an NCF and a POLL from upstream: once, at
+#    prerouting (hop by hop: a POLL must reach the router even without another egress);
 #  - the same over UDP (port 3056);
 #  - a deferred verdict (out of order) and the batch verdicts around it keep every packet.
 . "$(dirname "$0")/lib.sh"
@@ -28,8 +29,8 @@ send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type ncf --count 1
 send r1 --if dn --src 198.18.2.2 --dst 198.18.2.1 --ttl 16 --type nak --count 2
 send r1 --if dn --src 198.18.2.2 --dst 198.18.2.1 --ttl 16 --type nak --udp --count 1
 
-# 3 SPM + 2 RDATA + 1 POLL + 2 SPM/UDP, twice (d1, d2); 1 NCF; 3 NAKs
-expected=$(((3 + 2 + 1 + 2) * 2 + 1 + 3))
+# 3 SPM + 2 RDATA + 2 SPM/UDP, twice (d1, d2); 1 NCF and 1 POLL; 3 NAKs
+expected=$(((3 + 2 + 2) * 2 + 2 + 3))
 wait_for 10 sh -c "[ \$(grep -c '^pkt ' $C) -ge $expected ]"
 # Give stray extra copies (which would be a failure) a chance to show up.
 wait_for 1 false
@@ -41,14 +42,14 @@ for ifc in d1 d2; do
 		test "$(count_lines "$C" "hook=forward in=up0 out=$ifc len=[0-9]+ proto=113 type=SPM")" = 3
 	check "2 RDATA copies out=$ifc" \
 		test "$(count_lines "$C" "hook=forward in=up0 out=$ifc .*proto=113 type=RDATA")" = 2
-	check "1 POLL copy out=$ifc" \
-		test "$(count_lines "$C" "hook=forward in=up0 out=$ifc .*type=POLL")" = 1
 	check "2 SPM/UDP copies out=$ifc" \
 		test "$(count_lines "$C" "hook=forward in=up0 out=$ifc .*proto=17 type=SPM")" = 2
 done
 check "no ODATA in the queue" test "$(count_lines "$C" "type=ODATA")" = 0
 check "NCF once, at prerouting, no egress" \
 	test "$(count_lines "$C" "hook=prerouting in=up0 out=- .*type=NCF")" = 1
+check "POLL once, at prerouting, no egress" \
+	test "$(count_lines "$C" "hook=prerouting in=up0 out=- .*type=POLL")" = 1
 check "NAKs to the router once each at input on d1 (IP and UDP)" \
 	test "$(count_lines "$C" "hook=input in=d1 out=- .*type=NAK")" = 3
 check "every queued packet is one of the expected ones" \
@@ -69,7 +70,7 @@ wait_exit "$CONSUMER_PID" 10
 check "consumer stats: every verdict given, none pending" \
 	grep -Eq "^stats packets=$expected accepted=$expected .* netlink_errors=0 pending=0" "$C"
 check "batch verdicts were used" grep -Eq '^stats .* batches=[1-9]' "$C"
-check "rule counters: 1 NCF at prerouting, 3 NAKs at input, 16 copies at forward" \
-	grep -q '^rules matched prerouting=1 input=3 forward=16$' "$C"
+check "rule counters: NCF and POLL at prerouting, 3 NAKs at input, 14 copies at forward" \
+	grep -q '^rules matched prerouting=2 input=3 forward=14$' "$C"
 check "rules removed at exit" sh -c "! ip netns exec $(ns rtr) iptables-save | grep -q PGMROUTER"
 finish
