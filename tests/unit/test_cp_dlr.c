@@ -476,6 +476,112 @@ START_TEST(test_9_5_3_session_deleted_with_dlrs)
 }
 END_TEST
 
+/* PGM over UDP: what the router originates keeps the session's encapsulation. */
+START_TEST(test_9_5_3_udp_encapsulation)
+{
+	struct cp_config cfg;
+	struct cp_test_pkt p;
+	const struct cp_action *a;
+
+	cp_config_default(&cfg);
+	cfg.dlr_discovery = true;
+	cp_test_env_free(&env);
+	cp_test_env_init(&env, &cfg);
+	t0 = env.now;
+	cp_test_spm(&p, 1, 0, 0x80000000u);
+	p.ip.udp = true;
+	p.ip.udp_sport = 3055;
+	p.ip.udp_dport = 3056;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT_REWRITTEN);
+	cp_test_clear(&env);
+	/* the DLR poll goes in the session's encapsulation */
+	ck_assert_int_eq(nak_at(t0, 5, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_count_actions(&env, CP_ACT_POLL), 2);
+	a = &env.actions[2];
+	ck_assert_int_eq(a->type, CP_ACT_POLL);
+	ck_assert(a->udp);
+	ck_assert_uint_eq(a->udp_sport, 3055);
+	ck_assert_uint_eq(a->udp_dport, 3056);
+	/* the off-tree DLR answers; its RDATA is re-sourced as UDP to the group port */
+	ck_assert_int_eq(polr_at(t0 + 1000, 1, OFF_DLR, OFF_IF, "198.18.2.1", false), CP_DROP);
+	ck_assert_int_eq(nak_at(t0 + 2000, 20, CP_TEST_D1), CP_DROP);
+	cp_test_clear(&env);
+	cp_test_data(&p, PGM_RDATA, 20);
+	p.ip.src = cp_test_nla(OFF_DLR);
+	p.ip.dst = cp_test_nla("198.18.2.1");
+	p.ip.udp = true;
+	p.ip.udp_sport = 3055;
+	p.ip.udp_dport = 3055;
+	ck_assert_int_eq(cp_test_send(&env, &p, OFF_IF, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "RDATA d1 20");
+	ck_assert(env.actions[0].udp);
+	ck_assert_uint_eq(env.actions[0].udp_dport, 3056);
+	/* a POLR as a child: no NAK came over UDP, so the session's encapsulation */
+	{
+		struct cp_test_pkt q;
+
+		cp_test_simple(&q, PGM_POLL, 9);
+		q.pkt.path = cp_test_nla(CP_TEST_UPSTREAM);
+		q.pkt.poll_bo_ivl = 0;
+		ck_assert_int_eq(cp_test_send(&env, &q, CP_TEST_UP, 0), CP_DROP);
+		cp_test_clear(&env);
+		cp_test_timers(&env, env.now + 1);
+		ck_assert_str_eq(ACTIONS(), "POLR up 9 rpt");
+		ck_assert(env.actions[0].udp);
+		ck_assert_uint_eq(env.actions[0].udp_dport, 3056);
+	}
+}
+END_TEST
+
+/* The off-tree DLR lacks a parity repair: the group goes upstream; its parity NNAK always does. */
+START_TEST(test_9_5_3_2_parity_fallback_and_nnak)
+{
+	struct cp_test_pkt p;
+
+	restart_with(true, true);
+	cp_test_spm(&p, 2, 0, 0x80000000u);
+	cp_test_add_option(&p, PGM_OPT_PARITY_PRM, 0);
+	p.pkt.opt.parity_tgs = 8;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT_REWRITTEN);
+	ck_assert_int_eq(nak_at(t0, 5, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(polr_at(t0 + 1000, 1, OFF_DLR, OFF_IF, "198.18.2.1", true), CP_DROP);
+	cp_test_clear(&env);
+	/* a parity NAK for 2 packets of group 64 from d1 goes to the DLR */
+	env.now = t0 + 2000;
+	cp_test_nak(&p, PGM_NAK, 64 | 1, NULL, 0);
+	p.pkt.opt_flags |= PGM_OPT_PARITY;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 65; NAK d2 65");
+	/* its NNAK for them is forwarded although the group has state */
+	cp_test_clear(&env);
+	cp_test_nak(&p, PGM_NNAK, 64 | 1, NULL, 0);
+	p.pkt.opt_flags |= PGM_OPT_PARITY;
+	p.ip.src = cp_test_nla(OFF_DLR);
+	p.ip.dst = cp_test_nla("198.18.2.1");
+	ck_assert_int_eq(cp_test_send(&env, &p, OFF_IF, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NNAK up 65");
+	ck_assert_uint_eq(cp_test_if_ev(&env, OFF_IF, CP_C_DLR_NNAK), 1);
+	/* then it NAKs the group itself: upstream */
+	cp_test_clear(&env);
+	cp_test_nak(&p, PGM_NAK, 64 | 1, NULL, 0);
+	p.pkt.opt_flags |= PGM_OPT_PARITY;
+	p.ip.src = cp_test_nla(OFF_DLR);
+	p.ip.dst = cp_test_nla("198.18.2.1");
+	ck_assert_int_eq(cp_test_send(&env, &p, OFF_IF, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d2 65; NAK up 65");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_DLR_NAK_FALLBACK), 1);
+	/* and a parity NCF unicast from it confirms nothing (the group is no longer its) */
+	cp_test_nak(&p, PGM_NCF, 64 | 1, NULL, 0);
+	p.pkt.opt_flags |= PGM_OPT_PARITY;
+	p.ip.src = cp_test_nla(OFF_DLR);
+	p.ip.dst = cp_test_nla("198.18.2.1");
+	ck_assert_int_eq(cp_test_send(&env, &p, OFF_IF, 0), CP_DROP);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_DLR_NCF), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("control: DLRs (9.5.3)");
@@ -495,6 +601,8 @@ int main(void)
 	tcase_add_test(tc, test_9_5_3_clear_dlrs);
 	tcase_add_test(tc, test_9_5_3_list_split_by_destination);
 	tcase_add_test(tc, test_9_5_3_session_deleted_with_dlrs);
+	tcase_add_test(tc, test_9_5_3_udp_encapsulation);
+	tcase_add_test(tc, test_9_5_3_2_parity_fallback_and_nnak);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
