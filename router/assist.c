@@ -1551,11 +1551,10 @@ int assist_replay(const char *pcap_path, const char *const *ifspecs, size_t nifs
 		A->stats.packets++;
 		if (!quiet)
 			printf("%.6f:\n", (double)(now - t0) / 1e6);
-		/* Multicast SPM, POLL and RDATA are forwarded copies: one per other interface.
-		   Everything else is seen once. */
+		/* Multicast SPM and RDATA are forwarded copies: one per other interface.
+		   Everything else (POLL and POLR included: dataplane/rules.h) is seen once. */
 		if (pgm_ip_dst_is_multicast(&ip) && ip.pgm_len >= 5 &&
 			((d.ip[ip.pgm_offset + 4] & 0x0f) == PGM_SPM ||
-				(d.ip[ip.pgm_offset + 4] & 0x0f) == PGM_POLL ||
 				(d.ip[ip.pgm_offset + 4] & 0x0f) == PGM_RDATA)) {
 			for (size_t i = 0; i < nifspecs; i++) {
 				if (rifs[i].ifindex == in || !rifs[i].assist)
