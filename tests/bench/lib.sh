@@ -28,6 +28,10 @@ BENCH_REPS=5
 BENCH_CPU_SEND=""
 BENCH_CPU_ROUTER=""
 BENCH_SIDE_REASON=""
+# A command put in front of the user-space side's program (e.g. valgrind), and how long a side
+# may take to come up.
+BENCH_SIDE_WRAPPER=""
+BENCH_SIDE_START_TIMEOUT=10
 BENCH_QUEUE=113 # the daemon's default queue (router/assist.h); the baseline uses the same
 declare -gA BENCH_SIDE_PID
 
@@ -78,10 +82,11 @@ bench_pin_router() {
 }
 
 # bench_flood NODE ARGS...: runs pgm-flood in NODE (sender CPU); prints its key=value line.
+# Every flood is bounded in time: 120 s unless ARGS give their own -T.
 bench_flood() {
 	local node=$1
 	shift
-	bench_on_send "$node" "$BENCH_BIN/pgm-flood" "$@" 2>&1 | tail -n 1
+	bench_on_send "$node" "$BENCH_BIN/pgm-flood" -T 120 "$@" 2>&1 | tail -n 1
 }
 
 # Rows -----------------------------------------------------------------------------------------
@@ -204,8 +209,9 @@ bench_rule_matches() {
 # Router sides -----------------------------------------------------------------------------------
 #
 # bench_side_up SIDE ROUTER: brings SIDE up in ROUTER (interception on every interface of the
-# router); 0 when it runs, 1 when it cannot (BENCH_SIDE_REASON says why). bench_side_down
-# SIDE ROUTER ends it and removes what it installed.
+# router); 0 when it runs, 1 when it cannot (BENCH_SIDE_REASON says why). The user-space
+# program's pid is BENCH_SIDE_PID[ROUTER]. bench_side_down SIDE ROUTER ends it and removes what
+# it installed.
 
 bench_router_ifs() {
 	awk -v n="$1" '$1 == n { print $2 }' "$LAB_DIR/links"
@@ -242,11 +248,11 @@ _bench_acceptall_up() {
 	fi
 	ready="$LAB_DIR/acceptall.$router.ready"
 	rm -f "$ready"
-	read -r -a pin <<<"$(bench_pin_router)"
+	read -r -a pin <<<"$(bench_pin_router) ${BENCH_SIDE_WRAPPER:-}"
 	lab_spawn "$router" "$LAB_DIR/acceptall.$router.log" "${pin[@]}" "$BENCH_BIN/nfq-acceptall" \
 		-q "$BENCH_QUEUE" -r "$ready"
 	BENCH_SIDE_PID[$router]=$LAB_PID
-	if ! lab_wait 10 "nfq-acceptall in $router" test -e "$ready"; then
+	if ! lab_wait "$BENCH_SIDE_START_TIMEOUT" "nfq-acceptall in $router" test -e "$ready"; then
 		BENCH_SIDE_REASON="nfq-acceptall did not bind: $(tail -n 1 "$LAB_DIR/acceptall.$router.log")"
 		_bench_acceptall_down "$router"
 		return 1
@@ -280,12 +286,11 @@ bench_pgmrouterd_up() {
 	lab_router_config "$router" | sed '/^end$/d' >"$conf"
 	[ -n "${BENCH_ROUTER_EXTRA_CONFIG:-}" ] && echo "$BENCH_ROUTER_EXTRA_CONFIG" >>"$conf"
 	echo end >>"$conf"
-	read -r -a pin <<<"$(bench_pin_router)"
-	lab_spawn "$router" "$log" "${pin[@]}" ${BENCH_ROUTER_WRAPPER:-} "$bin" -d -f "$conf" \
-		-s "$sock" -p "$pidfile"
+	read -r -a pin <<<"$(bench_pin_router) ${BENCH_SIDE_WRAPPER:-}"
+	lab_spawn "$router" "$log" "${pin[@]}" "$bin" -d -f "$conf" -s "$sock" -p "$pidfile"
 	BENCH_SIDE_PID[$router]=$LAB_PID
 	echo "$LAB_PID" >"$LAB_DIR/pgmrouterd.$router.pid"
-	lab_wait "${BENCH_ROUTER_START_TIMEOUT:-10}" "pgmrouterd packet path in $router" \
+	lab_wait "$BENCH_SIDE_START_TIMEOUT" "pgmrouterd packet path in $router" \
 		_bench_pgmrouterd_ready "$router" "$LAB_PID" >/dev/null 2>&1
 	if ! _bench_pid_alive "$LAB_PID"; then
 		# The first line of its log, without the time stamp.
@@ -335,6 +340,12 @@ bench_rule_matches_present() {
 	else
 		echo 0
 	fi
+}
+
+# bench_cpu_ns PID: CPU time the process has used so far (every thread, user and system), in ns,
+# from the scheduler's statistics (exact, unlike the tick-based utime/stime).
+bench_cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%d\n", n }'
 }
 
 # bench_pgmrouterd_cli ROUTER COMMAND: runs a pgmrouter command against the daemon.
