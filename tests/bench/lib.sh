@@ -129,14 +129,16 @@ bench_series() {
 	bench_row "${metric}_max" "$max" "$unit"
 }
 
-# bench_ratios "A..." "B...": per-repetition ratios B_i / A_i, one per line.
+# bench_ratios "A..." "B...": per-repetition ratios B_i / A_i, one per line; pairs where either
+# value is not a number (e.g. "nan": nothing measured in that repetition) are skipped.
 bench_ratios() {
 	local -a a b
+	local num='^-?[0-9.]+([eE][-+]?[0-9]+)?$'
 	read -r -a a <<<"$1"
 	read -r -a b <<<"$2"
 	for i in "${!a[@]}"; do
-		[ -n "${b[$i]:-}" ] || continue
-		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { if (x > 0) printf "%.4f\n", y / x }'
+		[[ ${a[$i]} =~ $num ]] && [[ ${b[$i]:-} =~ $num ]] || continue
+		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { if (x + 0 > 0) printf "%.4f\n", y / x }'
 	done
 }
 

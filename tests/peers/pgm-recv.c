@@ -45,6 +45,7 @@ struct recv_options {
 	uint64_t hops;
 	bool router_alert;
 	bool multicast_loop;
+	const char *repair_log; /* "SEQ DELIVERED_US" per message delivered from a repair */
 };
 
 static void usage(FILE *out)
@@ -73,6 +74,10 @@ static void usage(FILE *out)
 		"      --hops N             multicast TTL of NAKs/SPMRs (default 16)\n"
 		"  -A, --router-alert       set IP Router Alert (default off, as OpenPGM)\n"
 		"      --loop               enable multicast loopback\n"
+		"      --repair-log FILE    write \"SEQ MICROSECONDS\" for every message "
+		"delivered\n"
+		"                           from a repair (RDATA), on the monotonic clock: with\n"
+		"                           pgm-send --send-log it gives each repair's latency\n"
 		"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"
 		"      64 usage, 70 setup failure.\n");
 }
@@ -113,6 +118,7 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		OPT_PROGRESS,
 		OPT_HOPS,
 		OPT_LOOP,
+		OPT_REPAIR_LOG,
 	};
 	static const struct option longopts[] = {
 		{"network", required_argument, NULL, 'n'},
@@ -135,6 +141,7 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		{"hops", required_argument, NULL, OPT_HOPS},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"loop", no_argument, NULL, OPT_LOOP},
+		{"repair-log", required_argument, NULL, OPT_REPAIR_LOG},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -221,6 +228,10 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 			break;
 		case OPT_LOOP:
 			o->multicast_loop = true;
+			ok = true;
+			break;
+		case OPT_REPAIR_LOG:
+			o->repair_log = optarg;
 			ok = true;
 			break;
 		case 'h':
@@ -377,10 +388,11 @@ static uint64_t library_wait_us(pgm_sock_t *sock, int status)
 /*
  * Accounts the messages of one pgm_recvmsgv call. A message is one APDU, possibly several
  * fragments (skbs); it is copied together when fragmented. The first skb's PGM header tells
- * whether the message came from a repair.
+ * whether the message came from a repair; repaired messages go to repair_log (may be NULL) with
+ * their sequence number and the delivery time.
  */
-static void account_msgv(
-	struct peer_delivery *d, const struct pgm_msgv_t *msgv, size_t bytes, uint8_t *apdu)
+static void account_msgv(struct peer_delivery *d, const struct pgm_msgv_t *msgv, size_t bytes,
+	uint8_t *apdu, FILE *repair_log)
 {
 	uint64_t now = peer_now_us();
 
@@ -400,8 +412,14 @@ static void account_msgv(
 		if (len > PEER_MAX_SIZE)
 			d->corrupt++;
 		else if (peer_delivery_account(d, apdu, len, now) <= PEER_MSG_NEW_LATE &&
-			 from_repair)
+			 from_repair) {
 			d->recovered++;
+			if (repair_log != NULL)
+				fprintf(repair_log, "%" PRIu64 " %" PRIu64 "\n",
+					(uint64_t)peer_get32(apdu + 8) << 32 |
+						peer_get32(apdu + 12),
+					now);
+		}
 		bytes = bytes > len ? bytes - len : 0;
 		msgv++;
 	}
@@ -412,6 +430,7 @@ int main(int argc, char **argv)
 	struct recv_options o;
 	struct peer_delivery d;
 	struct pgm_msgv_t msgv[MSGV_LEN];
+	FILE *repair_log = NULL;
 	pgm_error_t *err = NULL;
 	pgm_sock_t *sock;
 	uint8_t *apdu;
@@ -427,6 +446,10 @@ int main(int argc, char **argv)
 	apdu = malloc(PEER_MAX_SIZE);
 	if (apdu == NULL || !peer_delivery_init(&d, (uint32_t)o.run_id, o.count))
 		return PEER_EXIT_SETUP;
+	if (o.repair_log != NULL && (repair_log = fopen(o.repair_log, "w")) == NULL) {
+		fprintf(stderr, PEER_NAME ": %s: %s\n", o.repair_log, strerror(errno));
+		return PEER_EXIT_SETUP;
+	}
 	if (!pgm_init(&err)) {
 		report_error("starting OpenPGM", err);
 		return PEER_EXIT_SETUP;
@@ -472,7 +495,7 @@ int main(int argc, char **argv)
 		}
 		switch (status) {
 		case PGM_IO_STATUS_NORMAL:
-			account_msgv(&d, msgv, bytes, apdu);
+			account_msgv(&d, msgv, bytes, apdu, repair_log);
 			continue;
 		case PGM_IO_STATUS_RESET:
 			/* Unrecoverable loss: keep going, the summary shows what is missing. */
@@ -520,5 +543,7 @@ out:
 		rc = peer_delivery_ok(&d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;
 	peer_delivery_free(&d);
 	free(apdu);
+	if (repair_log != NULL)
+		fclose(repair_log);
 	return rc;
 }

@@ -45,6 +45,7 @@ struct send_options {
 	uint64_t sndbuf;
 	bool router_alert;
 	bool multicast_loop;
+	const char *send_log; /* "SEQ SENT_US" per original message */
 };
 
 static void usage(FILE *out)
@@ -78,6 +79,8 @@ static void usage(FILE *out)
 		"      --sndbuf N        socket send buffer in bytes (default library's)\n"
 		"  -A, --router-alert    set IP Router Alert (default off, as OpenPGM)\n"
 		"      --loop            enable multicast loopback\n"
+		"      --send-log FILE   write \"SEQ MICROSECONDS\" for every message sent (the\n"
+		"                        monotonic clock, when pgm_send returned)\n"
 		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
 }
 
@@ -113,6 +116,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		OPT_HOPS,
 		OPT_SNDBUF,
 		OPT_LOOP,
+		OPT_SEND_LOG,
 		OPT_LARGE_EVERY,
 		OPT_LARGE_SIZE,
 	};
@@ -138,6 +142,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		{"sndbuf", required_argument, NULL, OPT_SNDBUF},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"loop", no_argument, NULL, OPT_LOOP},
+		{"send-log", required_argument, NULL, OPT_SEND_LOG},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -225,6 +230,10 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 			break;
 		case OPT_LOOP:
 			o->multicast_loop = true;
+			ok = true;
+			break;
+		case OPT_SEND_LOG:
+			o->send_log = optarg;
 			ok = true;
 			break;
 		case 'h':
@@ -487,6 +496,7 @@ int main(int argc, char **argv)
 	uint8_t *msg;
 	uint8_t scratch[4096];
 	uint64_t start_us, deadline_us, next_send_us, interval_us, last_sent_us = 0;
+	FILE *send_log = NULL;
 	uint64_t send_block_until = 0;
 	bool want_pollout = false, timed_out = false;
 	const char *result;
@@ -499,6 +509,10 @@ int main(int argc, char **argv)
 	msg = malloc(o.size > o.large_size ? o.size : o.large_size);
 	if (msg == NULL)
 		return PEER_EXIT_SETUP;
+	if (o.send_log != NULL && (send_log = fopen(o.send_log, "w")) == NULL) {
+		fprintf(stderr, PEER_NAME ": %s: %s\n", o.send_log, strerror(errno));
+		return PEER_EXIT_SETUP;
+	}
 	if (!pgm_init(&err)) {
 		report_error("starting OpenPGM", err);
 		return PEER_EXIT_SETUP;
@@ -547,6 +561,9 @@ int main(int argc, char **argv)
 				peer_payload_build(msg, size, (uint32_t)o.run_id, st.sent);
 				status = send_message(sock, &stage, msg, size);
 				if (status == PGM_IO_STATUS_NORMAL) {
+					if (send_log != NULL)
+						fprintf(send_log, "%" PRIu64 " %" PRIu64 "\n",
+							st.sent, peer_now_us());
 					st.sent++;
 					st.bytes += size;
 					continue;
@@ -636,6 +653,8 @@ int main(int argc, char **argv)
 	pgm_shutdown();
 	free(stage.area);
 	free(msg);
+	if (send_log != NULL)
+		fclose(send_log);
 	if (timed_out)
 		rc = PEER_EXIT_TIMEOUT;
 	else
