@@ -55,7 +55,7 @@ bench_begin() {
 	# With two CPUs or more: the senders (and the kernel's forwarding, which runs in their
 	# softirq context on veth) on CPU 0, the router's user-space consumer on CPU 1.
 	cpus=$(nproc 2>/dev/null || echo 1)
-	if [ "$cpus" -ge 2 ] && command -v taskset >/dev/null; then
+	if [ "$cpus" -ge 2 ] && command -v taskset >/dev/null && [ "${BENCH_PIN:-1}" = 1 ]; then
 		BENCH_CPU_SEND=0
 		BENCH_CPU_ROUTER=1
 	fi
@@ -353,6 +353,13 @@ bench_cpu_ns() {
 # bench_pgmrouterd_cli ROUTER COMMAND: runs a pgmrouter command against the daemon.
 bench_pgmrouterd_cli() {
 	"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock "$1")" -c "$2"
+}
+
+# bench_pgmrouterd_json_field ROUTER FIELD: one number from `show ip pgm router json`
+# (sessions, repair_states, memory_bytes). ROUTER-HOOK: the daemon's summary in JSON.
+bench_pgmrouterd_json_field() {
+	bench_pgmrouterd_cli "$1" "show ip pgm router json" 2>/dev/null |
+		grep -o "\"$2\":[0-9]*" | head -n 1 | cut -d: -f2
 }
 
 # bench_pgmrouterd_rss_kb ROUTER: the daemon's resident set (VmRSS, kB).

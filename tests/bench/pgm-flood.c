@@ -60,6 +60,7 @@ struct flood_options {
 	uint32_t sqn_start;
 	uint32_t sqn_span; /* 0 = no wrap */
 	unsigned nak_list;
+	uint32_t spm_sqn; /* SPM_SQN of each TSI's first SPM */
 	uint32_t spm_trail;
 	uint32_t spm_lead; /* 0 = the SQN of the data sent so far on that TSI */
 	uint8_t ttl;
@@ -119,6 +120,7 @@ static void usage(FILE *out)
 		"0..62\n"
 		"      --nla-src ADDR    NAK/NCF: the data source (default: -s)\n"
 		"      --nla-grp ADDR    NAK/NCF: the group (default: -d)\n"
+		"      --spm-sqn N       SPM_SQN of each session's first SPM (default 0)\n"
 		"      --spm-trail N     SPM_TRAIL (default --sqn-start)\n"
 		"      --spm-lead N      SPM_LEAD (default 0: the last data SQN sent on the TSI)\n"
 		"      --ttl N           IP TTL (default 16)\n"
@@ -194,6 +196,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 		O_NAK_LIST,
 		O_NLA_SRC,
 		O_NLA_GRP,
+		O_SPM_SQN,
 		O_SPM_TRAIL,
 		O_SPM_LEAD,
 		O_TTL,
@@ -216,6 +219,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 		{"nak-list", required_argument, NULL, O_NAK_LIST},
 		{"nla-src", required_argument, NULL, O_NLA_SRC},
 		{"nla-grp", required_argument, NULL, O_NLA_GRP},
+		{"spm-sqn", required_argument, NULL, O_SPM_SQN},
 		{"spm-trail", required_argument, NULL, O_SPM_TRAIL},
 		{"spm-lead", required_argument, NULL, O_SPM_LEAD},
 		{"ttl", required_argument, NULL, O_TTL},
@@ -304,6 +308,10 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 			break;
 		case O_NLA_GRP:
 			ok = parse_ip4(optarg, &o->nla_grp);
+			break;
+		case O_SPM_SQN:
+			ok = parse_u64(optarg, 0, UINT32_MAX, &v);
+			o->spm_sqn = (uint32_t)v;
 			break;
 		case O_SPM_TRAIL:
 			ok = have_trail = parse_u64(optarg, 0, UINT32_MAX, &v);
