@@ -21,6 +21,9 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
 
 B := build
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+quiet = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
 CC ?= cc
 CLANG ?= clang
 VERSION := 0.9.0
@@ -67,10 +70,10 @@ define flavour
 $(1)_OBJS := $$(patsubst %.c,$(B)/$(1)/%.o,$$(LIB_SRCS))
 $(B)/$(1)/%.o: %.c
 	@mkdir -p $$(@D)
-	$$(if $$(filter fuzzobj,$(1)),$$(CLANG),$$(CC)) $$(BASE_CFLAGS) $$(PKG_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
+	$$(call quiet,CC,$$@)$$(if $$(filter fuzzobj,$(1)),$$(CLANG),$$(CC)) $$(BASE_CFLAGS) $$(PKG_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
 $(B)/$(1)/libpgmrouter.a: $$($(1)_OBJS)
 	@rm -f $$@
-	ar rcs $$@ $$^
+	$$(call quiet,AR,$$@)ar rcs $$@ $$^
 endef
 $(eval $(call flavour,obj,$$(CFLAGS)))
 $(eval $(call flavour,asan,$$(SAN_FLAGS)))
@@ -85,40 +88,40 @@ all: $(B)/pgmrouterd $(B)/pgmrouter $(PEER_BINS) $(BENCH_BINS)
 tools: $(PEER_BINS) $(BENCH_BINS)
 
 $(B)/pgmrouterd: router/pgmrouterd.c $(B)/obj/libpgmrouter.a
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
 
 $(B)/pgmrouter: cli/pgmrouter.c $(B)/obj/libpgmrouter.a
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
 		$(CLIENT_LIBS) -o $@
 
 $(B)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(UNIT_HELPERS) $(B)/obj/libpgmrouter.a \
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(UNIT_HELPERS) $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
 $(B)/asan/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/asan/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(UNIT_HELPERS) $(B)/asan/libpgmrouter.a \
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(UNIT_HELPERS) $(B)/asan/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
 $(B)/cov/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(COV_FLAGS) $< $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a \
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(COV_FLAGS) $< $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
 $(B)/peers/%: tests/peers/%.c $(wildcard tests/peers/*.h) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(PEER_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a \
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(PEER_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) $(PEER_LIBS) -o $@
 
 $(B)/bench/%: tests/bench/%.c $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
 		-lpthread -o $@
 
 $(B)/fuzz/%: tests/fuzz/%.c $(B)/fuzzobj/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CLANG) $(BASE_CFLAGS) $(PKG_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+	$(call quiet,LD,$@)$(CLANG) $(BASE_CFLAGS) $(PKG_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
 		$< $(B)/fuzzobj/libpgmrouter.a $(PKG_LIBS) -o $@
 
 # Installs the Debian packages that are missing; quiet when everything is present.
@@ -158,22 +161,22 @@ cli-update: $(B)/tests/cli-driver
 
 $(B)/tests/cli-driver: tests/cli/driver.c $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
 
 $(B)/asan/tests/cli-driver: tests/cli/driver.c $(B)/asan/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@
 
 $(B)/tests/cli-abuse: tests/cli/abuse.c $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) -o $@
 
 $(B)/tests/cli-pty: tests/cli/pty.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -lutil -o $@
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -lutil -o $@
 
 $(B)/asan/pgmrouterd: router/pgmrouterd.c $(B)/asan/libpgmrouter.a
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@
 
 ns-test: all
 	@tests/ns/run.sh

@@ -902,16 +902,16 @@ static int cmd_undebug_capture(struct cmd_session *s, const struct cmd_args *a)
 		"NAK_BO_IVL written into forwarded SPMs (0: unchanged)\n"                          \
 		"Milliseconds\n")
 
-#define GLOBAL_TIMER_DEF(spec, help)                                                               \
-	{.spec = "ip pgm router " spec,                                                            \
-		.help = PGM_ROUTER_HELP help,                                                      \
+#define GLOBAL_TIMER_DEF(tokens, helps)                                                            \
+	{.spec = "ip pgm router " tokens,                                                          \
+		.help = PGM_ROUTER_HELP helps,                                                      \
 		.modes = CMD_MODE(CMD_NODE_CONFIG),                                                \
 		.priv = CMD_PRIV_ADMIN,                                                            \
 		.handler = cmd_default_timer,                                                      \
 		.no_spec = CMD_NO_SAME},
-#define IF_TIMER_DEF(spec, help)                                                                   \
-	{.spec = "ip pgm router " spec,                                                            \
-		.help = PGM_ROUTER_HELP help,                                                      \
+#define IF_TIMER_DEF(tokens, helps)                                                                \
+	{.spec = "ip pgm router " tokens,                                                          \
+		.help = PGM_ROUTER_HELP helps,                                                      \
 		.modes = CMD_MODE(CMD_NODE_CONFIG_IF),                                             \
 		.priv = CMD_PRIV_ADMIN,                                                            \
 		.handler = cmd_if_timer,                                                           \
@@ -928,7 +928,9 @@ static const struct cmd_def pgm_cmds[] = {
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_queue,
-		.no_spec = "ip pgm router queue [<0-65535>]"},
+		.no_spec = "ip pgm router queue [<0-65535>]",
+		.no_help = PGM_ROUTER_HELP "Netfilter queue number the data plane binds\n"
+					   "Queue number\n"},
 	{.spec = "ip pgm router backend (auto|nftables|iptables)",
 		.help = PGM_ROUTER_HELP "How interception rules are installed\n"
 					"nftables where the kernel has queue support, else iptables\n"
@@ -937,13 +939,18 @@ static const struct cmd_def pgm_cmds[] = {
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_backend,
-		.no_spec = "ip pgm router backend [(auto|nftables|iptables)]"},
+		.no_spec = "ip pgm router backend [(auto|nftables|iptables)]",
+		.no_help = PGM_ROUTER_HELP "How interception rules are installed\n"
+					   "nftables where the kernel has queue support, else iptables\n"
+					   "nftables (needs CONFIG_NFT_QUEUE)\n"
+					   "iptables with the NFQUEUE target and the u32 match\n"},
 	{.spec = "ip pgm router ncf-ttl <1-255>",
 		.help = PGM_ROUTER_HELP "IP TTL of the NCFs the router multicasts\nTTL\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_ncf_ttl,
-		.no_spec = "ip pgm router ncf-ttl [<1-255>]"},
+		.no_spec = "ip pgm router ncf-ttl [<1-255>]",
+		.no_help = PGM_ROUTER_HELP "IP TTL of the NCFs the router multicasts\nTTL\n"},
 	{.spec = "ip pgm router udp-encapsulation [ports <1-65535>$ucast <1-65535>$mcast]",
 		.help = PGM_ROUTER_HELP "Intercept PGM over UDP (OpenPGM, ZeroMQ epgm)\n"
 					"UDP ports\nUnicast port (NAKs), default 3055\n"
@@ -959,21 +966,27 @@ static const struct cmd_def pgm_cmds[] = {
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_lifetime,
-		.no_spec = "ip pgm router session-lifetime [<0-86400>]"},
+		.no_spec = "ip pgm router session-lifetime [<0-86400>]",
+		.no_help = PGM_ROUTER_HELP "How long a session lives without SPMs\n"
+					   "Seconds (0: forever)\n"},
 	{.spec = "ip pgm router max-sessions <0-10000000>",
 		.help = PGM_ROUTER_HELP "Limit the sessions tracked (pgmNeMaxSessions)\n"
 					"Sessions (0: no limit)\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_max_sessions,
-		.no_spec = "ip pgm router max-sessions [<0-10000000>]"},
+		.no_spec = "ip pgm router max-sessions [<0-10000000>]",
+		.no_help = PGM_ROUTER_HELP "Limit the sessions tracked (pgmNeMaxSessions)\n"
+					   "Sessions (0: no limit)\n"},
 	{.spec = "ip pgm router max-rexmit-states <0-100000000>",
 		.help = PGM_ROUTER_HELP "Limit the repair states kept (pgmNeMaxReXmitStates)\n"
 					"Repair states (0: no limit)\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_max_repair,
-		.no_spec = "ip pgm router max-rexmit-states [<0-100000000>]"},
+		.no_spec = "ip pgm router max-rexmit-states [<0-100000000>]",
+		.no_help = PGM_ROUTER_HELP "Limit the repair states kept (pgmNeMaxReXmitStates)\n"
+					   "Repair states (0: no limit)\n"},
 	TIMER_SPECS(GLOBAL_TIMER_DEF)
 
 	/* interface configuration */

@@ -253,20 +253,17 @@ const struct cp_if_config *cp_repair_config(const struct cp *cp, const struct cp
 
 /*
  * OPX 01 (9): an option this element does not understand is renamed OPT_INVALID in what it
- * forwards. The parser counted such options; their OPX bits are in byte 2 of each option.
+ * forwards. The parser counted such options and kept each option's OPX bits.
  */
 uint16_t cp_opx_invalid_mask(const struct pgm_packet *pkt)
 {
 	uint16_t mask = 0;
 
-	if (pkt->opt.opx_invalidate == 0 || pkt->tpdu == NULL)
+	if (pkt->opt.opx_invalidate == 0)
 		return 0;
 	for (unsigned i = 0; i < pkt->opt.count && i < PGM_MAX_OPTIONS; i++) {
-		unsigned off = pkt->opt.offset[i];
-
-		if (pgm_opt_bit(pkt->opt.type[i]) >= 0 || (size_t)off + 2 >= pkt->tpdu_len)
-			continue;
-		if ((pkt->tpdu[off + 2] & PGM_OPX_MASK) == PGM_OPX_INVALIDATE)
+		if (pgm_opt_bit(pkt->opt.type[i]) < 0 &&
+			(pkt->opt.flags[i] & PGM_OPX_MASK) == PGM_OPX_INVALIDATE)
 			mask |= (uint16_t)(1u << i);
 	}
 	return mask;

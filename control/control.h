@@ -93,6 +93,10 @@ void cp_config_default(struct cp_config *cfg);
 		"NAKs on interfaces without router assist, dropped")                               \
 	X(NAK_MULTICAST, "nak-multicast", "multicast NAKs, neither confirmed nor forwarded")       \
 	X(NAK_TRANSIT, "nak-transit", "unicast NAKs or NNAKs routed through, not for the router")  \
+	X(NAK_SRC_PATH, "nak-src-path",                                                            \
+		"NAKs naming this router as NAK_SRC (OpenPGM), sent on with the source's")         \
+	X(NAK_LIST_UNORDERED, "nak-list-unordered",                                                \
+		"NAK lists not in SQN order (OpenPGM), processed entry by entry")                  \
 	X(NAK_ADDRESS_MISMATCH, "nak-address-mismatch",                                            \
 		"NAK source or group NLA not the session's")                                       \
 	X(NNAK_RECEIVED, "nnak-received", "NNAKs received, list entries counted singly")           \
@@ -220,6 +224,8 @@ struct cp_action {
 	uint32_t nak_bo_ivl_us, nak_bo_ivl_sqn;
 	/* from_packet NAK/NNAK forwarded: unknown OPX-01 options to rename (as cp_rewrite) */
 	uint16_t opt_invalid_mask;
+	/* from_packet NAK/NNAK forwarded: write nak_src (the session's source) into NAK_SRC */
+	bool nak_src_rewrite;
 };
 
 /* The caller's sink for originated packets; called during cp_packet and cp_timers. It must not

@@ -83,11 +83,23 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 	}
 	s = cp_session_at(cp, sid);
 	cp_count_in(NULL, s, pkt->type);
-	/* 7.7: the source and group NLAs name the session; the source checks them too */
-	if (!pgm_nla_equal(&pkt->nak_src, &s->source) || !pgm_nla_equal(&pkt->nak_grp, &s->group)) {
+	/*
+	 * 7.7: the source and group NLAs name the session; the source checks them too. OpenPGM
+	 * receivers put the SPM's path NLA in NAK_SRC instead of the source's address, so behind
+	 * this router their NAKs name our address on the arrival interface: accepted, and sent
+	 * upstream with the source's address (forward_upstream), since OpenPGM sources reject
+	 * NAKs whose NAK_SRC is not theirs.
+	 */
+	if (!pgm_nla_equal(&pkt->nak_grp, &s->group) ||
+		(!pgm_nla_equal(&pkt->nak_src, &s->source) &&
+			(in_if == NULL || !pgm_nla_equal(&pkt->nak_src, &in_if->addr)))) {
 		cp_count(cp, in_if, s, CP_C_NAK_ADDRESS_MISMATCH, 1);
 		return CP_NIL;
 	}
+	if (!pgm_nla_equal(&pkt->nak_src, &s->source))
+		cp_count(cp, in_if, s, CP_C_NAK_SRC_PATH, 1);
+	if (pkt->opt.nak_list_unordered)
+		cp_count(cp, in_if, s, CP_C_NAK_LIST_UNORDERED, 1);
 	if (in->in_ifindex == s->upstream_ifindex) {
 		/* misrouted: repairs come from there, they cannot be sent back there */
 		cp_count(cp, in_if, s, CP_C_NAK_UPSTREAM_INTERFACE, 1);
@@ -122,8 +134,10 @@ static void forward_upstream(struct cp *cp, const struct cp_packet *in, struct c
 	act.sqn = sqns[0];
 	act.list_count = n - 1;
 	memcpy(act.list, sqns + 1, (n - 1) * sizeof(*sqns));
-	act.nak_src = in->pkt->nak_src;
+	act.nak_src = s->source;
 	act.nak_grp = in->pkt->nak_grp;
+	/* the TPDU goes intact, but for a NAK_SRC naming us (OpenPGM receivers, see above) */
+	act.nak_src_rewrite = !pgm_nla_equal(&in->pkt->nak_src, &s->source);
 	act.parity = pgm_packet_is_parity(in->pkt);
 	act.opt_invalid_mask = cp_opx_invalid_mask(in->pkt);
 	if (act.opt_invalid_mask != 0)
@@ -146,7 +160,7 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
 	memset(&act, 0, sizeof(act));
 	act.type = CP_ACT_NCF;
 	act.ifindex = in->in_ifindex;
-	act.ip_src = in->pkt->nak_src;
+	act.ip_src = s->source; /* 7.2: the ODATA source's NLA, whatever NAK_SRC says */
 	act.ip_dst = in->pkt->nak_grp;
 	act.router_alert = true;
 	act.from_packet = true;

@@ -76,22 +76,50 @@ static int nfqueue_send_raw(struct nfqueue *q, const void *buf, size_t len)
 
 /* ---- setup ---- */
 
+/* Reads a whole small procfs file into a malloc'ed string. */
+static char *read_proc(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	size_t cap = 16384, len = 0;
+	char *buf;
+
+	if (f == NULL)
+		return NULL;
+	buf = malloc(cap);
+	while (buf != NULL) {
+		size_t n = fread(buf + len, 1, cap - len - 1, f);
+
+		len += n;
+		if (n == 0 || len + 1 < cap)
+			break;
+		char *bigger = realloc(buf, cap * 2);
+
+		if (bigger == NULL) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = bigger;
+		cap *= 2;
+	}
+	fclose(f);
+	if (buf != NULL)
+		buf[len] = '\0';
+	return buf;
+}
+
 /* Reads the peer port id bound to queue_num from procfs (0 if none or unknown). */
 static uint32_t nfqueue_proc_peer(uint16_t queue_num)
 {
 	struct nfqueue_kernel_stats ks;
-	char text[8192];
-	size_t n = 0;
-	FILE *f = fopen(PROC_NFQUEUE, "re");
+	char *text = read_proc(PROC_NFQUEUE);
+	bool found;
 
-	if (f == NULL)
+	if (text == NULL)
 		return 0;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	if (!nfqueue_parse_proc_queue(text, queue_num, &ks))
-		return 0;
-	return ks.peer_portid;
+	found = nfqueue_parse_proc_queue(text, queue_num, &ks);
+	free(text);
+	return found ? ks.peer_portid : 0;
 }
 
 /* Waits for the acknowledgement of message `seq`; returns 0 or a positive errno. Packets that
@@ -130,7 +158,7 @@ static int nfqueue_wait_ack(struct nfqueue *q, uint32_t seq)
 			}
 			if ((nlh->nlmsg_type & 0xff) == NFQNL_MSG_PACKET) {
 				struct nlattr *attr[NFQA_MAX + 1] = {0};
-				_Alignas(8) char vbuf[NFQUEUE_SMALL_MSG] = { 0 };
+				_Alignas(8) char vbuf[NFQUEUE_SMALL_MSG] = {0};
 				struct nlmsghdr *v;
 
 				if (nfq_nlmsg_parse(nlh, attr) < 0 || attr[NFQA_PACKET_HDR] == NULL)
@@ -150,7 +178,7 @@ static int nfqueue_wait_ack(struct nfqueue *q, uint32_t seq)
 static int nfqueue_config_request(struct nfqueue *q, uint32_t seq,
 	void (*fill)(struct nlmsghdr *, const void *), const void *arg)
 {
-	_Alignas(8) char buf[NFQUEUE_SMALL_MSG] = { 0 }; /* attribute padding goes out as is */
+	_Alignas(8) char buf[NFQUEUE_SMALL_MSG] = {0}; /* attribute padding goes out as is */
 	struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->queue_num);
 
 	nlh->nlmsg_flags |= NLM_F_ACK;
@@ -346,7 +374,7 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 
 void nfqueue_close(struct nfqueue *q)
 {
-	_Alignas(8) char buf[NFQUEUE_SMALL_MSG] = { 0 };
+	_Alignas(8) char buf[NFQUEUE_SMALL_MSG] = {0};
 	struct nlmsghdr *nlh;
 
 	if (q == NULL)
@@ -720,38 +748,6 @@ bool nfqueue_parse_proc_netlink(const char *text, uint32_t portid, uint32_t *dro
 			line++;
 	}
 	return false;
-}
-
-/* Reads a whole small procfs file into a malloc'ed string. */
-static char *read_proc(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	size_t cap = 16384, len = 0;
-	char *buf;
-
-	if (f == NULL)
-		return NULL;
-	buf = malloc(cap);
-	while (buf != NULL) {
-		size_t n = fread(buf + len, 1, cap - len - 1, f);
-
-		len += n;
-		if (n == 0 || len + 1 < cap)
-			break;
-		char *bigger = realloc(buf, cap * 2);
-
-		if (bigger == NULL) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = bigger;
-		cap *= 2;
-	}
-	fclose(f);
-	if (buf != NULL)
-		buf[len] = '\0';
-	return buf;
 }
 
 void nfqueue_get_kernel_stats(const struct nfqueue *q, struct nfqueue_kernel_stats *ks)

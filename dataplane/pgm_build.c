@@ -444,7 +444,8 @@ size_t pgm_build_ncf_from_nak(uint8_t *out, size_t cap, const struct pgm_packet 
 	hdr.sport = nak->dport;
 	hdr.dport = nak->sport;
 	memcpy(hdr.gsi, nak->gsi, PGM_GSI_LEN);
-	/* 9.3.3: the same list. */
+	/* 9.3.3: the same list, its option header written clean (OPX 00, reserved bits 0): the
+	 * NAK's byte 2 is not copied, as OpenPGM leaves it uninitialized (seen: 0x01, 0xcf). */
 	for (i = 0; i < nak->opt.nak_list_count; i++)
 		list[i] = pgm_opt_nak_list_sqn(&nak->opt, i);
 	opts.nak_list = nak->opt.nak_list_count > 0 ? list : NULL;
@@ -712,6 +713,18 @@ bool pgm_rewrite_spm_path(uint8_t *tpdu, const struct pgm_packet *spm, const str
 		spm->path_offset == 0 || spm->path_offset + len > spm->tpdu_len)
 		return false;
 	rewrite_bytes(tpdu, spm->tpdu_len, spm->path_offset, path->addr, len);
+	return true;
+}
+
+bool pgm_rewrite_nak_src(uint8_t *tpdu, const struct pgm_packet *nak, const struct pgm_nla *src)
+{
+	size_t len = pgm_nla_len(src);
+
+	/* 8.3: NAK_SRC's address follows the SQN and the AFI word, at byte 24 in every family. */
+	if ((nak->type != PGM_NAK && nak->type != PGM_NNAK && nak->type != PGM_NCF) || len == 0 ||
+		src->afi != nak->nak_src.afi || 24 + len > nak->tpdu_len)
+		return false;
+	rewrite_bytes(tpdu, nak->tpdu_len, 24, src->addr, len);
 	return true;
 }
 

@@ -487,12 +487,15 @@ static enum pgm_err option_nla(
 }
 
 /*
- * OPT_NAK_LIST (9.3): 1 to 62 SQNs in whole 32-bit words. In NAKs, NNAKs and NCFs each entry
- * must come strictly after the previous one, starting from the header SQN, and all must lie
- * within half the sequence space after the header SQN: with serial arithmetic a list may wrap
- * through 0, but a list that goes round the whole space is not ordered.
+ * OPT_NAK_LIST (9.3): 1 to 62 SQNs in whole 32-bit words. In NAKs, NNAKs and NCFs 9.3 wants each
+ * entry strictly after the previous one, starting from the header SQN, all within half the
+ * sequence space after the header SQN: with serial arithmetic a list may wrap through 0, but a
+ * list that goes round the whole space is not ordered. OpenPGM receivers break the rule (their
+ * lists follow NAK timer expiry), so it is enforced only with PGM_PARSE_STRICT_NAK_LIST and
+ * otherwise reported in nak_list_unordered.
  */
-static enum pgm_err parse_nak_list(const uint8_t *opt, unsigned len, struct pgm_packet *pkt)
+static enum pgm_err parse_nak_list(
+	const uint8_t *opt, unsigned len, unsigned flags, struct pgm_packet *pkt)
 {
 	unsigned count, i;
 	const uint32_t header_sqn = pkt->sqn;
@@ -507,8 +510,11 @@ static enum pgm_err parse_nak_list(const uint8_t *opt, unsigned len, struct pgm_
 		for (i = 0; i < count; i++) {
 			uint32_t sqn = get32(opt + 4 + 4 * i);
 
-			if (!sqn_after(sqn, prev) || !sqn_after(sqn, header_sqn))
-				return PGM_ERR_NAK_LIST_ORDER;
+			if (!sqn_after(sqn, prev) || !sqn_after(sqn, header_sqn)) {
+				if (flags & PGM_PARSE_STRICT_NAK_LIST)
+					return PGM_ERR_NAK_LIST_ORDER;
+				pkt->opt.nak_list_unordered = true;
+			}
 			prev = sqn;
 		}
 	}
@@ -553,7 +559,7 @@ static unsigned fixed_option_len(unsigned opt)
 
 /* The value of one known option; opt points at its 4-byte header, len is its length. */
 static enum pgm_err parse_known_option(
-	const uint8_t *opt, unsigned len, unsigned type, struct pgm_packet *pkt)
+	const uint8_t *opt, unsigned len, unsigned type, unsigned flags, struct pgm_packet *pkt)
 {
 	struct pgm_options *o = &pkt->opt;
 	unsigned fixed = fixed_option_len(type);
@@ -568,7 +574,7 @@ static enum pgm_err parse_known_option(
 		o->frag_apdu_len = get32(opt + 12);
 		break;
 	case PGM_OPT_NAK_LIST:
-		return parse_nak_list(opt, len, pkt);
+		return parse_nak_list(opt, len, flags, pkt);
 	case PGM_OPT_JOIN:
 		o->join_min_sqn = get32(opt + 4);
 		break;
@@ -725,7 +731,7 @@ static enum pgm_err parse_options(
 				break;
 			}
 			present |= 1u << bit;
-			err = parse_known_option(opt, len, type, pkt);
+			err = parse_known_option(opt, len, type, flags, pkt);
 			if (err != PGM_ERR_OK)
 				break;
 		}
@@ -848,13 +854,13 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 	enum pgm_err err;
 	unsigned type_byte, type, opt_flags, tsdu_len;
 	uint16_t checksum;
+	bool checksum_bad = false;
 
-	clear_packet(pkt);
-	if (len < PGM_HEADER_LEN)
-		return PGM_ERR_SHORT_HEADER;
-	/* No IP datagram carries more; the 16-bit offsets below rely on it. */
-	if (len > 0xffff)
-		return PGM_ERR_TSDU_LENGTH;
+	if (len < PGM_HEADER_LEN || len > 0xffff) {
+		clear_packet(pkt);
+		/* No IP datagram carries more; the 16-bit offsets below rely on it. */
+		return len < PGM_HEADER_LEN ? PGM_ERR_SHORT_HEADER : PGM_ERR_TSDU_LENGTH;
+	}
 
 	/* 8: the common header. On any later error these fields stay valid for logging. The
 	 * checks below use locals, which stores into *pkt cannot invalidate. */
@@ -863,6 +869,16 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 	opt_flags = tpdu[5];
 	checksum = get16(tpdu + 6);
 	tsdu_len = get16(tpdu + 14);
+	/*
+	 * The checksum is computed before *pkt is cleared: reading the whole TPDU right after
+	 * hundreds of bytes of stores makes the CPU wait whenever the two buffers happen to share
+	 * address bits (4 KiB aliasing), which costs more than the sum itself. Its verdict is
+	 * reported in the order of the checks below.
+	 */
+	if ((type_byte & 0xf0) == 0 && known_type(type) && checksum != 0 &&
+		!(flags & PGM_PARSE_NO_CHECKSUM))
+		checksum_bad = !pgm_csum_verifies(tpdu, len);
+	clear_packet(pkt);
 	pkt->tpdu = tpdu;
 	pkt->tpdu_len = (uint16_t)len;
 	pkt->sport = get16(tpdu);
@@ -882,12 +898,10 @@ enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct p
 
 	/* 8: the checksum is optional except on ODATA and RDATA; 0 means "not computed". A
 	 * correct checksum makes the sum over the whole TPDU, field included, all ones. */
-	if (checksum == 0) {
-		if (is_data(type))
-			return PGM_ERR_ZERO_CHECKSUM;
-	} else if (!(flags & PGM_PARSE_NO_CHECKSUM) && !pgm_csum_verifies(tpdu, len)) {
+	if (checksum == 0 && is_data(type))
+		return PGM_ERR_ZERO_CHECKSUM;
+	if (checksum_bad)
 		return PGM_ERR_BAD_CHECKSUM;
-	}
 
 	/* 8: VAR_PKTLEN qualifies a parity packet; alone it means nothing. */
 	if ((opt_flags & PGM_OPT_VAR_PKTLEN) && !(opt_flags & PGM_OPT_PARITY))

@@ -213,6 +213,7 @@ struct pgm_options {
 	/* OPT_NAK_LIST (9.3): SQNs in wire order, big-endian 32-bit words inside the packet */
 	const uint8_t *nak_list;
 	uint8_t nak_list_count;
+	bool nak_list_unordered; /* not strictly increasing from the header SQN (9.3) */
 	/* OPT_JOIN (9.4) */
 	uint32_t join_min_sqn;
 	/* OPT_NAK_BO_IVL (15.4.1), µs */
@@ -311,6 +312,11 @@ bool pgm_packet_is_parity(const struct pgm_packet *pkt);
 /* pgm_parse_datagram: do not verify the UDP checksum (NFQUEUE packets flagged
  * NFQA_SKB_CSUMNOTREADY, captures of locally sent packets with checksum offload). */
 #define PGM_PARSE_NO_UDP_CHECKSUM 0x08
+/* Reject NAK lists that are not strictly increasing from the header SQN (9.3: "MUST be
+ * ordered"). Without it such lists are accepted and flagged in pgm_options.nak_list_unordered:
+ * OpenPGM receivers send their lists in the order their NAK timers expire, not by SQN, and a
+ * network element processes every entry as a NAK of its own anyway. */
+#define PGM_PARSE_STRICT_NAK_LIST 0x10
 
 /*
  * Parse an IP datagram (IPv4 with or without options, or IPv6 with hop-by-hop, routing and
@@ -358,6 +364,8 @@ bool pgm_rewrite_nak_bo_ivl(uint8_t *tpdu, const struct pgm_packet *pkt, uint32_
 /* Parity NAK: replace the PKT_CNT bits of NAK_SQN (11.6); tgs is the transmission group size. */
 bool pgm_rewrite_parity_pkt_cnt(uint8_t *tpdu, const struct pgm_packet *nak, uint32_t tgs,
 	uint32_t pkt_cnt);
+/* NAK/NNAK/NCF: replace NAK_SRC with an NLA of the same family. */
+bool pgm_rewrite_nak_src(uint8_t *tpdu, const struct pgm_packet *nak, const struct pgm_nla *src);
 /* OPX 01: rename option number `index` (in pkt->opt order) to OPT_INVALID, keeping the E bit. */
 bool pgm_rewrite_opt_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned index);
 /* After any rewrite of a UDP-encapsulated datagram: recompute the UDP checksum (if not 0).

@@ -285,7 +285,7 @@ static void cp_sync_if(const struct assist_if *ifc)
 {
 	int ifindex;
 
-	if (!A->running || (ifindex = assist_ifindex(ifc->name)) == 0)
+	if (A->cp == NULL || (ifindex = assist_ifindex(ifc->name)) == 0)
 		return;
 	cp_if_set_config(A->cp, ifindex, &ifc->cfg);
 	if (cp_if_set_assist(A->cp, ifindex, ifc->enabled) < 0)
@@ -297,7 +297,7 @@ static void cp_sync_config(void)
 {
 	struct cp_config cfg;
 
-	if (!A->running)
+	if (A->cp == NULL || A->replay)
 		return;
 	cp_config_from_conf(&cfg);
 	cp_set_config(A->cp, &cfg);
@@ -665,6 +665,8 @@ static size_t build_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap)
 			if (cur->tpdu_len > cap)
 				return 0;
 			memcpy(tpdu, cur->tpdu, cur->tpdu_len);
+			if (a->nak_src_rewrite && !pgm_rewrite_nak_src(tpdu, cur, &a->nak_src))
+				return 0;
 			for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++)
 				if ((a->opt_invalid_mask & (1u << i)) &&
 					!pgm_rewrite_opt_invalid(tpdu, cur, i))

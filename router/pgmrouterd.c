@@ -21,6 +21,7 @@
 #include "router/daemon.h"
 #include "router/event.h"
 #include "router/log.h"
+#include "router/priv.h"
 
 static void usage(void)
 {
@@ -313,6 +314,8 @@ int main(int argc, char **argv)
 		detach_done(ready_fd, err);
 		fatalx("%s", err);
 	}
+	if (priv_drop(err, sizeof(err)) < 0)
+		log_warnx("keeping all privileges: %s", err);
 	detach_done(ready_fd, NULL);
 	log_info("pgmrouterd %s started, control socket %s", PGMROUTER_VERSION,
 		pgmrouterd.socket_path);

@@ -205,6 +205,7 @@ void cp_test_add_option(struct cp_test_pkt *p, unsigned type, unsigned opx)
 	off = 16 + 4u * o->count;
 	o->offset[o->count] = (uint16_t)off;
 	o->type[o->count] = (uint8_t)type;
+	o->flags[o->count] = (uint8_t)(opx & PGM_OPX_MASK);
 	o->count++;
 	p->tpdu[off] = (uint8_t)type;
 	p->tpdu[off + 1] = 4;

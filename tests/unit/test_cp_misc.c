@@ -103,10 +103,10 @@ START_TEST(test_9_opx_reserved_and_ignore)
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
 	ck_assert_uint_eq(env.res.rewrite.opt_invalid_mask, 0);
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_OPX_RESERVED), 1);
-	/* a TPDU too short to hold the option's byte 2 is not read */
+	/* OPX 01 on a known option means nothing: only unknown ones are renamed */
 	cp_test_data(&p, PGM_ODATA, 7);
-	cp_test_add_option(&p, UNKNOWN_OPT, PGM_OPX_INVALIDATE);
-	p.pkt.tpdu_len = 22;
+	cp_test_add_option(&p, PGM_OPT_FRAGMENT, PGM_OPX_INVALIDATE);
+	p.pkt.opt.opx_invalidate = 1;
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
 }
 END_TEST

@@ -158,6 +158,56 @@ START_TEST(test_7_7_nak_addresses_must_match_session)
 }
 END_TEST
 
+/*
+ * OpenPGM receivers put the SPM's path NLA in NAK_SRC: behind us, our address on the arrival
+ * interface. Accepted from that interface only; the NCF still has the source as IP source and
+ * the NAK goes upstream with the source's address, which OpenPGM sources require.
+ */
+START_TEST(test_7_7_nak_naming_the_router_openpgm)
+{
+	struct pgm_nla source = cp_test_nla(CP_TEST_SOURCE);
+	struct cp_test_pkt p;
+
+	cp_test_nak(&p, PGM_NAK, 17, NULL, 0);
+	p.pkt.nak_src = cp_test_nla("198.18.1.1"); /* d1's address */
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
+	ck_assert(pgm_nla_equal(&env.actions[0].ip_src, &source));
+	ck_assert(env.actions[1].nak_src_rewrite);
+	ck_assert(pgm_nla_equal(&env.actions[1].nak_src, &source));
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_SRC_PATH), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_ADDRESS_MISMATCH), 0);
+	/* d2's address arriving on d1 is no address this receiver could have learned */
+	cp_test_clear(&env);
+	cp_test_nak(&p, PGM_NAK, 18, NULL, 0);
+	p.pkt.nak_src = cp_test_nla("198.18.2.1");
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_ADDRESS_MISMATCH), 1);
+	/* an RFC NAK names the source: forwarded without a rewrite */
+	cp_test_clear(&env);
+	cp_test_nak(&p, PGM_NAK, 19, NULL, 0);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 19; NAK up 19");
+	ck_assert(!env.actions[1].nak_src_rewrite);
+}
+END_TEST
+
+/* OpenPGM sends NAK lists in NAK-timer order: every entry still counts as a NAK. */
+START_TEST(test_9_3_unordered_list_counted)
+{
+	static const uint32_t list[] = {12, 30};
+	struct cp_test_pkt p;
+
+	cp_test_nak(&p, PGM_NAK, 20, list, 2);
+	p.pkt.opt.nak_list_unordered = true;
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_uint_eq(cp_test_repair_count(&env), 3);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_LIST_UNORDERED), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_RECEIVED), 3);
+}
+END_TEST
+
 START_TEST(test_7_7_nak_without_session_dropped)
 {
 	struct cp_test_pkt p;
@@ -664,6 +714,8 @@ int main(void)
 	tcase_add_test(tc, test_7_2_nak_on_upstream_interface_dropped);
 	tcase_add_test(tc, test_7_7_nak_addresses_must_match_session);
 	tcase_add_test(tc, test_7_7_nak_without_session_dropped);
+	tcase_add_test(tc, test_7_7_nak_naming_the_router_openpgm);
+	tcase_add_test(tc, test_9_3_unordered_list_counted);
 	tcase_add_test(tc, test_7_3_repeated_at_rate_until_rpt_ivl);
 	tcase_add_test(tc, test_7_3_repeat_fields_built_from_state);
 	tcase_add_test(tc, test_7_3_ncf_stops_repeats);

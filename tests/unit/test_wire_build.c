@@ -379,6 +379,28 @@ START_TEST(test_rewrite_parity_pkt_cnt)
 }
 END_TEST
 
+START_TEST(test_rewrite_nak_src)
+{
+	struct pgm_header_params h = wire_test_upstream();
+	struct pgm_nla s = wire_test_nla("198.18.1.1"), g = wire_test_nla("239.192.0.1");
+	struct pgm_nla src = wire_test_nla("198.18.0.10"), v6 = wire_test_nla("2001:db8::1");
+	uint8_t b[BUF];
+	struct pgm_packet p, q;
+	size_t n = pgm_build_nak(b, sizeof(b), PGM_NAK, &h, 17, &s, &g, NULL);
+
+	parse_ok(b, n, &p);
+	ck_assert(!pgm_rewrite_nak_src(b, &p, &v6)); /* another family would move the group */
+	ck_assert(pgm_rewrite_nak_src(b, &p, &src));
+	parse_ok(b, n, &q); /* the checksum was updated */
+	ck_assert(pgm_nla_equal(&q.nak_src, &src));
+	ck_assert(pgm_nla_equal(&q.nak_grp, &g));
+	ck_assert_uint_eq(q.sqn, 17);
+	n = pgm_build_data(b, sizeof(b), PGM_RDATA, &h, 1, 0, "x", 1, NULL);
+	parse_ok(b, n, &p);
+	ck_assert(!pgm_rewrite_nak_src(b, &p, &src));
+}
+END_TEST
+
 START_TEST(test_rewrite_opt_invalid)
 {
 	/* clang-format off */
@@ -661,6 +683,7 @@ static Suite *build_suite(void)
 	tcase_add_test(builders, test_rewrite_spm_path);
 	tcase_add_test(builders, test_rewrite_nak_bo_ivl);
 	tcase_add_test(builders, test_rewrite_parity_pkt_cnt);
+	tcase_add_test(builders, test_rewrite_nak_src);
 	tcase_add_test(builders, test_rewrite_opt_invalid);
 	tcase_add_test(builders, test_build_ip_cases);
 	tcase_add_test(builders, test_fix_udp_checksum);

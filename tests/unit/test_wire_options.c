@@ -74,9 +74,15 @@ START_TEST(test_nak_list)
 	ck_assert_uint_eq(pgm_opt_nak_list_sqn(&pkt.opt, 2), 0x80000000u + 49);
 	ck_assert_ptr_eq(pkt.opt.nak_list, buf + pkt.opt.offset[1] + 4);
 	ck_assert_uint_eq(pkt.opt_flags, PGM_OPT_PRESENT | PGM_OPT_NETWORK);
+	ck_assert(!pkt.opt.nak_list_unordered);
 	/* 50 + 2^31 is exactly half the space away: not after 50. */
 	l[2] = 0x80000000u + 50;
-	ck_assert_int_eq(pgm_parse(buf, ncf(&o, "198.18.0.1"), 0, &pkt), PGM_ERR_NAK_LIST_ORDER);
+	ck_assert_int_eq(pgm_parse(buf, ncf(&o, "198.18.0.1"), PGM_PARSE_STRICT_NAK_LIST, &pkt),
+		PGM_ERR_NAK_LIST_ORDER);
+	/* without the strict flag the list is accepted and flagged (OpenPGM sends such lists) */
+	parse_ok(ncf(&o, "198.18.0.1"), 0);
+	ck_assert(pkt.opt.nak_list_unordered);
+	ck_assert_uint_eq(pkt.opt.nak_list_count, 3);
 }
 END_TEST
 

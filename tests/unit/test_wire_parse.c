@@ -1221,11 +1221,21 @@ static const struct err_case err_cases[] = {
 	{"OPX 10 at an endpoint", PGM_ERR_OK, TPDU, PGM_PARSE_IGNORE_OPX, mk_opx_discard},
 	{"NAK list empty", PGM_ERR_NAK_LIST_LENGTH, TPDU, 0, mk_nak_list_empty},
 	{"NAK list ragged", PGM_ERR_NAK_LIST_LENGTH, TPDU, 0, mk_nak_list_ragged},
-	{"NAK list repeats header SQN", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_equal_header},
-	{"NAK list decreasing", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_decreasing},
-	{"NAK list duplicate", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_duplicate},
-	{"NAK list before header SQN", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_before_header},
-	{"NAK list around the space", PGM_ERR_NAK_LIST_ORDER, TPDU, 0, mk_nak_list_around},
+	{"NAK list repeats header SQN (strict)", PGM_ERR_NAK_LIST_ORDER, TPDU, PGM_PARSE_STRICT_NAK_LIST,
+		mk_nak_list_equal_header},
+	{"NAK list repeats header SQN (lenient)", PGM_ERR_OK, TPDU, 0, mk_nak_list_equal_header},
+	{"NAK list decreasing (strict)", PGM_ERR_NAK_LIST_ORDER, TPDU, PGM_PARSE_STRICT_NAK_LIST,
+		mk_nak_list_decreasing},
+	{"NAK list decreasing (lenient)", PGM_ERR_OK, TPDU, 0, mk_nak_list_decreasing},
+	{"NAK list duplicate (strict)", PGM_ERR_NAK_LIST_ORDER, TPDU, PGM_PARSE_STRICT_NAK_LIST,
+		mk_nak_list_duplicate},
+	{"NAK list duplicate (lenient)", PGM_ERR_OK, TPDU, 0, mk_nak_list_duplicate},
+	{"NAK list before header SQN (strict)", PGM_ERR_NAK_LIST_ORDER, TPDU, PGM_PARSE_STRICT_NAK_LIST,
+		mk_nak_list_before_header},
+	{"NAK list before header SQN (lenient)", PGM_ERR_OK, TPDU, 0, mk_nak_list_before_header},
+	{"NAK list around the space (strict)", PGM_ERR_NAK_LIST_ORDER, TPDU, PGM_PARSE_STRICT_NAK_LIST,
+		mk_nak_list_around},
+	{"NAK list around the space (lenient)", PGM_ERR_OK, TPDU, 0, mk_nak_list_around},
 	{"TGS 0", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_0},
 	{"TGS 1", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_1},
 	{"TGS 24", PGM_ERR_PARITY_TGS, TPDU, 0, mk_tgs_24},
@@ -1325,7 +1335,7 @@ START_TEST(test_header_kept_on_error)
 	struct pgm_packet p;
 	size_t n = mk_nak_list_decreasing(b);
 
-	ck_assert_int_eq(pgm_parse(b, n, 0, &p), PGM_ERR_NAK_LIST_ORDER);
+	ck_assert_int_eq(pgm_parse(b, n, PGM_PARSE_STRICT_NAK_LIST, &p), PGM_ERR_NAK_LIST_ORDER);
 	ck_assert_uint_eq(p.type, PGM_NAK);
 	ck_assert_uint_eq(p.dport, WIRE_TEST_SPORT);
 	ck_assert_mem_eq(p.gsi, wire_test_gsi, 6);
