@@ -32,6 +32,7 @@ SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1
 RECV=$(lab_addr a1 eth0)
 ROUTER_A=$(lab_addr r1 eth1)
+rm -f "$BENCH_RESULTS"/latency-pooled-*.txt
 runs="$BENCH_RESULTS/latency-runs.csv"
 echo "rate,side,rep,naks,matched,median_us,p90_us,p99_us,max_us" >"$runs"
 GSI=200
@@ -94,9 +95,14 @@ run_one() {
 			"$(lab_kv sent "$out") NAKs answered; no figure"
 		MISSING[$rate,$side]="$(lab_kv matched "$stat") of $(lab_kv sent "$out") NAKs answered (rep $rep)"
 		add "$rate,$side" nan nan
+		rm -f "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv"
 		return
 	fi
 	add "$rate,$side" "$(lab_kv median_us "$stat")" "$(lab_kv p99_us "$stat")"
+	# Every delay of the (rate, side), pooled over the repetitions, for the distribution.
+	awk -F, 'NR > 1 { print $4 }' "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" \
+		>>"$BENCH_RESULTS/latency-pooled-$rate-$side.txt"
+	rm -f "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv"
 }
 
 for rate in $RATES; do

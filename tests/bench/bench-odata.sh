@@ -25,6 +25,8 @@ SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1
 runs="$BENCH_RESULTS/odata-runs.csv"
 echo "size,rep,side,sent_pps,delivered_pps,delivered_mbps,queued" >"$runs"
+ratios_csv="$BENCH_RESULTS/odata-ratios.csv" # for plot-odata.gp
+echo "size,side,rep,ratio" >"$ratios_csv"
 
 declare -A PPS MBPS MISSING
 # run_one SIZE_NAME TSDU REP SIDE: one measurement; appends to PPS/MBPS[size,side].
@@ -85,8 +87,10 @@ for sz in $SIZES; do
 		fi
 		bench_series "${size}_${side}_pps" pps ${PPS[$size,$side]:-}
 		bench_series "${size}_${side}_mbps" Mbit/s ${MBPS[$size,$side]:-}
-		# shellcheck disable=SC2046
-		bench_series "${size}_${side}_ratio" "x kernel" \
-			$(bench_ratios "${PPS[$size,kernel]:-}" "${PPS[$size,$side]:-}")
+		ratios=$(bench_ratios "${PPS[$size,kernel]:-}" "${PPS[$size,$side]:-}")
+		echo "$ratios" | grep . | awk -v s="$size" -v d="$side" '{ print s "," d "," NR "," $1 }' \
+			>>"$ratios_csv"
+		# shellcheck disable=SC2086
+		bench_series "${size}_${side}_ratio" "x kernel" $ratios
 	done
 done

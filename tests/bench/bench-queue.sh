@@ -40,7 +40,9 @@ if [ "$BENCH_SMOKE" = 1 ]; then
 	SECONDS_PER_RUN=0.5
 	STATE_SQNS=6300
 	CG_PACKETS=200
+	CG_SCENARIOS="nak"
 fi
+CG_SCENARIOS=${CG_SCENARIOS:-$SCENARIOS}
 
 lab_init pbqueue
 bench_topo_fanout 1 1
@@ -48,6 +50,8 @@ SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1
 RECV=$(lab_addr a1 eth0)
 ROUTER_A=$(lab_addr r1 eth1) # the router's address on the receivers' LAN: where NAKs go
+summary="$BENCH_RESULTS/queue-summary.csv" # for plot-queue.gp
+echo "scenario,acceptall_capacity,pgmrouterd_capacity,ratio,acceptall_instructions,pgmrouterd_instructions" >"$summary"
 runs="$BENCH_RESULTS/queue-runs.csv"
 echo "scenario,rep,side,capacity_pps,ns_per_packet,handled,matched,cpu_share,seconds" >"$runs"
 GSI=0
@@ -221,6 +225,7 @@ run_one() {
 		"$ns ns/packet, capacity $cap packets per CPU-second"
 }
 
+declare -A CAP_MED
 # why_missing SCENARIO SIDE: the reason SIDE has no figure in SCENARIO, or nothing.
 why_missing() {
 	echo "${MISSING[$2]:-${MISSING[$1,$2]:-}}"
@@ -247,6 +252,7 @@ for scenario in $SCENARIOS; do
 		# shellcheck disable=SC2046
 		bench_series "${scenario}_pgmrouterd_ratio" "x accept-all" \
 			$(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}")
+		CAP_MED[$scenario]="$(bench_stats ${PPS[$scenario,acceptall]:-} | cut -d' ' -f1),$(bench_stats ${PPS[$scenario,pgmrouterd]:-} | cut -d' ' -f1),$(bench_stats $(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}") | cut -d' ' -f1)"
 	else
 		bench_missing "${scenario}_pgmrouterd_ratio" "a side has no figure (see above)"
 	fi
@@ -313,7 +319,7 @@ declare -A CG_TOTAL
 if ! command -v callgrind_control >/dev/null; then
 	bench_missing callgrind "valgrind (callgrind) not installed"
 else
-	for scenario in $SCENARIOS; do
+	for scenario in $CG_SCENARIOS; do
 		for side in $SIDES; do
 			callgrind_one "$scenario" "$side"
 		done
@@ -324,3 +330,7 @@ else
 		fi
 	done
 fi
+
+for scenario in $SCENARIOS; do
+	echo "$scenario,${CAP_MED[$scenario]:-nan,nan,nan},${CG_TOTAL[$scenario,acceptall]:-nan},${CG_TOTAL[$scenario,pgmrouterd]:-nan}" >>"$summary"
+done

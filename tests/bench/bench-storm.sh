@@ -39,6 +39,9 @@ bench_topo_fanout "$KMAX" 0
 SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1
 lab_topo_loss a "nth:$LOSS_EVERY" odata
+summary="$BENCH_RESULTS/storm-summary.csv" # medians over the repetitions, for plot-storm.gp
+echo "k,side,naks_at_source_per_loss,ncfs_per_loss,ncf_latency_median_us,repair_median_ms,repair_p99_ms" >"$summary"
+rm -f "$BENCH_RESULTS"/storm-repair-*.txt
 runs="$BENCH_RESULTS/storm-runs.csv"
 echo "k,side,rep,lost,naks_at_source,ncfs,naks_on_lan,ncf_latency_median_us,ncf_latency_p99_us,repair_median_ms,repair_p99_ms,receivers_ok" >"$runs"
 # Without ODATA the captures stay small: the PGM type nibble, behind the IP header.
@@ -116,7 +119,8 @@ run_one() {
 	lat=$(cat "$LAB_DIR"/repair.a*.log 2>/dev/null |
 		awk -v sl="$sendlog" 'BEGIN { while ((getline l < sl) > 0) { split(l, f, " "); t[f[1]] = f[2] } }
 			($1 in t) { printf "%.3f\n", ($2 - t[$1]) / 1000 }')
-	echo "$lat" | grep . >"$BENCH_RESULTS/storm-repair-k$k-$side-rep$rep.txt"
+	# Every repair latency of the (K, side), pooled over the repetitions, for the distribution.
+	echo "$lat" | grep . >>"$BENCH_RESULTS/storm-repair-k$k-$side.txt"
 	read -r rmed rp99 rn <<<"$(echo "$lat" | grep . | percentiles)"
 	if [ "$lost" -le 0 ]; then
 		bench_log "k=$k $side rep $rep: nothing lost; run ignored"
@@ -178,6 +182,8 @@ for k in $KS; do
 		bench_series "${p}_ncf_latency_p99" us ${M[$k,$side,ncfp99]:-}
 		bench_series "${p}_repair_median" ms ${M[$k,$side,rmed]:-}
 		bench_series "${p}_repair_p99" ms ${M[$k,$side,rp99]:-}
+		med() { bench_stats "$@" | cut -d' ' -f1; }
+		echo "$k,$side,$(med ${M[$k,$side,nak]:-}),$(med ${M[$k,$side,ncf]:-}),$(med ${M[$k,$side,ncfmed]:-}),$(med ${M[$k,$side,rmed]:-}),$(med ${M[$k,$side,rp99]:-})" >>"$summary"
 	done
 	for m in nak:naks_at_source ncf:ncfs_on_lan ncfmed:ncf_latency_median rmed:repair_median rp99:repair_p99; do
 		ratios=$(bench_ratios "${M[$k,kernel,${m%%:*}]:-}" "${M[$k,pgmrouterd,${m%%:*}]:-}")
