@@ -4,7 +4,9 @@
 # counted where the router delivers it (the receiver LANs' bridge counters). Sides, interleaved in
 # every repetition: plain kernel forwarding (the baseline), the interception rules with the
 # accept-all consumer, and pgmrouterd. ODATA never enters the queue, so the ratio to the
-# kernel's rate should stay >= 0.97 (README).
+# kernel's rate should stay >= 0.97 (README). Also the sender's CPU time per delivered packet,
+# which includes the kernel's forwarding done in its context (veth, softirq): the same ratio,
+# less disturbed by other work on the machine than the packet rate.
 #
 #   bench-odata.sh [--smoke]
 set -u
@@ -24,14 +26,15 @@ bench_topo_fanout 1 1
 SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1
 runs="$BENCH_RESULTS/odata-runs.csv"
-echo "size,rep,side,sent_pps,delivered_pps,delivered_mbps,queued" >"$runs"
+echo "size,rep,side,sent_pps,delivered_pps,delivered_mbps,queued,sender_ns_per_packet" >"$runs"
 ratios_csv="$BENCH_RESULTS/odata-ratios.csv" # for plot-odata.gp
 echo "size,side,rep,ratio" >"$ratios_csv"
 
-declare -A PPS MBPS MISSING
+declare -A PPS MBPS NS MISSING
 # run_one SIZE_NAME TSDU REP SIDE: one measurement; appends to PPS/MBPS[size,side].
 run_one() {
 	local size=$1 tsdu=$2 rep=$3 side=$4 out sent secs odata bytes ip_len a b q0 q1 delivered pps mbps
+	local ns
 	if ! bench_side_up "$side" r1; then
 		MISSING[$side]=$BENCH_SIDE_REASON
 		return
@@ -59,11 +62,13 @@ run_one() {
 	delivered=$(((a + b) / 2))
 	pps=$(bench_div "$delivered" "$secs" 0)
 	mbps=$(awk -v n="$delivered" -v l="$ip_len" -v s="$secs" 'BEGIN { printf "%.1f", n * l * 8 / s / 1e6 }')
+	ns=$(bench_div "$(lab_kv cpu_seconds "$out")e9" "$delivered" 0)
 	PPS[$size,$side]="${PPS[$size,$side]:-} $pps"
 	MBPS[$size,$side]="${MBPS[$size,$side]:-} $mbps"
-	echo "$size,$rep,$side,$(bench_div "$sent" "$secs" 0),$pps,$mbps,$((q1 - q0))" >>"$runs"
+	NS[$size,$side]="${NS[$size,$side]:-} ${ns:-nan}"
+	echo "$size,$rep,$side,$(bench_div "$sent" "$secs" 0),$pps,$mbps,$((q1 - q0)),$ns" >>"$runs"
 	bench_log "$size rep $rep $side: sent $sent in ${secs}s, delivered a=$a b=$b ($pps pps," \
-		"$mbps Mbit/s, IP length $ip_len), queued $((q1 - q0))"
+		"$mbps Mbit/s, IP length $ip_len), queued $((q1 - q0)); sender CPU $ns ns/packet"
 }
 
 for sz in $SIZES; do
@@ -80,6 +85,7 @@ for sz in $SIZES; do
 	done
 	bench_series "${size}_kernel_pps" pps ${PPS[$size,kernel]:-}
 	bench_series "${size}_kernel_mbps" Mbit/s ${MBPS[$size,kernel]:-}
+	bench_series "${size}_kernel_sender_cpu" ns/packet ${NS[$size,kernel]:-}
 	for side in acceptall pgmrouterd; do
 		if [ -n "${MISSING[$side]:-}" ]; then
 			bench_missing "${size}_${side}_ratio" "${MISSING[$side]}"
@@ -92,5 +98,10 @@ for sz in $SIZES; do
 			>>"$ratios_csv"
 		# shellcheck disable=SC2086
 		bench_series "${size}_${side}_ratio" "x kernel" $ratios
+		# The CPU figure as a rate ratio too: kernel's cost over this side's.
+		bench_series "${size}_${side}_sender_cpu" ns/packet ${NS[$size,$side]:-}
+		# shellcheck disable=SC2046
+		bench_series "${size}_${side}_cpu_ratio" "x kernel" \
+			$(bench_ratios "${NS[$size,$side]:-}" "${NS[$size,kernel]:-}")
 	done
 done

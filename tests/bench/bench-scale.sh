@@ -106,6 +106,7 @@ seed_repair() {
 row_set() {
 	local table=$1 n=$2 reached=$3 rss=$4 rss0=$5 mem=$6 mem0=$7 ns=$8 ns0=$9 nsall=${10}
 	local bpe dbpe r0 ra
+	[[ $ns =~ ^[0-9.]+$ ]] || ns=""
 	bpe=$(bench_div "$(((rss - rss0) * 1024))" "$reached" 0)
 	dbpe=$(bench_div "$((mem - mem0))" "$reached" 0)
 	r0=$(bench_div "$ns" "$ns0" 3)
@@ -115,7 +116,11 @@ row_set() {
 	bench_row "${table}_${n}_rss" "$rss" kB
 	[ -n "$bpe" ] && bench_row "${table}_${n}_bytes_per_entry" "$bpe" bytes
 	[ -n "$dbpe" ] && bench_row "${table}_${n}_daemon_bytes_per_entry" "$dbpe" bytes
-	[ -n "$ns" ] && bench_row "${table}_${n}_cpu" "$ns" ns/packet
+	if [ -n "$ns" ]; then
+		bench_row "${table}_${n}_cpu" "$ns" ns/packet
+	else
+		bench_missing "${table}_${n}_cpu" "the probe measured no queued packet"
+	fi
 	[ -n "$r0" ] && bench_row "${table}_${n}_cost_ratio" "$r0" "x smallest table"
 	[ -n "$ra" ] && bench_row "${table}_${n}_vs_acceptall" "$ra" "x accept-all"
 	bench_log "$table $n: reached $reached, RSS $rss kB (${bpe:-?} B/entry; daemon's count" \

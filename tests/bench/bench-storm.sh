@@ -16,11 +16,11 @@
 set -u
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
-bench_begin storm "$@"
 # Delays are measured here: the router is not pinned. On a shared two-core machine a router
 # pinned to one CPU waits whenever other work holds that CPU, although the other may be idle
 # (measured: median 80 us and p90 2 ms pinned, 45 us and 70 us not).
-BENCH_CPU_ROUTER=""
+BENCH_PIN_ROUTER=0
+bench_begin storm "$@"
 
 SIDES="kernel pgmrouterd"
 KS="8 32 128"

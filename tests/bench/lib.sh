@@ -58,12 +58,15 @@ bench_begin() {
 	if [ "$cpus" -ge 2 ] && command -v taskset >/dev/null && [ "${BENCH_PIN:-1}" = 1 ]; then
 		BENCH_CPU_SEND=0
 		BENCH_CPU_ROUTER=1
+		# A benchmark that measures delays sets BENCH_PIN_ROUTER=0 (see README).
+		[ "${BENCH_PIN_ROUTER:-1}" = 1 ] || BENCH_CPU_ROUTER=""
 	fi
 	for t in pgm-flood nfq-acceptall pgm-rules pgm-pcapstat; do
 		[ -x "$BENCH_BIN/$t" ] || lab_die "missing $BENCH_BIN/$t (make tools)"
 	done
 	bench_log "start (smoke=$BENCH_SMOKE, repetitions=$BENCH_REPS," \
-		"cpu send=${BENCH_CPU_SEND:-any} router=${BENCH_CPU_ROUTER:-any})"
+		"cpu send=${BENCH_CPU_SEND:-any} router=${BENCH_CPU_ROUTER:-any};" \
+		"load average $(cut -d' ' -f1-3 /proc/loadavg) on $cpus CPUs)"
 }
 
 # bench_on_send NODE CMD...: CMD inside NODE, pinned to the sender CPU.
@@ -111,7 +114,7 @@ bench_stats() {
 		}
 		END {
 			if (NR == 0) { print "nan nan nan nan nan 0"; exit }
-			printf "%.6g %.6g %.6g %.6g %.6g %d\n", q(0.5), v[1], v[NR], q(0.25), q(0.75), NR
+			printf "%.10g %.10g %.10g %.10g %.10g %d\n", q(0.5), v[1], v[NR], q(0.25), q(0.75), NR
 		}'
 }
 
@@ -204,7 +207,7 @@ bench_rule_matches() {
 	local n
 	n=$(lab_exec "$1" iptables-save -c -t mangle 2>/dev/null |
 		awk '/NFQUEUE/ { if (match($0, /^\[[0-9]+:/)) n += substr($0, 2, RLENGTH - 2) }
-			END { print n + 0 }')
+			END { printf "%.0f\n", n }')
 	echo "${n:-0}"
 }
 
@@ -266,6 +269,17 @@ _bench_acceptall_down() {
 	[ -n "${BENCH_SIDE_PID[$router]:-}" ] && lab_stop "${BENCH_SIDE_PID[$router]}"
 	BENCH_SIDE_PID[$router]=""
 	lab_exec "$router" "$BENCH_BIN/pgm-rules" remove >/dev/null 2>&1
+	_bench_mangle_drop_if_empty "$router"
+	return 0
+}
+
+# The rules' first use created the mangle table; a separate pgm-rules process cannot know that
+# and leaves it. Gone again when nothing is in it, so the kernel side runs without its hooks. (The
+# lab's loss rules live there too: then it stays.)
+_bench_mangle_drop_if_empty() {
+	if ! lab_exec "$1" iptables-save -t mangle 2>/dev/null | grep -q '^-A'; then
+		lab_exec "$1" nft delete table ip mangle >/dev/null 2>&1
+	fi
 	return 0
 }
 
@@ -320,6 +334,7 @@ bench_pgmrouterd_down() {
 	BENCH_SIDE_PID[$router]=""
 	# A daemon that died without removing its rules must not leave them to the next side.
 	lab_exec "$router" "$BENCH_BIN/pgm-rules" remove >/dev/null 2>&1
+	_bench_mangle_drop_if_empty "$router"
 	return 0
 }
 
@@ -345,9 +360,10 @@ bench_rule_matches_present() {
 }
 
 # bench_cpu_ns PID: CPU time the process has used so far (every thread, user and system), in ns,
-# from the scheduler's statistics (exact, unlike the tick-based utime/stime).
+# from the scheduler's statistics (exact, unlike the tick-based utime/stime). (mawk's %d stops at
+# 2^31: every large number here is printed with %.0f.)
 bench_cpu_ns() {
-	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%d\n", n }'
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%.0f\n", n }'
 }
 
 # bench_pgmrouterd_cli ROUTER COMMAND: runs a pgmrouter command against the daemon.
