@@ -271,8 +271,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "configuration OK\n");
 		return 0;
 	}
-	if (geteuid() != 0)
-		log_warnx("not running as root: packet interception will not work");
 	if (!pgmrouterd.foreground)
 		ready_fd = detach();
 
