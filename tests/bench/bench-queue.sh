@@ -127,9 +127,9 @@ limits() {
 
 # handled BEFORE AFTER: queued packets a consumer took between two bench_queue_stats readings.
 handled() {
-	local b0 i0 t0 d0 b1 i1 t1 d1
-	read -r b0 i0 t0 d0 <<<"$1"
-	read -r b1 i1 t1 d1 <<<"$2"
+	local i0 d0 i1 d1
+	read -r _ i0 _ d0 <<<"$1"
+	read -r _ i1 _ d1 <<<"$2"
 	echo $(((i1 - i0) - (d1 - d0)))
 }
 
@@ -252,7 +252,9 @@ for scenario in $SCENARIOS; do
 		# shellcheck disable=SC2046
 		bench_series "${scenario}_pgmrouterd_ratio" "x accept-all" \
 			$(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}")
-		CAP_MED[$scenario]="$(bench_stats ${PPS[$scenario,acceptall]:-} | cut -d' ' -f1),$(bench_stats ${PPS[$scenario,pgmrouterd]:-} | cut -d' ' -f1),$(bench_stats $(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}") | cut -d' ' -f1)"
+		ratios=$(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}")
+		# shellcheck disable=SC2086
+		CAP_MED[$scenario]="$(bench_stats ${PPS[$scenario,acceptall]:-} | cut -d' ' -f1),$(bench_stats ${PPS[$scenario,pgmrouterd]:-} | cut -d' ' -f1),$(bench_stats $ratios | cut -d' ' -f1)"
 	else
 		bench_missing "${scenario}_pgmrouterd_ratio" "a side has no figure (see above)"
 	fi

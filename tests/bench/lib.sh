@@ -393,6 +393,7 @@ bench_topo_fanout() {
 	_topo_lan src
 	_topo_router r1
 	lab_attach r1 eth0 src 1
+	# shellcheck disable=SC2154 # TOPO_FEED is an associative array (topo.sh)
 	TOPO_FEED[src]=""
 	_topo_source
 	lab_route s1 default "$(lab_addr r1 eth0)"
