@@ -28,7 +28,7 @@ GROUP=239.192.0.1
 runs="$BENCH_RESULTS/odata-runs.csv"
 echo "size,rep,side,sent_pps,delivered_pps,delivered_mbps,queued,sender_ns_per_packet" >"$runs"
 ratios_csv="$BENCH_RESULTS/odata-ratios.csv" # for plot-odata.gp
-echo "size,side,rep,ratio" >"$ratios_csv"
+echo "size,side,rep,ratio,cpu_ratio" >"$ratios_csv"
 
 declare -A PPS MBPS NS MISSING
 # run_one SIZE_NAME TSDU REP SIDE: one measurement; appends to PPS/MBPS[size,side].
@@ -94,14 +94,14 @@ for sz in $SIZES; do
 		bench_series "${size}_${side}_pps" pps ${PPS[$size,$side]:-}
 		bench_series "${size}_${side}_mbps" Mbit/s ${MBPS[$size,$side]:-}
 		ratios=$(bench_ratios "${PPS[$size,kernel]:-}" "${PPS[$size,$side]:-}")
-		echo "$ratios" | grep . | awk -v s="$size" -v d="$side" '{ print s "," d "," NR "," $1 }' \
-			>>"$ratios_csv"
+		cpu_ratios=$(bench_ratios "${NS[$size,$side]:-}" "${NS[$size,kernel]:-}")
+		paste -d, <(echo "$ratios") <(echo "$cpu_ratios") | grep -v '^,*$' |
+			awk -v s="$size" -v d="$side" '{ print s "," d "," NR "," $0 }' >>"$ratios_csv"
 		# shellcheck disable=SC2086
 		bench_series "${size}_${side}_ratio" "x kernel" $ratios
 		# The CPU figure as a rate ratio too: kernel's cost over this side's.
 		bench_series "${size}_${side}_sender_cpu" ns/packet ${NS[$size,$side]:-}
-		# shellcheck disable=SC2046
-		bench_series "${size}_${side}_cpu_ratio" "x kernel" \
-			$(bench_ratios "${NS[$size,$side]:-}" "${NS[$size,kernel]:-}")
+		# shellcheck disable=SC2086
+		bench_series "${size}_${side}_cpu_ratio" "x kernel" $cpu_ratios
 	done
 done

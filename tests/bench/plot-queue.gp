@@ -11,11 +11,11 @@ set style fill solid 0.8 border -1
 set ylabel "packets per CPU-second"
 set yrange [0:*]
 set grid ytics
-set key top right
-plot "queue-summary.csv" using 2:xtic(1) title "accept-all consumer", \
+set key outside top center horizontal
+plot "< tail -n +2 queue-summary.csv" using 2:xtic(1) title "accept-all consumer", \
      "" using 3 title "pgmrouterd"
 set output "queue-instructions.png"
 set title "Queue path: user-space instructions per queued packet (callgrind)"
 set ylabel "instructions per packet"
-plot "queue-summary.csv" using 5:xtic(1) title "accept-all consumer", \
+plot "< tail -n +2 queue-summary.csv" using 5:xtic(1) title "accept-all consumer", \
      "" using 6 title "pgmrouterd"

@@ -9,11 +9,15 @@ set output "scale-rss.png"
 set title "pgmrouterd resident set against table size"
 set xlabel "entries"
 set ylabel "RSS (MiB)"
-plot "scale.csv" using (strcol(1) eq "sessions" ? $3 : 1/0):($4 / 1024) with linespoints lw 2 title "sessions (TSIs)", \
-     "scale.csv" using (strcol(1) eq "repair_states" ? $3 : 1/0):($4 / 1024) with linespoints lw 2 title "repair states"
+plot "< grep '^sessions,' scale.csv" using 3:($4 / 1024) with linespoints lw 2 pt 7 \
+	title "sessions (TSIs)", \
+     "< grep '^repair_states,' scale.csv" using 3:($4 / 1024) with linespoints lw 2 pt 7 \
+	title "repair states"
 set output "scale-cost.png"
 set title "CPU time per queued packet against table size, ratio to the smallest table"
 set ylabel "ratio to the smallest table"
 set yrange [0:*]
-plot "scale.csv" using (strcol(1) eq "sessions" ? $3 : 1/0):8 with linespoints lw 2 title "SPM probe, sessions table", \
-     "scale.csv" using (strcol(1) eq "repair_states" ? $3 : 1/0):8 with linespoints lw 2 title "NAK probe, repair-state table"
+plot "< grep '^sessions,' scale.csv" using 3:8 with linespoints lw 2 pt 7 \
+	title "SPM probe, sessions table", \
+     "< grep '^repair_states,' scale.csv" using 3:8 with linespoints lw 2 pt 7 \
+	title "NAK probe, repair-state table"

@@ -11,9 +11,9 @@ set logscale x 2
 set yrange [0:*]
 set grid
 set key top left
-plot "storm-summary.csv" using (strcol(2) eq "kernel" ? $1 : 1/0):3 with linespoints lw 2 \
-	title "without router assist (source answers)", \
-     "storm-summary.csv" using (strcol(2) eq "pgmrouterd" ? $1 : 1/0):3 with linespoints lw 2 \
+plot "< grep ',kernel,' storm-summary.csv" using 1:3 with linespoints lw 2 pt 7 \
+	title "without router assist (the source answers)", \
+     "< grep ',pgmrouterd,' storm-summary.csv" using 1:3 with linespoints lw 2 pt 7 \
 	title "pgmrouterd"
 unset logscale x
 set output "storm-repair.png"
@@ -28,4 +28,5 @@ set key bottom right
 files = ""
 if (system("test -s storm-repair-k".kmax."-kernel.txt && echo y") eq "y") files = files." kernel"
 if (system("test -s storm-repair-k".kmax."-pgmrouterd.txt && echo y") eq "y") files = files." pgmrouterd"
-plot for [s in files] "storm-repair-k".kmax."-".s.".txt" using 1:(1) smooth cnormal lw 2 title s
+plot for [s in files] "storm-repair-k".kmax."-".s.".txt" using 1:(1) smooth cnormal lw 2 \
+	title (s eq "kernel" ? "without router assist" : s)
