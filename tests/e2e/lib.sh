@@ -38,12 +38,14 @@ e2e_begin() {
 	echo "=== $E2E_NAME: $E2E_TITLE"
 }
 
-# e2e_variants: the variants to run, in order. Says loudly when "with" is skipped.
+# e2e_variants: the variants to run, in order (E2E_VARIANTS="without" or "with" runs one of them,
+# for debugging).
 e2e_variants() {
-	echo without
-	if lab_router_available; then
-		echo with
-	fi
+	case ${E2E_VARIANTS:-without with} in *without*) echo without ;; esac
+	case ${E2E_VARIANTS:-without with} in
+	*with | *with\ *) lab_router_available && echo with ;;
+	esac
+	return 0
 }
 
 # Call once after the variant loop decided: prints the skip banner when needed.
@@ -182,9 +184,9 @@ e2e_scale() {
 # sources listen for NAKs on the multicast port only, so the two ports must be equal), with the
 # suffix -ra for IP Router Alert on every packet the peers send that may carry it. Counters
 # are reset first. Fills E2E_RECV_RESULT[receiver] (the summary line, or "result=none rc=N"),
-# E2E_SENDER_RESULT and E2E_COUNTS[lan]; with E2E_WIRE=1 (default) every segment is captured too
-# (e2e_wire_*), and in the "with" variant the routers' counters are read (e2e_rt). Returns 0 when
-# every receiver passed. E2E_RECV_ARGS (an array) adds options to every receiver.
+# E2E_SENDER_RESULT and E2E_COUNTS[lan]; every segment is captured too (e2e_wire_*), and in the
+# "with" variant the routers' counters are read (e2e_rt). Returns 0 when every receiver passed.
+# E2E_RECV_ARGS (an array) adds options to every receiver.
 e2e_pgm_stream() {
 	e2e_pgm_stream_start "$@" || {
 		e2e_stream_finish
@@ -248,7 +250,7 @@ _e2e_stream_prepare() {
 	E2E_STREAM_PIDS=()
 	E2E_STREAM_SENDER=""
 	for lan in $TOPO_LANS; do lab_counts_reset "$lan"; done
-	[ "${E2E_WIRE:-1}" = 1 ] && e2e_wire_start
+	e2e_wire_start
 	return 0
 }
 
@@ -262,7 +264,7 @@ e2e_stream_finish() {
 	[ -n "$E2E_SENDER_RESULT" ] || sed 's/^/    sender: /' "$LAB_DIR/sender.out" | tail -n 5
 	_e2e_snapshot_counts
 	e2e_router_snapshot
-	[ "${E2E_WIRE:-1}" = 1 ] && e2e_wire_stop
+	e2e_wire_stop
 	return $all
 }
 
@@ -343,9 +345,9 @@ e2e_record_segments() {
 
 # Captures on the wire ------------------------------------------------------------------------
 #
-# With E2E_WIRE=1 (the default) every stream is captured on every segment (dumpcap on the LAN's
-# bridge, which sees every frame once) with a filter that leaves out ODATA, then decoded by
-# tshark (Wireshark's PGM dissector, checksums verified) into one line per frame:
+# Every stream is captured on every segment (dumpcap on the LAN's bridge, which sees every frame
+# once) with a filter that leaves out ODATA, then decoded by tshark (Wireshark's PGM dissector,
+# checksums verified) into one line per frame:
 #   frame ethsrc src dst ttl type ck bad sqn nlist naksrc path udp
 # type is the PGM type number (-1 for a frame tshark did not decode as PGM), ck the dissector's
 # checksum status (1 good, 0 bad, -1 none), bad 1 when tshark marked the frame malformed or
