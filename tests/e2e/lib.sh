@@ -210,9 +210,7 @@ e2e_pgm_stream_start() {
 			"${E2E_RECV_ARGS[@]}"
 		E2E_STREAM_PIDS+=("$LAB_PID")
 	done
-	for r in $TOPO_RECEIVERS; do
-		lab_wait_file_line 10 "$LAB_DIR/$r.out" '^event=ready' || all=1
-	done
+	_e2e_wait_ready || all=1
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/pgm-send" \
 		-n "$TOPO_SOURCE_ADDR;$group" -c "$count" -r "$rate" -T "$limit" "${udp[@]}" "$@"
 	E2E_STREAM_SENDER=$LAB_PID
@@ -229,14 +227,37 @@ e2e_zmq_stream() {
 			-e "$scheme://$(lab_addr "$r" eth0);$group:5555" -c "$count" -T "$limit"
 		E2E_STREAM_PIDS+=("$LAB_PID")
 	done
-	for r in $TOPO_RECEIVERS; do
-		lab_wait_file_line 10 "$LAB_DIR/$r.out" '^event=ready' || all=1
-	done
+	_e2e_wait_ready || all=1
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/zmq-pub" \
 		-e "$scheme://$TOPO_SOURCE_ADDR;$group:5555" -c "$count" -r "$rate" -T "$limit"
 	E2E_STREAM_SENDER=$LAB_PID
 	e2e_stream_finish || all=1
 	return $all
+}
+
+# Waits (10 s at most, together) until every receiver said event=ready; gives up at once when
+# one of them is gone.
+_e2e_wait_ready() {
+	local r pid rc end
+	end=$(($(date +%s%N) + 10000000000))
+	while :; do
+		rc=0
+		for r in $TOPO_RECEIVERS; do
+			grep -q '^event=ready' "$LAB_DIR/$r.out" 2>/dev/null || rc=1
+		done
+		[ "$rc" = 0 ] && return 0
+		for pid in "${E2E_STREAM_PIDS[@]}"; do
+			if ! kill -0 "$pid" 2>/dev/null || _lab_is_zombie "$pid"; then rc=2; fi
+		done
+		[ "$rc" = 2 ] || [ "$(date +%s%N)" -ge "$end" ] && break
+		sleep 0.05
+	done
+	lab_log "receivers not ready ($([ "$rc" = 2 ] && echo "one exited" || echo "after 10 s"))"
+	for r in $TOPO_RECEIVERS; do
+		grep -q '^event=ready' "$LAB_DIR/$r.out" 2>/dev/null ||
+			sed "s/^/    $r: /" "$LAB_DIR/$r.out" | tail -n 3
+	done
+	return 1
 }
 
 E2E_STREAM_PIDS=()

@@ -463,6 +463,27 @@ lab_loss() {
 	fi
 }
 
+# lab_delay NODE MS: delays every PGM packet NODE sends (PGM over IP and over UDP to the lab's
+# ports) by MS milliseconds, in order, as if it sat far away: tests/peers/nfq-delay holds them
+# in netfilter queue 7 of the node's mangle OUTPUT chain (--queue-bypass: should the delayer
+# end, packets pass at once). There is no netem on these kernels.
+lab_delay() {
+	local node=$1 ms=$2 ns ports
+	ns=$(lab_ns "$node")
+	ports=$(echo "$LAB_PGM_UDP_PORTS" | tr ' ' ',')
+	rm -f "$LAB_DIR/delay.$node.ready"
+	lab_spawn "$node" "$LAB_DIR/delay.$node.log" "$LAB_PEERS/nfq-delay" --queue 7 \
+		--delay-ms "$ms" --timeout 3600 --ready "$LAB_DIR/delay.$node.ready"
+	lab_wait 10 "nfq-delay in $node" test -e "$LAB_DIR/delay.$node.ready" || {
+		cat "$LAB_DIR/delay.$node.log" >&2
+		return 1
+	}
+	lab_run ip netns exec "$ns" iptables -t mangle -A OUTPUT -p 113 \
+		-j NFQUEUE --queue-num 7 --queue-bypass
+	lab_run ip netns exec "$ns" iptables -t mangle -A OUTPUT -p udp -m multiport \
+		--dports "$ports" -j NFQUEUE --queue-num 7 --queue-bypass
+}
+
 # lab_loss_dropped NODE: packets dropped so far by NODE's loss rules.
 lab_loss_dropped() {
 	ip netns exec "$(lab_ns "$1")" iptables -t mangle -nvxL PL_LOSS 2>/dev/null |
