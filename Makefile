@@ -12,6 +12,8 @@
 # Sources are found by directory: every .c in dataplane/, control/, cli/ and router/ goes into
 # libpgmrouter.a except the two programs' mains; every tests/unit/test_*.c is one Check runner.
 
+.DEFAULT_GOAL := all
+
 PREFIX ?= /usr/local
 DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
@@ -32,7 +34,7 @@ VERSION := 0.9.0
 DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov valgrind \
 	libmnl-dev libnetfilter-queue-dev libpcap-dev check libsubunit-dev \
 	libpgm-dev libzmq3-dev libreadline-dev \
-	iptables nftables smcroute iproute2 tshark gnuplot-nox procps psmisc
+	iptables nftables smcroute iproute2 tshark jq gnuplot-nox procps psmisc
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wvla -Wformat=2 -Wno-format-nonliteral
