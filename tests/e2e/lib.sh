@@ -378,6 +378,7 @@ e2e_record_segments() {
 # these names.
 
 E2E_WIRE_FILTER='(ip proto 113 and (ip[((ip[0]&0xf)<<2)+4]&0x0f) != 4) or (udp and (dst port 3055 or dst port 3056 or dst port 5555) and (udp[12]&0x0f) != 4)'
+# shellcheck disable=SC2016 # awk code, expanded by awk
 E2E_WIRE_VARS='frame = $1; ethsrc = $2; src = $3; dst = $4; ttl = $5 + 0; type = $6 + 0; ck = $7 + 0; bad = $8 + 0; sqn = $9 + 0; nlist = $10 + 0; naksrc = $11; path = $12; udp = $13 + 0'
 declare -gA E2E_WIRE_PIDS
 

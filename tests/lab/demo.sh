@@ -106,7 +106,7 @@ demo_config() {
 hostname $router
 ip pgm router udp-encapsulation ports 3055 5555
 EOF
-	for ifname in $(awk -v n="$router" '$1 == n { print $2 }' "$LAB_DIR/links"); do
+	awk -v n="$router" '$1 == n { print $2 }' "$LAB_DIR/links" | while read -r ifname; do
 		printf 'interface %s\n ip pgm router\n' "$ifname"
 	done
 	echo "end"
