@@ -104,6 +104,8 @@ e2e_router_check_alive() {
 # (without or with); PREFIX starts the case's rows in the table.
 e2e_case_begin() {
 	lab_init "$1"
+	# tests/e2e/run.sh checks afterwards that none of its runs left anything behind.
+	[ -n "${E2E_IDS_FILE:-}" ] && echo "$LAB_ID" >>"$E2E_IDS_FILE"
 	E2E_CASE_VARIANT=$2
 	E2E_CASE_PREFIX=$3
 	E2E_CASE_CHECKS=0
@@ -569,6 +571,8 @@ e2e_record_routers() {
 			e2e_record with "$E2E_CASE_PREFIX $r $ifname ($lan): NAK in/NCF out/NCF limited/NAK out/RDATA out" \
 				"$(e2e_rt "$r" "$ifname" received NAK)/$(e2e_rt "$r" "$ifname" sent NCF)/$(e2e_rt "$r" "$ifname" events ncf-rate-limited)/$(e2e_rt "$r" "$ifname" sent NAK)/$(e2e_rt "$r" "$ifname" events rdata-forwarded)"
 		done < <(awk -v n="$r" '$1 == n { print $2, $3 }' "$LAB_DIR/links")
+		e2e_record with "$E2E_CASE_PREFIX $r RDATA copies dropped: no state/duplicate/no session" \
+			"$(e2e_rt "$r" '*' events rdata-no-state)/$(e2e_rt "$r" '*' events rdata-duplicate)/$(e2e_rt "$r" '*' events rdata-no-session)"
 	done
 }
 

@@ -44,11 +44,12 @@ checks_common() {
 	# Duplicate repairs (a NAK repeated before its RDATA arrived) stay rare: at most 20 % more.
 	e2e_check "RDATA from the source <= dropped + 20 %" "$(e2e_c src rdata)" \
 		-le $((dropped + dropped / 5 + 2))
-	e2e_check "RDATA on a = RDATA from the source" "$(e2e_c a rdata)" -eq "$(e2e_c src rdata)"
+	e2e_check "RDATA on a >= dropped" "$(e2e_c a rdata)" -ge "$dropped"
 }
 
 # Plain forwarding: every repair and every NCF reaches every branch; NAKs pass unchanged.
 checks_without() {
+	e2e_check "RDATA on a = RDATA from the source" "$(e2e_c a rdata)" -eq "$(e2e_c src rdata)"
 	e2e_check "RDATA on loss-free b = RDATA on a (no constraint)" \
 		"$(e2e_c b rdata)" -eq "$(e2e_c a rdata)"
 	e2e_check "NCF on b = NCF on src" "$(e2e_c b ncf)" -eq "$(e2e_c src ncf)"
@@ -63,6 +64,8 @@ checks_without() {
 # r1's (nak-src-path); NCFs are never forwarded.
 checks_with() {
 	local src=$TOPO_SOURCE_ADDR
+	# A repair the source sends twice finds no repair state the second time: r1 drops it.
+	e2e_check "RDATA on a <= RDATA from the source" "$(e2e_c a rdata)" -le "$(e2e_c src rdata)"
 	e2e_check "RDATA on loss-free b <= 2 % of RDATA on a" "$(e2e_c b rdata)" \
 		-le "$(e2e_scale "$(e2e_c a rdata)" 2)"
 	e2e_check "RDATA on a = RDATA r1 forwarded into a" "$(e2e_c a rdata)" \
