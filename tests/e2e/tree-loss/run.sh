@@ -52,6 +52,7 @@ checks_without() {
 # carries a's repairs and t2 the repairs of c and d, each fewer than the source sent); e2 hears
 # the same losses from c and from d and eliminates duplicates while a repair is pending. Wire counts match the routers' own counters (e2e_router_checks).
 checks_with() {
+	local drop_t2=$2 lan
 	e2e_check "RDATA on loss-free b <= 2 % of RDATA on a" "$(e2e_c b rdata)" \
 		-le "$(e2e_scale "$(e2e_c a rdata)" 2)"
 	e2e_check "RDATA on b = RDATA e1 forwarded into b" "$(e2e_c b rdata)" \
@@ -60,7 +61,11 @@ checks_with() {
 		-lt "$(e2e_c src rdata)"
 	e2e_check "RDATA on t2 < RDATA on src (only the repairs of c and d)" "$(e2e_c t2 rdata)" \
 		-lt "$(e2e_c src rdata)"
-	e2e_check "RDATA on c = RDATA on d (same losses)" "$(e2e_c c rdata)" -eq "$(e2e_c d rdata)"
+	for lan in c d; do
+		e2e_check "RDATA on $lan >= ODATA dropped into t2" "$(e2e_c "$lan" rdata)" -ge "$drop_t2"
+		e2e_check "RDATA on $lan <= ODATA dropped into t2 + 10 %" "$(e2e_c "$lan" rdata)" \
+			-le $((drop_t2 + drop_t2 / 10))
+	done
 	e2e_check "NAK on src <= NAK on t1 + NAK on t2" "$(e2e_c src nak)" \
 		-le $(($(e2e_c t1 nak) + $(e2e_c t2 nak)))
 	# c and d NAK the same sequence numbers. e2 eliminates the second NAK only while the first
@@ -103,7 +108,7 @@ run_case() {
 		[ "$variant" = with ] && e2e_record with "ip e2: NAK SQNs received/eliminated" \
 			"$(e2e_rt e2 '*' events nak-received)/$(e2e_rt e2 '*' events nak-eliminated)"
 		checks_common "$drop_a" "$drop_t2"
-		"checks_$variant"
+		"checks_$variant" "$drop_a" "$drop_t2"
 		e2e_router_check_alive
 	fi
 	e2e_case_end
