@@ -130,7 +130,7 @@ e2e_case_end() {
 		# (checked through /proc, as the namespaces' names are gone by now).
 		if [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
 			read -r rest <"/proc/$pid/comm" 2>/dev/null
-			case $rest in pgm-* | zmq-* | smcrouted | dumpcap | pgmrouterd)
+			case $rest in pgm-* | zmq-* | nfq-delay | smcrouted | dumpcap | pgmrouterd)
 				left=1
 				echo "    leftover process $pid ($rest)"
 				;;
