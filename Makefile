@@ -22,7 +22,10 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
 
+.DEFAULT_GOAL := all
 B := build
+# `make` alone builds everything (the object-tree rules below would otherwise come first).
+.DEFAULT_GOAL := all
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 quiet = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
@@ -56,6 +59,9 @@ MAINS := router/pgmrouterd.c cli/pgmrouter.c
 LIB_SRCS := $(filter-out $(MAINS),$(wildcard dataplane/*.c control/*.c cli/*.c router/*.c))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+# Headers the runners include (tests/unit/*.h, and the test peers' pure cores such as
+# tests/peers/dlr_core.h), so that a change rebuilds them.
+UNIT_HEADERS := $(wildcard tests/unit/*.h tests/peers/*.h)
 PEER_SRCS := $(wildcard tests/peers/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -96,17 +102,17 @@ $(B)/pgmrouter: cli/pgmrouter.c $(B)/obj/libpgmrouter.a
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
 		$(CLIENT_LIBS) -o $@
 
-$(B)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/obj/libpgmrouter.a
+$(B)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(UNIT_HEADERS) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(UNIT_HELPERS) $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
-$(B)/asan/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/asan/libpgmrouter.a
+$(B)/asan/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(UNIT_HEADERS) $(B)/asan/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(UNIT_HELPERS) $(B)/asan/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
-$(B)/cov/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a
+$(B)/cov/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(UNIT_HEADERS) $(B)/cov/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(COV_FLAGS) $< $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@

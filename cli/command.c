@@ -550,7 +550,8 @@ struct cand {
 	struct ccmd *c;
 	uint64_t live; /* token nodes reached by the last word (0 with no word yet) */
 	int line_from; /* word index where a LINE token took the rest, or -1 */
-	uint8_t pred[CMD_MAX_TOKENS + 1][MAX_GRAPH_NODES];
+	/* predecessor of each live node per word: rows 0..depth, from the match's pred_block */
+	uint8_t (*pred)[MAX_GRAPH_NODES];
 	uint8_t depth; /* words matched (until LINE) */
 };
 
@@ -566,6 +567,9 @@ struct match {
 	size_t bad_word; /* invalid input / ambiguity: index of the word */
 	struct cand *cands;
 	size_t ncands;
+	/* one row of MAX_GRAPH_NODES bytes per word (and one more) per candidate: sized by the
+	   line, not by CMD_MAX_TOKENS, so a short line costs kilobytes, not a quarter megabyte */
+	uint8_t (*pred_block)[MAX_GRAPH_NODES];
 	struct cand *winner;
 	uint8_t end_node; /* the winner's last node */
 };
@@ -573,6 +577,7 @@ struct match {
 static void match_free(struct match *m)
 {
 	free(m->cands);
+	free(m->pred_block);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -618,15 +623,21 @@ static int match_words(
 	struct hit *hits = NULL;
 	size_t hcap = 0;
 
+	size_t visible = 0, rows = (count < CMD_MAX_TOKENS ? count : CMD_MAX_TOKENS) + 1;
+
 	memset(m, 0, sizeof(*m));
-	m->cands = calloc(ncommands ? ncommands : 1, sizeof(*m->cands));
-	if (m->cands == NULL)
+	for (size_t i = 0; i < ncommands; i++)
+		visible += command_visible(commands[i], node);
+	m->cands = calloc(visible ? visible : 1, sizeof(*m->cands));
+	m->pred_block = calloc((visible ? visible : 1) * rows, sizeof(*m->pred_block));
+	if (m->cands == NULL || m->pred_block == NULL)
 		return m->status = CMD_ERR_FAILED;
 	for (size_t i = 0; i < ncommands; i++) {
 		if (!command_visible(commands[i], node))
 			continue;
 		m->cands[m->ncands].c = commands[i];
 		m->cands[m->ncands].line_from = -1;
+		m->cands[m->ncands].pred = m->pred_block + m->ncands * rows;
 		m->ncands++;
 	}
 	for (size_t wi = 0; wi < count; wi++) {

@@ -143,7 +143,7 @@ struct if_description {
 };
 
 static struct if_description *descriptions;
-static size_t ndescriptions;
+static size_t ndescriptions, descriptions_cap;
 
 /* Sorted by name: a config with thousands of interfaces stays fast. */
 static size_t description_slot(const char *ifname, bool *found)
@@ -229,15 +229,22 @@ static int cmd_description(struct cmd_session *s, const struct cmd_args *a)
 	if ((copy = strdup(text)) == NULL)
 		return CMD_ERR_FAILED;
 	if (d == NULL) {
-		struct if_description *v = realloc(descriptions, (ndescriptions + 1) * sizeof(*v));
 		bool found;
 		size_t at;
 
-		if (v == NULL) {
-			free(copy);
-			return CMD_ERR_FAILED;
+		if (ndescriptions == descriptions_cap) {
+			/* doubling: a config of thousands of interfaces must not copy the table
+			   once per line */
+			size_t cap = descriptions_cap ? descriptions_cap * 2 : 16;
+			struct if_description *v = realloc(descriptions, cap * sizeof(*v));
+
+			if (v == NULL) {
+				free(copy);
+				return CMD_ERR_FAILED;
+			}
+			descriptions = v;
+			descriptions_cap = cap;
 		}
-		descriptions = v;
 		at = description_slot(s->ifname, &found);
 		memmove(&descriptions[at + 1], &descriptions[at],
 			(ndescriptions - at) * sizeof(*descriptions));
@@ -427,6 +434,15 @@ static const char *const category_keywords[LOG_CAT_COUNT] = {
 	[LOG_CAT_DATAPLANE] = "dataplane",
 };
 
+static void (*other_debug_off)(void);
+static void (*other_debug_show)(struct cmd_session *s);
+
+void generic_vty_debug_register(void (*all_off)(void), void (*show)(struct cmd_session *s))
+{
+	other_debug_off = all_off;
+	other_debug_show = show;
+}
+
 static void debug_set(const struct cmd_args *a, bool on)
 {
 	bool any = false;
@@ -460,6 +476,8 @@ static int cmd_debug_all(struct cmd_session *s, const struct cmd_args *a)
 	(void)s;
 	for (int c = 0; c < LOG_CAT_COUNT; c++)
 		log_debug_enable((enum log_category)c, !a->negate);
+	if (a->negate && other_debug_off != NULL)
+		other_debug_off();
 	if (!a->negate && !s->batch)
 		cmd_out(s, "This may severely impact network performance. All possible debugging "
 			   "has been turned on\n");
@@ -473,6 +491,8 @@ static int cmd_undebug_all(struct cmd_session *s, const struct cmd_args *a)
 	(void)a;
 	for (int c = 0; c < LOG_CAT_COUNT; c++)
 		log_debug_enable((enum log_category)c, false);
+	if (other_debug_off != NULL)
+		other_debug_off();
 	if (!s->batch)
 		cmd_out(s, "All possible debugging has been turned off\n");
 	return CMD_OK;
@@ -486,6 +506,8 @@ static int cmd_show_debugging(struct cmd_session *s, const struct cmd_args *a)
 		if (log_debug_enabled((enum log_category)c))
 			cmd_out(s, "  PGM router %s debugging is on\n",
 				log_category_name((enum log_category)c));
+	if (other_debug_show != NULL)
+		other_debug_show(s);
 	return CMD_OK;
 }
 
@@ -644,5 +666,6 @@ void generic_vty_free(void)
 		free(descriptions[i].text);
 	free(descriptions);
 	descriptions = NULL;
+	descriptions_cap = 0;
 	ndescriptions = 0;
 }

@@ -12,10 +12,10 @@
 
 #include "cli/command.h"
 #include "cli/config.h"
+#include "cli/generic_vty.h"
 #include "control/control.h"
 #include "router/assist.h"
 #include "router/daemon.h"
-#include "router/event.h"
 #include "router/log.h"
 
 #define PGM_ROUTER_HELP IP_STR PGM_STR ROUTER_ASSIST_STR
@@ -416,11 +416,39 @@ static bool not_running(struct cmd_session *s)
 
 /* ---- show ip pgm router ---- */
 
+static const char *limit_text(uint32_t limit, char *buf, size_t len)
+{
+	if (limit == 0)
+		snprintf(buf, len, "no limit");
+	else
+		snprintf(buf, len, "limit %u", limit);
+	return buf;
+}
+
+/* The per-interface settings, worded as their configuration keywords. */
+static void timer_lines(
+	struct cfg_buf *b, const char *indent, const struct cp_if_config *cfg, bool backoff)
+{
+	cfg_printf(b, "%sNAK repeat interval %u ms, NAK repeat rate %u per second\n", indent,
+		cfg->nak_rpt_ivl_ms, cfg->nak_rpt_rate);
+	cfg_printf(b, "%sNAK RDATA interval %u ms, NAK eliminate interval %u ms\n", indent,
+		cfg->nak_rdata_ivl_ms, cfg->nak_elim_ivl_ms);
+	cfg_printf(b, "%sNCF interval %u ms\n", indent, cfg->ncf_ivl_ms);
+	if (!backoff)
+		return;
+	if (cfg->nak_bo_ivl_us)
+		cfg_printf(b, "%sNAK backoff interval %u ms (written into forwarded SPMs)\n",
+			indent, cfg->nak_bo_ivl_us / 1000);
+	else
+		cfg_printf(b, "%sNAK backoff interval of forwarded SPMs left unchanged\n", indent);
+}
+
 static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 {
 	const struct assist_conf *c = assist_conf();
 	struct cp_stats st = {0};
 	struct cfg_buf b = {0};
+	char lim1[32], lim2[32];
 	bool json = cmd_arg_has(a, "json");
 	size_t nif = assist_if_count(), nen = assist_if_enabled_count();
 
@@ -439,22 +467,26 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 	}
 	cfg_printf(&b, "PGM router assist: %s, enabled on %zu interface%s\n",
 		assist_running() ? "running" : "not running", nen, nen == 1 ? "" : "s");
-	cfg_printf(&b, "  %zu session%s (limit %s), %zu repair state%s (limit %s), %zu KB\n",
+	cfg_printf(&b, "  %zu session%s (%s), %zu repair state%s (%s), memory %zu KB\n",
 		st.sessions, st.sessions == 1 ? "" : "s",
-		c->max_sessions ? "set" : "none", st.repair_states,
-		st.repair_states == 1 ? "" : "s", c->max_repair_states ? "set" : "none",
-		st.bytes / 1024);
-	if (c->max_sessions)
-		cfg_printf(&b, "  Maximum sessions %u\n", c->max_sessions);
-	if (c->max_repair_states)
-		cfg_printf(&b, "  Maximum repair states %u\n", c->max_repair_states);
-	cfg_printf(&b, "  Session lifetime without SPMs %u s%s\n", c->session_lifetime_s,
-		c->session_lifetime_s == 0 ? " (never expires)" : "");
-	cfg_printf(&b, "  Queue %u, NCF TTL %u, PGM over UDP %s", c->queue_num, c->ncf_ttl,
-		c->udp ? "on ports " : "not intercepted");
+		limit_text(c->max_sessions, lim1, sizeof(lim1)), st.repair_states,
+		st.repair_states == 1 ? "" : "s",
+		limit_text(c->max_repair_states, lim2, sizeof(lim2)), st.bytes / 1024);
+	if (c->session_lifetime_s == 0)
+		cfg_printf(&b, "  Sessions never expire (session-lifetime 0)\n");
+	else
+		cfg_printf(&b, "  Sessions expire after %u seconds without SPMs\n",
+			c->session_lifetime_s);
+	cfg_printf(&b, "  Netfilter queue %u, NCF TTL %u, PGM over UDP ", c->queue_num, c->ncf_ttl);
 	if (c->udp)
-		cfg_printf(&b, "%u/%u", c->udp_ucast_port, c->udp_mcast_port);
-	cfg_printf(&b, "\n");
+		cfg_printf(&b, "on ports %u (unicast) and %u (multicast)\n", c->udp_ucast_port,
+			c->udp_mcast_port);
+	else
+		cfg_printf(&b, "not intercepted\n");
+	if (cmd_arg_has(a, "verbose")) {
+		cfg_printf(&b, "  Interface defaults:\n");
+		timer_lines(&b, "    ", &c->if_defaults, true);
+	}
 	return stream(s, &b);
 }
 
@@ -499,49 +531,55 @@ static void interface_block(struct cfg_buf *b, const struct assist_if *ifc, bool
 	cfg_printf(b, "  PGM router assist %s\n", ifc->enabled ? "enabled" : "disabled");
 	if (ifindex != 0)
 		cfg_printf(b, "  Address %s (the path NLA of SPMs forwarded here)\n", addr);
-	cfg_printf(b, "  NAK repeat interval %u ms at %u/s, RDATA wait %u ms\n",
-		ifc->cfg.nak_rpt_ivl_ms, ifc->cfg.nak_rpt_rate, ifc->cfg.nak_rdata_ivl_ms);
-	cfg_printf(b, "  NAK elimination interval %u ms, NCF interval %u ms\n",
-		ifc->cfg.nak_elim_ivl_ms, ifc->cfg.ncf_ivl_ms);
-	if (verbose) {
-		if (ifc->cfg.nak_bo_ivl_us)
-			cfg_printf(b, "  NAK_BO_IVL in forwarded SPMs %u ms\n",
-				ifc->cfg.nak_bo_ivl_us / 1000);
-		else
-			cfg_printf(b, "  NAK_BO_IVL in forwarded SPMs left unchanged\n");
-		if (have_view && v.counters != NULL)
-			cfg_printf(b, "  %llu NAKs received, %llu NCFs sent, %llu RDATA forwarded\n",
-				(unsigned long long)v.counters->ev[CP_C_NAK_RECEIVED],
-				(unsigned long long)v.counters->ev[CP_C_NCF_SENT],
-				(unsigned long long)v.counters->ev[CP_C_RDATA_FORWARDED]);
-	}
+	timer_lines(b, "  ", &ifc->cfg, verbose);
+	if (verbose && have_view && v.counters != NULL)
+		cfg_printf(b, "  NAKs received %llu, NCFs sent %llu, RDATA forwarded %llu\n",
+			(unsigned long long)v.counters->ev[CP_C_NAK_RECEIVED],
+			(unsigned long long)v.counters->ev[CP_C_NCF_SENT],
+			(unsigned long long)v.counters->ev[CP_C_RDATA_FORWARDED]);
+}
+
+struct interface_ctx {
+	struct cfg_buf *b;
+	const char *name;
+	bool json, verbose, first;
+	size_t shown;
+};
+
+static void interface_one(void *arg, const char *ifname)
+{
+	struct interface_ctx *c = arg;
+	const struct assist_if *ifc = assist_if_find(ifname);
+
+	if (ifc == NULL || (c->name != NULL ? strcmp(ifname, c->name) != 0 : !ifc->enabled))
+		return;
+	interface_block(c->b, ifc, c->verbose, c->json, &c->first);
+	c->shown++;
 }
 
 static int cmd_show_interface(struct cmd_session *s, const struct cmd_args *a)
 {
 	const char *name = cmd_arg(a, "IFNAME");
-	bool json = cmd_arg_has(a, "json"), verbose = cmd_arg_has(a, "verbose"), first = true;
+	bool json = cmd_arg_has(a, "json");
 	struct cfg_buf b = {0};
-	size_t shown = 0;
+	struct interface_ctx c = {.b = &b, .name = name, .json = json, .first = true};
+	size_t shown;
 
+	c.verbose = cmd_arg_has(a, "verbose");
 	if (json)
 		cfg_printf(&b, "{\"interfaces\":[");
-	for (size_t i = 0; i < assist_if_count(); i++) {
-		const struct assist_if *ifc = assist_if_at(i);
-
-		if (name != NULL ? strcmp(ifc->name, name) != 0 : !ifc->enabled)
-			continue;
-		interface_block(&b, ifc, verbose, json, &first);
-		shown++;
-	}
+	/* in the order of the running configuration */
+	cfg_foreach_interface(interface_one, &c);
+	shown = c.shown;
 	if (json) {
 		cfg_printf(&b, "]}\n");
 	} else if (shown == 0) {
 		cfg_buf_free(&b);
-		if (name != NULL)
+		if (name != NULL) {
 			cmd_out(s, "%% %s has no PGM configuration\n", name);
-		else
-			cmd_out(s, "PGM router assist is not enabled on any interface\n");
+			return CMD_ERR_FAILED;
+		}
+		cmd_out(s, "PGM router assist is not enabled on any interface\n");
 		return CMD_OK;
 	}
 	return stream(s, &b);
@@ -665,8 +703,10 @@ static void state_session(void *arg, const struct cp_session_view *v)
 	if (c->verbose && v->counters != NULL) {
 		const struct cp_counters *k = v->counters;
 
-		cfg_printf(c->b, "  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated; "
-				 "NCFs %llu sent; RDATA %llu forwarded, %llu dropped\n",
+		cfg_printf(c->b,
+			"  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated; "
+			"NCFs %llu sent\n  RDATA copies %llu forwarded, %llu not forwarded "
+			"(not requested there)\n",
 			(unsigned long long)k->ev[CP_C_NAK_RECEIVED],
 			(unsigned long long)k->ev[CP_C_NAK_UNIQUE],
 			(unsigned long long)k->ev[CP_C_NAK_FORWARDED],
@@ -692,7 +732,7 @@ static int cmd_show_state(struct cmd_session *s, const struct cmd_args *a)
 		return fail(s, "bad group address");
 	c.json = cmd_arg_has(a, "json");
 	c.verbose = cmd_arg_has(a, "verbose");
-	c.now = ev_time_now();
+	c.now = assist_now();
 	cp_get_stats(assist_cp(), &st);
 	if (c.json)
 		cfg_printf(&b, "{\"sessions\":[");
@@ -768,8 +808,9 @@ static void traffic_if(void *arg, const struct cp_if_view *v)
 	for (unsigned e = 0; e < CP_C_COUNT; e++) {
 		if (!c->verbose && k->ev[e] == 0)
 			continue;
-		cfg_printf(c->b, "  %-24s %12llu  %s\n", cp_counter_name(e),
-			(unsigned long long)k->ev[e], c->verbose ? cp_counter_description(e) : "");
+		cfg_printf(c->b, "  %-24s %12llu%s%s\n", cp_counter_name(e),
+			(unsigned long long)k->ev[e], c->verbose ? "  " : "",
+			c->verbose ? cp_counter_description(e) : "");
 	}
 	for (unsigned e = 1; e < PGM_ERR_COUNT; e++) {
 		if (k->err[e] == 0 && !c->verbose)
@@ -777,8 +818,37 @@ static void traffic_if(void *arg, const struct cp_if_view *v)
 		if (!any)
 			cfg_printf(c->b, "  Malformed packets dropped, by error:\n");
 		any = true;
-		cfg_printf(c->b, "    %-22s %12llu  %s\n", pgm_err_name(e),
-			(unsigned long long)k->err[e], c->verbose ? pgm_err_description(e) : "");
+		cfg_printf(c->b, "    %-22s %12llu%s%s\n", pgm_err_name(e),
+			(unsigned long long)k->err[e], c->verbose ? "  " : "",
+			c->verbose ? pgm_err_description(e) : "");
+	}
+}
+
+/* Events of timers and limits, which belong to no interface. */
+static void traffic_global(struct traffic_ctx *c)
+{
+	struct cp_stats st;
+	bool any = false;
+
+	cp_get_stats(assist_cp(), &st);
+	if (c->json) {
+		cfg_printf(c->b, ",\"router\":{");
+		for (unsigned e = 0; e < CP_C_COUNT; e++)
+			cfg_printf(c->b, "%s\"%s\":%llu", e ? "," : "", cp_counter_name(e),
+				(unsigned long long)st.global_ev[e]);
+		cfg_printf(c->b, "}");
+		return;
+	}
+	/* most counters can never be router-wide: only those that happened, verbose or not */
+	for (unsigned e = 0; e < CP_C_COUNT; e++) {
+		if (st.global_ev[e] == 0)
+			continue;
+		if (!any)
+			cfg_printf(c->b, "\nRouter-wide (timers and limits)\n");
+		any = true;
+		cfg_printf(c->b, "  %-24s %12llu%s%s\n", cp_counter_name(e),
+			(unsigned long long)st.global_ev[e], c->verbose ? "  " : "",
+			c->verbose ? cp_counter_description(e) : "");
 	}
 }
 
@@ -798,13 +868,20 @@ static int cmd_show_traffic(struct cmd_session *s, const struct cmd_args *a)
 		cfg_printf(&b, "PGM router traffic (ODATA is switched by the kernel and not "
 			       "counted)\n");
 	cp_foreach_if(assist_cp(), traffic_if, &c);
+	if (c.json)
+		cfg_printf(&b, "]");
+	if (c.name == NULL)
+		traffic_global(&c);
 	if (c.json) {
-		cfg_printf(&b, "]}\n");
+		cfg_printf(&b, "}\n");
 	} else if (c.shown == 0) {
-		if (c.name != NULL)
-			cfg_printf(&b, "%% No PGM traffic state for %s\n", c.name);
-		else
-			cfg_printf(&b, "No interface with router assist\n");
+		cfg_buf_free(&b);
+		if (c.name != NULL) {
+			cmd_out(s, "%% No interface %s\n", c.name);
+			return CMD_ERR_FAILED;
+		}
+		cmd_out(s, "No interface with router assist\n");
+		return CMD_OK;
 	}
 	return stream(s, &b);
 }
@@ -863,6 +940,9 @@ static int cmd_debug_capture(struct cmd_session *s, const struct cmd_args *a)
 		assist_capture_stop();
 		return CMD_OK;
 	}
+	/* the file is opened by the daemon, whose working directory is / once detached */
+	if (cmd_arg(a, "WORD")[0] != '/')
+		return fail(s, "Give the capture file as an absolute path");
 	if (!assist_running())
 		return fail(s, "PGM router assist is not running");
 	if (assist_capture_start(cmd_arg(a, "WORD"),
@@ -870,6 +950,15 @@ static int cmd_debug_capture(struct cmd_session *s, const struct cmd_args *a)
 		    sizeof(err)) < 0)
 		return fail(s, err);
 	return CMD_OK;
+}
+
+/* `show debugging` */
+static void show_capture(struct cmd_session *s)
+{
+	const char *path;
+
+	if (assist_capture_active(&path))
+		cmd_out(s, "  PGM router packet capture to %s is on\n", path);
 }
 
 static int cmd_undebug_capture(struct cmd_session *s, const struct cmd_args *a)
@@ -882,40 +971,35 @@ static int cmd_undebug_capture(struct cmd_session *s, const struct cmd_args *a)
 
 /* ---- command tables ---- */
 
+/* keyword, range, help of the keyword and of the value; the `no` forms take the value or not */
 #define TIMER_SPECS(X)                                                                             \
-	X("nak-repeat-interval <10-600000>",                                                       \
-		"NAK_RPT_IVL: how long an unconfirmed NAK is repeated upstream\n"                  \
+	X("nak-repeat-interval", "<10-600000>",                                                    \
+		"NAK_RPT_IVL: how long an unconfirmed NAK is repeated upstream\n",                 \
 		"Milliseconds\n")                                                                  \
-	X("nak-repeat-rate <1-1000>",                                                              \
-		"NAK_RPT_RTE: repeats per second while a NAK is unconfirmed\n"                     \
+	X("nak-repeat-rate", "<1-1000>",                                                           \
+		"NAK_RPT_RTE: repeats per second while a NAK is unconfirmed\n",                    \
 		"NAKs per second\n")                                                               \
-	X("nak-rdata-interval <10-3600000>",                                                       \
-		"NAK_RDATA_IVL: how long repair state waits for RDATA after an NCF\n"              \
+	X("nak-rdata-interval", "<10-3600000>",                                                    \
+		"NAK_RDATA_IVL: how long repair state waits for RDATA after an NCF\n",             \
 		"Milliseconds\n")                                                                  \
-	X("nak-eliminate-interval <0-3600000>",                                                    \
-		"NAK_ELIM_IVL: duplicate NAKs discarded after a confirmation\n"                    \
-		"Milliseconds\n")                                                                  \
-	X("ncf-interval <0-60000>",                                                                \
-		"Identical NCFs on one interface at most once per interval\n"                      \
-		"Milliseconds\n")                                                                  \
-	X("nak-backoff-interval <0-60000>",                                                        \
-		"NAK_BO_IVL written into forwarded SPMs (0: unchanged)\n"                          \
-		"Milliseconds\n")
+	X("nak-eliminate-interval", "<0-3600000>",                                                 \
+		"NAK_ELIM_IVL: duplicate NAKs discarded after a confirmation\n", "Milliseconds\n") \
+	X("ncf-interval", "<0-60000>",                                                             \
+		"Identical NCFs on one interface at most once per interval\n", "Milliseconds\n")   \
+	X("nak-backoff-interval", "<0-60000>",                                                     \
+		"NAK_BO_IVL written into forwarded SPMs (0: unchanged)\n", "Milliseconds\n")
 
-#define GLOBAL_TIMER_DEF(tokens, helps)                                                            \
-	{.spec = "ip pgm router " tokens,                                                          \
-		.help = PGM_ROUTER_HELP helps,                                                      \
-		.modes = CMD_MODE(CMD_NODE_CONFIG),                                                \
+/* (the parameters must not be named like the designators they sit next to) */
+#define TIMER_DEF(node, fn, kw, range, kw_help, range_help)                                        \
+	{.spec = "ip pgm router " kw " " range,                                                    \
+		.help = PGM_ROUTER_HELP kw_help range_help,                                        \
+		.modes = CMD_MODE(node),                                                           \
 		.priv = CMD_PRIV_ADMIN,                                                            \
-		.handler = cmd_default_timer,                                                      \
-		.no_spec = CMD_NO_SAME},
-#define IF_TIMER_DEF(tokens, helps)                                                                \
-	{.spec = "ip pgm router " tokens,                                                          \
-		.help = PGM_ROUTER_HELP helps,                                                      \
-		.modes = CMD_MODE(CMD_NODE_CONFIG_IF),                                             \
-		.priv = CMD_PRIV_ADMIN,                                                            \
-		.handler = cmd_if_timer,                                                           \
-		.no_spec = CMD_NO_SAME},
+		.handler = fn,                                                                     \
+		.no_spec = "ip pgm router " kw " [" range "]",                                     \
+		.no_help = PGM_ROUTER_HELP kw_help range_help},
+#define GLOBAL_TIMER_DEF(...) TIMER_DEF(CMD_NODE_CONFIG, cmd_default_timer, __VA_ARGS__)
+#define IF_TIMER_DEF(...)     TIMER_DEF(CMD_NODE_CONFIG_IF, cmd_if_timer, __VA_ARGS__)
 
 #define SHOW_PGM SHOW_STR PGM_ROUTER_HELP
 #define FORMAT_HELP "Detailed output\nJSON output\n"
@@ -1035,7 +1119,8 @@ static const struct cmd_def pgm_cmds[] = {
 	/* debug capture */
 	{.spec = "debug ip pgm router capture WORD [max-size <1-4096>]",
 		.help = DEBUG_STR PGM_ROUTER_HELP
-		"Write every packet received and sent to a pcap file\nFile name\n"
+		"Write every packet received and sent to a pcap file\n"
+		"Absolute path of the file, written by the daemon\n"
 		"Stop writing at this size\nMegabytes (default 64)\n",
 		.modes = CMD_MODE(CMD_NODE_ENABLE),
 		.priv = CMD_PRIV_ADMIN,
@@ -1056,4 +1141,5 @@ void pgm_vty_init(void)
 	cfg_register_interface_writer(10, write_interface);
 	cfg_register_interface_delete_hook(if_deleted);
 	cfg_register_reload_hooks(reload_begin, reload_end);
+	generic_vty_debug_register(assist_capture_stop, show_capture);
 }

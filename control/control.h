@@ -94,7 +94,7 @@ void cp_config_default(struct cp_config *cfg);
 	X(NAK_MULTICAST, "nak-multicast", "multicast NAKs, neither confirmed nor forwarded")       \
 	X(NAK_TRANSIT, "nak-transit", "unicast NAKs or NNAKs routed through, not for the router")  \
 	X(NAK_SRC_PATH, "nak-src-path",                                                            \
-		"NAKs naming this router as NAK_SRC (OpenPGM), sent on with the source's")         \
+		"NAKs naming this router as NAK_SRC (OpenPGM), forwarded naming the source")         \
 	X(NAK_LIST_UNORDERED, "nak-list-unordered",                                                \
 		"NAK lists not in SQN order (OpenPGM), processed entry by entry")                  \
 	X(NAK_ADDRESS_MISMATCH, "nak-address-mismatch",                                            \

@@ -189,6 +189,27 @@ static bool ifnames_valid(const char *const *ifnames, size_t count)
 	return true;
 }
 
+/* IP datagrams shorter than this cannot hold a PGM header with a 20-byte IP header (and the
+ * UDP header when encapsulated). */
+static unsigned short_datagram_len(bool udp)
+{
+	return 20 + (udp ? 8 : 0) + 16 /* the PGM common header */;
+}
+
+static void ipt_proto(struct sbuf *b, const struct rules_config *cfg, bool udp)
+{
+	if (!udp) {
+		sb_printf(b, "-p %u ", IPPROTO_PGM_RULES);
+		return;
+	}
+	sb_printf(b, "-p udp ");
+	if (cfg->udp_ucast_port == cfg->udp_mcast_port)
+		sb_printf(b, "--dport %u ", cfg->udp_ucast_port);
+	else
+		sb_printf(b, "-m multiport --dports %u,%u ", cfg->udp_ucast_port,
+			cfg->udp_mcast_port);
+}
+
 /* ---- nftables ---- */
 
 static void nft_type_match(struct sbuf *b, const struct hook_rule *h, unsigned bit_offset)
@@ -250,6 +271,18 @@ char *rules_nft_script(
 					nft_type_match(&b, h, 4 * 8);
 				}
 				sb_printf(&b, " counter queue num %u bypass\n", cfg->queue_num);
+				/* too short for a PGM header: no type to match, malformed whatever it
+				   is, so the daemon counts it */
+				sb_printf(&b, "\t\t%s \"%s\" ",
+					h->by_output ? "oifname" : "iifname", ifnames[i]);
+				if (h->local_only)
+					sb_printf(&b, "fib daddr type local ");
+				if (udp)
+					nft_udp_ports(&b, cfg);
+				else
+					sb_printf(&b, "ip protocol %u ", IPPROTO_PGM_RULES);
+				sb_printf(&b, "meta length < %u counter queue num %u bypass\n",
+					short_datagram_len(udp), cfg->queue_num);
 			}
 		}
 		sb_printf(&b, "\t}\n");
@@ -410,24 +443,23 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 				for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
 					sb_printf(&b, "-A %s %s %s ", names[c],
 						h->by_output ? "-o" : "-i", ifnames[i]);
-					if (udp) {
-						sb_printf(&b, "-p udp ");
-						if (cfg->udp_ucast_port == cfg->udp_mcast_port)
-							sb_printf(&b, "--dport %u ",
-								cfg->udp_ucast_port);
-						else
-							sb_printf(&b,
-								"-m multiport --dports %u,%u ",
-								cfg->udp_ucast_port,
-								cfg->udp_mcast_port);
-					} else {
-						sb_printf(&b, "-p %u ", IPPROTO_PGM_RULES);
-					}
+					ipt_proto(&b, cfg, udp);
 					if (h->local_only)
 						sb_printf(&b, "-m addrtype --dst-type LOCAL ");
 					ipt_type_match(&b, h, udp ? 8 + 4 : 4);
 					sb_printf(&b, "-j NFQUEUE --queue-num %u --queue-bypass\n",
 						cfg->queue_num);
+					/* too short for a PGM header (u32 cannot read the type):
+					   malformed whatever it is, so the daemon counts it */
+					sb_printf(&b, "-A %s %s %s ", names[c],
+						h->by_output ? "-o" : "-i", ifnames[i]);
+					ipt_proto(&b, cfg, udp);
+					if (h->local_only)
+						sb_printf(&b, "-m addrtype --dst-type LOCAL ");
+					sb_printf(&b,
+						"-m length --length 0:%u -j NFQUEUE --queue-num %u "
+						"--queue-bypass\n",
+						short_datagram_len(udp) - 1, cfg->queue_num);
 				}
 			}
 		}

@@ -72,6 +72,11 @@ struct assist {
 	bool replay;
 	bool replay_quiet;
 	int replay_ifindex; /* egress of the copy being replayed, for printing */
+
+	/* assist_test_start: replay-style printing, interfaces by name from the control plane,
+	   configuration applied to it, and a clock the test moves */
+	bool test;
+	cp_time_t test_now;
 };
 
 static struct assist *A;
@@ -217,10 +222,35 @@ static struct assist_if *if_get(const char *name)
 	return ifc;
 }
 
+struct test_if_lookup {
+	const char *name;
+	int ifindex;
+};
+
+static void test_if_match(void *ctx, const struct cp_if_view *v)
+{
+	struct test_if_lookup *l = ctx;
+
+	if (l->ifindex == 0 && strcmp(v->name, l->name) == 0)
+		l->ifindex = v->ifindex;
+}
+
+/* Under assist_test_start the control plane's own table stands in for rtnetlink. */
+static int test_ifindex(const char *name)
+{
+	struct test_if_lookup l = {.name = name};
+
+	if (A->cp != NULL)
+		cp_foreach_if(A->cp, test_if_match, &l);
+	return l.ifindex;
+}
+
 int assist_ifindex(const char *name)
 {
 	const struct rtnl_if *ifp;
 
+	if (A != NULL && A->test)
+		return test_ifindex(name);
 	if (A == NULL || A->rtnl == NULL)
 		return 0;
 	ifp = rtnl_if_by_name(A->rtnl, name);
@@ -232,6 +262,12 @@ int assist_if_link(const char *name, bool *up, bool *running)
 	const struct rtnl_if *ifp;
 
 	*up = *running = false;
+	if (A != NULL && A->test) {
+		int ifindex = test_ifindex(name);
+
+		*up = *running = ifindex != 0;
+		return ifindex;
+	}
 	if (A == NULL || A->rtnl == NULL || (ifp = rtnl_if_by_name(A->rtnl, name)) == NULL)
 		return 0;
 	*up = ifp->up;
@@ -297,7 +333,7 @@ static void cp_sync_config(void)
 {
 	struct cp_config cfg;
 
-	if (A->cp == NULL || A->replay)
+	if (A->cp == NULL || (A->replay && !A->test))
 		return;
 	cp_config_from_conf(&cfg);
 	cp_set_config(A->cp, &cfg);
@@ -447,8 +483,10 @@ int assist_if_enable(const char *name, bool enabled, char *err, size_t errlen)
 		return -1;
 	}
 	ifc->enabled = enabled;
-	if (!A->running)
+	if (!A->running) {
+		cp_sync_if(ifc); /* a control plane without packet path (tests) */
 		return 0;
+	}
 	if (rules_apply(err, errlen) < 0) {
 		ifc->enabled = !enabled;
 		return -1;
@@ -526,7 +564,9 @@ static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
 	case RTNL_IF_ADDED:
 		cp_if_from_rtnl(ifp);
 		ifc = if_find(ifp->name);
-		if (ifc != NULL && ifc->enabled)
+		/* Not during the start-up dump: the start may still fail, and its own message
+		   then is the only one. */
+		if (ifc != NULL && ifc->enabled && A->running)
 			log_info("%s: appeared (ifindex %d), router assist active", ifp->name,
 				ifp->ifindex);
 		break;
@@ -601,7 +641,7 @@ void assist_capture_stop(void)
 {
 	struct pcap_writer_stats st;
 
-	if (A->capture == NULL)
+	if (A == NULL || A->capture == NULL)
 		return;
 	pcap_writer_get_stats(A->capture, &st);
 	pcap_writer_close(A->capture);
@@ -614,6 +654,8 @@ void assist_capture_stop(void)
 
 bool assist_capture_active(const char **path)
 {
+	if (A == NULL)
+		return false;
 	if (path != NULL)
 		*path = A->capture_path;
 	return A->capture != NULL;
@@ -1074,11 +1116,18 @@ int assist_start(char *err, size_t errlen)
 		A->running = false;
 		goto fail;
 	}
-	for (size_t i = 0; i < A->nifs; i++)
-		if (A->ifs[i].enabled && assist_ifindex(A->ifs[i].name) == 0)
+	for (size_t i = 0; i < A->nifs; i++) {
+		int ifindex = assist_ifindex(A->ifs[i].name);
+
+		if (!A->ifs[i].enabled)
+			continue;
+		if (ifindex == 0)
 			log_info("%s: router assist configured; the interface does not exist yet, "
 				 "waiting for it",
 				A->ifs[i].name);
+		else
+			log_info("%s: router assist active (ifindex %d)", A->ifs[i].name, ifindex);
+	}
 	return 0;
 fail:
 	assist_stop();
@@ -1115,6 +1164,7 @@ void assist_stop(void)
 		cp_free(A->cp);
 	A->cp = NULL;
 	A->running = false;
+	A->test = false;
 }
 
 /* ---- show ip pgm router dataplane ---- */
@@ -1447,6 +1497,79 @@ int assist_replay(const char *pcap_path, const char *const *ifspecs, size_t nifs
 out:
 	free(rifs);
 	return status;
+}
+
+/* ---- a control plane for tests ---- */
+
+int assist_test_start(const char *const *ifspecs, size_t nifspecs, char *err, size_t errlen)
+{
+	struct cp_config cfg;
+
+	if (A->cp != NULL) {
+		snprintf(err, errlen, "the control plane exists already");
+		return -1;
+	}
+	A->replay = true;
+	A->test = true;
+	A->test_now = CP_SEC(1);
+	udp_ports_from_conf();
+	cp_config_from_conf(&cfg);
+	A->cp = cp_new(&cfg, on_action, NULL);
+	if (A->cp == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cp_set_log(A->cp, on_cp_log, NULL, 1u << CP_LOG_EVENT | 1u << CP_LOG_TIMER);
+	for (size_t i = 0; i < nifspecs; i++) {
+		struct replay_if rif;
+		const struct assist_if *ifc;
+
+		if (parse_ifspec(ifspecs[i], &rif) < 0) {
+			snprintf(err, errlen, "%s: expected NAME=A.B.C.D[/PREFIX]", ifspecs[i]);
+			return -1;
+		}
+		if (cp_if_add(A->cp, (int)i + 1, rif.name) < 0) {
+			snprintf(err, errlen, "%s: the interface table is full", rif.name);
+			return -1;
+		}
+		cp_if_set_addr(A->cp, (int)i + 1, &rif.addr);
+		if ((ifc = if_find(rif.name)) != NULL)
+			cp_sync_if(ifc);
+	}
+	return 0;
+}
+
+int assist_test_packet(const uint8_t *datagram, size_t len, const char *in_ifname,
+	const char *out_ifname, char *err, size_t errlen)
+{
+	int in, out = 0;
+	size_t rw_len;
+
+	if (!A->test) {
+		snprintf(err, errlen, "no test control plane");
+		return -1;
+	}
+	if ((in = test_ifindex(in_ifname)) == 0 ||
+		(out_ifname != NULL && (out = test_ifindex(out_ifname)) == 0)) {
+		snprintf(err, errlen, "no interface %s", in == 0 ? in_ifname : out_ifname);
+		return -1;
+	}
+	A->stats.packets++;
+	(void)process_datagram(datagram, len, 0, in, out, A->test_now, &rw_len);
+	return 0;
+}
+
+void assist_test_advance(uint64_t us)
+{
+	if (!A->test)
+		return;
+	A->test_now += us;
+	cp_timers(A->cp, A->test_now);
+}
+
+uint64_t assist_now(void)
+{
+	return A != NULL && A->test ? A->test_now : ev_time_now();
 }
 
 /* ---- life cycle ---- */

@@ -145,4 +145,19 @@ bool assist_capture_active(const char **path);
  */
 int assist_replay(const char *pcap_path, const char *const *ifspecs, size_t nifspecs, bool quiet);
 
+/*
+ * Tests (the CLI transcripts): a control plane without packet path, sockets or event loop, so
+ * that the show and clear commands have live state to report. Interfaces as for the replay
+ * (ifindex: position + 1); they stand in for rtnetlink and take the configuration as it
+ * changes. assist_running() stays false. Packets go in with assist_test_packet() (decisions
+ * printed to stdout as in the replay) at a clock that starts at 1 s and moves only with
+ * assist_test_advance(), which also runs the timers due.
+ */
+int assist_test_start(const char *const *ifspecs, size_t nifspecs, char *err, size_t errlen);
+int assist_test_packet(const uint8_t *datagram, size_t len, const char *in_ifname,
+	const char *out_ifname, char *err, size_t errlen);
+void assist_test_advance(uint64_t us);
+/* The control plane's clock: the loop's monotonic time, or the test clock. */
+uint64_t assist_now(void);
+
 #endif /* PGMROUTER_ASSIST_H */

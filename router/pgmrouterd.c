@@ -21,6 +21,7 @@
 #include "router/daemon.h"
 #include "router/event.h"
 #include "router/log.h"
+#include "router/priv.h"
 
 static void usage(void)
 {
@@ -270,8 +271,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "configuration OK\n");
 		return 0;
 	}
-	if (geteuid() != 0)
-		log_warnx("not running as root: packet interception will not work");
 	if (!pgmrouterd.foreground)
 		ready_fd = detach();
 
@@ -313,6 +312,8 @@ int main(int argc, char **argv)
 		detach_done(ready_fd, err);
 		fatalx("%s", err);
 	}
+	if (priv_drop(err, sizeof(err)) < 0)
+		log_warnx("keeping all privileges: %s", err);
 	detach_done(ready_fd, NULL);
 	log_info("pgmrouterd %s started, control socket %s", PGMROUTER_VERSION,
 		pgmrouterd.socket_path);

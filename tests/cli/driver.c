@@ -11,12 +11,22 @@
  *	%% startup FILE		the file `write memory` writes and `show startup-config` reads
  *	%% cat FILE		print FILE
  *	%% reset		a new session in exec mode
+ *	%% pgm start NAME=A.B.C.D/LEN ...
+ *				a PGM control plane without packet path on these interfaces
+ *				(router/assist.h), so that show and clear have live state
+ *	%% pgm packet IN[>OUT] TYPE SRC DST [key=value ...]
+ *				one packet through it, arriving on IN (and for a forwarded
+ *				copy leaving on OUT); its decisions are printed. TYPE: spm,
+ *				odata, rdata, nak, nnak, ncf; keys: sqn, trail, lead, path
+ *				(SPM), source and group (the NAK/NCF NLAs), list (a,b,...)
+ *	%% pgm advance MSEC	move its clock forward and run the timers due
  * Lines starting with "##" are comments, copied to the transcript.
  *
  * With --fuzz ROUNDS SEED, random lines go through execute, `?` and TAB in random modes instead
- * (to be run with ASan).
+ * (to be run with ASan), with the PGM commands on a test control plane.
  *
- * The test-only commands below stand in for the PGM commands to exercise every token type.
+ * Next to the real commands (generic and PGM), the test-only commands below, under `test`,
+ * exercise every token type and the engine's corners (a failing handler, long output).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +37,9 @@
 #include "cli/command.h"
 #include "cli/config.h"
 #include "cli/generic_vty.h"
+#include "cli/pgm_vty.h"
+#include "dataplane/pgm_wire.h"
+#include "router/assist.h"
 #include "router/log.h"
 
 static struct cmd_session session;
@@ -38,7 +51,7 @@ static void out_write(struct cmd_session *s, const char *data, size_t len)
 	fwrite(data, 1, len, stdout);
 }
 
-/* ---- test-only PGM-like commands ---- */
+/* ---- test-only commands ---- */
 
 struct test_if {
 	char name[CMD_IFNAME_MAX];
@@ -168,7 +181,7 @@ static int test_max_sessions(struct cmd_session *s, const struct cmd_args *a)
 static void test_write_global(struct cfg_buf *b)
 {
 	if (max_sessions != 0)
-		cfg_printf(b, "ip pgm router max-sessions %lld\n", max_sessions);
+		cfg_printf(b, "test max-sessions %lld\n", max_sessions);
 }
 
 static void test_write_if(struct cfg_buf *b, const char *ifname)
@@ -178,11 +191,11 @@ static void test_write_if(struct cfg_buf *b, const char *ifname)
 	if (t == NULL)
 		return;
 	if (t->assist)
-		cfg_printf(b, " ip pgm router\n");
+		cfg_printf(b, " test assist\n");
 	if (t->nak_rpt_ivl != 0)
-		cfg_printf(b, " ip pgm router nak-rpt-ivl %lld\n", t->nak_rpt_ivl);
+		cfg_printf(b, " test nak-rpt-ivl %lld\n", t->nak_rpt_ivl);
 	if (t->nak_rdata_ivl != 0)
-		cfg_printf(b, " ip pgm router nak-rdata-ivl %lld\n", t->nak_rdata_ivl);
+		cfg_printf(b, " test nak-rdata-ivl %lld\n", t->nak_rdata_ivl);
 }
 
 static void test_reload_begin(void)
@@ -191,23 +204,23 @@ static void test_reload_begin(void)
 	ntest_ifs = 0;
 }
 
-#define PGM_ROUTER_HELP IP_STR PGM_STR ROUTER_ASSIST_STR
+#define TEST_STR "Test-only commands\n"
 
 static const struct cmd_def test_cmds[] = {
-	{.spec = "show ip pgm router traffic [IFNAME] [json]",
-		.help = SHOW_STR PGM_ROUTER_HELP "Traffic counters\n" IFNAME_STR "JSON output\n",
+	{.spec = "show test traffic [IFNAME] [json]",
+		.help = SHOW_STR TEST_STR "Traffic counters\n" IFNAME_STR "JSON output\n",
 		.modes = CMD_MODES_SHOW,
 		.handler = test_show_traffic},
-	{.spec = "show ip pgm router sessions [A.B.C.D$group]",
-		.help = SHOW_STR PGM_ROUTER_HELP "Source path state\nMulticast group\n",
+	{.spec = "show test sessions [A.B.C.D$group]",
+		.help = SHOW_STR TEST_STR "Source path state\nMulticast group\n",
 		.modes = CMD_MODES_SHOW,
 		.handler = test_show_sessions},
-	{.spec = "show ip pgm router big <1-100000>",
-		.help = SHOW_STR PGM_ROUTER_HELP "Many lines\nHow many\n",
+	{.spec = "show test big <1-100000>",
+		.help = SHOW_STR TEST_STR "Many lines\nHow many\n",
 		.modes = CMD_MODES_SHOW,
 		.handler = test_show_big},
-	{.spec = "clear ip pgm router (traffic|sessions) [IFNAME]",
-		.help = "Reset functions\n" PGM_ROUTER_HELP
+	{.spec = "clear test (traffic|sessions) [IFNAME]",
+		.help = "Reset functions\n" TEST_STR
 			"Traffic counters\nSource path state\n" IFNAME_STR,
 		.modes = CMD_MODES_SHOW, /* in exec mode too, to show a read-only session denied */
 		.priv = CMD_PRIV_ADMIN,
@@ -217,31 +230,182 @@ static const struct cmd_def test_cmds[] = {
 		.modes = CMD_MODES_SHOW,
 		.handler = test_token,
 		.flags = CMD_F_HIDDEN},
-	{.spec = "ip pgm router",
-		.help = PGM_ROUTER_HELP,
+	{.spec = "test assist",
+		.help = TEST_STR "Switch something on\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG_IF),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = test_if_assist,
 		.no_spec = CMD_NO_SAME},
-	{.spec = "ip pgm router (nak-rpt-ivl|nak-rdata-ivl) <10-60000>$msec",
-		.help = PGM_ROUTER_HELP
-		"NAK repeat interval\nWait for RDATA interval\nMilliseconds\n",
+	{.spec = "test (nak-rpt-ivl|nak-rdata-ivl) <10-60000>$msec",
+		.help = TEST_STR "NAK repeat interval\nWait for RDATA interval\nMilliseconds\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG_IF),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = test_if_timer,
-		.no_spec = "ip pgm router (nak-rpt-ivl|nak-rdata-ivl) [<10-60000>$msec]",
-		.no_help = PGM_ROUTER_HELP
-		"NAK repeat interval\nWait for RDATA interval\nMilliseconds\n"},
-	{.spec = "ip pgm router max-sessions <0-1000000>",
-		.help = PGM_ROUTER_HELP
-		"Limit the number of sessions tracked\nSessions (0: no limit)\n",
+		.no_spec = "test (nak-rpt-ivl|nak-rdata-ivl) [<10-60000>$msec]",
+		.no_help = TEST_STR "NAK repeat interval\nWait for RDATA interval\nMilliseconds\n"},
+	{.spec = "test max-sessions <0-1000000>",
+		.help = TEST_STR "Limit the number of sessions tracked\nSessions (0: no limit)\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = test_max_sessions,
-		.no_spec = "ip pgm router max-sessions [<0-1000000>]",
-		.no_help = PGM_ROUTER_HELP
-		"Limit the number of sessions tracked\nSessions (0: no limit)\n"},
+		.no_spec = "test max-sessions [<0-1000000>]",
+		.no_help =
+			TEST_STR "Limit the number of sessions tracked\nSessions (0: no limit)\n"},
 };
+
+/* ---- packets for the PGM control plane ---- */
+
+static bool parse_u32(const char *text, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(text, &end, 0);
+	if (errno != 0 || end == text || *end != '\0' || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static bool parse_addr(const char *text, struct pgm_nla *out)
+{
+	return pgm_nla_parse(out, text) && out->afi == PGM_AFI_IP;
+}
+
+/* "IN[>OUT] TYPE SRC DST [key=value ...]": builds the datagram with the wire codec. */
+static void pgm_packet(char *args)
+{
+	static const struct {
+		const char *name;
+		unsigned type;
+	} types[] = {{"spm", PGM_SPM}, {"odata", PGM_ODATA}, {"rdata", PGM_RDATA}, {"nak", PGM_NAK},
+		{"nnak", PGM_NNAK}, {"ncf", PGM_NCF}};
+	static const uint8_t gsi[PGM_GSI_LEN] = {1, 2, 3, 4, 5, 6};
+	char *words[16], *save = NULL, *out_if, err[256];
+	int nwords = 0;
+	unsigned type = ~0u; /* PGM_SPM is 0 */
+	uint32_t sqn = 1, trail = 0, lead = 0, list[PGM_MAX_NAK_LIST];
+	bool have_lead = false;
+	struct pgm_nla path, source, group;
+	struct pgm_build_options o = {0};
+	struct pgm_header_params h = {.sport = 1234, .dport = 7500};
+	struct pgm_ip_params ip = {.ttl = 16};
+	uint8_t tpdu[2048], datagram[2200];
+	size_t len = 0;
+
+	for (char *w = strtok_r(args, " ", &save); w != NULL && nwords < 16;
+		w = strtok_r(NULL, " ", &save))
+		words[nwords++] = w;
+	if (nwords < 4)
+		goto usage;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(words[1], types[i].name) == 0)
+			type = types[i].type;
+	if (type == ~0u || !parse_addr(words[2], &ip.src) || !parse_addr(words[3], &ip.dst))
+		goto usage;
+	memcpy(h.gsi, gsi, sizeof(gsi));
+	path = ip.src;
+	/* NAKs go to the router, so their NLAs cannot default to the IP addresses */
+	source = type == PGM_NCF ? ip.src : ip.dst;
+	group = ip.dst;
+	if (ip.dst.addr[0] < 224 || ip.dst.addr[0] > 239)
+		pgm_nla_parse(&group, "239.192.0.1");
+	for (int i = 4; i < nwords; i++) {
+		char *v = strchr(words[i], '=');
+		bool ok;
+
+		if (v == NULL)
+			goto usage;
+		*v++ = '\0';
+		if (strcmp(words[i], "sqn") == 0)
+			ok = parse_u32(v, &sqn);
+		else if (strcmp(words[i], "trail") == 0)
+			ok = parse_u32(v, &trail);
+		else if (strcmp(words[i], "lead") == 0)
+			ok = have_lead = parse_u32(v, &lead);
+		else if (strcmp(words[i], "path") == 0)
+			ok = parse_addr(v, &path);
+		else if (strcmp(words[i], "source") == 0)
+			ok = parse_addr(v, &source);
+		else if (strcmp(words[i], "group") == 0)
+			ok = parse_addr(v, &group);
+		else if (strcmp(words[i], "list") == 0) {
+			ok = true;
+			o.nak_list = list;
+			for (char *l = strtok_r(v, ",", &save); ok && l != NULL;
+				l = strtok_r(NULL, ",", &save))
+				ok = o.nak_list_count < PGM_MAX_NAK_LIST &&
+				     parse_u32(l, &list[o.nak_list_count++]);
+		} else
+			ok = false;
+		if (!ok)
+			goto usage;
+	}
+	if (pgm_type_is_upstream(type)) {
+		h.sport = 7500;
+		h.dport = 1234;
+	}
+	switch (type) {
+	case PGM_SPM:
+		ip.router_alert = true;
+		len = pgm_build_spm(
+			tpdu, sizeof(tpdu), &h, sqn, trail, have_lead ? lead : sqn, &path, NULL);
+		break;
+	case PGM_ODATA:
+	case PGM_RDATA:
+		ip.router_alert = type == PGM_RDATA;
+		len = pgm_build_data(tpdu, sizeof(tpdu), type, &h, sqn, trail, "payload", 7, NULL);
+		break;
+	default:
+		ip.router_alert = type == PGM_NCF;
+		len = pgm_build_nak(tpdu, sizeof(tpdu), type, &h, sqn, &source, &group,
+			o.nak_list_count ? &o : NULL);
+		break;
+	}
+	if (len == 0 || (len = pgm_build_ip(datagram, sizeof(datagram), &ip, tpdu, len)) == 0) {
+		printf("driver: pgm packet: cannot build it\n");
+		exit(2);
+	}
+	if ((out_if = strchr(words[0], '>')) != NULL)
+		*out_if++ = '\0';
+	if (assist_test_packet(datagram, len, words[0], out_if, err, sizeof(err)) < 0) {
+		printf("driver: pgm packet: %s\n", err);
+		exit(2);
+	}
+	return;
+usage:
+	printf("driver: pgm packet IN[>OUT] TYPE SRC DST "
+	       "[sqn|trail|lead|path|source|group|list=V]\n");
+	exit(2);
+}
+
+static void pgm_directive(char *args)
+{
+	char err[256];
+	uint32_t ms;
+
+	if (strncmp(args, "start ", 6) == 0) {
+		const char *specs[16];
+		size_t n = 0;
+		char *save = NULL;
+
+		for (char *w = strtok_r(args + 6, " ", &save); w != NULL && n < 16;
+			w = strtok_r(NULL, " ", &save))
+			specs[n++] = w;
+		if (assist_test_start(specs, n, err, sizeof(err)) < 0) {
+			printf("driver: pgm start: %s\n", err);
+			exit(2);
+		}
+	} else if (strncmp(args, "packet ", 7) == 0) {
+		pgm_packet(args + 7);
+	} else if (sscanf(args, "advance %u", &ms) == 1) {
+		assist_test_advance((uint64_t)ms * 1000u);
+	} else {
+		printf("driver: unknown pgm directive \"%s\"\n", args);
+		exit(2);
+	}
+}
 
 /* ---- the terminal emulation ---- */
 
@@ -382,6 +546,9 @@ static void directive(const char *d)
 	} else if (strcmp(d, "reset") == 0) {
 		cmd_session_release(&session);
 		cmd_session_init(&session, CMD_NODE_EXEC, out_write, NULL);
+	} else if (strncmp(d, "pgm ", 4) == 0) {
+		snprintf(arg, sizeof(arg), "%s", d + 4);
+		pgm_directive(arg);
 	} else {
 		printf("driver: unknown directive \"%s\"\n", d);
 		exit(2);
@@ -407,16 +574,48 @@ static int fuzz(unsigned rounds, unsigned seed)
 {
 	static const char *const vocabulary[] = {"show", "sh", "s", "ip", "pgm", "router", "r",
 		"traffic", "tr", "json", "sessions", "big", "7", "|", "include", "exclude", "begin",
-		"(", "[a-z]+", "do", "no", "interface", "int", "eth0", "eth0/1", "1.2.3.4", "256.0.0.1",
-		"-5", "-", "99999999999999999999999", "<1-10>", "[", "]", "description", "hostname",
-		"h", "configure", "terminal", "t", "exit", "end", "enable", "disable", "debug", "undebug",
-		"all", "nak-rpt-ivl", "nak-r", "10", "60000", "clear", "copy", "write", "memory",
-		"running-config", "startup-config", "test-token", "history", "\t", "a|b", "", " ",
-		"\x01", "?", "max-sessions", "13"};
+		"(", "[a-z]+", "do", "no", "interface", "int", "eth0", "eth0/1", "1.2.3.4",
+		"256.0.0.1", "-5", "-", "99999999999999999999999", "<1-10>", "[", "]",
+		"description", "hostname", "h", "configure", "terminal", "t", "exit", "end",
+		"enable", "disable", "debug", "undebug", "all", "nak-rpt-ivl", "nak-r", "10",
+		"60000", "clear", "copy", "write", "memory", "running-config", "startup-config",
+		"test-token", "history", "\t", "a|b", "", " ", "\x01", "?", "max-sessions", "13",
+		"test", "assist", "nak-rdata-ivl", "state", "verbose", "dataplane", "rtx-state",
+		"capture", "max-size", "undebug", "queue", "backend", "nftables", "auto",
+		"udp-encapsulation", "ports", "ncf-ttl", "session-lifetime", "max-rexmit-states",
+		"nak-repeat-interval", "nak-repeat-rate", "nak-rdata-interval",
+		"nak-eliminate-interval", "ncf-interval", "nak-backoff-interval", "239.192.0.1",
+		"0", "65535", "4294967296", "eth1"};
 	const size_t nvocab = sizeof(vocabulary) / sizeof(vocabulary[0]);
+	static const char *const prefixes[] = {"show ip pgm router ", "show ip pgm router state ",
+		"show ip pgm router traffic ", "show ip pgm router interface ",
+		"show ip pgm router dataplane ", "clear ip pgm router traffic ",
+		"clear ip pgm router rtx-state ", "debug ip pgm router ",
+		"debug ip pgm router capture ", "no debug ip pgm router ", "undebug ",
+		"ip pgm router ", "no ip pgm router ", "ip pgm router udp-encapsulation ports ",
+		"interface ", "show test ", "test ", "no test ", "do show ip pgm router "};
+	const size_t nprefixes = sizeof(prefixes) / sizeof(prefixes[0]);
 	struct cmd_session s;
 	unsigned completions = 0, statuses[CMD_STATUS_COUNT] = {0};
 
+	char spm[] = "eth0>eth1 spm 198.18.1.10 239.192.0.1 sqn=1 lead=20";
+	char nak[] = "eth1 nak 198.18.2.20 198.18.2.1 sqn=7 source=198.18.1.10 list=8,9";
+	const char *ifs[] = {"eth0=198.18.1.1/24", "eth1=198.18.2.1/24"};
+	char err[256];
+
+	/* the PGM show and clear commands on live state: a session with repair state */
+	cmd_session_init(&s, CMD_NODE_CONFIG, null_write, NULL);
+	cmd_execute(&s, "interface eth0");
+	cmd_execute(&s, "ip pgm router");
+	cmd_execute(&s, "interface eth1");
+	cmd_execute(&s, "ip pgm router");
+	cmd_session_release(&s);
+	if (assist_test_start(ifs, 2, err, sizeof(err)) < 0) {
+		printf("fuzz: %s\n", err);
+		return 1;
+	}
+	pgm_packet(spm);
+	pgm_packet(nak);
 	srandom(seed);
 	cmd_session_init(&s, CMD_NODE_EXEC, null_write, NULL);
 	for (unsigned r = 0; r < rounds; r++) {
@@ -425,6 +624,14 @@ static int fuzz(unsigned rounds, unsigned seed)
 		unsigned words = (unsigned)(random() % 9);
 		int rc;
 
+		/* half the lines start like a real command: handlers see random arguments */
+		if (random() % 2 == 0) {
+			const char *p = prefixes[random() % nprefixes];
+
+			len = strlen(p);
+			memcpy(line, p, len);
+			words = (unsigned)(random() % 4);
+		}
 		for (unsigned w = 0; w < words; w++) {
 			const char *v = vocabulary[random() % nvocab];
 			size_t vl = strlen(v);
@@ -494,6 +701,8 @@ int main(int argc, char **argv)
 	log_init("cli-driver", true, false);
 	cmd_engine_init();
 	generic_vty_init();
+	assist_init();
+	pgm_vty_init();
 	cmd_install(test_cmds, CMD_COUNT(test_cmds));
 	cfg_register_writer(CFG_ORDER_GLOBAL, test_write_global);
 	cfg_register_interface_writer(10, test_write_if);
@@ -510,6 +719,7 @@ int main(int argc, char **argv)
 		int rc = fuzz((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
 
 		unlink(startup_tmp);
+		assist_free();
 		cmd_engine_free();
 		cfg_free();
 		generic_vty_free();
@@ -558,6 +768,7 @@ int main(int argc, char **argv)
 	fclose(in);
 	unlink(startup_tmp);
 	cmd_session_release(&session);
+	assist_free();
 	cmd_engine_free();
 	cfg_free();
 	generic_vty_free();

@@ -22,7 +22,7 @@ check "receivers got the 2 SPM" wait_for 10 sh -c "
 kill -9 "$CONSUMER_PID"
 wait "$CONSUMER_PID" 2>/dev/null
 check "after SIGKILL: our rules are still installed (3 interfaces x 3 hooks x IP/UDP)" \
-	test "$(saved_rules rtr | grep -c '^-A PGMROUTER-.*--queue-bypass')" = 18
+	test "$(saved_rules rtr | grep -c '^-A PGMROUTER-.*--queue-bypass')" = 36
 check "after SIGKILL: nobody is bound to queue $Q" test -z "$(queue_counters rtr $Q)"
 
 fwd_before=$(nsx rtr iptables -t mangle -vnxL PGMROUTER-FWD | awk '/NFQUEUE/ { s += $1 } END { print s + 0 }')
@@ -45,7 +45,7 @@ saved_rules rtr >"$NS_TMP/rules.restarted"
 check "restart: one jump per hook" \
 	test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$NS_TMP/rules.restarted")" = 3
 check "restart: chains hold only the new interface set (up0, d1)" sh -c "
-	[ \$(grep -c '^-A PGMROUTER-' $NS_TMP/rules.restarted) = 12 ] &&
+	[ \$(grep -c '^-A PGMROUTER-' $NS_TMP/rules.restarted) = 24 ] &&
 	! grep '^-A PGMROUTER-' $NS_TMP/rules.restarted | grep -q d2"
 send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type spm --count 1
 check "restart: the new consumer sees the SPM copy out=d1 only" \

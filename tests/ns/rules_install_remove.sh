@@ -38,8 +38,8 @@ if [ "$backend" = iptables ]; then
 		grep -A0 -m1 '^-A PREROUTING ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-PRE' &&
 		grep -m1 '^-A INPUT ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-IN' &&
 		grep -m1 '^-A FORWARD ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-FWD'"
-	check "2 rules per interface per chain (IP, UDP)" \
-		test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$NS_TMP/ipt.installed")" = 12
+	check "4 rules per interface per chain (IP, UDP; by type, too short)" \
+		test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$NS_TMP/ipt.installed")" = 24
 	grep -o '&0xf=[0-9a-fx,]*' "$NS_TMP/ipt.installed" | sort -u >"$NS_TMP/types"
 	check "type lists are NCF; POLR,RDATA,NAK,NNAK; SPM,POLL,RDATA" \
 		test "$(tr '\n' ' ' <"$NS_TMP/types")" = "&0xf=0x0,0x1,0x5 &0xf=0x2,0x5,0x8,0x9 &0xf=0xa "
@@ -52,7 +52,7 @@ if [ "$backend" = iptables ]; then
 	check "restart: still one jump per hook" \
 		test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$NS_TMP/ipt.again")" = 3
 	check "restart: rules only for a2" sh -c "
-		[ \$(grep -c '^-A PGMROUTER-' $NS_TMP/ipt.again) = 6 ] && ! grep '^-A PGMROUTER-' $NS_TMP/ipt.again | grep -q a1"
+		[ \$(grep -c '^-A PGMROUTER-' $NS_TMP/ipt.again) = 12 ] && ! grep '^-A PGMROUTER-' $NS_TMP/ipt.again | grep -q a1"
 	nsx a "$H" rules-remove
 	check "remove succeeds" test $? = 0
 	saved_rules a >"$NS_TMP/ipt.after"
@@ -112,7 +112,7 @@ UPD=$BG_PID
 check "run-time update applied" wait_for 10 grep -q '^rules updated interfaces=1' "$NS_TMP/update.out"
 saved_rules a >"$NS_TMP/ipt.updated"
 check "update: rules for a2 only, one jump per hook" sh -c "
-	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $NS_TMP/ipt.updated) = 6 ] &&
+	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $NS_TMP/ipt.updated) = 12 ] &&
 	! grep '^-A PGMROUTER-' $NS_TMP/ipt.updated | grep -q ' a1 ' &&
 	[ \$(grep -c '^-A [A-Z]* -j PGMROUTER-' $NS_TMP/ipt.updated) = 3 ]"
 kill "$UPD"

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Runs every namespace test (tests/ns/*.sh but this runner and lib.sh), one at a time, and prints
-# a summary. Exit status: non-zero when any test failed. Needs root.
+# Runs every namespace test (tests/ns/*.sh but this runner and the helpers lib*.sh), one at a
+# time, and prints a summary. Exit status: non-zero when any test failed. Needs root.
 #   tests/ns/run.sh [TEST-NAME...]
 cd "$(dirname "$0")" || exit 1
 if [ "$(id -u)" != 0 ]; then
@@ -13,7 +13,7 @@ if [ $# -gt 0 ]; then
 		tests="$tests ${t%.sh}.sh"
 	done
 else
-	tests=$(ls ./*.sh | grep -v -e '/run\.sh$' -e '/lib\.sh$')
+	tests=$(ls ./*.sh | grep -v -e '/run\.sh$' -e '/lib[^/]*\.sh$')
 fi
 passed=0
 failed=""

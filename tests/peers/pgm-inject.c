@@ -16,6 +16,10 @@
  *                        and --dst for NAK/NNAK; the group is --dst if multicast, else
  *                        239.192.0.1)
  *   --path P             SPM_PATH / POLL_PATH (default --src)
+ *   --poll-round N --poll-type N --poll-bo-ivl US --poll-rand N --poll-mask N
+ *                        POLL_ROUND (0), POLL_S_TYPE (0 general, 1 DLR), POLL_BO_IVL
+ *                        (100000), POLL_RAND (0), POLL_MASK (0)
+ *   --polr-round N       POLR_ROUND (0)
  *   --payload TEXT | --payload-len N   ODATA/RDATA payload (default "pgm-inject")
  *   --nak-bo-ivl US[,SQN]   OPT_NAK_BO_IVL (SPM, NCF)
  *   --parity             OPT_PARITY header flag
@@ -76,6 +80,9 @@ struct inject {
 	long truncate;
 	bool bad_checksum, zero_checksum;
 	long tsdu_len, version, type_byte, afi, opt_total;
+	/* POLL and POLR fields (14.7) */
+	uint16_t poll_round, poll_type, polr_round;
+	uint32_t poll_bo_ivl, poll_rand, poll_mask;
 };
 
 static void usage(const char *msg)
@@ -184,6 +191,12 @@ static void parse_args(int argc, char **argv, struct inject *in)
 		{"type-byte", required_argument, NULL, 34},
 		{"afi", required_argument, NULL, 35},
 		{"opt-total", required_argument, NULL, 36},
+		{"poll-round", required_argument, NULL, 37},
+		{"poll-type", required_argument, NULL, 38},
+		{"poll-bo-ivl", required_argument, NULL, 39},
+		{"poll-rand", required_argument, NULL, 40},
+		{"poll-mask", required_argument, NULL, 41},
+		{"polr-round", required_argument, NULL, 42},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -201,6 +214,7 @@ static void parse_args(int argc, char **argv, struct inject *in)
 	in->ttl = 16;
 	in->count = 1;
 	in->tsdu_len = in->version = in->type_byte = in->afi = in->opt_total = -1;
+	in->poll_bo_ivl = 100000;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 1:
@@ -333,6 +347,24 @@ static void parse_args(int argc, char **argv, struct inject *in)
 		case 36:
 			in->opt_total = (long)number(optarg, 0xffff, "--opt-total");
 			break;
+		case 37:
+			in->poll_round = (uint16_t)number(optarg, 0xffff, "--poll-round");
+			break;
+		case 38:
+			in->poll_type = (uint16_t)number(optarg, 0xffff, "--poll-type");
+			break;
+		case 39:
+			in->poll_bo_ivl = (uint32_t)number(optarg, UINT32_MAX, "--poll-bo-ivl");
+			break;
+		case 40:
+			in->poll_rand = (uint32_t)number(optarg, UINT32_MAX, "--poll-rand");
+			break;
+		case 41:
+			in->poll_mask = (uint32_t)number(optarg, UINT32_MAX, "--poll-mask");
+			break;
+		case 42:
+			in->polr_round = (uint16_t)number(optarg, 0xffff, "--polr-round");
+			break;
 		case 'v':
 			in->verbose = true;
 			break;
@@ -415,9 +447,10 @@ static size_t build_tpdu(const struct inject *in, uint32_t sqn, uint8_t *out, si
 	case PGM_NCF:
 		return pgm_build_nak(out, cap, (unsigned)in->type, &hdr, sqn, nak_src, nak_grp, &o);
 	case PGM_POLL:
-		return pgm_build_poll(out, cap, &hdr, sqn, 0, 0, path, 100000, 0, 0, &o);
+		return pgm_build_poll(out, cap, &hdr, sqn, in->poll_round, in->poll_type, path,
+			in->poll_bo_ivl, in->poll_rand, in->poll_mask, &o);
 	case PGM_POLR:
-		return pgm_build_polr(out, cap, &hdr, sqn, 0, &o);
+		return pgm_build_polr(out, cap, &hdr, sqn, in->polr_round, &o);
 	case PGM_SPMR:
 		return pgm_build_spmr(out, cap, &hdr, &o);
 	default:

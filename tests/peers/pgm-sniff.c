@@ -6,13 +6,17 @@
  *   pgm src=198.18.1.2 dst=239.192.0.1 ttl=15 ra=1 encap=ip csum=ok type=SPM | SPM 0102...
  *
  * csum is ok, bad or none (a zero checksum); malformed packets print error=NAME (the codec's
- * counter name) instead of the summary. UDP checksums are not judged here (veth captures of
+ * counter name) instead of the summary. Every parsed line ends with the PGM ports as they go on
+ * the wire ("ports 1234>7500"; the summary shows the session's TSI, upstream types swapped
+ * back) and, over UDP, the UDP ports ("udp-ports 3055>3055"); --time adds the capture time
+ * ("time=SECONDS.MICROSECONDS"). UDP checksums are not judged here (veth captures of
  * local senders carry offloaded, unfinished checksums); udpcsum= shows them.
  *
  *   pgm-sniff --if IF [--timeout S (10)] [--count N] [--ports U,M (3055,3056)] [--in]
- *             [--ready FILE] [--filter BPF]
+ *             [--ready FILE] [--filter BPF] [--write PCAP] [--time]
  *
- * --in keeps only packets the interface received. --ready creates FILE once capturing. At the
+ * --in keeps only packets the interface received. --ready creates FILE once capturing. --write
+ * also saves every captured packet (PGM or not) to a pcap file for tshark. At the
  * end "sniffed N packets" goes to standard error. Exit status 0, or 2 on a capture error.
  */
 #include <arpa/inet.h>
@@ -45,12 +49,27 @@ static double now_seconds(void)
 }
 
 struct sniff {
+	pcap_dumper_t *dump;
 	struct pgm_udp_ports ports;
 	int dlt;
+	bool show_time;
 	unsigned long printed;
 };
 
-static void print_packet(struct sniff *s, const uint8_t *frame, size_t caplen)
+static void print_tail(const struct sniff *s, const struct pgm_ip *ip, const struct pgm_packet *pkt,
+	const struct timeval *ts)
+{
+	if (pkt != NULL)
+		printf(" ports %u>%u", pkt->sport, pkt->dport);
+	if (ip->udp)
+		printf(" udp-ports %u>%u", ip->udp_sport, ip->udp_dport);
+	if (s->show_time)
+		printf(" time=%lld.%06ld", (long long)ts->tv_sec, (long)ts->tv_usec);
+	printf("\n");
+}
+
+static void print_packet(
+	struct sniff *s, const uint8_t *frame, size_t caplen, const struct timeval *ts)
 {
 	struct pgm_ip ip;
 	struct pgm_packet pkt;
@@ -86,10 +105,12 @@ static void print_packet(struct sniff *s, const uint8_t *frame, size_t caplen)
 		csum = pkt.checksum == 0 ? "none" : "ok";
 	}
 	if (e != PGM_ERR_OK) {
-		printf(" csum=%s error=%s len=%u\n", csum, pgm_err_name(e), ip.pgm_len);
+		printf(" csum=%s error=%s len=%u", csum, pgm_err_name(e), ip.pgm_len);
+		print_tail(s, &ip, NULL, ts);
 	} else {
 		pgm_packet_format(&pkt, line, sizeof(line));
-		printf(" csum=%s type=%s | %s\n", csum, pgm_type_name(pkt.type), line);
+		printf(" csum=%s type=%s | %s", csum, pgm_type_name(pkt.type), line);
+		print_tail(s, &ip, &pkt, ts);
 	}
 	s->printed++;
 }
@@ -97,7 +118,7 @@ static void print_packet(struct sniff *s, const uint8_t *frame, size_t caplen)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pgm-sniff --if IF [--timeout S] [--count N] [--ports U,M] [--in] "
-			"[--ready FILE] [--filter BPF]\n");
+			"[--ready FILE] [--filter BPF] [--write PCAP] [--time]\n");
 	exit(2);
 }
 
@@ -111,9 +132,11 @@ int main(int argc, char **argv)
 		{"in", no_argument, NULL, 'I'},
 		{"ready", required_argument, NULL, 'r'},
 		{"filter", required_argument, NULL, 'f'},
+		{"write", required_argument, NULL, 'w'},
+		{"time", no_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *ifname = NULL, *ready = NULL, *filter = NULL;
+	const char *ifname = NULL, *ready = NULL, *filter = NULL, *pcap_out = NULL;
 	double timeout = 10, start;
 	unsigned long count = 0;
 	bool in_only = false;
@@ -155,6 +178,12 @@ int main(int argc, char **argv)
 		case 'f':
 			filter = optarg;
 			break;
+		case 'w':
+			pcap_out = optarg;
+			break;
+		case 'T':
+			s.show_time = true;
+			break;
 		default:
 			usage();
 		}
@@ -191,6 +220,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	s.dlt = pcap_datalink(p);
+	if (pcap_out != NULL && (s.dump = pcap_dump_open(p, pcap_out)) == NULL) {
+		fprintf(stderr, "pgm-sniff: %s: %s\n", pcap_out, pcap_geterr(p));
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -208,10 +241,17 @@ int main(int argc, char **argv)
 		const u_char *data;
 
 		poll(&pfd, 1, 50);
-		while ((count == 0 || s.printed < count) && pcap_next_ex(p, &h, &data) == 1)
-			print_packet(&s, data, h->caplen);
+		while ((count == 0 || s.printed < count) && pcap_next_ex(p, &h, &data) == 1) {
+			if (s.dump != NULL) {
+				pcap_dump((u_char *)s.dump, h, data);
+				pcap_dump_flush(s.dump);
+			}
+			print_packet(&s, data, h->caplen, &h->ts);
+		}
 	}
 	fprintf(stderr, "sniffed %lu packets\n", s.printed);
+	if (s.dump != NULL)
+		pcap_dump_close(s.dump);
 	pcap_close(p);
 	return 0;
 }

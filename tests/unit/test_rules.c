@@ -22,22 +22,23 @@ static const char expected_nft[] =
 	"\tchain prerouting {\n"
 	"\t\ttype filter hook prerouting priority mangle; policy accept;\n"
 	"\t\tiifname \"eth0\" ip protocol 113 @th,32,8 & 0x0f == 0x0a counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f == 0x0a counter queue num 3 "
-	"bypass\n"
+	"\t\tiifname \"eth0\" ip protocol 113 meta length < 36 counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f == 0x0a counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" udp dport { 3055, 3056 } meta length < 44 counter queue num 3 bypass\n"
 	"\t}\n"
 	"\tchain input {\n"
 	"\t\ttype filter hook input priority mangle; policy accept;\n"
-	"\t\tiifname \"eth0\" fib daddr type local ip protocol 113 @th,32,8 & 0x0f { 0x02, 0x05, "
-	"0x08, 0x09 } counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" fib daddr type local udp dport { 3055, 3056 } @th,96,8 & 0x0f { "
-	"0x02, 0x05, 0x08, 0x09 } counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" fib daddr type local ip protocol 113 @th,32,8 & 0x0f { 0x02, 0x05, 0x08, 0x09 } counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" fib daddr type local ip protocol 113 meta length < 36 counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" fib daddr type local udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x02, 0x05, 0x08, 0x09 } counter queue num 3 bypass\n"
+	"\t\tiifname \"eth0\" fib daddr type local udp dport { 3055, 3056 } meta length < 44 counter queue num 3 bypass\n"
 	"\t}\n"
 	"\tchain forward {\n"
 	"\t\ttype filter hook forward priority mangle; policy accept;\n"
-	"\t\toifname \"eth0\" ip protocol 113 @th,32,8 & 0x0f { 0x00, 0x01, 0x05 } counter queue "
-	"num 3 bypass\n"
-	"\t\toifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x00, 0x01, 0x05 } "
-	"counter queue num 3 bypass\n"
+	"\t\toifname \"eth0\" ip protocol 113 @th,32,8 & 0x0f { 0x00, 0x01, 0x05 } counter queue num 3 bypass\n"
+	"\t\toifname \"eth0\" ip protocol 113 meta length < 36 counter queue num 3 bypass\n"
+	"\t\toifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x00, 0x01, 0x05 } counter queue num 3 bypass\n"
+	"\t\toifname \"eth0\" udp dport { 3055, 3056 } meta length < 44 counter queue num 3 bypass\n"
 	"\t}\n"
 	"}\n";
 
@@ -47,22 +48,18 @@ static const char expected_ipt[] =
 	":PGMROUTER-PRE - [0:0]\n"
 	":PGMROUTER-IN - [0:0]\n"
 	":PGMROUTER-FWD - [0:0]\n"
-	"-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0xA\" -j "
-	"NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 "
-	"\"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m u32 --u32 "
-	"\"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x2,0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 "
-	"--queue-bypass\n"
-	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type "
-	"LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x2,0x5,0x8,0x9\" -j NFQUEUE "
-	"--queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-FWD -o eth0 -p 113 -m u32 --u32 "
-	"\"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0,0x1,0x5\" -j NFQUEUE --queue-num 3 "
-	"--queue-bypass\n"
-	"-A PGMROUTER-FWD -o eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 "
-	"\"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x0,0x1,0x5\" -j NFQUEUE --queue-num 3 "
-	"--queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p 113 -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x2,0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x2,0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type LOCAL -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-FWD -o eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0,0x1,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-FWD -o eth0 -p 113 -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-FWD -o eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x0,0x1,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-FWD -o eth0 -p udp -m multiport --dports 3055,3056 -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-I PREROUTING 1 -j PGMROUTER-PRE\n"
 	"-I INPUT 1 -j PGMROUTER-IN\n"
 	"-I FORWARD 1 -j PGMROUTER-FWD\n"
@@ -116,17 +113,20 @@ START_TEST(test_every_rule_has_bypass_and_no_odata)
 	char *n = rules_nft_script(&cfg, two_ifs, 2, true);
 	char *i = rules_ipt_script(&cfg, &none, two_ifs, 2, true);
 
-	/* 3 hooks x 2 interfaces x (IP, UDP) */
-	ck_assert_uint_eq(count(n, "queue num 9 bypass\n"), 12);
-	ck_assert_uint_eq(count(n, "queue num"), 12);
-	ck_assert_uint_eq(count(i, "-j NFQUEUE --queue-num 9 --queue-bypass\n"), 12);
-	ck_assert_uint_eq(count(i, "NFQUEUE"), 12);
+	/* 3 hooks x 2 interfaces x (IP, UDP) x (by type, too short for a header) */
+	ck_assert_uint_eq(count(n, "queue num 9 bypass\n"), 24);
+	ck_assert_uint_eq(count(n, "queue num"), 24);
+	ck_assert_uint_eq(count(i, "-j NFQUEUE --queue-num 9 --queue-bypass\n"), 24);
+	ck_assert_uint_eq(count(i, "NFQUEUE"), 24);
+	/* the short-datagram rules cannot take a valid PGM packet (the smallest is 16 bytes) */
+	ck_assert_uint_eq(count(n, "meta length < 36 "), 6);
+	ck_assert_uint_eq(count(i, "--length 0:35 "), 6);
 	/* ODATA (type 4) appears in no type list */
 	ck_assert_ptr_null(strstr(n, "0x04"));
 	ck_assert_ptr_null(strstr(i, "=0x4"));
 	ck_assert_ptr_null(strstr(i, ",0x4"));
-	ck_assert_uint_eq(count(n, "\"vlan.10\""), 6);
-	ck_assert_uint_eq(count(i, " vlan.10 "), 6);
+	ck_assert_uint_eq(count(n, "\"vlan.10\""), 12);
+	ck_assert_uint_eq(count(i, " vlan.10 "), 12);
 	free(n);
 	free(i);
 }
@@ -143,7 +143,7 @@ START_TEST(test_udp_off_and_single_port)
 	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
 	ck_assert_ptr_null(strstr(n, "udp"));
 	ck_assert_ptr_null(strstr(i, "udp"));
-	ck_assert_uint_eq(count(n, "queue num"), 3);
+	ck_assert_uint_eq(count(n, "queue num"), 6);
 	free(n);
 	free(i);
 
@@ -152,7 +152,7 @@ START_TEST(test_udp_off_and_single_port)
 	n = rules_nft_script(&cfg, one_if, 1, true);
 	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
 	ck_assert_uint_eq(count(n, "udp dport 7500 @th,96,8"), 3);
-	ck_assert_uint_eq(count(i, "-p udp --dport 7500 "), 3);
+	ck_assert_uint_eq(count(i, "-p udp --dport 7500 "), 6);
 	ck_assert_ptr_null(strstr(i, "multiport"));
 	free(n);
 	free(i);

@@ -1,0 +1,176 @@
+# Helpers for the tests of pgmrouterd's packet path (tests/ns/router_*.sh; bash; sourced, not
+# run). On top of lib.sh: the standard topology with pgmrouterd in rtr, pgm-inject for traffic,
+# pgm-sniff on every segment, the daemon's JSON read with python3, and barriers that make
+# "nothing more arrived" checks independent of the machine's load.
+#
+#   src (s0 198.18.1.2) --- (up0 198.18.1.1) rtr (d1 198.18.2.1) --- (dn 198.18.2.2) r1
+#                                               (d2 198.18.3.1) --- (dn 198.18.3.2) r2
+#
+# Namespaces are "pn-<test>-<pid>-<role>". NS_KEEP=DIR keeps the captures and logs of a run in
+# DIR (for looking into a failure).
+
+. "$(dirname "$0")/lib.sh"
+NS_PFX="pn-${NS_TEST}-$$"
+router_cleanup() {
+	if [ -n "${NS_KEEP:-}" ]; then
+		mkdir -p "$NS_KEEP/$NS_TEST" && cp -r "$NS_TMP"/. "$NS_KEEP/$NS_TEST/"
+	fi
+	ns_cleanup
+}
+trap router_cleanup EXIT
+
+DAEMON=${DAEMON:-"$ROOT/build/pgmrouterd"}
+CLI=${CLI:-"$ROOT/build/pgmrouter"}
+INJECT=${INJECT:-"$ROOT/build/peers/pgm-inject"}
+SNIFF=${SNIFF:-"$ROOT/build/peers/pgm-sniff"}
+UP_ADDR=198.18.1.1
+D1_ADDR=198.18.2.1
+D2_ADDR=198.18.3.1
+R1_ADDR=198.18.2.2
+R2_ADDR=198.18.3.2
+SOCK="$NS_TMP/pgmrouterd.sock"
+PIDFILE="$NS_TMP/pgmrouterd.pid"
+DLOG="$NS_TMP/pgmrouterd.log"
+# Markers (sync_wire) use their own session so that they never count as test traffic.
+MARK_GSI=fffffffe0001
+MARK_SQN=0
+
+router_need() {
+	need_root
+	for b in "$DAEMON" "$CLI" "$INJECT" "$SNIFF"; do
+		[ -x "$b" ] || { log "missing $b (run make)"; exit 1; }
+	done
+	command -v python3 >/dev/null || { log "needs python3"; exit 1; }
+}
+
+# The JSON reader: EXPR is a python expression over j (the document), ifs (interfaces by name),
+# sess (the sessions list); it prints the value.
+cat >"$NS_TMP/jq.py" <<'EOF'
+import json, sys
+try:
+    j = json.load(sys.stdin)
+except ValueError as e:
+    print("bad-json: %s" % e)
+    sys.exit(1)
+ifs = {i["name"]: i for i in j.get("interfaces", [])} if isinstance(j, dict) else {}
+sess = j.get("sessions", []) if isinstance(j, dict) else []
+try:
+    v = eval(sys.argv[1])
+except Exception as e:
+    print("error: %r" % e)
+    sys.exit(1)
+print(v)
+EOF
+
+# router_conf FILE [LINES...]: a startup config with router assist on up0, d1 and d2; extra
+# global lines go first.
+router_conf() {
+	local f
+	f=$1
+	shift
+	{
+		echo "hostname r1"
+		for l in "$@"; do
+			echo "$l"
+		done
+		for i in up0 d1 d2; do
+			printf 'interface %s\n ip pgm router\n' "$i"
+		done
+	} >"$f"
+}
+
+# router_start CONF [ARGS...]: pgmrouterd in rtr, in the foreground with its log in DLOG, until
+# its control socket answers (the socket comes after the interception rules). DAEMON_PID.
+router_start() {
+	local conf
+	conf=$1
+	shift
+	bg rtr "$DLOG" "$DAEMON" -d -f "$conf" -s "$SOCK" -p "$PIDFILE" "$@"
+	DAEMON_PID=$BG_PID
+	wait_for 10 sh -c "[ -S '$SOCK' ] || ! kill -0 $DAEMON_PID"
+	if ! [ -S "$SOCK" ] || ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+		log "pgmrouterd did not start; its log:"
+		sed 's/^/    /' "$DLOG"
+		return 1
+	fi
+	wait_for 10 jtrue "show ip pgm router json" 'j["running"]'
+}
+
+# cli CMD...: the commands in one pgmrouter session (as root: privileged mode).
+cli() {
+	local a=()
+	for c in "$@"; do
+		a+=(-c "$c")
+	done
+	nsx rtr "$CLI" -s "$SOCK" "${a[@]}"
+}
+
+# jval CMD EXPR: EXPR evaluated over the JSON output of CMD.
+jval() {
+	cli "$1" | python3 "$NS_TMP/jq.py" "$2"
+}
+jtrue() { [ "$(jval "$1" "$2")" = True ]; }
+# ev IF NAME: an event counter of one interface.
+ev() { jval "show ip pgm router traffic json" "ifs['$1']['events']['$2']"; }
+# wait_ev SECONDS IF NAME VALUE: until that event counter reaches VALUE (a barrier: the daemon
+# is single-threaded, so what it sent while counting is on the wire when the CLI answers);
+# wait_rx SECONDS IF TYPE VALUE: the same for packets received (forwarded types: per copy).
+wait_ev() { wait_for "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['events']['$3'] >= $4"; }
+wait_rx() { wait_for "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['received']['$3'] >= $4"; }
+# dp EXPR: the data plane's JSON.
+dp() { jval "show ip pgm router dataplane json" "$1"; }
+# The repair state of SQN in the only session of group GROUP (its phase, or "none").
+phase() {
+	jval "show ip pgm router state json" \
+		"([r['phase'] for s in sess if s['tsi'] == '${2:-010203040506.1234}' for r in s['repairs'] if r['sqn'] == $1] + ['none'])[0]"
+}
+
+# inj NAME IF ARGS...: pgm-inject in namespace NAME out of IF.
+inj() {
+	local n i
+	n=$1
+	i=$2
+	shift 2
+	nsx "$n" "$INJECT" --if "$i" "$@" >>"$NS_TMP/inject.out" 2>&1 || {
+		log "inject failed in $n: $*"
+		tail -1 "$NS_TMP/inject.out"
+	}
+}
+
+# sniffers: pgm-sniff on the three end hosts (everything on each segment, both directions),
+# into $NS_TMP/{src,r1,r2}.sniff, with capture times.
+sniffers() {
+	local n i
+	for n in src r1 r2; do
+		i=dn
+		[ $n = src ] && i=s0
+		rm -f "$NS_TMP/$n.ready"
+		bg $n "$NS_TMP/$n.sniff" "$SNIFF" --if $i --time --timeout 240 --ready "$NS_TMP/$n.ready"
+	done
+	for n in src r1 r2; do
+		wait_for 10 test -e "$NS_TMP/$n.ready" || { log "sniffer in $n did not start"; return 1; }
+	done
+}
+
+# seen NAME ERE: lines of NAME's capture matching ERE.
+seen() { count_lines "$NS_TMP/$1.sniff" "$2"; }
+# seen_is NAME ERE N
+seen_is() { [ "$(seen "$1" "$2")" = "$3" ]; }
+# wait_seen SECONDS NAME ERE N: until at least N lines match.
+wait_seen() { wait_for "$1" sh -c "[ \$(grep -Ec -- '$3' '$NS_TMP/$2.sniff') -ge $4 ]"; }
+
+# sync_wire [ENCAP-ARGS]: an ODATA marker of its own session from src to the group, forwarded by
+# the kernel alone; once every capture shows it, every packet the router sent before it was
+# captured too. Call it after a daemon barrier (wait_ev) to prove that something did not happen.
+sync_wire() {
+	local m
+	MARK_SQN=$((MARK_SQN + 1))
+	inj src s0 --src "$SRC_ADDR" --dst "$GROUP" --type odata --gsi $MARK_GSI --sqn $MARK_SQN "$@"
+	m="type=ODATA \| ODATA $MARK_GSI\.1234 sqn $MARK_SQN "
+	for n in src r1 r2; do
+		wait_seen 10 $n "$m" 1 || { log "marker $MARK_SQN not seen in $n"; return 1; }
+	done
+}
+
+# The rules of ours in rtr (iptables-save lines without counters).
+our_rules() { saved_rules rtr | grep 'PGMROUTER'; }

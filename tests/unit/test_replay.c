@@ -1,0 +1,126 @@
+/*
+ * The OpenPGM capture fixtures replayed through the control plane (pgmrouterd -R): the router
+ * sits between the source's LAN and the receivers' LAN of the capture, and its decisions are
+ * counted. The fixtures are fixed files, so the counts are exact; tests/fixtures/README lists
+ * what they hold (IP: 12 SPM, 252 ODATA, 22 RDATA, 21 NAK with 5 lists, 21 NCF, 1 SPMR).
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "control/control.h"
+#include "router/assist.h"
+
+struct counts {
+	const struct cp_counters *up, *down;
+};
+
+static void find_if(void *ctx, const struct cp_if_view *v)
+{
+	struct counts *c = ctx;
+
+	if (v->ifindex == 1)
+		c->up = v->counters;
+	else if (v->ifindex == 2)
+		c->down = v->counters;
+}
+
+static void replay(const char *file, struct counts *c)
+{
+	static const char *const ifs[] = {"up=198.18.1.1/24", "a=198.18.2.1/24"};
+	int saved, devnull, rc;
+
+	/* the replay prints its counters: keep them out of Check's output */
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	devnull = open("/dev/null", O_WRONLY);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_ge(devnull, 0);
+	dup2(devnull, STDOUT_FILENO);
+	assist_init();
+	rc = assist_replay(file, ifs, 2, true);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(devnull);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(assist_cp());
+	cp_foreach_if(assist_cp(), find_if, c);
+	ck_assert_ptr_nonnull(c->up);
+	ck_assert_ptr_nonnull(c->down);
+}
+
+static void check_common(const struct counts *c, uint64_t naks, uint64_t sqns)
+{
+	/* 7.1: every SPM forwarded downstream with our path, one session */
+	ck_assert_uint_eq(c->up->in[PGM_SPM], 12);
+	ck_assert_uint_eq(c->down->ev[CP_C_SPM_FORWARDED], 12);
+	ck_assert_uint_eq(c->up->ev[CP_C_SESSIONS_CREATED], 1);
+	/* 7.2: each of the 21 NAKs (27 SQNs with the lists) confirmed or rate-limited */
+	ck_assert_uint_eq(c->down->in[PGM_NAK], naks);
+	ck_assert_uint_eq(c->down->ev[CP_C_NAK_RECEIVED], sqns);
+	ck_assert_uint_eq(c->down->ev[CP_C_NCF_SENT] + c->down->ev[CP_C_NCF_RATE_LIMITED], naks);
+	/* 7.3, 7.4: OpenPGM repeats a listed SQN as a single NAK right after the list: those
+	   duplicates are eliminated (a list is still forwarded when another SQN in it is new), so
+	   fewer NAKs go upstream than came in */
+	ck_assert_uint_le(c->down->ev[CP_C_NAK_UNIQUE] + c->down->ev[CP_C_NAK_ELIMINATED], sqns);
+	ck_assert_uint_gt(c->down->ev[CP_C_NAK_ELIMINATED], 0);
+	ck_assert_uint_lt(c->up->ev[CP_C_NAK_FORWARDED], naks);
+	ck_assert_uint_eq(c->up->out[PGM_NAK], c->up->ev[CP_C_NAK_FORWARDED]);
+	/* 7.3, 7.5: the source's NCFs confirm what we forwarded, anticipate the rest */
+	ck_assert_uint_eq(c->up->ev[CP_C_NCF_RECEIVED],
+		c->up->ev[CP_C_NCF_CONFIRMED] + c->up->ev[CP_C_NCF_ANTICIPATED]);
+	/* 7.8: RDATA forwarded once per repair state; a second repair of the same SQN finds
+	   the state gone and is dropped */
+	ck_assert_uint_eq(c->down->ev[CP_C_RDATA_FORWARDED] + c->down->ev[CP_C_RDATA_NO_STATE],
+		c->up->in[PGM_RDATA]);
+	ck_assert_uint_le(c->down->ev[CP_C_RDATA_FORWARDED], c->down->ev[CP_C_NAK_UNIQUE]);
+}
+
+START_TEST(test_replay_openpgm_ip)
+{
+	struct counts c = {0};
+
+	replay("tests/fixtures/openpgm-ip.pcap", &c);
+	check_common(&c, 21, 27);
+	ck_assert_uint_eq(c.up->in[PGM_RDATA], 22);
+	ck_assert_uint_eq(c.down->ev[CP_C_RDATA_FORWARDED], 22);
+	ck_assert_uint_eq(c.down->ev[CP_C_NAK_UNIQUE], 22);
+	ck_assert_uint_eq(c.up->ev[CP_C_NAK_FORWARDED], 16);
+	assist_free();
+}
+END_TEST
+
+START_TEST(test_replay_openpgm_udp)
+{
+	struct counts c = {0};
+
+	replay("tests/fixtures/openpgm-udp.pcap", &c);
+	check_common(&c, 23, 30);
+	ck_assert_uint_eq(c.up->in[PGM_RDATA], 26);
+	ck_assert_uint_eq(c.down->ev[CP_C_RDATA_FORWARDED], 24);
+	ck_assert_uint_eq(c.down->ev[CP_C_RDATA_NO_STATE], 2);
+	assist_free();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("replay");
+	TCase *tc = tcase_create("fixtures");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_replay_openpgm_ip);
+	tcase_add_test(tc, test_replay_openpgm_udp);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
