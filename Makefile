@@ -12,8 +12,6 @@
 # Sources are found by directory: every .c in dataplane/, control/, cli/ and router/ goes into
 # libpgmrouter.a except the two programs' mains; every tests/unit/test_*.c is one Check runner.
 
-.DEFAULT_GOAL := all
-
 PREFIX ?= /usr/local
 DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
