@@ -7,8 +7,10 @@
 #
 # A benchmark is either a program build/bench/bench_* or a script tests/bench/bench-*.sh. Each
 # prints CSV rows `benchmark,metric,value,unit` on stdout (other lines are passed through to the
-# log); it gets --smoke in smoke mode. Scripts may also write extra CSV files for plots into
-# $BENCH_RESULTS. Exit status: non-zero when any benchmark failed or printed no row.
+# log); it gets --smoke in smoke mode. A figure that could not be measured is a row with the value
+# `missing` and the reason in the unit column; it is listed, never counted as a failure. Scripts
+# may also write extra CSV files for plots into $BENCH_RESULTS. Exit status: non-zero when any
+# benchmark failed or printed no row.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -22,17 +24,20 @@ csv="$results/results.csv"
 echo "benchmark,metric,value,unit" >"$csv"
 
 failed=""
+row='^[A-Za-z0-9_.-]+,[^,]+,([-0-9.eE+]+|missing),'
 run_one() {
 	local name=$1
 	shift
-	local out rc
+	local out rc start
 	echo "--- bench: $name $smoke"
 	out=$(mktemp)
+	start=$(date +%s)
 	"$@" $smoke >"$out" 2>"$results/$name.log"
 	rc=$?
-	grep -E '^[A-Za-z0-9_.-]+,[^,]+,[-0-9.eE+]+,' "$out" >>"$csv"
-	grep -vE '^[A-Za-z0-9_.-]+,[^,]+,[-0-9.eE+]+,' "$out" >>"$results/$name.log"
-	if [ $rc -ne 0 ] || ! grep -qE '^[A-Za-z0-9_.-]+,[^,]+,[-0-9.eE+]+,' "$out"; then
+	echo "--- bench: $name took $(($(date +%s) - start)) s"
+	grep -E "$row" "$out" >>"$csv"
+	grep -vE "$row" "$out" >>"$results/$name.log"
+	if [ $rc -ne 0 ] || ! grep -qE "$row" "$out"; then
 		echo "--- bench: $name FAILED (exit $rc); log: $results/$name.log"
 		tail -n 20 "$results/$name.log"
 		failed="$failed $name"
@@ -55,6 +60,8 @@ tail -n +2 "$csv" | while IFS=, read -r b m v u; do
 	printf '%-22s %-44s %16s  %s\n' "$b" "$m" "$v" "$u"
 done
 echo
+missing=$(grep -c ',missing,' "$csv")
+[ "$missing" -gt 0 ] && echo "missing figures: $missing (value 'missing'; the reason is in the unit column)"
 echo "results: $csv"
 
 if [ -z "$smoke" ] && command -v gnuplot >/dev/null; then

@@ -39,12 +39,14 @@ e2e_begin() {
 	echo "=== $E2E_NAME: $E2E_TITLE"
 }
 
-# e2e_variants: the variants to run, in order. Says loudly when "with" is skipped.
+# e2e_variants: the variants to run, in order (E2E_VARIANTS="without" or "with" runs one of them,
+# for debugging).
 e2e_variants() {
-	echo without
-	if lab_router_available; then
-		echo with
-	fi
+	case ${E2E_VARIANTS:-without with} in *without*) echo without ;; esac
+	case ${E2E_VARIANTS:-without with} in
+	*with | *with\ *) lab_router_available && echo with ;;
+	esac
+	return 0
 }
 
 # Call once after the variant loop decided: prints the skip banner when needed.
@@ -103,6 +105,8 @@ e2e_router_check_alive() {
 # (without or with); PREFIX starts the case's rows in the table.
 e2e_case_begin() {
 	lab_init "$1"
+	# tests/e2e/run.sh checks afterwards that none of its runs left anything behind.
+	[ -n "${E2E_IDS_FILE:-}" ] && echo "$LAB_ID" >>"$E2E_IDS_FILE"
 	E2E_CASE_VARIANT=$2
 	E2E_CASE_PREFIX=$3
 	E2E_CASE_CHECKS=0
@@ -127,7 +131,7 @@ e2e_case_end() {
 		# (checked through /proc, as the namespaces' names are gone by now).
 		if [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
 			read -r rest <"/proc/$pid/comm" 2>/dev/null
-			case $rest in pgm-* | zmq-* | smcrouted | dumpcap | pgmrouterd)
+			case $rest in pgm-* | zmq-* | nfq-delay | smcrouted | dumpcap | pgmrouterd)
 				left=1
 				echo "    leftover process $pid ($rest)"
 				;;
@@ -183,56 +187,120 @@ e2e_scale() {
 # sources listen for NAKs on the multicast port only, so the two ports must be equal), with the
 # suffix -ra for IP Router Alert on every packet the peers send that may carry it. Counters
 # are reset first. Fills E2E_RECV_RESULT[receiver] (the summary line, or "result=none rc=N"),
+<<<<<<< HEAD
 # E2E_SENDER_RESULT and E2E_COUNTS[lan]. Returns 0 when every receiver passed. Extra receiver
 # options go in the array E2E_RECV_ARGS (e.g. --fec 8).
+=======
+# E2E_SENDER_RESULT and E2E_COUNTS[lan]; every segment is captured too (e2e_wire_*), and in the
+# "with" variant the routers' counters are read (e2e_rt). Returns 0 when every receiver passed.
+# E2E_RECV_ARGS (an array) adds options to every receiver.
+>>>>>>> main
 e2e_pgm_stream() {
-	local group=$1 encap=$2 count=$3 rate=$4 limit=$5 r lan rc all=0 spid
-	local -a udp=() pids=()
+	e2e_pgm_stream_start "$@" || {
+		e2e_stream_finish
+		return 1
+	}
+	e2e_stream_finish
+}
+
+# e2e_pgm_stream_start ...: the same arguments; starts the captures, the receivers and the
+# sender and returns at once (1 when a receiver did not come up). End with e2e_stream_finish.
+e2e_pgm_stream_start() {
+	local group=$1 encap=$2 count=$3 rate=$4 limit=$5 r lan all=0
+	local -a udp=()
 	shift 5
 	case $encap in udp*) udp=(-u 3055) ;; esac
 	case $encap in *-ra) udp+=(-A) ;; esac
-	for lan in $TOPO_LANS; do lab_counts_reset "$lan"; done
+	_e2e_stream_prepare "$limit"
 	for r in $TOPO_RECEIVERS; do
 		lab_spawn "$r" "$LAB_DIR/$r.out" "$LAB_PEERS/pgm-recv" \
 			-n "$(lab_addr "$r" eth0);$group" -c "$count" -T "$limit" "${udp[@]}" \
 			"${E2E_RECV_ARGS[@]}"
+<<<<<<< HEAD
 		pids+=("$LAB_PID")
 	done
 	for r in $TOPO_RECEIVERS; do
 		lab_wait_file_line 10 "$LAB_DIR/$r.out" '^event=ready' || all=1
+=======
+		E2E_STREAM_PIDS+=("$LAB_PID")
+>>>>>>> main
 	done
+	_e2e_wait_ready || all=1
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/pgm-send" \
 		-n "$TOPO_SOURCE_ADDR;$group" -c "$count" -r "$rate" -T "$limit" "${udp[@]}" "$@"
-	spid=$LAB_PID
-	_e2e_collect "$limit" "${pids[@]}" || all=1
-	lab_stop "$spid"
-	E2E_SENDER_RESULT=$(lab_result "$LAB_DIR/sender.out")
-	[ -n "$E2E_SENDER_RESULT" ] || sed 's/^/    sender: /' "$LAB_DIR/sender.out" | tail -n 5
-	_e2e_snapshot_counts
+	E2E_STREAM_SENDER=$LAB_PID
 	return $all
 }
 
 # e2e_zmq_stream SCHEME GROUP COUNT RATE TIMEOUT: the same with zmq-pub and zmq-sub
 # (SCHEME epgm or pgm, port 5555).
 e2e_zmq_stream() {
-	local scheme=$1 group=$2 count=$3 rate=$4 limit=$5 r lan all=0 spid
-	local -a pids=()
-	for lan in $TOPO_LANS; do lab_counts_reset "$lan"; done
+	local scheme=$1 group=$2 count=$3 rate=$4 limit=$5 r all=0
+	_e2e_stream_prepare "$limit"
 	for r in $TOPO_RECEIVERS; do
 		lab_spawn "$r" "$LAB_DIR/$r.out" "$LAB_PEERS/zmq-sub" \
 			-e "$scheme://$(lab_addr "$r" eth0);$group:5555" -c "$count" -T "$limit"
-		pids+=("$LAB_PID")
+		E2E_STREAM_PIDS+=("$LAB_PID")
 	done
-	for r in $TOPO_RECEIVERS; do
-		lab_wait_file_line 10 "$LAB_DIR/$r.out" '^event=ready' || all=1
-	done
+	_e2e_wait_ready || all=1
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/zmq-pub" \
 		-e "$scheme://$TOPO_SOURCE_ADDR;$group:5555" -c "$count" -r "$rate" -T "$limit"
-	spid=$LAB_PID
-	_e2e_collect "$limit" "${pids[@]}" || all=1
-	lab_stop "$spid"
+	E2E_STREAM_SENDER=$LAB_PID
+	e2e_stream_finish || all=1
+	return $all
+}
+
+# Waits (10 s at most, together) until every receiver said event=ready; gives up at once when
+# one of them is gone.
+_e2e_wait_ready() {
+	local r pid rc end
+	end=$(($(date +%s%N) + 10000000000))
+	while :; do
+		rc=0
+		for r in $TOPO_RECEIVERS; do
+			grep -q '^event=ready' "$LAB_DIR/$r.out" 2>/dev/null || rc=1
+		done
+		[ "$rc" = 0 ] && return 0
+		for pid in "${E2E_STREAM_PIDS[@]}"; do
+			if ! kill -0 "$pid" 2>/dev/null || _lab_is_zombie "$pid"; then rc=2; fi
+		done
+		[ "$rc" = 2 ] || [ "$(date +%s%N)" -ge "$end" ] && break
+		sleep 0.05
+	done
+	lab_log "receivers not ready ($([ "$rc" = 2 ] && echo "one exited" || echo "after 10 s"))"
+	for r in $TOPO_RECEIVERS; do
+		grep -q '^event=ready' "$LAB_DIR/$r.out" 2>/dev/null ||
+			sed "s/^/    $r: /" "$LAB_DIR/$r.out" | tail -n 3
+	done
+	return 1
+}
+
+E2E_STREAM_PIDS=()
+E2E_STREAM_SENDER=""
+E2E_STREAM_LIMIT=0
+E2E_RECV_ARGS=()
+
+_e2e_stream_prepare() {
+	local lan
+	E2E_STREAM_LIMIT=$1
+	E2E_STREAM_PIDS=()
+	E2E_STREAM_SENDER=""
+	for lan in $TOPO_LANS; do lab_counts_reset "$lan"; done
+	e2e_wire_start
+	return 0
+}
+
+# e2e_stream_finish: waits for the receivers of the stream started last, stops the sender, and
+# reads the counters, the routers' counters and the captures. 0 when every receiver passed.
+e2e_stream_finish() {
+	local all=0
+	_e2e_collect "$E2E_STREAM_LIMIT" "${E2E_STREAM_PIDS[@]}" || all=1
+	[ -n "$E2E_STREAM_SENDER" ] && lab_stop "$E2E_STREAM_SENDER"
 	E2E_SENDER_RESULT=$(lab_result "$LAB_DIR/sender.out")
+	[ -n "$E2E_SENDER_RESULT" ] || sed 's/^/    sender: /' "$LAB_DIR/sender.out" | tail -n 5
 	_e2e_snapshot_counts
+	e2e_router_snapshot
+	e2e_wire_stop
 	return $all
 }
 
@@ -309,6 +377,275 @@ e2e_record_segments() {
 		for t in "$@"; do v="${v:+$v/}$(e2e_c "$lan" "$t")"; done
 		e2e_record "$E2E_CASE_VARIANT" "$E2E_CASE_PREFIX seg $lan: $types" "$v"
 	done
+}
+
+# Captures on the wire ------------------------------------------------------------------------
+#
+# Every stream is captured on every segment (dumpcap on the LAN's bridge, which sees every frame
+# once) with a filter that leaves out ODATA, then decoded by tshark (Wireshark's PGM dissector,
+# checksums verified) into one line per frame:
+#   frame ethsrc src dst ttl type ck bad sqn nlist naksrc path udp
+# type is the PGM type number (-1 for a frame tshark did not decode as PGM), ck the dissector's
+# checksum status (1 good, 0 bad, -1 none), bad 1 when tshark marked the frame malformed or
+# raised an error-level expert item, sqn the NAK/NCF sequence number, nlist the number of extra
+# sequence numbers in OPT_NAK_LIST, naksrc the NAK/NCF source NLA, path the SPM path NLA, udp 1
+# for PGM over UDP. e2e_wire_count and e2e_wire_sum select frames with an awk condition on
+# these names.
+
+E2E_WIRE_FILTER='(ip proto 113 and (ip[((ip[0]&0xf)<<2)+4]&0x0f) != 4) or (udp and (dst port 3055 or dst port 3056 or dst port 5555) and (udp[12]&0x0f) != 4)'
+# shellcheck disable=SC2016 # awk code, expanded by awk
+E2E_WIRE_VARS='frame = $1; ethsrc = $2; src = $3; dst = $4; ttl = $5 + 0; type = $6 + 0; ck = $7 + 0; bad = $8 + 0; sqn = $9 + 0; nlist = $10 + 0; naksrc = $11; path = $12; udp = $13 + 0'
+declare -gA E2E_WIRE_PIDS
+
+# e2e_wire_start: starts a capture on every segment of the topology.
+e2e_wire_start() {
+	local lan
+	E2E_WIRE_PIDS=()
+	for lan in $TOPO_LANS; do
+		rm -f "$LAB_DIR/wire.$lan.pcap" "$LAB_DIR/wire.$lan.tsv"
+		lab_capture_start "$lan" "$LAB_DIR/wire.$lan.pcap" "$E2E_WIRE_FILTER" ||
+			lab_die "cannot capture on LAN $lan"
+		E2E_WIRE_PIDS[$lan]=$LAB_PID
+	done
+}
+
+# e2e_wire_stop: stops the captures and decodes them.
+e2e_wire_stop() {
+	local lan
+	for lan in "${!E2E_WIRE_PIDS[@]}"; do lab_capture_stop "${E2E_WIRE_PIDS[$lan]}"; done
+	for lan in "${!E2E_WIRE_PIDS[@]}"; do
+		e2e_wire_decode "$LAB_DIR/wire.$lan.pcap" >"$LAB_DIR/wire.$lan.tsv"
+	done
+	E2E_WIRE_PIDS=()
+}
+
+# e2e_tshark PCAP ARGS...: tshark on a capture with PGM over UDP decoded on the lab's ports and
+# PGM checksums verified.
+e2e_tshark() {
+	local pcap=$1
+	shift
+	tshark -r "$pcap" -n -o pgm.check_checksum:TRUE -d udp.port==3055,pgm \
+		-d udp.port==3056,pgm -d udp.port==5555,pgm "$@" 2>/dev/null
+}
+
+# e2e_wire_decode PCAP: the capture as lines of the fields above (tab-separated).
+e2e_wire_decode() {
+	# Wireshark 4.0 writes the PGM checksum's value into pgm.hdr.cksum.status too, so that
+	# field has two values; the status proper (1 good, 0 bad) is the last one.
+	e2e_tshark "$1" -T fields -E separator=/t -E occurrence=a -e frame.number -e eth.src \
+		-e ip.src -e ip.dst -e ip.ttl -e pgm.hdr.type -e pgm.hdr.cksum.status \
+		-e _ws.malformed -e _ws.expert.severity -e pgm.nak.sqn -e pgm.genopts.type \
+		-e pgm.genopts.len -e pgm.nak.src.ipv4 -e pgm.spm.path.ipv4 -e udp.dstport |
+		awk -F'\t' '
+		function hex(h,   i, c, n) {
+			h = tolower(h); sub(/^0x/, "", h); n = 0
+			for (i = 1; i <= length(h); i++) {
+				c = index("0123456789abcdef", substr(h, i, 1))
+				if (c == 0) return -1
+				n = n * 16 + c - 1
+			}
+			return n
+		}
+		function first(v,   a) { split(v, a, ","); return a[1] }
+		function last(v,   a, n) { n = split(v, a, ","); return n ? a[n] : "" }
+		{
+			type = $6 == "" ? -1 : hex(first($6))
+			ck = last($7); if (ck == "") ck = -1
+			bad = ($8 != "") ? 1 : 0
+			n = split($9, sev, ",")
+			for (i = 1; i <= n; i++) if (sev[i] + 0 >= 8388608) bad = 1
+			sqn = $10 == "" ? -1 : hex(first($10))
+			nlist = 0
+			nt = split($11, ot, ","); split($12, ol, ",")
+			for (i = 1; i <= nt; i++) if (hex(ot[i]) == 2) nlist += (ol[i] - 4) / 4
+			printf "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\n", $1, first($2),
+				first($3), first($4), first($5), type, ck, bad, sqn, nlist, first($13),
+				first($14), $15 != "" ? 1 : 0
+		}'
+}
+
+# e2e_wire_count LAN CONDITION: the frames of the LAN's last capture matching CONDITION (awk,
+# over the field names above), e.g. e2e_wire_count a 'type == 10 && ttl == 255'.
+e2e_wire_count() {
+	e2e_wire_sum "$1" "$2" 1
+}
+
+# e2e_wire_sum LAN CONDITION EXPR: the sum of EXPR over the matching frames, e.g. the sequence
+# numbers the source was asked for: e2e_wire_sum src 'type == 8' '1 + nlist'.
+e2e_wire_sum() {
+	[ -s "$LAB_DIR/wire.$1.tsv" ] || [ -e "$LAB_DIR/wire.$1.tsv" ] || {
+		echo "no-capture"
+		return 1
+	}
+	awk -F'\t' "{ $E2E_WIRE_VARS } ($2) { n += ($3) } END { print n + 0 }" \
+		"$LAB_DIR/wire.$1.tsv"
+}
+
+# e2e_wire_sqns LAN TYPE: every sequence number that the LAN's NAKs (TYPE 8) or NCFs (10) name,
+# OPT_NAK_LIST included, one per line (from tshark's packet details: its field for the list is
+# cut short).
+e2e_wire_sqns() {
+	e2e_tshark "$LAB_DIR/wire.$1.pcap" -V -Y "pgm.hdr.type == $2" | awk '
+		function hex(h,   i, c, n) {
+			h = tolower(h); sub(/^0x/, "", h); n = 0
+			for (i = 1; i <= length(h); i++) {
+				c = index("0123456789abcdef", substr(h, i, 1))
+				if (c == 0) return -1
+				n = n * 16 + c - 1
+			}
+			return n
+		}
+		/Requested Sequence Number: 0x/ { print hex($NF) }
+		/^ *List\([0-9]+\):/ { for (i = 2; i <= NF; i++) print hex($i) }'
+}
+
+# e2e_mac NODE IFNAME: the interface's Ethernet address.
+e2e_mac() {
+	ip -n "$(lab_ns "$1")" -o link show dev "$2" 2>/dev/null |
+		sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p'
+}
+
+# e2e_wire_who LAN CONDITION: who sent the matching frames of the LAN's capture and how, one
+# "SENDER:IPSRC>IPDST/ttlTTL=COUNT" per kind, nodes by name: SENDER from the Ethernet source (the
+# node whose interface put the frame on the segment), IPSRC and IPDST from the IP header
+# ("group" for a multicast destination). Shows who originated a packet and who only forwarded it.
+e2e_wire_who() {
+	local lan=$1 cond=$2 fns
+	_e2e_node_map
+	fns='
+	function load(   l, f) { while ((getline l < map) > 0) { split(l, f, " "); name[f[1]] = f[2] } }
+	function nm(x) { return (x in name) ? name[x] : x }
+	function count(   d, k) {
+		d = (dst ~ /^2(2[4-9]|3[0-9])\./) ? "group" : nm(dst)
+		k = nm(ethsrc) ":" nm(src) ">" d "/ttl" ttl
+		if (!(k in n)) order[++m] = k
+		n[k]++
+	}
+	function report(   i) {
+		for (i = 1; i <= m; i++) printf "%s%s=%d", (i > 1 ? " " : ""), order[i], n[order[i]]
+		print (m == 0 ? "none" : "")
+	}'
+	awk -F'\t' -v map="$LAB_DIR/nodes.map" \
+		"$fns BEGIN { load() } { $E2E_WIRE_VARS } ($cond) { count() } END { report() }" \
+		"$LAB_DIR/wire.$lan.tsv"
+}
+
+# Addresses and Ethernet addresses of every node interface to node names (nodes.map).
+_e2e_node_map() {
+	local node ifname lan addr rest
+	[ -s "$LAB_DIR/nodes.map" ] && [ "$LAB_DIR/nodes.map" -nt "$LAB_DIR/links" ] && return 0
+	while read -r node ifname lan addr rest; do
+		echo "$addr $node"
+		echo "$(e2e_mac "$node" "$ifname") $node"
+	done <"$LAB_DIR/links" >"$LAB_DIR/nodes.map"
+}
+
+# The routers' counters ------------------------------------------------------------------------
+
+# e2e_router_snapshot: in the "with" variant, reads `show ip pgm router traffic json` of every
+# running router for e2e_rt, flattened to lines "IFNAME SECTION NAME VALUE" (a router that is not
+# running leaves no file: its values are empty, and every check on them fails).
+e2e_router_snapshot() {
+	local r f
+	[ "$E2E_CASE_VARIANT" = with ] || return 0
+	for r in $TOPO_ROUTERS; do
+		f="$LAB_DIR/traffic.$r"
+		rm -f "$f.json" "$f.tsv"
+		lab_router_running "$r" || continue
+		lab_router_cli "$r" "show ip pgm router traffic json" >"$f.json" 2>&1
+		jq -r '.interfaces[] | .name as $n | ("received", "sent", "events", "errors") as $s
+			| .[$s] | to_entries[] | "\($n) \($s) \(.key) \(.value)"' \
+			"$f.json" >"$f.tsv" 2>/dev/null || rm -f "$f.tsv"
+	done
+}
+
+# e2e_rt ROUTER IFNAME SECTION NAME: one counter from the last snapshot; SECTION is received or
+# sent (NAME a packet type: NAK, NCF, ...), events or errors (NAME a counter name:
+# ncf-sent, nak-multicast, ...). IFNAME "*" sums over the interfaces, NAME "*" over the section.
+e2e_rt() {
+	local file="$LAB_DIR/traffic.$1.tsv"
+	[ -s "$file" ] || return 0
+	awk -v i="$2" -v s="$3" -v k="$4" \
+		'(i == "*" || $1 == i) && $2 == s && (k == "*" || $3 == k) { n += $4 }
+		END { print n + 0 }' "$file"
+}
+
+# e2e_rt_errors ROUTER: every error counter of every interface, summed.
+e2e_rt_errors() { e2e_rt "$1" '*' errors '*'; }
+
+# e2e_record_routers: in the "with" variant, a row per router interface with what the router
+# counted there: NAKs received, NCFs sent and withheld by the rate limit, NAKs sent upstream,
+# RDATA forwarded.
+e2e_record_routers() {
+	local r ifname lan
+	[ "$E2E_CASE_VARIANT" = with ] || return 0
+	for r in $TOPO_ROUTERS; do
+		while read -r ifname lan; do
+			e2e_record with "$E2E_CASE_PREFIX $r $ifname ($lan): NAK in/NCF out/NCF limited/NAK out/RDATA out" \
+				"$(e2e_rt "$r" "$ifname" received NAK)/$(e2e_rt "$r" "$ifname" sent NCF)/$(e2e_rt "$r" "$ifname" events ncf-rate-limited)/$(e2e_rt "$r" "$ifname" sent NAK)/$(e2e_rt "$r" "$ifname" events rdata-forwarded)"
+		done < <(awk -v n="$r" '$1 == n { print $2, $3 }' "$LAB_DIR/links")
+		e2e_record with "$E2E_CASE_PREFIX $r RDATA copies dropped: no state/duplicate/no session" \
+			"$(e2e_rt "$r" '*' events rdata-no-state)/$(e2e_rt "$r" '*' events rdata-duplicate)/$(e2e_rt "$r" '*' events rdata-no-session)"
+	done
+}
+
+# e2e_naks_to_confirm ROUTER IFNAME: the NAK packets the router received on IFNAME that it must
+# answer with an NCF (or count as withheld by the NCF rate limit): all of them but those its
+# counters put aside, each counted once per packet (multicast copies, NAKs routed through, for
+# no known session, with foreign NLAs, from the upstream side, out of the window, on an interface
+# without router assist, or beyond the repair state limit).
+e2e_naks_to_confirm() {
+	local r=$1 ifname=$2 n c
+	n=$(e2e_rt "$r" "$ifname" received NAK)
+	for c in nak-multicast nak-transit nak-no-session nak-address-mismatch \
+		nak-upstream-interface nak-out-of-window nak-not-assisted repair-state-limit; do
+		n=$((n - $(e2e_rt "$r" "$ifname" events "$c")))
+	done
+	echo "$n"
+}
+
+# e2e_router_checks: in the "with" variant, what every router must show after a stream, each
+# router counter checked against the captures of the segments:
+# - the NCFs and NAKs seen on a segment coming from the router's interface are exactly those
+#   the router counted as sent there;
+# - each NCF carries the data source as IP source and TTL 255 (ncf-ttl); each NAK it sends comes
+#   from its own address on that segment and names the data source in NAK_SRC;
+# - every frame the routers put on the wire (all types but ODATA, which the kernel switches)
+#   decodes in Wireshark with a good PGM checksum and nothing malformed;
+# - every NAK the router received there to confirm was confirmed or counted as withheld by the
+#   NCF rate limit (ncf-sent + ncf-rate-limited = e2e_naks_to_confirm), and no parse error was
+#   counted.
+e2e_router_checks() {
+	local r ifname lan addr mac frames=0 badf=0 n b
+	[ "$E2E_CASE_VARIANT" = with ] || return 0
+	for r in $TOPO_ROUTERS; do
+		e2e_check "$r: counters read" "$([ -s "$LAB_DIR/traffic.$r.tsv" ] && echo 1 || echo 0)" -eq 1
+		e2e_check "$r: no packet error counted" "$(e2e_rt_errors "$r")" -eq 0
+		e2e_check "$r: no NAK with foreign NLAs" "$(e2e_rt "$r" '*' events nak-address-mismatch)" -eq 0
+		while read -r ifname lan addr; do
+			mac=$(e2e_mac "$r" "$ifname")
+			e2e_check "$r $ifname: NCFs on $lan from $r = its NCFs sent" \
+				"$(e2e_wire_count "$lan" "ethsrc == \"$mac\" && type == 10")" -eq \
+				"$(e2e_rt "$r" "$ifname" sent NCF)"
+			e2e_check "$r $ifname: NAKs on $lan from $r = its NAKs sent" \
+				"$(e2e_wire_count "$lan" "ethsrc == \"$mac\" && type == 8")" -eq \
+				"$(e2e_rt "$r" "$ifname" sent NAK)"
+			e2e_check "$r $ifname: its NCFs on $lan from the data source, TTL 255 (violations)" \
+				"$(e2e_wire_count "$lan" "ethsrc == \"$mac\" && type == 10 && (src != \"$TOPO_SOURCE_ADDR\" || ttl != 255)")" -eq 0
+			e2e_check "$r $ifname: its NAKs on $lan from $addr naming the source (violations)" \
+				"$(e2e_wire_count "$lan" "ethsrc == \"$mac\" && type == 8 && (src != \"$addr\" || naksrc != \"$TOPO_SOURCE_ADDR\")")" -eq 0
+			e2e_check "$r $ifname: ncf-sent + ncf-rate-limited = NAKs received to confirm" \
+				$(($(e2e_rt "$r" "$ifname" events ncf-sent) + $(e2e_rt "$r" "$ifname" events ncf-rate-limited))) \
+				-eq "$(e2e_naks_to_confirm "$r" "$ifname")"
+			n=$(e2e_wire_count "$lan" "ethsrc == \"$mac\"")
+			b=$(e2e_wire_count "$lan" "ethsrc == \"$mac\" && (bad || ck != 1)")
+			frames=$((frames + n))
+			badf=$((badf + b))
+		done < <(awk -v n="$r" '$1 == n { print $2, $3, $4 }' "$LAB_DIR/links")
+	done
+	e2e_record with "$E2E_CASE_PREFIX wire: router frames decoded by tshark / bad" "$frames / $badf"
+	e2e_check "router frames on the wire decode in tshark, good checksum (bad ones)" "$badf" -eq 0
+	e2e_check "router frames were captured (>= 1)" "$frames" -ge 1
 }
 
 # e2e_end: prints the table and the result line; exits non-zero on any failed check.

@@ -1,15 +1,17 @@
 #!/bin/bash
 # The pgmrouter demo (make demo) and lab (make lab), in network namespaces.
 #
-#   tests/lab/demo.sh [--seconds S] [--rate N] [--hosts N]
+#   tests/lab/demo.sh [--seconds S] [--rate N] [--hosts N] [--delay MS]
 #       Builds the tree topology (source, core router, two edge routers, four receiver LANs),
-#       drops 5 % of the ODATA into LAN a and 3 % into trunk t2, streams OpenPGM for S seconds
-#       (default 20) without router assist and, when build/pgmrouterd exists, again with it;
-#       prints delivery per receiver and the packets per segment (RDATA per branch), side by
-#       side, and removes everything.
-#   tests/lab/demo.sh --interactive [--hosts N]
-#       Builds the same topology, starts a slow endless stream (50 messages/s, up to an hour) and
-#       leaves it all running; prints how to enter it and how to tear it down.
+#       puts the source MS milliseconds away (default 100: everything it sends is delayed, as
+#       across a WAN), drops 5 % of the ODATA into LAN a and 3 % into trunk t2, streams OpenPGM
+#       for S seconds (default 20) without router assist, then again with pgmrouterd in every
+#       router; shows what the routers say (show ip pgm router state, traffic) and the two runs
+#       side by side, and removes everything.
+#   tests/lab/demo.sh --interactive [--hosts N] [--delay MS]
+#       Builds the same topology with pgmrouterd in every router, starts a slow endless stream
+#       (50 messages/s, up to an hour), leaves it all running and opens a pgmrouter session on
+#       e1 (when run from a terminal); prints how to tear it down.
 #   tests/lab/demo.sh --teardown ID
 #       Removes a lab left running by --interactive.
 #
@@ -25,6 +27,7 @@ GROUP=239.192.0.30
 SECONDS_TO_RUN=20
 RATE=250
 HOSTS=2
+DELAY_MS=100
 MODE=demo
 TEARDOWN_ID=""
 
@@ -53,16 +56,24 @@ while [ $# -gt 0 ]; do
 		HOSTS=${2:-}
 		shift
 		;;
+	--delay)
+		DELAY_MS=${2:-}
+		shift
+		;;
 	-h | --help) usage 0 ;;
 	*) usage 1 ;;
 	esac
 	shift
 done
-for v in "$SECONDS_TO_RUN" "$RATE" "$HOSTS"; do
+for v in "$SECONDS_TO_RUN" "$RATE" "$HOSTS" "$DELAY_MS"; do
 	case $v in '' | *[!0-9]*) usage 1 ;; esac
 done
 if [ "$HOSTS" -lt 1 ] || [ "$HOSTS" -gt 8 ]; then
 	lab_die "--hosts must be 1..8"
+fi
+if [ "$SECONDS_TO_RUN" -lt 5 ] || [ "$RATE" -lt 10 ] || [ "$RATE" -gt 2000 ] ||
+	[ "$DELAY_MS" -gt 1000 ]; then
+	lab_die "--seconds must be >= 5, --rate 10..2000 and --delay 0..1000"
 fi
 
 if [ "$MODE" = teardown ]; then
@@ -72,6 +83,8 @@ if [ "$MODE" = teardown ]; then
 	exit 0
 fi
 [ -x "$LAB_PEERS/pgm-send" ] || lab_die "build the peers first (make tools)"
+lab_router_available || lab_die "$(lab_router_cmd) is not built (make)"
+[ -x "$(lab_cli_cmd)" ] || lab_die "$(lab_cli_cmd) is not built (make)"
 
 build() {
 	lab_init "$1"
@@ -79,32 +92,41 @@ build() {
 	lab_topo_tree "$HOSTS"
 	lab_topo_loss a 0.05 odata
 	lab_topo_loss t2 0.03 odata
+	if [ "$DELAY_MS" -gt 0 ]; then
+		lab_delay s1 "$DELAY_MS" || lab_die "cannot delay the source"
+	fi
 }
 
-# ROUTER-HOOK: pgmrouterd starts here, in every router namespace, with the lab's default startup config
-# (lab_router_config). Returns non-zero when a daemon does not come up.
+# The startup config every router gets: router assist on each of its interfaces, PGM over UDP
+# on the ports the lab's peers use, every timer at its default.
+demo_config() {
+	local router=$1 ifname
+	cat <<EOF
+! pgmrouterd startup config for $router (tests/lab/demo.sh)
+hostname $router
+ip pgm router udp-encapsulation ports 3055 5555
+EOF
+	awk -v n="$router" '$1 == n { print $2 }' "$LAB_DIR/links" | while read -r ifname; do
+		printf 'interface %s\n ip pgm router\n' "$ifname"
+	done
+	echo "end"
+}
+
 routers_up() {
 	local r
 	for r in $TOPO_ROUTERS; do
-		lab_router_config "$r" >"$LAB_DIR/pgmrouterd.$r.conf"
+		demo_config "$r" >"$LAB_DIR/pgmrouterd.$r.conf"
 		lab_router_start "$r" "$LAB_DIR/pgmrouterd.$r.conf" || return 1
 	done
 }
 
-# ROUTER-HOOK: print `show ip pgm router` (and whatever else tells the story) from every router here,
-# through the CLI client and each daemon's control socket, e.g.
-#   "$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock core)" show ip pgm router
-show_routers() {
-	local r
-	[ -x "$LAB_REPO/build/pgmrouter" ] || return 0
-	for r in $TOPO_ROUTERS; do
-		echo "--- $r: show ip pgm router"
-		"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock "$r")" show ip pgm router 2>&1 |
-			sed 's/^/    /'
-	done
+# cli ROUTER COMMAND: one command through a pgmrouter session, shown as typed.
+cli() {
+	echo "$1# $2"
+	lab_router_cli "$1" "$2" 2>&1 | sed 's/^/  /'
 }
 
-# progress_line: one status line from the receivers' latest progress reports.
+# progress_line SECONDS: one status line from the receivers' latest progress reports.
 progress_line() {
 	local r n min="" max=0 line
 	for r in $TOPO_RECEIVERS; do
@@ -114,14 +136,13 @@ progress_line() {
 		if [ -z "$min" ] || [ "$n" -lt "$min" ]; then min=$n; fi
 		if [ "$n" -gt "$max" ]; then max=$n; fi
 	done
-	printf "  %3ss  delivered per receiver: %s..%s of %s   RDATA on src: %s\n" "$1" "$min" \
-		"$max" "$COUNT" "$(lab_count src rdata)"
+	printf "  %3ss  delivered %s..%s of %s per receiver\n" "$1" "$min" "$max" "$COUNT"
 }
 
-# stream VARIANT: one run; results land in RESULT_<variant>_* variables via record.
+# stream VARIANT: one run; results land in RES.
 declare -A RES
 stream() {
-	local variant=$1 r pids=() spid start now elapsed limit lan
+	local variant=$1 r pids=() spid start elapsed limit lan alive shown=0
 	COUNT=$((RATE * SECONDS_TO_RUN))
 	limit=$((SECONDS_TO_RUN + 40))
 	for lan in $TOPO_LANS; do lab_counts_reset "$lan"; done
@@ -137,25 +158,28 @@ stream() {
 		-c "$COUNT" -r "$RATE" -b 5 -T "$limit"
 	spid=$LAB_PID
 	start=$(date +%s)
-	echo "streaming $COUNT messages at $RATE/s to ${#pids[@]} receivers ($variant router assist)"
 	while :; do
 		sleep 1
-		now=$(date +%s)
-		elapsed=$((now - start))
-		local alive=0
+		elapsed=$(($(date +%s) - start))
+		alive=0
 		for r in "${pids[@]}"; do
 			kill -0 "$r" 2>/dev/null && ! _lab_is_zombie "$r" && alive=1
 		done
 		[ "$alive" = 0 ] && break
 		[ $((elapsed % 5)) = 0 ] && progress_line "$elapsed"
+		# Halfway through, what e1 knows right now: the session and its open repairs.
+		if [ "$variant" = with ] && [ "$shown" = 0 ] && [ "$elapsed" -ge $((SECONDS_TO_RUN / 2)) ]; then
+			shown=1
+			echo
+			cli e1 "show ip pgm router state"
+			echo
+		fi
 		[ "$elapsed" -gt "$limit" ] && break
 	done
 	for r in "${pids[@]}"; do lab_wait_pid "$r" 5 >/dev/null; done
 	lab_stop "$spid"
-	progress_line "$(($(date +%s) - start))"
 	for r in $TOPO_RECEIVERS; do
 		RES["$variant|$r"]=$(lab_result "$LAB_DIR/$r.out")
-		RES["lan|$r"]=$(lab_node_lan "$r")
 	done
 	for lan in $TOPO_LANS; do RES["$variant|seg|$lan"]=$(lab_counts "$lan"); done
 	RES["$variant|drop|a"]=$(lab_topo_loss_dropped a)
@@ -163,60 +187,43 @@ stream() {
 	RES["$variant|seconds"]=$(($(date +%s) - start))
 }
 
-receiver_cell() {
-	local line=${RES["$1|$2"]:-}
-	[ -n "$line" ] || {
-		echo "no result"
-		return
-	}
-	echo "$(lab_kv result "$line") $(lab_kv messages "$line")/$(lab_kv expected "$line") rec $(lab_kv recovered "$line")"
+# seg VARIANT LAN TYPE: a packet count of one run.
+seg() { lab_kv "$3" "${RES["$1|seg|$2"]:-}"; }
+
+complete() {
+	local v=$1 r ok=0
+	for r in $TOPO_RECEIVERS; do
+		[ "$(lab_kv result "${RES["$v|$r"]:-}")" = ok ] && ok=$((ok + 1))
+	done
+	echo "$ok/$(echo "$TOPO_RECEIVERS" | wc -w)"
 }
 
-segment_cell() {
-	local line=${RES["$1|seg|$2"]:-}
-	echo "$(lab_kv odata "$line")/$(lab_kv rdata "$line")/$(lab_kv nak "$line")/$(lab_kv ncf "$line")"
-}
+row() { printf "  %-44s %-18s %s\n" "$1" "$2" "$3"; }
 
 report() {
-	local variants=("$@") v r lan ok
+	local lan
 	echo
-	printf "%-26s" "receiver (LAN)"
-	for v in "${variants[@]}"; do printf "  %-30s" "$v router assist"; done
-	echo
-	for r in $TOPO_RECEIVERS; do
-		printf "%-26s" "$r (${RES["lan|$r"]})"
-		for v in "${variants[@]}"; do printf "  %-30s" "$(receiver_cell "$v" "$r")"; done
-		echo
+	echo "The two runs side by side (packets counted on each segment):"
+	row "" "without" "with pgmrouterd"
+	row "receivers complete (every message, in order)" "$(complete without)" "$(complete with)"
+	row "ODATA lost into a / into t2" \
+		"${RES[without|drop|a]} / ${RES[without|drop|t2]}" "${RES[with|drop|a]} / ${RES[with|drop|t2]}"
+	row "NAKs reaching the source" "$(seg without src nak)" "$(seg with src nak)"
+	row "NCFs on a (who confirms: source, e1)" "$(seg without a ncf)" "$(seg with a ncf)"
+	row "repairs (RDATA) sent by the source" "$(seg without src rdata)" "$(seg with src rdata)"
+	for lan in t1 t2 a b c d; do
+		row "repairs on $lan$([ "$lan" = b ] && echo " (lost nothing)")" \
+			"$(seg without "$lan" rdata)" "$(seg with "$lan" rdata)"
 	done
 	echo
-	printf "%-26s" "segment: odata/rdata/nak/ncf"
-	for v in "${variants[@]}"; do printf "  %-30s" ""; done
-	echo
-	for lan in $TOPO_LANS; do
-		printf "%-26s" "$lan${TOPO_PARENT[$lan]:+ (below ${TOPO_PARENT[$lan]})}"
-		for v in "${variants[@]}"; do printf "  %-30s" "$(segment_cell "$v" "$lan")"; done
-		echo
-	done
-	echo
-	for v in "${variants[@]}"; do
-		ok=0
-		for r in $TOPO_RECEIVERS; do
-			[ "$(lab_kv result "${RES["$v|$r"]:-}")" = ok ] && ok=$((ok + 1))
-		done
-		echo "$v router assist: $ok of $(echo "$TOPO_RECEIVERS" | wc -w) receivers got every" \
-			"message exactly once and in order; ODATA dropped into a: ${RES["$v|drop|a"]}," \
-			"into t2: ${RES["$v|drop|t2"]}; ${RES["$v|seconds"]} s"
-	done
-	echo "(b lost nothing: without router assist every repair still crosses t1 and b.)"
+	echo "Without router assist every repair and every NCF crosses every branch, b included."
+	echo "With pgmrouterd each router confirms NAKs itself and sends repairs only where they"
+	echo "were asked for. Options: tests/lab/demo.sh --help"
 }
 
 if [ "$MODE" = interactive ]; then
 	build lab
-	if lab_router_available; then
-		routers_up || lab_die "pgmrouterd did not start"
-	else
-		echo "note: $(lab_router_cmd) not built: the routers forward without router assist"
-	fi
+	routers_up || lab_die "pgmrouterd did not start"
 	COUNT=180000
 	for r in $TOPO_RECEIVERS; do
 		lab_spawn "$r" "$LAB_DIR/$r.out" "$LAB_PEERS/pgm-recv" \
@@ -229,48 +236,65 @@ if [ "$MODE" = interactive ]; then
 		-c "$COUNT" -r 50 -T 3700
 	# From here on the lab outlives this script.
 	trap - EXIT INT TERM
+	session="ip netns exec $(lab_ns e1) $(lab_cli_cmd) -s $(lab_router_sock e1)"
+	teardown="$here/demo.sh --teardown $LAB_ID"
 	lab_topo_describe
 	cat <<EOF
 
-The lab $LAB_ID is running: one OpenPGM stream (group $GROUP, 50 messages/s, for up to an
-hour) from s1 to every receiver, 5 % ODATA loss into LAN a, 3 % into trunk t2.
+The lab $LAB_ID is running: pgmrouterd in core, e1 and e2, one OpenPGM stream (group
+$GROUP, 50 messages/s, for up to an hour) from s1 to every receiver, 5 % ODATA loss into
+LAN a, 3 % into trunk t2, s1 ${DELAY_MS} ms away.
 
+  router CLI (e1):        $session
+                          (core, e2: the same with their names)
   enter a node:           ip netns exec $(lab_ns core) bash     (also s1, e1, e2, a1, ...)
   packets on a segment:   ip netns exec $(lab_lan_ns a) nft list counters table bridge pl_count
   capture on a segment:   ip netns exec $(lab_lan_ns t1) tshark -i br0 -f 'ip proto 113'
   receiver progress:      tail -f $LAB_DIR/a1.out
-  loss rules (a, t2):     ip netns exec $(lab_ns e1) iptables -t mangle -nvL PL_LOSS
-                          ip netns exec $(lab_ns core) iptables -t mangle -nvL PL_LOSS
   files (configs, logs):  $LAB_DIR
-EOF
-	# ROUTER-HOOK: the interactive pgmrouter session goes here, e.g.
-	#   "$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock core)"
-	if lab_router_available; then
-		echo "  router CLI:             $LAB_REPO/build/pgmrouter -s $(lab_router_sock core)"
-	fi
-	cat <<EOF
 
-  tear it all down:       $0 --teardown $LAB_ID
+  tear it all down:       $teardown
 EOF
+	if [ -t 0 ] && [ -t 1 ]; then
+		echo
+		echo "Opening a pgmrouter session on e1 (try: show ip pgm router state; 'exit' leaves it,"
+		echo "the lab keeps running)."
+		$session
+		echo
+		echo "The lab $LAB_ID is still running. Tear it down with: $teardown"
+	fi
 	exit 0
 fi
 
-variants=(without)
+cat <<EOF
+pgmrouter demo: PGM router assist (RFC 3208) with real OpenPGM peers, in network namespaces
+
+  s1 ─ src ─ core ─┬─ t1 ─ e1 ─┬─ a (5 % of the ODATA lost on the way in)
+                   │           └─ b
+                   └─ t2 ─ e2 ─┬─ c (3 % lost on the way into t2, so c and d)
+                               └─ d
+  $HOSTS receivers per LAN; $((RATE * SECONDS_TO_RUN)) messages at $RATE/s from s1, twice; s1 is
+  ${DELAY_MS} ms away from the rest (what it sends is delayed, as across a WAN).
+
+1. Without router assist: the routers only forward multicast.
+EOF
 build demo
 stream without
 lab_cleanup
-if lab_router_available; then
-	build demo
-	if routers_up; then
-		stream with
-		show_routers
-		variants+=(with)
-	else
-		echo "!!! pgmrouterd did not start; no 'with router assist' run"
+echo
+echo "2. With pgmrouterd in core, e1 and e2 (router assist on every interface)."
+build demo
+routers_up || lab_die "pgmrouterd did not start"
+stream with
+echo
+cli e1 "show ip pgm router traffic"
+for r in $TOPO_ROUTERS; do
+	if ! lab_router_running "$r"; then
+		echo "!!! pgmrouterd in $r died; the end of its log:"
+		tail -n 20 "$LAB_DIR/pgmrouterd.$r.log" | sed 's/^/    /'
 	fi
-	lab_cleanup
-else
-	echo
-	echo "!!! $(lab_router_cmd) is not built: only the run without router assist was made"
-fi
-report "${variants[@]}"
+done
+lab_cleanup
+report
+n=$(echo "$TOPO_RECEIVERS" | wc -w)
+[ "$(complete with)" = "$n/$n" ]

@@ -7,7 +7,7 @@
 # Every builder takes HOSTS (receivers per receiver LAN, default 2), routes the groups set with
 # lab_groups (default 239.192.0.1) from the source host with source-specific smcroute routes,
 # starts smcroute and leaves a description in these variables:
-#   TOPO_NAME         one-router, chain or tree
+#   TOPO_NAME         one-router, chain, tree or lan
 #   TOPO_SOURCE       the source host (s1) and TOPO_SOURCE_ADDR its address
 #   TOPO_ROUTERS      router nodes, upstream first
 #   TOPO_RECEIVERS    receiver hosts
@@ -19,13 +19,13 @@
 # Addresses: LAN k is 198.18.k.0/24, routers .1 (.2 for the downstream router of a trunk),
 # the source .10, receivers .11, .12, ...
 #
-#   one-router          chain                          tree
+#   one-router          chain                          tree                           lan
 #
-#   s1                  s1                             s1
-#   |  src              |  src                         |  src
-#   r1                  r1                             core
-#   |a      |b          |  l1                          |t1          |t2
-#   a1 a2   b1 b2       r2                             e1           e2
+#   s1                  s1                             s1                             s1
+#   |  src              |  src                         |  src                         |  src
+#   r1                  r1                             core                           r1
+#   |a      |b          |  l1                          |t1          |t2               |  a
+#   a1 a2   b1 b2       r2                             e1           e2                a1 .. a8
 #                       |  l2                          |a    |b     |c    |d
 #                       r3                             a1..  b1..   c1..  d1..
 #                       |  a
@@ -118,6 +118,24 @@ lab_topo_one_router() {
 		_topo_receivers "$n" "$(lab_addr r1 @$n)" "$hosts"
 	done
 	_topo_mroutes r1 eth0 eth1 eth2
+	_topo_start_routing
+}
+
+# (d) one router, one receiver LAN with HOSTS receivers (default 8).
+lab_topo_lan() {
+	local hosts=${1:-8}
+	_topo_reset lan
+	_topo_lan src
+	_topo_lan a src
+	_topo_router r1
+	lab_attach r1 eth0 src 1
+	lab_attach r1 eth1 a 1
+	TOPO_FEED[src]=""
+	TOPO_FEED[a]="r1 eth1"
+	_topo_source
+	lab_route s1 default "$(lab_addr r1 eth0)"
+	_topo_receivers a "$(lab_addr r1 eth1)" "$hosts"
+	_topo_mroutes r1 eth0 eth1
 	_topo_start_routing
 }
 

@@ -46,6 +46,7 @@ struct recv_options {
 	bool router_alert;
 	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
 	bool multicast_loop;
+	const char *repair_log; /* "SEQ DELIVERED_US" per message delivered from a repair */
 };
 
 static void usage(FILE *out)
@@ -75,6 +76,10 @@ static void usage(FILE *out)
 		"  -A, --router-alert       set IP Router Alert (default off, as OpenPGM)\n"
 		"      --fec K              on-demand parity (FEC) with the source's group size K\n"
 		"      --loop               enable multicast loopback\n"
+		"      --repair-log FILE    write \"SEQ MICROSECONDS\" for every message "
+		"delivered\n"
+		"                           from a repair (RDATA), on the monotonic clock: with\n"
+		"                           pgm-send --send-log it gives each repair's latency\n"
 		"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"
 		"      64 usage, 70 setup failure.\n");
 }
@@ -115,7 +120,11 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		OPT_PROGRESS,
 		OPT_HOPS,
 		OPT_LOOP,
+<<<<<<< HEAD
 		OPT_FEC,
+=======
+		OPT_REPAIR_LOG,
+>>>>>>> main
 	};
 	static const struct option longopts[] = {
 		{"network", required_argument, NULL, 'n'},
@@ -138,7 +147,11 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		{"hops", required_argument, NULL, OPT_HOPS},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"loop", no_argument, NULL, OPT_LOOP},
+<<<<<<< HEAD
 		{"fec", required_argument, NULL, OPT_FEC},
+=======
+		{"repair-log", required_argument, NULL, OPT_REPAIR_LOG},
+>>>>>>> main
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -229,6 +242,10 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 			break;
 		case OPT_LOOP:
 			o->multicast_loop = true;
+			ok = true;
+			break;
+		case OPT_REPAIR_LOG:
+			o->repair_log = optarg;
 			ok = true;
 			break;
 		case 'h':
@@ -401,10 +418,11 @@ static uint64_t library_wait_us(pgm_sock_t *sock, int status)
 /*
  * Accounts the messages of one pgm_recvmsgv call. A message is one APDU, possibly several
  * fragments (skbs); it is copied together when fragmented. The first skb's PGM header tells
- * whether the message came from a repair.
+ * whether the message came from a repair; repaired messages go to repair_log (may be NULL) with
+ * their sequence number and the delivery time.
  */
-static void account_msgv(
-	struct peer_delivery *d, const struct pgm_msgv_t *msgv, size_t bytes, uint8_t *apdu)
+static void account_msgv(struct peer_delivery *d, const struct pgm_msgv_t *msgv, size_t bytes,
+	uint8_t *apdu, FILE *repair_log)
 {
 	uint64_t now = peer_now_us();
 
@@ -424,8 +442,14 @@ static void account_msgv(
 		if (len > PEER_MAX_SIZE)
 			d->corrupt++;
 		else if (peer_delivery_account(d, apdu, len, now) <= PEER_MSG_NEW_LATE &&
-			 from_repair)
+			 from_repair) {
 			d->recovered++;
+			if (repair_log != NULL)
+				fprintf(repair_log, "%" PRIu64 " %" PRIu64 "\n",
+					(uint64_t)peer_get32(apdu + 8) << 32 |
+						peer_get32(apdu + 12),
+					now);
+		}
 		bytes = bytes > len ? bytes - len : 0;
 		msgv++;
 	}
@@ -436,6 +460,7 @@ int main(int argc, char **argv)
 	struct recv_options o;
 	struct peer_delivery d;
 	struct pgm_msgv_t msgv[MSGV_LEN];
+	FILE *repair_log = NULL;
 	pgm_error_t *err = NULL;
 	pgm_sock_t *sock;
 	uint8_t *apdu;
@@ -451,6 +476,10 @@ int main(int argc, char **argv)
 	apdu = malloc(PEER_MAX_SIZE);
 	if (apdu == NULL || !peer_delivery_init(&d, (uint32_t)o.run_id, o.count))
 		return PEER_EXIT_SETUP;
+	if (o.repair_log != NULL && (repair_log = fopen(o.repair_log, "w")) == NULL) {
+		fprintf(stderr, PEER_NAME ": %s: %s\n", o.repair_log, strerror(errno));
+		return PEER_EXIT_SETUP;
+	}
 	if (!pgm_init(&err)) {
 		report_error("starting OpenPGM", err);
 		return PEER_EXIT_SETUP;
@@ -496,7 +525,7 @@ int main(int argc, char **argv)
 		}
 		switch (status) {
 		case PGM_IO_STATUS_NORMAL:
-			account_msgv(&d, msgv, bytes, apdu);
+			account_msgv(&d, msgv, bytes, apdu, repair_log);
 			continue;
 		case PGM_IO_STATUS_RESET:
 			/* Unrecoverable loss: keep going, the summary shows what is missing. */
@@ -544,5 +573,7 @@ out:
 		rc = peer_delivery_ok(&d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;
 	peer_delivery_free(&d);
 	free(apdu);
+	if (repair_log != NULL)
+		fclose(repair_log);
 	return rc;
 }

@@ -46,6 +46,7 @@ struct send_options {
 	bool router_alert;
 	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
 	bool multicast_loop;
+	const char *send_log; /* "SEQ SENT_US" per original message */
 };
 
 static void usage(FILE *out)
@@ -81,6 +82,8 @@ static void usage(FILE *out)
 		"      --fec K           on-demand parity (FEC), transmission group of K\n"
 		"                        packets (a power of 2, 2..128; receivers need the same)\n"
 		"      --loop            enable multicast loopback\n"
+		"      --send-log FILE   write \"SEQ MICROSECONDS\" for every message sent (the\n"
+		"                        monotonic clock, when pgm_send returned)\n"
 		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
 }
 
@@ -117,6 +120,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		OPT_SNDBUF,
 		OPT_LOOP,
 		OPT_FEC,
+		OPT_SEND_LOG,
 		OPT_LARGE_EVERY,
 		OPT_LARGE_SIZE,
 	};
@@ -143,6 +147,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		{"router-alert", no_argument, NULL, 'A'},
 		{"loop", no_argument, NULL, OPT_LOOP},
 		{"fec", required_argument, NULL, OPT_FEC},
+		{"send-log", required_argument, NULL, OPT_SEND_LOG},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -234,6 +239,10 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 			break;
 		case OPT_LOOP:
 			o->multicast_loop = true;
+			ok = true;
+			break;
+		case OPT_SEND_LOG:
+			o->send_log = optarg;
 			ok = true;
 			break;
 		case 'h':
@@ -512,6 +521,7 @@ int main(int argc, char **argv)
 	uint8_t *msg;
 	uint8_t scratch[4096];
 	uint64_t start_us, deadline_us, next_send_us, interval_us, last_sent_us = 0;
+	FILE *send_log = NULL;
 	uint64_t send_block_until = 0;
 	bool want_pollout = false, timed_out = false;
 	const char *result;
@@ -524,6 +534,10 @@ int main(int argc, char **argv)
 	msg = malloc(o.size > o.large_size ? o.size : o.large_size);
 	if (msg == NULL)
 		return PEER_EXIT_SETUP;
+	if (o.send_log != NULL && (send_log = fopen(o.send_log, "w")) == NULL) {
+		fprintf(stderr, PEER_NAME ": %s: %s\n", o.send_log, strerror(errno));
+		return PEER_EXIT_SETUP;
+	}
 	if (!pgm_init(&err)) {
 		report_error("starting OpenPGM", err);
 		return PEER_EXIT_SETUP;
@@ -572,6 +586,9 @@ int main(int argc, char **argv)
 				peer_payload_build(msg, size, (uint32_t)o.run_id, st.sent);
 				status = send_message(sock, &stage, msg, size);
 				if (status == PGM_IO_STATUS_NORMAL) {
+					if (send_log != NULL)
+						fprintf(send_log, "%" PRIu64 " %" PRIu64 "\n",
+							st.sent, peer_now_us());
 					st.sent++;
 					st.bytes += size;
 					continue;
@@ -661,6 +678,8 @@ int main(int argc, char **argv)
 	pgm_shutdown();
 	free(stage.area);
 	free(msg);
+	if (send_log != NULL)
+		fclose(send_log);
 	if (timed_out)
 		rc = PEER_EXIT_TIMEOUT;
 	else

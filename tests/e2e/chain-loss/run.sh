@@ -3,8 +3,10 @@
 # a1 a2 behind r3. r2 drops 5 % of the ODATA it sends into the trunk l2. 3000 messages at
 # 1000/s over PGM/IP.
 #
-# Without router assist, NAKs cross all three routers to the source unchanged and every repair
-# travels the whole chain. With pgmrouterd, checks_with states the RFC 3208 expectations.
+# Without router assist, NAKs cross all three routers to the source unchanged (the receivers'
+# own NAKs, TTL decremented at each router) and the source's NCFs travel the whole chain. With
+# pgmrouterd, NAKs go hop by hop: checks_with proves it from the captures of every segment and
+# the routers' counters.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -27,11 +29,12 @@ checks_common() {
 	e2e_check "ODATA on l1 = messages sent" "$(e2e_c l1 odata)" -eq "$COUNT"
 	e2e_check "ODATA on a = sent - dropped" "$(e2e_c a odata)" -eq $((COUNT - dropped))
 	e2e_check "RDATA from the source >= dropped" "$(e2e_c src rdata)" -ge "$dropped"
-	e2e_check "RDATA on a = RDATA on src" "$(e2e_c a rdata)" -eq "$(e2e_c src rdata)"
+	e2e_check "RDATA on a >= dropped" "$(e2e_c a rdata)" -ge "$dropped"
 }
 
 checks_without() {
 	local lan
+	e2e_check "RDATA on a = RDATA on src" "$(e2e_c a rdata)" -eq "$(e2e_c src rdata)"
 	for lan in l1 l2 a; do
 		e2e_check "NAK on $lan = NAK on src (no elimination)" "$(e2e_c "$lan" nak)" \
 			-eq "$(e2e_c src nak)"
@@ -39,34 +42,89 @@ checks_without() {
 	done
 }
 
-# ROUTER-HOOK: router assist expectations, not yet validated against pgmrouterd. Each router forwards
-# at most the NAKs it received, so the count cannot grow towards the source. With a single
-# receiver LAN the per-type counts cannot tell router assist from plain forwarding (a daemon that
-# does nothing passes these); branch-loss, tree-loss and fragment-repair can. A sharper check
-# here needs to see who sent the NCFs on LAN a (r3, hop by hop, instead of the source), e.g. by
-# their IP TTL in a capture.
+# Router assist, hop by hop (RFC 3208 7.2, 7.3): each router confirms the NAKs of its own
+# downstream segment with NCFs it sends itself (TTL 255, the data source as IP source), and
+# sends the NAKs upstream itself, one hop: from its own address to the next router's (the SPM
+# path it learnt), never the receivers' NAKs passing through. Shown by who puts each NAK and NCF
+# on each segment (Ethernet source, IP source and destination, TTL) and by each router's
+# counters; each hop forwards at most the NAKs it received.
+# Segment, the node that receives its NAKs (upstream) and the node that sends them (downstream).
+HOPS="a:r3:- l2:r2:r3 l1:r1:r2 src:s1:r1"
+
 checks_with() {
+	local dropped=$1 hop lan up down up_addr down_addr up_mac down_mac
+	for hop in $HOPS; do
+		IFS=: read -r lan up down <<<"$hop"
+		up_addr=$(lab_addr "$up" "@$lan")
+		up_mac=$(e2e_mac "$up" "$(lab_if "$up" "$lan")")
+		e2e_check "NAKs on $lan (>= 1)" "$(e2e_wire_count "$lan" "type == 8")" -ge 1
+		e2e_check "NAKs on $lan not addressed to $up" \
+			"$(e2e_wire_count "$lan" "type == 8 && dst != \"$up_addr\"")" -eq 0
+		if [ "$down" != - ]; then
+			down_addr=$(lab_addr "$down" "@$lan")
+			down_mac=$(e2e_mac "$down" "$(lab_if "$down" "$lan")")
+			e2e_check "NAKs on $lan not sent by $down from its own address" \
+				"$(e2e_wire_count "$lan" "type == 8 && (ethsrc != \"$down_mac\" || src != \"$down_addr\")")" -eq 0
+			e2e_check "$down: NAKs sent upstream <= NAKs received" \
+				"$(e2e_rt "$down" eth0 sent NAK)" -le "$(e2e_rt "$down" eth1 received NAK)"
+		fi
+		if [ "$up" != s1 ]; then
+			e2e_check "NCFs on $lan (>= 1)" "$(e2e_wire_count "$lan" "type == 10")" -ge 1
+			e2e_check "NCFs on $lan not sent by $up itself (TTL 255)" \
+				"$(e2e_wire_count "$lan" "type == 10 && (ethsrc != \"$up_mac\" || ttl != 255)")" -eq 0
+			e2e_check "$up: NAKs received on its downstream side (>= 1)" \
+				"$(e2e_rt "$up" eth1 received NAK)" -ge 1
+			e2e_check "$up: NCFs sent on its downstream side (>= 1)" \
+				"$(e2e_rt "$up" eth1 sent NCF)" -ge 1
+		fi
+	done
+	# Each router sends one NAK upstream per lost packet: the receivers' duplicates (two
+	# receivers, OpenPGM's single NAK after each list) stop at r3. Measured 1.00 on each hop.
+	for lan in l2 l1 src; do
+		e2e_check "SQNs NAKed on $lan per ODATA dropped x100 <= 110" \
+			"$(e2e_wire_sum "$lan" "type == 8" "100 * (1 + nlist)" | awk -v d="$dropped" \
+				'{ printf "%d", d ? $1 / d : 0 }')" -le 110
+	done
+	# A repair the source sends twice finds no repair state the second time: it stops there.
+	e2e_check "RDATA on l1 <= RDATA on src" "$(e2e_c l1 rdata)" -le "$(e2e_c src rdata)"
+	e2e_check "RDATA on l2 <= RDATA on l1" "$(e2e_c l2 rdata)" -le "$(e2e_c l1 rdata)"
+	e2e_check "RDATA on a <= RDATA on l2" "$(e2e_c a rdata)" -le "$(e2e_c l2 rdata)"
 	e2e_check "NAK on l2 <= NAK on a" "$(e2e_c l2 nak)" -le "$(e2e_c a nak)"
 	e2e_check "NAK on l1 <= NAK on l2" "$(e2e_c l1 nak)" -le "$(e2e_c l2 nak)"
 	e2e_check "NAK on src <= NAK on l1" "$(e2e_c src nak)" -le "$(e2e_c l1 nak)"
-	e2e_check "NCF on a >= NAK on a (nearest router confirms)" "$(e2e_c a ncf)" \
-		-ge "$(e2e_c a nak)"
+	e2e_router_checks
+}
+
+# Who sends the NAKs and NCFs on each segment, and the sequence numbers asked for per lost packet.
+record_hops() {
+	local variant=$1 dropped=$2 lan
+	for lan in a l2 l1 src; do
+		e2e_record "$variant" "$E2E_CASE_PREFIX NAKs on $lan: sender:ipsrc>ipdst/ttl=n" \
+			"$(e2e_wire_who "$lan" "type == 8")"
+		e2e_record "$variant" "$E2E_CASE_PREFIX NCFs on $lan: sender:ipsrc>ipdst/ttl=n" \
+			"$(e2e_wire_who "$lan" "type == 10")"
+		e2e_record "$variant" "$E2E_CASE_PREFIX SQNs NAKed on $lan per ODATA dropped" \
+			"$(awk -v n="$(e2e_wire_sum "$lan" "type == 8" "1 + nlist")" -v d="$dropped" \
+				'BEGIN { printf "%.2f", d ? n / d : 0 }')"
+	done
 }
 
 run_case() {
-	local variant=$1 dropped
-	e2e_case_begin chain "$variant" ip
+	local variant=$1 encap=$2 dropped
+	e2e_case_begin chain "$variant" "$encap"
 	lab_topo_chain 2
 	if e2e_router_up; then
 		lab_topo_loss l2 "$LOSS" odata
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
+		e2e_pgm_stream "$GROUP" "$encap" "$COUNT" "$RATE" 60
 		dropped=$(lab_topo_loss_dropped l2)
-		e2e_record "$variant" "ip receivers complete" "$(e2e_receivers_ok)/2"
-		e2e_record "$variant" "ip ODATA dropped into l2" "$dropped"
+		e2e_record "$variant" "$encap receivers complete" "$(e2e_receivers_ok)/2"
+		e2e_record "$variant" "$encap ODATA dropped into l2" "$dropped"
 		e2e_record_receivers
 		e2e_record_segments odata rdata nak ncf spm
+		record_hops "$variant" "$dropped"
+		e2e_record_routers
 		checks_common "$dropped"
-		"checks_$variant"
+		"checks_$variant" "$dropped"
 		e2e_router_check_alive
 	fi
 	e2e_case_end
@@ -76,6 +134,8 @@ lab_groups "$GROUP"
 e2e_begin chain-loss "three routers in a row, $LOSS ODATA loss into the middle trunk"
 e2e_note_skips
 for variant in $(e2e_variants); do
-	run_case "$variant"
+	for encap in ip udp; do
+		run_case "$variant" "$encap"
+	done
 done
 e2e_end

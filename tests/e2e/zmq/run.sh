@@ -36,11 +36,23 @@ checks_without() {
 	e2e_check "NAK on src = NAK on a (no elimination)" "$(e2e_c src nak)" -eq "$(e2e_c a nak)"
 }
 
-# ROUTER-HOOK: router assist expectations, not yet validated against pgmrouterd.
+# Router assist for ZeroMQ's PGM (epgm: in UDP on port 5555, which the lab's router config
+# intercepts; pgm: over IP): r1 sees the NAKs (its counters match the wire), confirms them on a,
+# keeps repairs off b and eliminates duplicates upstream.
 checks_with() {
 	e2e_check "RDATA on loss-free b <= 2 % of RDATA on a" "$(e2e_c b rdata)" \
 		-le "$(e2e_scale "$(e2e_c a rdata)" 2)"
+	e2e_check "RDATA on a = RDATA r1 forwarded into a" "$(e2e_c a rdata)" \
+		-eq "$(e2e_rt r1 eth1 events rdata-forwarded)"
+	e2e_check "NAKs on a = NAKs r1 received on eth1 (>= 1)" "$(e2e_rt r1 eth1 received NAK)" \
+		-eq "$(e2e_c a nak)"
+	e2e_check "r1 received NAKs on eth1 (>= 1)" "$(e2e_rt r1 eth1 received NAK)" -ge 1
+	e2e_check "NCFs on a = r1's ncf-sent on eth1" "$(e2e_c a ncf)" \
+		-eq "$(e2e_rt r1 eth1 events ncf-sent)"
 	e2e_check "NAK on src <= NAK on a (elimination)" "$(e2e_c src nak)" -le "$(e2e_c a nak)"
+	e2e_check "NAKs on src = NAKs r1 sent on eth0" "$(e2e_c src nak)" \
+		-eq "$(e2e_rt r1 eth0 sent NAK)"
+	e2e_router_checks
 }
 
 run_case() {
@@ -55,6 +67,7 @@ run_case() {
 		e2e_record "$variant" "$scheme ODATA dropped into a" "$dropped"
 		e2e_record_receivers
 		e2e_record_segments odata rdata nak ncf spm
+		e2e_record_routers
 		checks_common "$dropped"
 		"checks_$variant"
 		e2e_router_check_alive

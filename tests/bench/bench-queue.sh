@@ -1,0 +1,338 @@
+#!/bin/bash
+# Queue path: packets the router handles in user space, pgmrouterd against the minimal accept-all
+# NFQUEUE consumer (same interception rules, same queue settings), both pinned to the router CPU
+# and fed by a flood on the sender CPU. Interleaved in every repetition. Scenarios:
+#   spm            SPMs of 100 sessions (round robin): 2 queued copies each (one per egress
+#                  interface); pgmrouterd rewrites each copy's path NLA
+#   nak            NAKs from a receiver to the router, a new SQN each, for a known session, and
+#                  50 ms behind them the source's NCF for each (both queued): pgmrouterd creates
+#                  repair state, multicasts an NCF, forwards the NAK upstream; the source's NCF
+#                  confirms the state
+#   nak_unconfirmed  the same NAKs and no NCF from upstream: each state is also repeated
+#                  upstream (NAK_RPT_RTE, 5/s) until NAK_RPT_IVL (2 s) ends it: the worst case
+#   rdata_state    RDATA for which repair state exists: first NAK lists (63 SQNs each) from the
+#                  receiver and NCF lists from the source seed and confirm one state per SQN
+#                  (paced, not measured), then RDATA of those SQNs: pgmrouterd forwards the copy
+#                  on the requesting interface and drops the other
+#   rdata_nostate  RDATA of a known session with no NAK before: pgmrouterd drops every copy
+# The flood is paced (the same offered rate for both consumers): two cores cannot produce enough
+# load to saturate a consumer that has a core of its own, so the consumer's throughput is measured
+# as its capacity: queued packets handled (the kernel's queue id sequence less the packets the
+# bound socket could not take) per second of the consumer's own CPU time (all threads, user and
+# system, from the scheduler's statistics). The ratio pgmrouterd / accept-all per repetition;
+# target >= 0.80 (README). Then instructions per packet under callgrind (user space, fixed packet
+# count at a low rate, the measured phase only) and where they go.
+#
+#   bench-queue.sh [--smoke]
+set -u
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_begin queue "$@"
+
+SIDES="acceptall pgmrouterd"
+SCENARIOS="spm nak nak_unconfirmed rdata_state rdata_nostate"
+SECONDS_PER_RUN=3
+OFFER_RATE=20000 # packets per second sent in the measured phase
+STATE_SQNS=63000 # rdata_state: SQNs with repair state (a multiple of 63)
+CG_PACKETS=3000	  # callgrind: packets per measured phase
+CG_RATE=1000	  # and their rate: low enough for the slowest consumer under valgrind
+if [ "$BENCH_SMOKE" = 1 ]; then
+	SECONDS_PER_RUN=0.5
+	STATE_SQNS=6300
+	CG_PACKETS=200
+	CG_SCENARIOS="nak"
+fi
+CG_SCENARIOS=${CG_SCENARIOS:-$SCENARIOS}
+
+lab_init pbqueue
+bench_topo_fanout 1 1
+SRC=$TOPO_SOURCE_ADDR
+GROUP=239.192.0.1
+RECV=$(lab_addr a1 eth0)
+ROUTER_A=$(lab_addr r1 eth1) # the router's address on the receivers' LAN: where NAKs go
+summary="$BENCH_RESULTS/queue-summary.csv" # for plot-queue.gp
+echo "scenario,acceptall_capacity,pgmrouterd_capacity,ratio,acceptall_instructions,pgmrouterd_instructions" >"$summary"
+runs="$BENCH_RESULTS/queue-runs.csv"
+echo "scenario,rep,side,capacity_pps,ns_per_packet,handled,matched,cpu_share,seconds" >"$runs"
+GSI=0
+
+# seed_session: three SPMs of the session (GSI base $GSI) with a leading edge far ahead, so
+# every NAK of the scenarios is inside the transmit window.
+seed_session() {
+	bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm -n 3 -r 100 --gsi-base "$GSI" \
+		--spm-trail 0 --spm-lead 100000000 >/dev/null
+}
+
+# seed_repair_state N: NAK lists for SQNs 1..N from the receiver, then NCF lists for the same
+# SQNs from the source (confirming them: the state then waits NAK_RDATA_IVL for RDATA).
+seed_repair_state() {
+	local lists=$(($1 / 63))
+	bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --nak-list 62 --sqn-start 1 -n "$lists" \
+		-r 2000 --gsi-base "$GSI" --nla-src "$SRC" --nla-grp "$GROUP" >/dev/null
+	bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m ncf --nak-list 62 --sqn-start 1 \
+		-n "$lists" -r 2000 --gsi-base "$GSI" >/dev/null
+	bench_queue_drain r1
+}
+
+# prepare SCENARIO: everything before the measured phase.
+prepare() {
+	case $1 in
+	spm) ;;
+	nak | nak_unconfirmed | rdata_nostate) seed_session ;;
+	rdata_state)
+		seed_session
+		seed_repair_state "$STATE_SQNS"
+		;;
+	esac
+	bench_queue_drain r1
+}
+
+# flood SCENARIO [pgm-flood limits...]: the measured phase's traffic.
+flood() {
+	local scenario=$1
+	shift
+	case $scenario in
+	spm) bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm --tsis 100 --gsi-base "$GSI" "$@" ;;
+	nak)
+		# The source's NCFs 50 ms behind the NAKs, at the same rate and SQNs.
+		(
+			sleep 0.05
+			bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m ncf --sqn-start 1 \
+				--gsi-base "$GSI" "$@" >/dev/null
+		) &
+		local ncf_pid=$!
+		bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --sqn-start 1 --gsi-base "$GSI" \
+			--nla-src "$SRC" --nla-grp "$GROUP" "$@"
+		wait "$ncf_pid"
+		;;
+	nak_unconfirmed)
+		bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --sqn-start 1 --gsi-base "$GSI" \
+			--nla-src "$SRC" --nla-grp "$GROUP" "$@"
+		;;
+	rdata_state | rdata_nostate)
+		bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m rdata --sqn-start 1 \
+			--gsi-base "$GSI" "$@"
+		;;
+	esac
+}
+
+# The measured phase's limits: a duration, or for rdata_state the SQNs that have state.
+limits() {
+	if [ "$1" = rdata_state ]; then
+		echo "-n $STATE_SQNS -T $(awk -v s="$SECONDS_PER_RUN" 'BEGIN { print s * 4 }')"
+	else
+		echo "-T $SECONDS_PER_RUN"
+	fi
+}
+
+# handled BEFORE AFTER: queued packets a consumer took between two bench_queue_stats readings.
+handled() {
+	local i0 d0 i1 d1
+	read -r _ i0 _ d0 <<<"$1"
+	read -r _ i1 _ d1 <<<"$2"
+	echo $(((i1 - i0) - (d1 - d0)))
+}
+
+# assist_problem SCENARIO SIDE SENT UNASSISTED: what the segments show the side did with the
+# measured phase's packets, against what it must do; prints the problem, nothing when right.
+# pgmrouterd must assist (NCFs for NAKs, RDATA only where requested); the accept-all consumer
+# must change nothing. Packets accepted unassisted (fail-open) are allowed for, plus 1 %.
+assist_problem() {
+	local scenario=$1 side=$2 sent=$3 slack=$(($4 + $3 / 100 + 1)) a b ncf up
+	bench_lan_settle a
+	bench_lan_settle b
+	bench_lan_settle src
+	case $scenario in
+	spm)
+		a=$(lab_count a spm)
+		b=$(lab_count b spm)
+		[ "$a" -ge "$((sent - slack))" ] && [ "$b" -ge "$((sent - slack))" ] ||
+			echo "$side forwarded SPMs a=$a b=$b of $sent"
+		;;
+	nak | nak_unconfirmed)
+		# The NAKs go to the router's address: only pgmrouterd sends them on upstream.
+		ncf=$(lab_count a ncf)
+		up=$(lab_count src nak)
+		if [ "$side" = pgmrouterd ]; then
+			[ "$ncf" -ge "$((sent - slack))" ] && [ "$up" -ge "$((sent - slack))" ] ||
+				echo "pgmrouterd sent $ncf NCFs and $up NAKs upstream for $sent NAKs"
+		elif [ "$up" != 0 ]; then
+			echo "NAKs upstream ($up) without pgmrouterd"
+		fi
+		;;
+	rdata_state | rdata_nostate)
+		a=$(lab_count a rdata)
+		b=$(lab_count b rdata)
+		if [ "$side" = acceptall ]; then
+			[ "$a" -ge "$((sent - slack))" ] && [ "$b" -ge "$((sent - slack))" ] ||
+				echo "accept-all: RDATA a=$a b=$b of $sent"
+		elif [ "$scenario" = rdata_state ]; then
+			[ "$a" -ge "$((sent - slack))" ] && [ "$b" -le "$slack" ] ||
+				echo "pgmrouterd forwarded RDATA with state to a=$a (requested) b=$b of $sent"
+		else
+			[ "$a" -le "$slack" ] && [ "$b" -le "$slack" ] ||
+				echo "pgmrouterd forwarded RDATA without state to a=$a b=$b of $sent"
+		fi
+		;;
+	esac
+}
+
+declare -A PPS NS MISSING
+run_one() {
+	local scenario=$1 rep=$2 side=$3 q0 q1 m0 m1 c0 c1 out secs n pid cap ns share problem
+	GSI=$((GSI + 1))
+	if ! bench_side_up "$side" r1; then
+		MISSING[$side]=$BENCH_SIDE_REASON
+		return
+	fi
+	pid=${BENCH_SIDE_PID[r1]}
+	prepare "$scenario"
+	bench_lan_settle a
+	lab_counts_reset a
+	lab_counts_reset b
+	lab_counts_reset src
+	q0=$(bench_queue_stats r1)
+	m0=$(bench_rule_matches r1)
+	c0=$(bench_cpu_ns "$pid")
+	# shellcheck disable=SC2046
+	out=$(flood "$scenario" -r "$OFFER_RATE" $(limits "$scenario"))
+	bench_queue_drain r1
+	c1=$(bench_cpu_ns "$pid")
+	q1=$(bench_queue_stats r1)
+	m1=$(bench_rule_matches r1)
+	secs=$(lab_kv seconds "$out")
+	n=$(handled "$q0" "$q1")
+	problem=$(assist_problem "$scenario" "$side" "$(lab_kv sent "$out")" $((m1 - m0 - n)))
+	bench_side_down "$side" r1
+	if [ -z "$secs" ] || [ "$(lab_kv sent "$out")" = 0 ] || [ "$n" -le 0 ]; then
+		bench_log "$scenario $side: nothing measured: $out (handled $n)"
+		return
+	fi
+	if [ -n "$problem" ]; then
+		# Not the work the figure is meant to price: no figure for this side.
+		bench_log "$scenario rep $rep $side: WRONG BEHAVIOUR: $problem"
+		MISSING[$scenario,$side]="did not do its job: $problem"
+		return
+	fi
+	cap=$(bench_div "$n" "$(((c1 - c0)))e-9" 0)
+	ns=$(bench_div "$((c1 - c0))" "$n" 0)
+	share=$(bench_div "$((c1 - c0))" "${secs}e9" 3)
+	PPS[$scenario,$side]="${PPS[$scenario,$side]:-} $cap"
+	NS[$scenario,$side]="${NS[$scenario,$side]:-} $ns"
+	echo "$scenario,$rep,$side,$cap,$ns,$n,$((m1 - m0)),$share,$secs" >>"$runs"
+	bench_log "$scenario rep $rep $side: sent $(lab_kv sent "$out") in ${secs}s; queue rules" \
+		"matched $((m1 - m0)), handled $n; consumer CPU $((c1 - c0)) ns (share $share):" \
+		"$ns ns/packet, capacity $cap packets per CPU-second"
+}
+
+declare -A CAP_MED
+# why_missing SCENARIO SIDE: the reason SIDE has no figure in SCENARIO, or nothing.
+why_missing() {
+	echo "${MISSING[$2]:-${MISSING[$1,$2]:-}}"
+}
+
+for scenario in $SCENARIOS; do
+	for rep in $(seq 1 "$BENCH_REPS"); do
+		set -- $SIDES
+		[ $((rep % 2)) = 0 ] && set -- "$2" "$1"
+		for side in "$@"; do
+			[ -n "$(why_missing "$scenario" "$side")" ] && continue
+			run_one "$scenario" "$rep" "$side"
+		done
+	done
+	for side in $SIDES; do
+		if [ -n "$(why_missing "$scenario" "$side")" ]; then
+			bench_missing "${scenario}_${side}_capacity" "$(why_missing "$scenario" "$side")"
+			continue
+		fi
+		bench_series "${scenario}_${side}_capacity" "packets/CPU-s" ${PPS[$scenario,$side]:-}
+		bench_series "${scenario}_${side}_cpu" "ns/packet" ${NS[$scenario,$side]:-}
+	done
+	if [ -z "$(why_missing "$scenario" acceptall)$(why_missing "$scenario" pgmrouterd)" ]; then
+		# shellcheck disable=SC2046
+		bench_series "${scenario}_pgmrouterd_ratio" "x accept-all" \
+			$(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}")
+		ratios=$(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}")
+		# shellcheck disable=SC2086
+		CAP_MED[$scenario]="$(bench_stats ${PPS[$scenario,acceptall]:-} | cut -d' ' -f1),$(bench_stats ${PPS[$scenario,pgmrouterd]:-} | cut -d' ' -f1),$(bench_stats $ratios | cut -d' ' -f1)"
+	else
+		bench_missing "${scenario}_pgmrouterd_ratio" "a side has no figure (see above)"
+	fi
+done
+
+# Instructions per packet (callgrind) ----------------------------------------------------------
+
+# callgrind_one SCENARIO SIDE: the measured phase, CG_PACKETS packets at CG_RATE, under
+# callgrind with instrumentation on only during it. Rows: instructions per queued packet, and
+# the top functions by their own (exclusive) instructions, to $BENCH_RESULTS/queue-callgrind-*.
+callgrind_one() {
+	local scenario=$1 side=$2 out q0 q1 n pid total report
+	out="$BENCH_RESULTS/queue-callgrind-$scenario-$side.out"
+	report="$BENCH_RESULTS/queue-callgrind-$scenario-$side.txt"
+	rm -f "$out"
+	GSI=$((GSI + 1))
+	BENCH_SIDE_WRAPPER="valgrind --tool=callgrind --callgrind-out-file=$out --instr-atstart=no"
+	BENCH_SIDE_START_TIMEOUT=60
+	if ! bench_side_up "$side" r1; then
+		BENCH_SIDE_WRAPPER=""
+		bench_missing "callgrind_${scenario}_${side}_instructions" "$BENCH_SIDE_REASON"
+		return
+	fi
+	BENCH_SIDE_WRAPPER=""
+	BENCH_SIDE_START_TIMEOUT=10
+	pid=${BENCH_SIDE_PID[r1]}
+	local saved=$STATE_SQNS
+	STATE_SQNS=$(((CG_PACKETS + 62) / 63 * 63))
+	prepare "$scenario"
+	q0=$(bench_queue_stats r1)
+	callgrind_control -i on "$pid" >/dev/null 2>&1
+	flood "$scenario" -n "$CG_PACKETS" -r "$CG_RATE" >/dev/null
+	bench_queue_drain r1
+	sleep 0.2
+	q1=$(bench_queue_stats r1)
+	callgrind_control -i off "$pid" >/dev/null 2>&1
+	STATE_SQNS=$saved
+	bench_side_down "$side" r1
+	n=$(handled "$q0" "$q1")
+	lab_wait 10 "callgrind output" test -s "$out"
+	total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
+	if [ -z "$total" ] || [ "$n" -le 0 ]; then
+		bench_missing "callgrind_${scenario}_${side}_instructions" "no callgrind profile (handled $n)"
+		return
+	fi
+	bench_row "callgrind_${scenario}_${side}_instructions" "$(bench_div "$total" "$n" 0)" \
+		"instructions/packet"
+	CG_TOTAL[$scenario,$side]=$(bench_div "$total" "$n" 1)
+	# The top functions by exclusive cost, per packet.
+	{
+		echo "# $scenario, $side: $n queued packets at $CG_RATE/s, $total instructions" \
+			"($(bench_div "$total" "$n" 0) per packet); exclusive cost per packet"
+		callgrind_annotate --inclusive=no "$out" 2>/dev/null |
+			awk -v n="$n" '/^ *[0-9,]+ +\(/ && !/PROGRAM TOTALS/ {
+				ir = $1; gsub(",", "", ir); fn = $0
+				sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", fn); sub(/ \[.*$/, "", fn)
+				printf "%10.1f  %s\n", ir / n, fn
+			}' | head -n 15
+	} >"$report"
+	sed 's/^/    /' "$report" >&2
+}
+
+declare -A CG_TOTAL
+if ! command -v callgrind_control >/dev/null; then
+	bench_missing callgrind "valgrind (callgrind) not installed"
+else
+	for scenario in $CG_SCENARIOS; do
+		for side in $SIDES; do
+			callgrind_one "$scenario" "$side"
+		done
+		if [ -n "${CG_TOTAL[$scenario,acceptall]:-}" ] && [ -n "${CG_TOTAL[$scenario,pgmrouterd]:-}" ]; then
+			bench_row "callgrind_${scenario}_pgmrouterd_cost_ratio" \
+				"$(bench_div "${CG_TOTAL[$scenario,pgmrouterd]}" "${CG_TOTAL[$scenario,acceptall]}" 2)" \
+				"x accept-all"
+		fi
+	done
+fi
+
+for scenario in $SCENARIOS; do
+	echo "$scenario,${CAP_MED[$scenario]:-nan,nan,nan},${CG_TOTAL[$scenario,acceptall]:-nan},${CG_TOTAL[$scenario,pgmrouterd]:-nan}" >>"$summary"
+done

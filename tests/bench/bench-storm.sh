@@ -1,0 +1,208 @@
+#!/bin/bash
+# NAK storm: K real OpenPGM receivers (tests/peers/pgm-recv) on one LAN behind the router, one
+# OpenPGM source (pgm-send) upstream. Every Nth ODATA is dropped on the router's interface into
+# the LAN (before the LAN, so every receiver loses the same packets) and all K receivers ask for
+# it at once. Sides, interleaved: plain kernel forwarding (receivers NAK the source, the source
+# confirms) and pgmrouterd (receivers NAK the router, which confirms and forwards one NAK).
+# Measured per run, from the segments' counters, a capture on the receivers' LAN and the peers'
+# logs:
+#   NAK packets reaching the source's LAN per lost packet
+#   NCF packets on the receivers' LAN per lost packet
+#   NCF latency: first NAK of a (TSI, SQN) on the LAN to the first NCF for it (median, p99)
+#   time to repair: a lost message's repair delivered at a receiver minus its original send
+#                   (pgm-send --send-log, pgm-recv --repair-log; one host, one monotonic clock)
+#
+#   bench-storm.sh [--smoke]
+set -u
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# Delays are measured here: the router is not pinned. On a shared two-core machine a router
+# pinned to one CPU waits whenever other work holds that CPU, although the other may be idle
+# (measured: median 80 us and p90 2 ms pinned, 45 us and 70 us not).
+BENCH_PIN_ROUTER=0
+bench_begin storm "$@"
+# Up to 128 receivers share the two CPUs with the source and the router: in a real network each
+# has its own. The source and the router daemon (the two that answer NAKs, one per side) run at
+# a higher priority (nice -10), so neither side's answers wait behind the receivers' work.
+NICE="nice -n -10"
+
+SIDES="kernel pgmrouterd"
+KS=${BENCH_STORM_KS:-"8 32 128"}
+COUNT=1500 # messages per run
+RATE=500   # messages per second
+LOSS_EVERY=30
+if [ "$BENCH_SMOKE" = 1 ]; then
+	KS="4"
+	COUNT=300
+fi
+KMAX=${KS##* }
+[ -x "$LAB_PEERS/pgm-send" ] && [ -x "$LAB_PEERS/pgm-recv" ] || lab_die "peers not built (make tools)"
+
+lab_init pbstorm
+bench_topo_fanout "$KMAX" 0
+SRC=$TOPO_SOURCE_ADDR
+GROUP=239.192.0.1
+lab_topo_loss a "nth:$LOSS_EVERY" odata
+summary="$BENCH_RESULTS/storm-summary.csv" # medians over the repetitions, for plot-storm.gp
+echo "k,side,naks_at_source_per_loss,ncfs_per_loss,ncf_latency_median_us,repair_median_ms,repair_p99_ms" >"$summary"
+rm -f "$BENCH_RESULTS"/storm-repair-*.txt
+runs="$BENCH_RESULTS/storm-runs.csv"
+echo "k,side,rep,lost,naks_at_source,ncfs,naks_on_lan,ncf_latency_median_us,ncf_latency_p99_us,repair_median_ms,repair_p99_ms,receivers_ok" >"$runs"
+# Without ODATA the captures stay small: the PGM type nibble, behind the IP header.
+CAPTURE_FILTER='ip proto 113 and (ip[((ip[0] & 0x0f) << 2) + 4] & 0x0f) != 4'
+
+# percentiles: values on stdin -> "median p99 n" (nearest rank for p99).
+percentiles() {
+	sort -g | awk '{ v[NR] = $1 }
+		END {
+			if (NR == 0) { print "nan nan 0"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			r = int(0.99 * NR + 0.999999); if (r < 1) r = 1
+			printf "%.3f %.3f %d\n", m, v[r], NR
+		}'
+}
+
+_ready() { grep -q '^event=ready' "$1"; }
+
+# Per (K, side, figure): one value per repetition, "nan" when that run measured nothing, so the
+# ratios pair the same repetitions.
+declare -A M MISSING FAILED
+add() { M[$1]="${M[$1]:-} ${2:-nan}"; }
+
+# run_one K SIDE REP
+run_one() {
+	local k=$1 side=$2 rep=$3 i h pids=() cap capfile sendlog lost0 lost nak_src ncf nak_a
+	local lat stat ok=0 spid timeout
+	BENCH_SIDE_WRAPPER=$NICE
+	if ! bench_side_up "$side" r1; then
+		BENCH_SIDE_WRAPPER=""
+		MISSING[$side]=$BENCH_SIDE_REASON
+		return
+	fi
+	BENCH_SIDE_WRAPPER=""
+	timeout=$((COUNT / RATE + 15))
+	for l in src a; do lab_counts_reset "$l"; done
+	lost0=$(lab_topo_loss_dropped a)
+	capfile="$LAB_DIR/storm-$k-$side-$rep.pcapng"
+	lab_spawn lan:a "$LAB_DIR/dumpcap.log" dumpcap -q -i br0 -f "$CAPTURE_FILTER" -w "$capfile"
+	cap=$LAB_PID
+	lab_wait 10 "capture on a" test -s "$capfile"
+	for i in $(seq 1 "$k"); do
+		h=a$i
+		rm -f "$LAB_DIR/repair.$h.log"
+		lab_spawn "$h" "$LAB_DIR/recv.$h.log" "$LAB_PEERS/pgm-recv" \
+			-n "$(lab_addr "$h" eth0);$GROUP" -c "$COUNT" -I "$rep" -T "$timeout" \
+			--repair-log "$LAB_DIR/repair.$h.log"
+		pids+=("$LAB_PID")
+	done
+	for i in $(seq 1 "$k"); do
+		lab_wait 20 "receiver a$i ready" _ready "$LAB_DIR/recv.a$i.log" || break
+	done
+	sendlog="$LAB_DIR/send.log"
+	# The source pinned to the sender CPU; the receivers go where the scheduler puts them.
+	# shellcheck disable=SC2086
+	lab_spawn s1 "$LAB_DIR/send.out" ${BENCH_CPU_SEND:+taskset -c "$BENCH_CPU_SEND"} $NICE \
+		"$LAB_PEERS/pgm-send" -n "$SRC;$GROUP" -c "$COUNT" -r "$RATE" -I "$rep" \
+		--linger 2000 -T "$timeout" --send-log "$sendlog"
+	spid=$LAB_PID
+	lab_wait_pid "$spid" "$((timeout + 10))"
+	for i in $(seq 1 "$k"); do
+		lab_wait_pid "${pids[$((i - 1))]}" "$((timeout + 10))" && ok=$((ok + 1))
+	done
+	lab_capture_stop "$cap"
+	bench_lan_settle a
+	if [ "$side" = pgmrouterd ] && [ "$ok" != "$k" ]; then
+		bench_log "k=$k rep $rep: pgmrouterd's counters after a run with incomplete receivers:"
+		bench_pgmrouterd_cli r1 "show ip pgm router traffic" 2>&1 | sed 's/^/    /' >&2
+	fi
+	bench_side_down "$side" r1
+
+	lost=$(($(lab_topo_loss_dropped a) - lost0))
+	nak_src=$(lab_count src nak)
+	ncf=$(lab_count a ncf)
+	nak_a=$(lab_count a nak)
+	stat=$("$BENCH_BIN/pgm-pcapstat" --from nak --to ncf "$capfile" 2>/dev/null)
+	rm -f "$capfile"
+	# Time to repair: every repaired message at every receiver against its send time.
+	lat=$(cat "$LAB_DIR"/repair.a*.log 2>/dev/null |
+		awk -v sl="$sendlog" 'BEGIN { while ((getline l < sl) > 0) { split(l, f, " "); t[f[1]] = f[2] } }
+			($1 in t) { printf "%.3f\n", ($2 - t[$1]) / 1000 }')
+	# Every repair latency of the (K, side), pooled over the repetitions, for the distribution.
+	echo "$lat" | grep . >>"$BENCH_RESULTS/storm-repair-k$k-$side.txt"
+	read -r rmed rp99 rn <<<"$(echo "$lat" | grep . | percentiles)"
+	if [ "$lost" -le 0 ]; then
+		bench_log "k=$k $side rep $rep: nothing lost; run ignored"
+		return
+	fi
+	bench_log "k=$k $side rep $rep: $ok/$k receivers complete; lost $lost; NAKs at source" \
+		"$nak_src, NCFs on the LAN $ncf, NAKs on the LAN $nak_a; NCF latency median" \
+		"$(lab_kv median_us "$stat") us p99 $(lab_kv p99_us "$stat") us ($(lab_kv matched "$stat")" \
+		"matched); repair median $rmed ms p99 $rp99 ms over $rn repairs"
+	[ "$ok" = "$k" ] || bench_log "k=$k $side rep $rep: receivers that failed:" \
+		"$(for i in $(seq 1 "$k"); do lab_result "$LAB_DIR/recv.a$i.log" |
+			awk -v h="a$i" '!/^result=ok/ { print h ": " substr($0, 1, 160) }'; done)"
+	echo "$k,$side,$rep,$lost,$nak_src,$ncf,$nak_a,$(lab_kv median_us "$stat"),$(lab_kv p99_us "$stat"),$rmed,$rp99,$ok" >>"$runs"
+	add "$k,$side,ok" "$(bench_div "$ok" "$k" 3)"
+	if [ "$ok" != "$k" ]; then
+		# A run where repair failed says nothing about how repair performs: no figures.
+		FAILED[$k,$side]="$((k - ok)) of $k receivers did not get every message (rep $rep)"
+		for f in nak ncf naklan ncfmed ncfp99 rmed rp99; do add "$k,$side,$f" nan; done
+		return
+	fi
+	add "$k,$side,nak" "$(bench_div "$nak_src" "$lost" 3)"
+	add "$k,$side,ncf" "$(bench_div "$ncf" "$lost" 3)"
+	add "$k,$side,naklan" "$(bench_div "$nak_a" "$lost" 3)"
+	if [ "$(lab_kv matched "$stat")" -gt 0 ] 2>/dev/null; then
+		add "$k,$side,ncfmed" "$(lab_kv median_us "$stat")"
+		add "$k,$side,ncfp99" "$(lab_kv p99_us "$stat")"
+	else
+		add "$k,$side,ncfmed" nan
+		add "$k,$side,ncfp99" nan
+	fi
+	add "$k,$side,rmed" "$rmed"
+	add "$k,$side,rp99" "$rp99"
+}
+
+for k in $KS; do
+	for rep in $(seq 1 "$BENCH_REPS"); do
+		set -- $SIDES
+		[ $((rep % 2)) = 0 ] && set -- "$2" "$1"
+		for side in "$@"; do
+			[ -n "${MISSING[$side]:-}" ] && continue
+			run_one "$k" "$side" "$rep"
+		done
+	done
+	for side in $SIDES; do
+		if [ -n "${MISSING[$side]:-}" ]; then
+			bench_missing "k${k}_${side}" "${MISSING[$side]}"
+			continue
+		fi
+		p="k${k}_${side}"
+		bench_series "${p}_receivers_complete" "share" ${M[$k,$side,ok]:-}
+		if [ -n "${FAILED[$k,$side]:-}" ] && [ -z "$(bench_stats ${M[$k,$side,nak]:-} | awk '$6 > 0')" ]; then
+			bench_missing "${p}_naks_at_source_per_loss" "${FAILED[$k,$side]}"
+			continue
+		fi
+		bench_series "${p}_naks_at_source_per_loss" "NAKs/lost packet" ${M[$k,$side,nak]:-}
+		bench_series "${p}_ncfs_on_lan_per_loss" "NCFs/lost packet" ${M[$k,$side,ncf]:-}
+		bench_series "${p}_naks_on_lan_per_loss" "NAKs/lost packet" ${M[$k,$side,naklan]:-}
+		bench_series "${p}_ncf_latency_median" us ${M[$k,$side,ncfmed]:-}
+		bench_series "${p}_ncf_latency_p99" us ${M[$k,$side,ncfp99]:-}
+		bench_series "${p}_repair_median" ms ${M[$k,$side,rmed]:-}
+		bench_series "${p}_repair_p99" ms ${M[$k,$side,rp99]:-}
+		med() { bench_stats "$@" | cut -d' ' -f1; }
+		echo "$k,$side,$(med ${M[$k,$side,nak]:-}),$(med ${M[$k,$side,ncf]:-}),$(med ${M[$k,$side,ncfmed]:-}),$(med ${M[$k,$side,rmed]:-}),$(med ${M[$k,$side,rp99]:-})" >>"$summary"
+	done
+	for m in nak:naks_at_source ncf:ncfs_on_lan ncfmed:ncf_latency_median rmed:repair_median rp99:repair_p99; do
+		ratios=$(bench_ratios "${M[$k,kernel,${m%%:*}]:-}" "${M[$k,pgmrouterd,${m%%:*}]:-}")
+		if [ -n "$ratios" ]; then
+			# shellcheck disable=SC2086
+			bench_series "k${k}_${m#*:}_ratio" "x kernel" $ratios
+		else
+			bench_missing "k${k}_${m#*:}_ratio" "$(for side in $SIDES; do
+				r=${MISSING[$side]:-${FAILED[$k,$side]:-}}
+				[ -n "$r" ] && echo "$side: $r"
+			done | head -n 1)"
+		fi
+	done
+done

@@ -1,0 +1,427 @@
+# shellcheck shell=bash
+# Variables set here are read by the benchmark scripts that source this file:
+# shellcheck disable=SC2034
+#
+# Helpers for the namespace benchmarks (tests/bench/bench-*.sh), on top of the lab
+# (tests/lab/lib.sh): options, CPU pinning, CSV rows, statistics, the router "sides" compared
+# in every benchmark, and the kernel's queue and segment counters they are measured with.
+#
+# A benchmark compares sides of the router namespace, measured in the same run and interleaved
+# (side A, side B, side A, ...), so drift of a shared machine hits every side alike:
+#   kernel      plain kernel forwarding (smcroute routes), nothing else
+#   acceptall   the daemon's interception rules (installed with pgm-rules) and the minimal
+#               accept-all NFQUEUE consumer (nfq-acceptall) on the same queue settings
+#   pgmrouterd  the daemon with its startup config: its own rules, its packet path
+# A side that cannot run is reported as missing (a CSV row whose value is "missing"), never
+# as a figure.
+#
+# Output: CSV rows "benchmark,metric,value,unit" on stdout (tests/bench/run.sh collects them),
+# everything else on stderr. Extra CSV files for the plots go to $BENCH_RESULTS.
+
+# shellcheck source-path=SCRIPTDIR source=../lab/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lab/lib.sh"
+
+BENCH_NAME=""
+BENCH_SMOKE=0
+BENCH_BIN="$LAB_REPO/build/bench"
+BENCH_REPS=5
+BENCH_CPU_SEND=""
+BENCH_CPU_ROUTER=""
+BENCH_SIDE_REASON=""
+# A command put in front of the user-space side's program (e.g. valgrind), and how long a side
+# may take to come up.
+BENCH_SIDE_WRAPPER=""
+BENCH_SIDE_START_TIMEOUT=10
+BENCH_QUEUE=113 # the daemon's default queue (router/assist.h); the baseline uses the same
+declare -gA BENCH_SIDE_PID
+
+bench_log() { echo "bench $BENCH_NAME: $*" >&2; }
+
+# bench_begin NAME ARGS...: parses --smoke and sets up the results directory and CPU pinning.
+bench_begin() {
+	local cpus
+	BENCH_NAME=$1
+	shift
+	for a in "$@"; do
+		case $a in
+		--smoke) BENCH_SMOKE=1 ;;
+		*) lab_die "unknown option $a" ;;
+		esac
+	done
+	[ "$BENCH_SMOKE" = 1 ] && BENCH_REPS=1
+	BENCH_REPS=${BENCH_REPS_OVERRIDE:-$BENCH_REPS}
+	BENCH_RESULTS=${BENCH_RESULTS:-"$LAB_REPO/build/bench/results"}
+	mkdir -p "$BENCH_RESULTS"
+	# With two CPUs or more: the senders (and the kernel's forwarding, which runs in their
+	# softirq context on veth) on CPU 0, the router's user-space consumer on CPU 1.
+	cpus=$(nproc 2>/dev/null || echo 1)
+	if [ "$cpus" -ge 2 ] && command -v taskset >/dev/null && [ "${BENCH_PIN:-1}" = 1 ]; then
+		BENCH_CPU_SEND=0
+		BENCH_CPU_ROUTER=1
+		# A benchmark that measures delays sets BENCH_PIN_ROUTER=0 (see README).
+		[ "${BENCH_PIN_ROUTER:-1}" = 1 ] || BENCH_CPU_ROUTER=""
+	fi
+	for t in pgm-flood nfq-acceptall pgm-rules pgm-pcapstat; do
+		[ -x "$BENCH_BIN/$t" ] || lab_die "missing $BENCH_BIN/$t (make tools)"
+	done
+	bench_log "start (smoke=$BENCH_SMOKE, repetitions=$BENCH_REPS," \
+		"cpu send=${BENCH_CPU_SEND:-any} router=${BENCH_CPU_ROUTER:-any};" \
+		"load average $(cut -d' ' -f1-3 /proc/loadavg) on $cpus CPUs)"
+}
+
+# bench_on_send NODE CMD...: CMD inside NODE, pinned to the sender CPU.
+bench_on_send() {
+	local node=$1
+	shift
+	if [ -n "$BENCH_CPU_SEND" ]; then
+		lab_exec "$node" taskset -c "$BENCH_CPU_SEND" "$@"
+	else
+		lab_exec "$node" "$@"
+	fi
+}
+
+bench_pin_router() {
+	[ -n "$BENCH_CPU_ROUTER" ] && echo "taskset -c $BENCH_CPU_ROUTER"
+}
+
+# bench_flood NODE ARGS...: runs pgm-flood in NODE (sender CPU); prints its key=value line.
+# Every flood is bounded in time: 120 s unless ARGS give their own -T.
+bench_flood() {
+	local node=$1
+	shift
+	bench_on_send "$node" "$BENCH_BIN/pgm-flood" -T 120 "$@" 2>&1 | tail -n 1
+}
+
+# Rows -----------------------------------------------------------------------------------------
+
+bench_row() { echo "$BENCH_NAME,$1,$2,$3"; }
+
+# bench_missing METRIC REASON: a figure that could not be measured, with the reason.
+bench_missing() {
+	local reason=${2//,/;}
+	echo "$BENCH_NAME,$1,missing,$reason"
+	bench_log "MISSING $1: $2"
+}
+
+# bench_stats VALUE...: "median min max q1 q3 n" (median: mean of the middle two for even n;
+# quartiles by linear interpolation).
+bench_stats() {
+	printf '%s\n' "$@" | grep -E '^-?[0-9.]+([eE][-+]?[0-9]+)?$' | sort -g | awk '
+		{ v[NR] = $1 }
+		function q(p,   h, lo) {
+			h = (NR - 1) * p + 1; lo = int(h)
+			return lo >= NR ? v[NR] : v[lo] + (h - lo) * (v[lo + 1] - v[lo])
+		}
+		END {
+			if (NR == 0) { print "nan nan nan nan nan 0"; exit }
+			printf "%.10g %.10g %.10g %.10g %.10g %d\n", q(0.5), v[1], v[NR], q(0.25), q(0.75), NR
+		}'
+}
+
+# bench_series METRIC UNIT VALUE...: rows METRIC (median), METRIC_min, METRIC_max.
+bench_series() {
+	local metric=$1 unit=$2 med min max q1 q3 n
+	shift 2
+	read -r med min max q1 q3 n <<<"$(bench_stats "$@")"
+	if [ "$n" = 0 ]; then
+		bench_missing "$metric" "no measurement"
+		return
+	fi
+	bench_row "$metric" "$med" "$unit"
+	bench_row "${metric}_min" "$min" "$unit"
+	bench_row "${metric}_max" "$max" "$unit"
+}
+
+# bench_ratios "A..." "B...": per-repetition ratios B_i / A_i, one per line; pairs where either
+# value is not a number (e.g. "nan": nothing measured in that repetition) are skipped.
+bench_ratios() {
+	local -a a b
+	local num='^-?[0-9.]+([eE][-+]?[0-9]+)?$'
+	read -r -a a <<<"$1"
+	read -r -a b <<<"$2"
+	for i in "${!a[@]}"; do
+		[[ ${a[$i]} =~ $num ]] && [[ ${b[$i]:-} =~ $num ]] || continue
+		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { if (x + 0 > 0) printf "%.4f\n", y / x }'
+	done
+}
+
+# bench_div A B [DIGITS]: A / B, or nothing when B is 0.
+bench_div() {
+	awk -v a="$1" -v b="$2" -v d="${3:-4}" 'BEGIN { if (b != 0) printf "%.*f\n", d, a / b }'
+}
+
+# Kernel counters --------------------------------------------------------------------------------
+
+# bench_lan_count LAN TYPE: packets of TYPE on the segment so far.
+bench_lan_count() { lab_count "$1" "$2"; }
+
+# bench_lan_settle LAN: waits until the segment's counters stop moving (100 ms apart, 5 s max).
+bench_lan_settle() {
+	local prev="" cur i
+	for i in $(seq 1 50); do
+		cur=$(lab_counts "$1")
+		[ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		sleep 0.1
+	done
+	return 1
+}
+
+# bench_queue_stats ROUTER: the kernel's view of NFQUEUE $BENCH_QUEUE in ROUTER's namespace:
+# "bound id_sequence queue_total socket_drops" (bound 0 and zeros when nothing is bound). The
+# drops are the bound socket's (a full receive buffer, fail-open: accepted unassisted).
+bench_queue_stats() {
+	local router=$1 line portid drops
+	line=$(lab_exec "$router" cat /proc/net/netfilter/nfnetlink_queue 2>/dev/null |
+		awk -v q="$BENCH_QUEUE" '$1 == q { print $2, $8, $3; exit }')
+	if [ -z "$line" ]; then
+		echo "0 0 0 0"
+		return
+	fi
+	read -r portid idseq total <<<"$line"
+	drops=$(lab_exec "$router" cat /proc/net/netlink 2>/dev/null |
+		awk -v p="$portid" '$2 == 12 && $3 == p { print $9; exit }')
+	echo "1 $idseq $total ${drops:-0}"
+}
+
+_bench_queue_bound() {
+	local bound _
+	read -r bound _ <<<"$(bench_queue_stats "$1")"
+	[ "$bound" = 1 ]
+}
+
+_bench_queue_empty() {
+	local bound idseq total _
+	read -r bound idseq total _ <<<"$(bench_queue_stats "$1")"
+	[ "$bound" = 0 ] || [ "$total" = 0 ]
+}
+
+# bench_queue_drain ROUTER: waits until nothing waits in the queue for a verdict (10 s max).
+bench_queue_drain() {
+	lab_wait 10 "queue drained in $1" _bench_queue_empty "$1"
+}
+
+# bench_rule_matches ROUTER: packets the interception rules' queue targets matched so far
+# (queued or, fail-open and bypass, accepted unassisted), over every backend's rules.
+bench_rule_matches() {
+	local n
+	n=$(lab_exec "$1" iptables-save -c -t mangle 2>/dev/null |
+		awk '/NFQUEUE/ { if (match($0, /^\[[0-9]+:/)) n += substr($0, 2, RLENGTH - 2) }
+			END { printf "%.0f\n", n }')
+	echo "${n:-0}"
+}
+
+# Router sides -----------------------------------------------------------------------------------
+#
+# bench_side_up SIDE ROUTER: brings SIDE up in ROUTER (interception on every interface of the
+# router); 0 when it runs, 1 when it cannot (BENCH_SIDE_REASON says why). The user-space
+# program's pid is BENCH_SIDE_PID[ROUTER]. bench_side_down SIDE ROUTER ends it and removes what
+# it installed.
+
+bench_router_ifs() {
+	awk -v n="$1" '$1 == n { print $2 }' "$LAB_DIR/links"
+}
+
+bench_side_up() {
+	local side=$1 router=$2
+	BENCH_SIDE_REASON=""
+	case $side in
+	kernel) return 0 ;;
+	acceptall) _bench_acceptall_up "$router" ;;
+	pgmrouterd) bench_pgmrouterd_up "$router" ;;
+	*) lab_die "unknown side $side" ;;
+	esac
+}
+
+bench_side_down() {
+	local side=$1 router=$2
+	case $side in
+	kernel) return 0 ;;
+	acceptall) _bench_acceptall_down "$router" ;;
+	pgmrouterd) bench_pgmrouterd_down "$router" ;;
+	esac
+}
+
+_bench_acceptall_up() {
+	local router=$1 ready pin
+	# shellcheck disable=SC2046
+	if ! lab_exec "$router" "$BENCH_BIN/pgm-rules" install -q "$BENCH_QUEUE" \
+		$(bench_router_ifs "$router") \
+		>"$LAB_DIR/rules.$router.log" 2>&1; then
+		BENCH_SIDE_REASON="interception rules not installed: $(tail -n 1 "$LAB_DIR/rules.$router.log")"
+		return 1
+	fi
+	ready="$LAB_DIR/acceptall.$router.ready"
+	rm -f "$ready"
+	read -r -a pin <<<"$(bench_pin_router) ${BENCH_SIDE_WRAPPER:-}"
+	lab_spawn "$router" "$LAB_DIR/acceptall.$router.log" "${pin[@]}" "$BENCH_BIN/nfq-acceptall" \
+		-q "$BENCH_QUEUE" -r "$ready"
+	BENCH_SIDE_PID[$router]=$LAB_PID
+	if ! lab_wait "$BENCH_SIDE_START_TIMEOUT" "nfq-acceptall in $router" test -e "$ready"; then
+		BENCH_SIDE_REASON="nfq-acceptall did not bind: $(tail -n 1 "$LAB_DIR/acceptall.$router.log")"
+		_bench_acceptall_down "$router"
+		return 1
+	fi
+}
+
+_bench_acceptall_down() {
+	local router=$1
+	[ -n "${BENCH_SIDE_PID[$router]:-}" ] && lab_stop "${BENCH_SIDE_PID[$router]}"
+	BENCH_SIDE_PID[$router]=""
+	lab_exec "$router" "$BENCH_BIN/pgm-rules" remove >/dev/null 2>&1
+	_bench_mangle_drop_if_empty "$router"
+	return 0
+}
+
+# The rules' first use created the mangle table; a separate pgm-rules process cannot know that
+# and leaves it. Gone again when nothing is in it, so the kernel side runs without its hooks. (The
+# lab's loss rules live there too: then it stays.)
+_bench_mangle_drop_if_empty() {
+	if ! lab_exec "$1" iptables-save -t mangle 2>/dev/null | grep -q '^-A'; then
+		lab_exec "$1" nft delete table ip mangle >/dev/null 2>&1
+	fi
+	return 0
+}
+
+# The pgmrouterd side, in one place. The daemon runs with the lab's default startup config
+# (router assist on every interface of the router), pinned to the router CPU, and counts as
+# running only when it has a packet path: the queue bound and its interception rules installed.
+# BENCH_ROUTER_EXTRA_CONFIG (lines) is appended inside the config, before "end".
+# ROUTER-HOOK: the daemon's startup config and how to tell it is ready.
+bench_pgmrouterd_up() {
+	local router=$1 conf sock pidfile log pin bin
+	bin="$LAB_REPO/build/pgmrouterd"
+	if [ ! -x "$bin" ]; then
+		BENCH_SIDE_REASON="build/pgmrouterd does not exist"
+		return 1
+	fi
+	conf="$LAB_DIR/pgmrouterd.$router.conf"
+	sock=$(lab_router_sock "$router")
+	pidfile="$LAB_DIR/pgmrouterd.$router.pidfile"
+	log="$LAB_DIR/pgmrouterd.$router.log"
+	lab_router_config "$router" | sed '/^end$/d' >"$conf"
+	[ -n "${BENCH_ROUTER_EXTRA_CONFIG:-}" ] && echo "$BENCH_ROUTER_EXTRA_CONFIG" >>"$conf"
+	echo end >>"$conf"
+	read -r -a pin <<<"$(bench_pin_router) ${BENCH_SIDE_WRAPPER:-}"
+	lab_spawn "$router" "$log" "${pin[@]}" "$bin" -d -f "$conf" -s "$sock" -p "$pidfile"
+	BENCH_SIDE_PID[$router]=$LAB_PID
+	echo "$LAB_PID" >"$LAB_DIR/pgmrouterd.$router.pid"
+	lab_wait "$BENCH_SIDE_START_TIMEOUT" "pgmrouterd packet path in $router" \
+		_bench_pgmrouterd_ready "$router" "$LAB_PID" >/dev/null 2>&1
+	if ! _bench_pid_alive "$LAB_PID"; then
+		# The first line of its log, without the time stamp.
+		BENCH_SIDE_REASON="pgmrouterd exited at start: $(grep -v '^$' "$log" | head -n 1 |
+			sed -E 's/^[0-9:.]+ //')"
+		bench_pgmrouterd_down "$router"
+		return 1
+	fi
+	if ! _bench_queue_bound "$router"; then
+		BENCH_SIDE_REASON="pgmrouterd runs but binds no NFQUEUE $BENCH_QUEUE (no packet path)"
+		bench_pgmrouterd_down "$router"
+		return 1
+	fi
+	if [ "$(bench_rule_matches_present "$router")" = 0 ]; then
+		BENCH_SIDE_REASON="pgmrouterd bound the queue but installed no interception rules"
+		bench_pgmrouterd_down "$router"
+		return 1
+	fi
+	return 0
+}
+
+bench_pgmrouterd_down() {
+	local router=$1
+	[ -n "${BENCH_SIDE_PID[$router]:-}" ] && lab_stop "${BENCH_SIDE_PID[$router]}"
+	BENCH_SIDE_PID[$router]=""
+	# A daemon that died without removing its rules must not leave them to the next side.
+	lab_exec "$router" "$BENCH_BIN/pgm-rules" remove >/dev/null 2>&1
+	_bench_mangle_drop_if_empty "$router"
+	return 0
+}
+
+_bench_pid_alive() {
+	kill -0 "$1" 2>/dev/null && ! _lab_is_zombie "$1"
+}
+
+_bench_pgmrouterd_ready() {
+	_bench_pid_alive "$2" || return 0 # dead: stop waiting
+	_bench_queue_bound "$1" && [ "$(bench_rule_matches_present "$1")" = 1 ]
+}
+
+# bench_rule_matches_present ROUTER: 1 when queue rules exist in ROUTER's namespace (either
+# backend), else 0.
+bench_rule_matches_present() {
+	if lab_exec "$1" iptables-save -t mangle 2>/dev/null | grep -q NFQUEUE; then
+		echo 1
+	elif lab_exec "$1" nft list ruleset 2>/dev/null | grep -q ' queue '; then
+		echo 1
+	else
+		echo 0
+	fi
+}
+
+# bench_cpu_ns PID: CPU time the process has used so far (every thread, user and system), in ns,
+# from the scheduler's statistics (exact, unlike the tick-based utime/stime). (mawk's %d stops at
+# 2^31: every large number here is printed with %.0f.)
+bench_cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%.0f\n", n }'
+}
+
+# bench_pgmrouterd_cli ROUTER COMMAND: runs a pgmrouter command against the daemon.
+bench_pgmrouterd_cli() {
+	"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock "$1")" -c "$2"
+}
+
+# bench_pgmrouterd_json_field ROUTER FIELD: one number from `show ip pgm router json`
+# (sessions, repair_states, memory_bytes). ROUTER-HOOK: the daemon's summary in JSON.
+bench_pgmrouterd_json_field() {
+	bench_pgmrouterd_cli "$1" "show ip pgm router json" 2>/dev/null |
+		grep -o "\"$2\":[0-9]*" | head -n 1 | cut -d: -f2
+}
+
+# bench_pgmrouterd_rss_kb ROUTER: the daemon's resident set (VmRSS, kB).
+bench_pgmrouterd_rss_kb() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/${BENCH_SIDE_PID[$1]}/status" 2>/dev/null
+}
+
+# Topologies ---------------------------------------------------------------------------------
+
+# bench_topo_fanout HOSTS_A [HOSTS_B]: s1 - src - r1 - a (a1..), and b (b1..) when HOSTS_B > 0.
+# Like the lab's one-router topology, with the receiver count of each LAN chosen (0 allowed).
+bench_topo_fanout() {
+	local na=$1 nb=${2:-0} lan n i name
+	_topo_reset fanout
+	_topo_lan src
+	_topo_router r1
+	lab_attach r1 eth0 src 1
+	# shellcheck disable=SC2154 # TOPO_FEED is an associative array (topo.sh)
+	TOPO_FEED[src]=""
+	_topo_source
+	lab_route s1 default "$(lab_addr r1 eth0)"
+	local oifs=""
+	for lan in a b; do
+		n=$na
+		[ "$lan" = b ] && n=$nb
+		[ "$lan" = b ] && [ "$nb" -le 0 ] && continue
+		_topo_lan "$lan" src
+		if [ "$lan" = a ]; then
+			lab_attach r1 eth1 a 1
+			TOPO_FEED[a]="r1 eth1"
+			oifs="eth1"
+		else
+			lab_attach r1 eth2 b 1
+			TOPO_FEED[b]="r1 eth2"
+			oifs="$oifs eth2"
+		fi
+		TOPO_RECV_LANS="${TOPO_RECV_LANS:+$TOPO_RECV_LANS }$lan"
+		for i in $(seq 1 "$n"); do
+			name="$lan$i"
+			lab_host "$name"
+			lab_attach "$name" eth0 "$lan" $((10 + i))
+			lab_route "$name" default "$(lab_addr r1 @$lan)"
+			TOPO_RECEIVERS="${TOPO_RECEIVERS:+$TOPO_RECEIVERS }$name"
+		done
+	done
+	# shellcheck disable=SC2086
+	_topo_mroutes r1 eth0 $oifs
+	_topo_start_routing
+}
