@@ -26,7 +26,6 @@ E2E_CHECKS=0
 E2E_FAILED=0
 E2E_SENDER_RESULT=""
 E2E_WITH_SKIPPED=0
-E2E_RECV_ARGS=()
 
 # e2e_begin NAME TITLE
 e2e_begin() {
@@ -187,14 +186,9 @@ e2e_scale() {
 # sources listen for NAKs on the multicast port only, so the two ports must be equal), with the
 # suffix -ra for IP Router Alert on every packet the peers send that may carry it. Counters
 # are reset first. Fills E2E_RECV_RESULT[receiver] (the summary line, or "result=none rc=N"),
-<<<<<<< HEAD
-# E2E_SENDER_RESULT and E2E_COUNTS[lan]. Returns 0 when every receiver passed. Extra receiver
-# options go in the array E2E_RECV_ARGS (e.g. --fec 8).
-=======
 # E2E_SENDER_RESULT and E2E_COUNTS[lan]; every segment is captured too (e2e_wire_*), and in the
 # "with" variant the routers' counters are read (e2e_rt). Returns 0 when every receiver passed.
 # E2E_RECV_ARGS (an array) adds options to every receiver.
->>>>>>> main
 e2e_pgm_stream() {
 	e2e_pgm_stream_start "$@" || {
 		e2e_stream_finish
@@ -216,14 +210,7 @@ e2e_pgm_stream_start() {
 		lab_spawn "$r" "$LAB_DIR/$r.out" "$LAB_PEERS/pgm-recv" \
 			-n "$(lab_addr "$r" eth0);$group" -c "$count" -T "$limit" "${udp[@]}" \
 			"${E2E_RECV_ARGS[@]}"
-<<<<<<< HEAD
-		pids+=("$LAB_PID")
-	done
-	for r in $TOPO_RECEIVERS; do
-		lab_wait_file_line 10 "$LAB_DIR/$r.out" '^event=ready' || all=1
-=======
 		E2E_STREAM_PIDS+=("$LAB_PID")
->>>>>>> main
 	done
 	_e2e_wait_ready || all=1
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/pgm-send" \

@@ -120,11 +120,8 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		OPT_PROGRESS,
 		OPT_HOPS,
 		OPT_LOOP,
-<<<<<<< HEAD
 		OPT_FEC,
-=======
 		OPT_REPAIR_LOG,
->>>>>>> main
 	};
 	static const struct option longopts[] = {
 		{"network", required_argument, NULL, 'n'},
@@ -147,11 +144,8 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		{"hops", required_argument, NULL, OPT_HOPS},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"loop", no_argument, NULL, OPT_LOOP},
-<<<<<<< HEAD
 		{"fec", required_argument, NULL, OPT_FEC},
-=======
 		{"repair-log", required_argument, NULL, OPT_REPAIR_LOG},
->>>>>>> main
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
