@@ -1,7 +1,7 @@
 /*
- * Shared by the test peers (pgm-send, pgm-recv, zmq-pub, zmq-sub): the self-checking payload, the
- * delivery tracker that proves "every message exactly once and in order", clocks, signals and the
- * machine-readable summary line.
+ * Shared by the test peers (pgm-send, pgm-recv, zmq-pub, zmq-sub; pgm-dlr for its number parsing):
+ * the self-checking payload, the delivery tracker that proves "every message exactly once and in
+ * order", clocks, signals, option parsing and the machine-readable summary line.
  *
  * Payload layout (big endian), SIZE bytes in total, SIZE >= PEER_HEADER_LEN:
  *   0  magic    "PLAB"
@@ -97,6 +97,33 @@ static inline bool peer_parse_double(const char *text, double min, double max, d
 		return false;
 	*out = value;
 	return true;
+}
+
+/* PGM over UDP: the encapsulation ports, 0 when PGM runs over IP. */
+struct peer_udp_ports {
+	uint64_t ucast;
+	uint64_t mcast;
+};
+
+/* "PORT" (one port for both) or "UCAST:MCAST", each in [1, 65535]. */
+static inline bool peer_parse_udp_ports(const char *text, struct peer_udp_ports *ports)
+{
+	char buf[32];
+	char *colon;
+
+	if (strlen(text) >= sizeof(buf))
+		return false;
+	strcpy(buf, text);
+	colon = strchr(buf, ':');
+	if (colon != NULL)
+		*colon = '\0';
+	if (!peer_parse_u64(buf, 1, 65535, &ports->ucast))
+		return false;
+	if (colon == NULL) {
+		ports->mcast = ports->ucast;
+		return true;
+	}
+	return peer_parse_u64(colon + 1, 1, 65535, &ports->mcast);
 }
 
 static inline void peer_put32(uint8_t *p, uint32_t v)

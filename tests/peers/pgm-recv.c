@@ -26,8 +26,7 @@
 struct recv_options {
 	const char *network;
 	uint64_t dport;
-	uint64_t udp_ucast_port;
-	uint64_t udp_mcast_port;
+	struct peer_udp_ports udp; /* 0: PGM over IP */
 	uint64_t count;
 	uint64_t run_id;
 	uint64_t rxw_sqns;
@@ -82,26 +81,6 @@ static void usage(FILE *out)
 		"                           pgm-send --send-log it gives each repair's latency\n"
 		"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"
 		"      64 usage, 70 setup failure.\n");
-}
-
-static bool parse_udp_ports(const char *text, uint64_t *ucast, uint64_t *mcast)
-{
-	char buf[32];
-	char *colon;
-
-	if (strlen(text) >= sizeof(buf))
-		return false;
-	strcpy(buf, text);
-	colon = strchr(buf, ':');
-	if (colon != NULL)
-		*colon = '\0';
-	if (!peer_parse_u64(buf, 1, 65535, ucast))
-		return false;
-	if (colon == NULL) {
-		*mcast = *ucast;
-		return true;
-	}
-	return peer_parse_u64(colon + 1, 1, 65535, mcast);
 }
 
 static int parse_options(int argc, char **argv, struct recv_options *o)
@@ -179,7 +158,7 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 			ok = peer_parse_u64(optarg, 1, 65535, &o->dport);
 			break;
 		case 'u':
-			ok = parse_udp_ports(optarg, &o->udp_ucast_port, &o->udp_mcast_port);
+			ok = peer_parse_udp_ports(optarg, &o->udp);
 			break;
 		case 'c':
 			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
@@ -299,14 +278,14 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 		goto fail;
 	}
 	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
-		    o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
+		    o->udp.ucast ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
 		report_error("creating the PGM socket", err);
 		goto fail;
 	}
-	if (o->udp_ucast_port) {
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp_ucast_port,
+	if (o->udp.ucast) {
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp.ucast,
 			"PGM_UDP_ENCAP_UCAST_PORT");
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp_mcast_port,
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp.mcast,
 			"PGM_UDP_ENCAP_MCAST_PORT");
 	}
 	ok &= set_int(
@@ -488,7 +467,7 @@ int main(int argc, char **argv)
 	next_progress_us = o.progress_ms ? start_us + o.progress_ms * 1000u : UINT64_MAX;
 	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
 	       " count=%" PRIu64 "\n",
-		o.network, o.dport, o.udp_ucast_port, o.udp_mcast_port, o.count);
+		o.network, o.dport, o.udp.ucast, o.udp.mcast, o.count);
 
 	while (!peer_stop_requested) {
 		uint64_t now = peer_now_us(), wake, lib_wait;

@@ -26,8 +26,7 @@ struct send_options {
 	const char *network;
 	uint64_t dport;
 	uint64_t sport;
-	uint64_t udp_ucast_port;
-	uint64_t udp_mcast_port;
+	struct peer_udp_ports udp; /* 0: PGM over IP */
 	uint64_t count;
 	uint64_t size;
 	uint64_t large_every; /* every Nth message is large_size bytes (fragmented), 0: never */
@@ -85,26 +84,6 @@ static void usage(FILE *out)
 		"      --send-log FILE   write \"SEQ MICROSECONDS\" for every message sent (the\n"
 		"                        monotonic clock, when pgm_send returned)\n"
 		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
-}
-
-static bool parse_udp_ports(const char *text, uint64_t *ucast, uint64_t *mcast)
-{
-	char buf[32];
-	char *colon;
-
-	if (strlen(text) >= sizeof(buf))
-		return false;
-	strcpy(buf, text);
-	colon = strchr(buf, ':');
-	if (colon != NULL)
-		*colon = '\0';
-	if (!peer_parse_u64(buf, 1, 65535, ucast))
-		return false;
-	if (colon == NULL) {
-		*mcast = *ucast;
-		return true;
-	}
-	return peer_parse_u64(colon + 1, 1, 65535, mcast);
 }
 
 static int parse_options(int argc, char **argv, struct send_options *o)
@@ -182,7 +161,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 			ok = peer_parse_u64(optarg, 1, 65535, &o->sport);
 			break;
 		case 'u':
-			ok = parse_udp_ports(optarg, &o->udp_ucast_port, &o->udp_mcast_port);
+			ok = peer_parse_udp_ports(optarg, &o->udp);
 			break;
 		case 'c':
 			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
@@ -322,14 +301,14 @@ static pgm_sock_t *open_source(const struct send_options *o)
 		goto fail;
 	}
 	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
-		    o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
+		    o->udp.ucast ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
 		report_error("creating the PGM socket", err);
 		goto fail;
 	}
-	if (o->udp_ucast_port) {
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp_ucast_port,
+	if (o->udp.ucast) {
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp.ucast,
 			"PGM_UDP_ENCAP_UCAST_PORT");
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp_mcast_port,
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp.mcast,
 			"PGM_UDP_ENCAP_MCAST_PORT");
 	}
 	ok &= set_int(
@@ -561,7 +540,7 @@ int main(int argc, char **argv)
 	next_send_us = start_us + o.start_delay_ms * 1000u;
 	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
 	       " count=%" PRIu64 " size=%" PRIu64 " rate=%.1f max_rte=%" PRIu64 "\n",
-		o.network, o.dport, o.udp_ucast_port, o.udp_mcast_port, o.count, o.size, o.rate,
+		o.network, o.dport, o.udp.ucast, o.udp.mcast, o.count, o.size, o.rate,
 		o.max_rte);
 
 	while (!peer_stop_requested) {
