@@ -19,6 +19,7 @@
 #define PEER_COMMON_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -124,6 +125,169 @@ static inline bool peer_parse_udp_ports(const char *text, struct peer_udp_ports 
 		return true;
 	}
 	return peer_parse_u64(colon + 1, 1, 65535, &ports->mcast);
+}
+
+/*
+ * Command-line options from a table: one row per option with its long name, its short letter
+ * (0: long only), how its argument is read and where the value goes. -h and --help come with
+ * every table. A bad value ends parsing with "PEER: invalid value for option -X: VALUE" (-- for
+ * a long-only option); an unknown option, a stray argument or a missing required option prints
+ * the usage on stderr.
+ */
+enum peer_arg {
+	PEER_ARG_STRING,    /* const char *: the argument itself */
+	PEER_ARG_FLAG,	    /* bool: set to true, no argument */
+	PEER_ARG_U64,	    /* uint64_t in [min, max] */
+	PEER_ARG_POW2,	    /* uint64_t in [min, max] and a power of 2 */
+	PEER_ARG_DOUBLE,    /* double in [real_min, real_max] */
+	PEER_ARG_UDP_PORTS, /* struct peer_udp_ports, PORT[:PORT] */
+};
+
+struct peer_option {
+	const char *name;
+	int letter;
+	enum peer_arg arg;
+	void *value;
+	uint64_t min, max;
+	double real_min, real_max;
+	bool required;
+};
+
+/*
+ * Table rows; _Generic makes a target of the wrong type a compile error (and clang-format would
+ * tear its associations apart).
+ */
+/* clang-format off */
+#define PEER_OPT_ROW(long_name, short_letter, kind, target)                                        \
+	.name = (long_name), .letter = (short_letter), .arg = (kind), .value = (target)
+#define PEER_OPT_STRING(long_name, short_letter, target)                                           \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_STRING,                                    \
+		_Generic((target), const char **: (target)))}
+#define PEER_OPT_REQUIRED(long_name, short_letter, target)                                         \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_STRING,                                    \
+		_Generic((target), const char **: (target))), .required = true}
+#define PEER_OPT_FLAG(long_name, short_letter, target)                                             \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_FLAG, _Generic((target), bool *: (target)))}
+#define PEER_OPT_U64(long_name, short_letter, target, lo, hi)                                      \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_U64,                                       \
+		_Generic((target), uint64_t *: (target))), .min = (lo), .max = (hi)}
+#define PEER_OPT_POW2(long_name, short_letter, target, lo, hi)                                     \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_POW2,                                      \
+		_Generic((target), uint64_t *: (target))), .min = (lo), .max = (hi)}
+#define PEER_OPT_DOUBLE(long_name, short_letter, target, lo, hi)                                   \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_DOUBLE,                                    \
+		_Generic((target), double *: (target))), .real_min = (lo), .real_max = (hi)}
+#define PEER_OPT_UDP_PORTS(long_name, short_letter, target)                                        \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_UDP_PORTS,                                 \
+		_Generic((target), struct peer_udp_ports *: (target)))}
+/* clang-format on */
+
+#define PEER_MAX_OPTIONS 48
+#define PEER_LONG_ONLY	 256 /* getopt value of long-only row i: PEER_LONG_ONLY + i */
+
+/*
+ * Rows of the options every lab peer reads alike. `o` is the peer's options struct: the macros
+ * name its fields (count, run_id, timeout_s; size, rate, start_delay_ms, linger_ms; progress_ms).
+ */
+#define PEER_RUN_OPTIONS(o)                                                                        \
+	PEER_OPT_U64("count", 'c', &(o)->count, 1, 100000000),                                     \
+		PEER_OPT_U64("run-id", 'I', &(o)->run_id, 0, UINT32_MAX),                          \
+		PEER_OPT_U64("timeout", 'T', &(o)->timeout_s, 1, 86400)
+/* A sender lingers after its last message to answer NAKs: up to an hour. */
+#define PEER_SENDER_OPTIONS(o)                                                                     \
+	PEER_OPT_U64("size", 'z', &(o)->size, PEER_HEADER_LEN, PEER_MAX_SIZE),                     \
+		PEER_OPT_DOUBLE("rate", 'r', &(o)->rate, 0.1, 1e6),                                \
+		PEER_OPT_U64("start-delay", 0, &(o)->start_delay_ms, 0, 600000),                   \
+		PEER_OPT_U64("linger", 0, &(o)->linger_ms, 0, 3600000)
+/* A receiver lingers after its last message to catch late duplicates: up to a minute. */
+#define PEER_RECEIVER_OPTIONS(o)                                                                   \
+	PEER_OPT_U64("linger", 0, &(o)->linger_ms, 0, 60000),                                      \
+		PEER_OPT_U64("progress", 0, &(o)->progress_ms, 10, 3600000)
+
+static inline bool peer_option_read(const struct peer_option *opt, const char *arg)
+{
+	uint64_t *number = opt->value;
+
+	switch (opt->arg) {
+	case PEER_ARG_STRING:
+		*(const char **)opt->value = arg;
+		return true;
+	case PEER_ARG_FLAG:
+		*(bool *)opt->value = true;
+		return true;
+	case PEER_ARG_U64:
+		return peer_parse_u64(arg, opt->min, opt->max, number);
+	case PEER_ARG_POW2:
+		return peer_parse_u64(arg, opt->min, opt->max, number) &&
+		       (*number & (*number - 1)) == 0;
+	case PEER_ARG_DOUBLE:
+		return peer_parse_double(arg, opt->real_min, opt->real_max, opt->value);
+	case PEER_ARG_UDP_PORTS:
+		return peer_parse_udp_ports(arg, opt->value);
+	}
+	return false;
+}
+
+/* 0 when every option was read, -1 when not (reported); -h and --help exit 0 after the usage. */
+static inline int peer_parse_options(int argc, char **argv, const char *peer,
+	const struct peer_option *table, size_t count, void (*usage)(FILE *out))
+{
+	struct option longopts[PEER_MAX_OPTIONS + 2];
+	char shortopts[2 * PEER_MAX_OPTIONS + 2];
+	bool given[PEER_MAX_OPTIONS] = {false};
+	size_t letters = 0;
+	int c;
+
+	if (count > PEER_MAX_OPTIONS) {
+		fprintf(stderr, "%s: too many options for the parser\n", peer);
+		return -1;
+	}
+	for (size_t i = 0; i < count; i++) {
+		bool flag = table[i].arg == PEER_ARG_FLAG;
+
+		longopts[i] = (struct option){table[i].name, flag ? no_argument : required_argument,
+			NULL, table[i].letter ? table[i].letter : PEER_LONG_ONLY + (int)i};
+		if (table[i].letter) {
+			shortopts[letters++] = (char)table[i].letter;
+			if (!flag)
+				shortopts[letters++] = ':';
+		}
+	}
+	longopts[count] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[count + 1] = (struct option){NULL, 0, NULL, 0};
+	shortopts[letters++] = 'h';
+	shortopts[letters] = '\0';
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		size_t i;
+
+		if (c == 'h') {
+			usage(stdout);
+			exit(PEER_EXIT_OK);
+		}
+		for (i = 0; i < count && longopts[i].val != c; i++)
+			;
+		if (i == count) {
+			usage(stderr);
+			return -1;
+		}
+		if (!peer_option_read(&table[i], optarg)) {
+			fprintf(stderr, "%s: invalid value for option -%c: %s\n", peer,
+				c < PEER_LONG_ONLY ? c : '-', optarg);
+			return -1;
+		}
+		given[i] = true;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (table[i].required && !given[i]) {
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
 }
 
 static inline void peer_put32(uint8_t *p, uint32_t v)

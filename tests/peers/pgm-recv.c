@@ -10,23 +10,19 @@
  *  - unrecoverable loss surfaces as PGM_IO_STATUS_RESET; it is counted, the session goes on and
  *    the missing sequence numbers show in the summary.
  */
-#include <getopt.h>
 #include <poll.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include <pgm/pgm.h>
-
 #include "peer_common.h"
+#include "peer_pgm.h"
 
 #define PEER_NAME "pgm-recv"
 #define MSGV_LEN  64
 
 struct recv_options {
-	const char *network;
-	uint64_t dport;
-	struct peer_udp_ports udp; /* 0: PGM over IP */
+	struct peer_pgm_options pgm;
 	uint64_t count;
 	uint64_t run_id;
 	uint64_t rxw_sqns;
@@ -41,10 +37,6 @@ struct recv_options {
 	uint64_t linger_ms;
 	uint64_t progress_ms;
 	uint64_t timeout_s;
-	uint64_t hops;
-	bool router_alert;
-	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
-	bool multicast_loop;
 	const char *repair_log; /* "SEQ DELIVERED_US" per message delivered from a repair */
 };
 
@@ -85,54 +77,24 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct recv_options *o)
 {
-	enum {
-		OPT_RXW_SQNS = 256,
-		OPT_NAK_BO_IVL,
-		OPT_NAK_RPT_IVL,
-		OPT_NAK_RDATA_IVL,
-		OPT_NAK_DATA_RETRIES,
-		OPT_NAK_NCF_RETRIES,
-		OPT_PEER_EXPIRY,
-		OPT_SPMR_EXPIRY,
-		OPT_RCVBUF,
-		OPT_LINGER,
-		OPT_PROGRESS,
-		OPT_HOPS,
-		OPT_LOOP,
-		OPT_FEC,
-		OPT_REPAIR_LOG,
+	const struct peer_option table[] = {
+		PEER_PGM_OPTIONS(&o->pgm),
+		PEER_RUN_OPTIONS(o),
+		PEER_RECEIVER_OPTIONS(o),
+		PEER_OPT_U64("rxw-sqns", 0, &o->rxw_sqns, 16, 1000000),
+		PEER_OPT_U64("nak-bo-ivl", 0, &o->nak_bo_ivl_ms, 2, 60000),
+		PEER_OPT_U64("nak-rpt-ivl", 0, &o->nak_rpt_ivl_ms, 2, 60000),
+		PEER_OPT_U64("nak-rdata-ivl", 0, &o->nak_rdata_ivl_ms, 2, 60000),
+		PEER_OPT_U64("nak-data-retries", 0, &o->nak_data_retries, 0, 1000),
+		PEER_OPT_U64("nak-ncf-retries", 0, &o->nak_ncf_retries, 0, 1000),
+		PEER_OPT_U64("peer-expiry", 0, &o->peer_expiry_ms, 100, 3600000),
+		PEER_OPT_U64("spmr-expiry", 0, &o->spmr_expiry_ms, 1, 60000),
+		PEER_OPT_U64("rcvbuf", 0, &o->rcvbuf, 4096, 1u << 30),
+		PEER_OPT_STRING("repair-log", 0, &o->repair_log),
 	};
-	static const struct option longopts[] = {
-		{"network", required_argument, NULL, 'n'},
-		{"port", required_argument, NULL, 's'},
-		{"udp", required_argument, NULL, 'u'},
-		{"count", required_argument, NULL, 'c'},
-		{"run-id", required_argument, NULL, 'I'},
-		{"rxw-sqns", required_argument, NULL, OPT_RXW_SQNS},
-		{"nak-bo-ivl", required_argument, NULL, OPT_NAK_BO_IVL},
-		{"nak-rpt-ivl", required_argument, NULL, OPT_NAK_RPT_IVL},
-		{"nak-rdata-ivl", required_argument, NULL, OPT_NAK_RDATA_IVL},
-		{"nak-data-retries", required_argument, NULL, OPT_NAK_DATA_RETRIES},
-		{"nak-ncf-retries", required_argument, NULL, OPT_NAK_NCF_RETRIES},
-		{"peer-expiry", required_argument, NULL, OPT_PEER_EXPIRY},
-		{"spmr-expiry", required_argument, NULL, OPT_SPMR_EXPIRY},
-		{"rcvbuf", required_argument, NULL, OPT_RCVBUF},
-		{"linger", required_argument, NULL, OPT_LINGER},
-		{"progress", required_argument, NULL, OPT_PROGRESS},
-		{"timeout", required_argument, NULL, 'T'},
-		{"hops", required_argument, NULL, OPT_HOPS},
-		{"router-alert", no_argument, NULL, 'A'},
-		{"loop", no_argument, NULL, OPT_LOOP},
-		{"fec", required_argument, NULL, OPT_FEC},
-		{"repair-log", required_argument, NULL, OPT_REPAIR_LOG},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-	bool ok;
 
 	*o = (struct recv_options){
-		.dport = DEFAULT_DATA_DESTINATION_PORT,
+		.pgm = PEER_PGM_DEFAULTS,
 		.count = 1000,
 		.run_id = 1,
 		.rxw_sqns = 10000,
@@ -146,99 +108,9 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		.rcvbuf = 8u << 20,
 		.linger_ms = 200,
 		.timeout_s = 60,
-		.hops = 16,
 	};
-	while ((c = getopt_long(argc, argv, "n:s:u:c:I:T:Ah", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->network = optarg;
-			ok = true;
-			break;
-		case 's':
-			ok = peer_parse_u64(optarg, 1, 65535, &o->dport);
-			break;
-		case 'u':
-			ok = peer_parse_udp_ports(optarg, &o->udp);
-			break;
-		case 'c':
-			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
-			break;
-		case 'I':
-			ok = peer_parse_u64(optarg, 0, UINT32_MAX, &o->run_id);
-			break;
-		case OPT_RXW_SQNS:
-			ok = peer_parse_u64(optarg, 16, 1000000, &o->rxw_sqns);
-			break;
-		case OPT_NAK_BO_IVL:
-			ok = peer_parse_u64(optarg, 2, 60000, &o->nak_bo_ivl_ms);
-			break;
-		case OPT_NAK_RPT_IVL:
-			ok = peer_parse_u64(optarg, 2, 60000, &o->nak_rpt_ivl_ms);
-			break;
-		case OPT_NAK_RDATA_IVL:
-			ok = peer_parse_u64(optarg, 2, 60000, &o->nak_rdata_ivl_ms);
-			break;
-		case OPT_NAK_DATA_RETRIES:
-			ok = peer_parse_u64(optarg, 0, 1000, &o->nak_data_retries);
-			break;
-		case OPT_NAK_NCF_RETRIES:
-			ok = peer_parse_u64(optarg, 0, 1000, &o->nak_ncf_retries);
-			break;
-		case OPT_PEER_EXPIRY:
-			ok = peer_parse_u64(optarg, 100, 3600000, &o->peer_expiry_ms);
-			break;
-		case OPT_SPMR_EXPIRY:
-			ok = peer_parse_u64(optarg, 1, 60000, &o->spmr_expiry_ms);
-			break;
-		case OPT_RCVBUF:
-			ok = peer_parse_u64(optarg, 4096, 1u << 30, &o->rcvbuf);
-			break;
-		case OPT_LINGER:
-			ok = peer_parse_u64(optarg, 0, 60000, &o->linger_ms);
-			break;
-		case OPT_PROGRESS:
-			ok = peer_parse_u64(optarg, 10, 3600000, &o->progress_ms);
-			break;
-		case 'T':
-			ok = peer_parse_u64(optarg, 1, 86400, &o->timeout_s);
-			break;
-		case OPT_HOPS:
-			ok = peer_parse_u64(optarg, 1, 255, &o->hops);
-			break;
-		case 'A':
-			o->router_alert = true;
-			ok = true;
-			break;
-		case OPT_FEC:
-			ok = peer_parse_u64(optarg, 2, 128, &o->fec_group) &&
-			     (o->fec_group & (o->fec_group - 1)) == 0;
-			break;
-		case OPT_LOOP:
-			o->multicast_loop = true;
-			ok = true;
-			break;
-		case OPT_REPAIR_LOG:
-			o->repair_log = optarg;
-			ok = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(PEER_EXIT_OK);
-		default:
-			usage(stderr);
-			return -1;
-		}
-		if (!ok) {
-			fprintf(stderr, PEER_NAME ": invalid value for option -%c: %s\n",
-				c < 256 ? c : '-', optarg);
-			return -1;
-		}
-	}
-	if (optind != argc || o->network == NULL) {
-		usage(stderr);
-		return -1;
-	}
-	return 0;
+	return peer_parse_options(
+		argc, argv, PEER_NAME, table, sizeof(table) / sizeof(table[0]), usage);
 }
 
 static bool set_int(pgm_sock_t *sock, int level, int name, int value, const char *what)
@@ -268,7 +140,7 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 	char gsi_seed[256];
 	bool ok = true;
 
-	if (!pgm_getaddrinfo(o->network, NULL, &res, &err)) {
+	if (!pgm_getaddrinfo(o->pgm.network, NULL, &res, &err)) {
 		report_error("parsing the network string", err);
 		return NULL;
 	}
@@ -278,25 +150,25 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 		goto fail;
 	}
 	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
-		    o->udp.ucast ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
+		    o->pgm.udp.ucast ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
 		report_error("creating the PGM socket", err);
 		goto fail;
 	}
-	if (o->udp.ucast) {
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp.ucast,
+	if (o->pgm.udp.ucast) {
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->pgm.udp.ucast,
 			"PGM_UDP_ENCAP_UCAST_PORT");
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp.mcast,
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->pgm.udp.mcast,
 			"PGM_UDP_ENCAP_MCAST_PORT");
 	}
 	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
-	if (o->fec_group != 0) {
+		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->pgm.router_alert, "PGM_IP_ROUTER_ALERT");
+	if (o->pgm.fec_group != 0) {
 		/* Reed-Solomon (255, k): parity RDATA on demand only (RFC 3208 11.3.3); both ends
 		 * must agree on the group size */
 		struct pgm_fecinfo_t fec = {
 			.block_size = 255,
 			.proactive_packets = 0,
-			.group_size = (uint8_t)o->fec_group,
+			.group_size = (uint8_t)o->pgm.fec_group,
 			.ondemand_parity_enabled = true,
 			.var_pktlen_enabled = false,
 		};
@@ -329,9 +201,9 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 		goto fail;
 
 	memset(&addr, 0, sizeof(addr));
-	addr.sa_port = (uint16_t)o->dport;
+	addr.sa_port = (uint16_t)o->pgm.dport;
 	addr.sa_addr.sport = DEFAULT_DATA_SOURCE_PORT;
-	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->network, (long)getpid(),
+	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->pgm.network, (long)getpid(),
 		peer_now_us());
 	pgm_gsi_create_from_data(&addr.sa_addr.gsi, (const uint8_t *)gsi_seed, strlen(gsi_seed));
 
@@ -356,8 +228,9 @@ static pgm_sock_t *open_receiver(const struct recv_options *o)
 		goto fail;
 	}
 	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop, "PGM_MULTICAST_LOOP");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->hops, "PGM_MULTICAST_HOPS");
+		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->pgm.multicast_loop, "PGM_MULTICAST_LOOP");
+	ok &= set_int(
+		sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->pgm.hops, "PGM_MULTICAST_HOPS");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_NOBLOCK, 1, "PGM_NOBLOCK");
 	if (!ok)
 		goto fail;
@@ -467,7 +340,7 @@ int main(int argc, char **argv)
 	next_progress_us = o.progress_ms ? start_us + o.progress_ms * 1000u : UINT64_MAX;
 	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
 	       " count=%" PRIu64 "\n",
-		o.network, o.dport, o.udp.ucast, o.udp.mcast, o.count);
+		o.pgm.network, o.pgm.dport, o.pgm.udp.ucast, o.pgm.udp.mcast, o.count);
 
 	while (!peer_stop_requested) {
 		uint64_t now = peer_now_us(), wake, lib_wait;

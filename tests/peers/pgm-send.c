@@ -10,23 +10,19 @@
  *  - the library's rate limiter bursts a second's worth of traffic at low rates, so this program
  *    paces the messages itself and gives the library limit headroom for repairs.
  */
-#include <getopt.h>
 #include <poll.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include <pgm/pgm.h>
-
 #include "peer_common.h"
+#include "peer_pgm.h"
 
 #define PEER_NAME "pgm-send"
 
 struct send_options {
-	const char *network;
-	uint64_t dport;
+	struct peer_pgm_options pgm;
 	uint64_t sport;
-	struct peer_udp_ports udp; /* 0: PGM over IP */
 	uint64_t count;
 	uint64_t size;
 	uint64_t large_every; /* every Nth message is large_size bytes (fragmented), 0: never */
@@ -40,11 +36,7 @@ struct send_options {
 	uint64_t start_delay_ms;
 	uint64_t linger_ms;
 	uint64_t timeout_s;
-	uint64_t hops;
 	uint64_t sndbuf;
-	bool router_alert;
-	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
-	bool multicast_loop;
 	const char *send_log; /* "SEQ SENT_US" per original message */
 };
 
@@ -88,53 +80,23 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct send_options *o)
 {
-	enum {
-		OPT_SPORT = 256,
-		OPT_TXW_SQNS,
-		OPT_MAX_RTE,
-		OPT_SPM_AMBIENT,
-		OPT_START_DELAY,
-		OPT_LINGER,
-		OPT_HOPS,
-		OPT_SNDBUF,
-		OPT_LOOP,
-		OPT_FEC,
-		OPT_SEND_LOG,
-		OPT_LARGE_EVERY,
-		OPT_LARGE_SIZE,
+	const struct peer_option table[] = {
+		PEER_PGM_OPTIONS(&o->pgm),
+		PEER_RUN_OPTIONS(o),
+		PEER_SENDER_OPTIONS(o),
+		PEER_OPT_U64("sport", 0, &o->sport, 1, 65535),
+		PEER_OPT_U64("large-every", 0, &o->large_every, 1, 100000000),
+		PEER_OPT_U64("large-size", 0, &o->large_size, PEER_HEADER_LEN, PEER_MAX_SIZE),
+		PEER_OPT_U64("burst", 'b', &o->burst, 1, 10000),
+		PEER_OPT_U64("txw-sqns", 0, &o->txw_sqns, 16, 1000000),
+		PEER_OPT_U64("max-rte", 0, &o->max_rte, 1000, 1000000000),
+		PEER_OPT_U64("spm-ambient", 0, &o->spm_ambient_ms, 10, 600000),
+		PEER_OPT_U64("sndbuf", 0, &o->sndbuf, 4096, 1u << 30),
+		PEER_OPT_STRING("send-log", 0, &o->send_log),
 	};
-	static const struct option longopts[] = {
-		{"network", required_argument, NULL, 'n'},
-		{"port", required_argument, NULL, 's'},
-		{"sport", required_argument, NULL, OPT_SPORT},
-		{"udp", required_argument, NULL, 'u'},
-		{"count", required_argument, NULL, 'c'},
-		{"size", required_argument, NULL, 'z'},
-		{"large-every", required_argument, NULL, OPT_LARGE_EVERY},
-		{"large-size", required_argument, NULL, OPT_LARGE_SIZE},
-		{"rate", required_argument, NULL, 'r'},
-		{"burst", required_argument, NULL, 'b'},
-		{"run-id", required_argument, NULL, 'I'},
-		{"txw-sqns", required_argument, NULL, OPT_TXW_SQNS},
-		{"max-rte", required_argument, NULL, OPT_MAX_RTE},
-		{"spm-ambient", required_argument, NULL, OPT_SPM_AMBIENT},
-		{"start-delay", required_argument, NULL, OPT_START_DELAY},
-		{"linger", required_argument, NULL, OPT_LINGER},
-		{"timeout", required_argument, NULL, 'T'},
-		{"hops", required_argument, NULL, OPT_HOPS},
-		{"sndbuf", required_argument, NULL, OPT_SNDBUF},
-		{"router-alert", no_argument, NULL, 'A'},
-		{"loop", no_argument, NULL, OPT_LOOP},
-		{"fec", required_argument, NULL, OPT_FEC},
-		{"send-log", required_argument, NULL, OPT_SEND_LOG},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-	bool ok;
 
 	*o = (struct send_options){
-		.dport = DEFAULT_DATA_DESTINATION_PORT,
+		.pgm = PEER_PGM_DEFAULTS,
 		.count = 1000,
 		.size = 200,
 		.large_size = 4000,
@@ -146,101 +108,10 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		.start_delay_ms = 500,
 		.linger_ms = 3000,
 		.timeout_s = 60,
-		.hops = 16,
 	};
-	while ((c = getopt_long(argc, argv, "n:s:u:c:z:r:b:I:T:Ah", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->network = optarg;
-			ok = true;
-			break;
-		case 's':
-			ok = peer_parse_u64(optarg, 1, 65535, &o->dport);
-			break;
-		case OPT_SPORT:
-			ok = peer_parse_u64(optarg, 1, 65535, &o->sport);
-			break;
-		case 'u':
-			ok = peer_parse_udp_ports(optarg, &o->udp);
-			break;
-		case 'c':
-			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
-			break;
-		case 'z':
-			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->size);
-			break;
-		case OPT_LARGE_EVERY:
-			ok = peer_parse_u64(optarg, 1, 100000000, &o->large_every);
-			break;
-		case OPT_LARGE_SIZE:
-			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->large_size);
-			break;
-		case 'r':
-			ok = peer_parse_double(optarg, 0.1, 1e6, &o->rate);
-			break;
-		case 'b':
-			ok = peer_parse_u64(optarg, 1, 10000, &o->burst);
-			break;
-		case 'I':
-			ok = peer_parse_u64(optarg, 0, UINT32_MAX, &o->run_id);
-			break;
-		case OPT_TXW_SQNS:
-			ok = peer_parse_u64(optarg, 16, 1000000, &o->txw_sqns);
-			break;
-		case OPT_MAX_RTE:
-			ok = peer_parse_u64(optarg, 1000, 1000000000, &o->max_rte);
-			break;
-		case OPT_SPM_AMBIENT:
-			ok = peer_parse_u64(optarg, 10, 600000, &o->spm_ambient_ms);
-			break;
-		case OPT_START_DELAY:
-			ok = peer_parse_u64(optarg, 0, 600000, &o->start_delay_ms);
-			break;
-		case OPT_LINGER:
-			ok = peer_parse_u64(optarg, 0, 3600000, &o->linger_ms);
-			break;
-		case 'T':
-			ok = peer_parse_u64(optarg, 1, 86400, &o->timeout_s);
-			break;
-		case OPT_HOPS:
-			ok = peer_parse_u64(optarg, 1, 255, &o->hops);
-			break;
-		case OPT_SNDBUF:
-			ok = peer_parse_u64(optarg, 4096, 1u << 30, &o->sndbuf);
-			break;
-		case 'A':
-			o->router_alert = true;
-			ok = true;
-			break;
-		case OPT_FEC:
-			ok = peer_parse_u64(optarg, 2, 128, &o->fec_group) &&
-			     (o->fec_group & (o->fec_group - 1)) == 0;
-			break;
-		case OPT_LOOP:
-			o->multicast_loop = true;
-			ok = true;
-			break;
-		case OPT_SEND_LOG:
-			o->send_log = optarg;
-			ok = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(PEER_EXIT_OK);
-		default:
-			usage(stderr);
-			return -1;
-		}
-		if (!ok) {
-			fprintf(stderr, PEER_NAME ": invalid value for option -%c: %s\n",
-				c < 256 ? c : '-', optarg);
-			return -1;
-		}
-	}
-	if (optind != argc || o->network == NULL) {
-		usage(stderr);
+	if (peer_parse_options(
+		    argc, argv, PEER_NAME, table, sizeof(table) / sizeof(table[0]), usage) != 0)
 		return -1;
-	}
 	if (o->max_rte == 0) {
 		/*
 		 * Room for the paced ODATA, the repairs and the SPMs, never below 2 MB/s. Above
@@ -291,7 +162,7 @@ static pgm_sock_t *open_source(const struct send_options *o)
 	char gsi_seed[256];
 	bool ok = true;
 
-	if (!pgm_getaddrinfo(o->network, NULL, &res, &err)) {
+	if (!pgm_getaddrinfo(o->pgm.network, NULL, &res, &err)) {
 		report_error("parsing the network string", err);
 		return NULL;
 	}
@@ -301,25 +172,25 @@ static pgm_sock_t *open_source(const struct send_options *o)
 		goto fail;
 	}
 	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
-		    o->udp.ucast ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
+		    o->pgm.udp.ucast ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
 		report_error("creating the PGM socket", err);
 		goto fail;
 	}
-	if (o->udp.ucast) {
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp.ucast,
+	if (o->pgm.udp.ucast) {
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->pgm.udp.ucast,
 			"PGM_UDP_ENCAP_UCAST_PORT");
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp.mcast,
+		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->pgm.udp.mcast,
 			"PGM_UDP_ENCAP_MCAST_PORT");
 	}
 	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
-	if (o->fec_group != 0) {
+		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->pgm.router_alert, "PGM_IP_ROUTER_ALERT");
+	if (o->pgm.fec_group != 0) {
 		/* Reed-Solomon (255, k): parity RDATA on demand only (RFC 3208 11.3.3); both ends
 		 * must agree on the group size */
 		struct pgm_fecinfo_t fec = {
 			.block_size = 255,
 			.proactive_packets = 0,
-			.group_size = (uint8_t)o->fec_group,
+			.group_size = (uint8_t)o->pgm.fec_group,
 			.ondemand_parity_enabled = true,
 			.var_pktlen_enabled = false,
 		};
@@ -350,9 +221,9 @@ static pgm_sock_t *open_source(const struct send_options *o)
 	 * pgm_gsi_create_from_hostname would give every lab host the same GSI.
 	 */
 	memset(&addr, 0, sizeof(addr));
-	addr.sa_port = (uint16_t)o->dport;
+	addr.sa_port = (uint16_t)o->pgm.dport;
 	addr.sa_addr.sport = (uint16_t)o->sport;
-	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->network, (long)getpid(),
+	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->pgm.network, (long)getpid(),
 		peer_now_us());
 	pgm_gsi_create_from_data(&addr.sa_addr.gsi, (const uint8_t *)gsi_seed, strlen(gsi_seed));
 
@@ -377,8 +248,9 @@ static pgm_sock_t *open_source(const struct send_options *o)
 		goto fail;
 	}
 	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop, "PGM_MULTICAST_LOOP");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->hops, "PGM_MULTICAST_HOPS");
+		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->pgm.multicast_loop, "PGM_MULTICAST_LOOP");
+	ok &= set_int(
+		sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->pgm.hops, "PGM_MULTICAST_HOPS");
 	ok &= set_int(sock, IPPROTO_PGM, PGM_NOBLOCK, 1, "PGM_NOBLOCK");
 	if (!ok)
 		goto fail;
@@ -540,8 +412,8 @@ int main(int argc, char **argv)
 	next_send_us = start_us + o.start_delay_ms * 1000u;
 	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
 	       " count=%" PRIu64 " size=%" PRIu64 " rate=%.1f max_rte=%" PRIu64 "\n",
-		o.network, o.dport, o.udp.ucast, o.udp.mcast, o.count, o.size, o.rate,
-		o.max_rte);
+		o.pgm.network, o.pgm.dport, o.pgm.udp.ucast, o.pgm.udp.mcast, o.count, o.size,
+		o.rate, o.max_rte);
 
 	while (!peer_stop_requested) {
 		uint64_t now = peer_now_us(), wake, lib_wait;
