@@ -10,15 +10,10 @@
  *  - the library's rate limiter bursts a second's worth of traffic at low rates, so this program
  *    paces the messages itself and gives the library limit headroom for repairs.
  */
-#include <poll.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
+#define PEER_NAME "pgm-send"
 
 #include "peer_common.h"
 #include "peer_pgm.h"
-
-#define PEER_NAME "pgm-send"
 
 struct send_options {
 	struct peer_pgm_options pgm;
@@ -132,159 +127,29 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 	return 0;
 }
 
-static bool set_int(pgm_sock_t *sock, int level, int name, int value, const char *what)
+/* The source's own options: send only, the transmit window, its rate limit and SPM timers. */
+static bool configure_source(pgm_sock_t *sock, const void *arg)
 {
-	if (!pgm_setsockopt(sock, level, name, &value, sizeof(value))) {
-		fprintf(stderr, PEER_NAME ": setting %s to %d failed\n", what, value);
-		return false;
-	}
-	return true;
-}
-
-static void report_error(const char *what, pgm_error_t *err)
-{
-	fprintf(stderr, PEER_NAME ": %s: %s\n", what,
-		err != NULL && err->message != NULL ? err->message : "unknown error");
-	if (err != NULL)
-		pgm_error_free(err);
-}
-
-/* Creates, configures, binds and connects the socket; NULL on failure (reported). */
-static pgm_sock_t *open_source(const struct send_options *o)
-{
-	struct pgm_addrinfo_t *res = NULL;
-	pgm_error_t *err = NULL;
-	pgm_sock_t *sock = NULL;
-	struct pgm_sockaddr_t addr;
-	struct pgm_interface_req_t if_req;
+	const struct send_options *o = arg;
 	const int heartbeat_spm[] = {pgm_msecs(100), pgm_msecs(100), pgm_msecs(100), pgm_msecs(100),
 		pgm_msecs(1300), pgm_secs(7), pgm_secs(16), pgm_secs(25), pgm_secs(30)};
-	char gsi_seed[256];
 	bool ok = true;
 
-	if (!pgm_getaddrinfo(o->pgm.network, NULL, &res, &err)) {
-		report_error("parsing the network string", err);
-		return NULL;
-	}
-	if (res->ai_send_addrs_len < 1 || res->ai_recv_addrs_len < 1 ||
-		res->ai_send_addrs[0].gsr_group.ss_family != AF_INET) {
-		fprintf(stderr, PEER_NAME ": the network string must name one IPv4 group\n");
-		goto fail;
-	}
-	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
-		    o->pgm.udp.ucast ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
-		report_error("creating the PGM socket", err);
-		goto fail;
-	}
-	if (o->pgm.udp.ucast) {
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->pgm.udp.ucast,
-			"PGM_UDP_ENCAP_UCAST_PORT");
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->pgm.udp.mcast,
-			"PGM_UDP_ENCAP_MCAST_PORT");
-	}
-	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->pgm.router_alert, "PGM_IP_ROUTER_ALERT");
-	if (o->pgm.fec_group != 0) {
-		/* Reed-Solomon (255, k): parity RDATA on demand only (RFC 3208 11.3.3); both ends
-		 * must agree on the group size */
-		struct pgm_fecinfo_t fec = {
-			.block_size = 255,
-			.proactive_packets = 0,
-			.group_size = (uint8_t)o->pgm.fec_group,
-			.ondemand_parity_enabled = true,
-			.var_pktlen_enabled = false,
-		};
-
-		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_USE_FEC, &fec, sizeof(fec))) {
-			fprintf(stderr, PEER_NAME ": setting PGM_USE_FEC failed\n");
-			ok = false;
-		}
-	}
-	ok &= set_int(sock, IPPROTO_PGM, PGM_SEND_ONLY, 1, "PGM_SEND_ONLY");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_SQNS, (int)o->txw_sqns, "PGM_TXW_SQNS");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, (int)o->max_rte, "PGM_TXW_MAX_RTE");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_AMBIENT_SPM, (int)pgm_msecs(o->spm_ambient_ms),
-		"PGM_AMBIENT_SPM");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_SEND_ONLY, 1, "PGM_SEND_ONLY");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_TXW_SQNS, (int)o->txw_sqns, "PGM_TXW_SQNS");
+	ok &= peer_pgm_set_int(
+		sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, (int)o->max_rte, "PGM_TXW_MAX_RTE");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_AMBIENT_SPM,
+		(int)pgm_msecs(o->spm_ambient_ms), "PGM_AMBIENT_SPM");
 	if (!pgm_setsockopt(
 		    sock, IPPROTO_PGM, PGM_HEARTBEAT_SPM, heartbeat_spm, sizeof(heartbeat_spm))) {
 		fprintf(stderr, PEER_NAME ": setting PGM_HEARTBEAT_SPM failed\n");
 		ok = false;
 	}
 	if (o->sndbuf)
-		ok &= set_int(sock, SOL_SOCKET, SO_SNDBUF, (int)o->sndbuf, "SO_SNDBUF");
-	if (!ok)
-		goto fail;
-
-	/*
-	 * The GSI must differ between hosts. Namespaces share the host name, so the usual
-	 * pgm_gsi_create_from_hostname would give every lab host the same GSI.
-	 */
-	memset(&addr, 0, sizeof(addr));
-	addr.sa_port = (uint16_t)o->pgm.dport;
-	addr.sa_addr.sport = (uint16_t)o->sport;
-	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->pgm.network, (long)getpid(),
-		peer_now_us());
-	pgm_gsi_create_from_data(&addr.sa_addr.gsi, (const uint8_t *)gsi_seed, strlen(gsi_seed));
-
-	memset(&if_req, 0, sizeof(if_req));
-	if_req.ir_interface = res->ai_recv_addrs[0].gsr_interface;
-	memcpy(&if_req.ir_address, &res->ai_send_addrs[0].gsr_addr, sizeof(if_req.ir_address));
-	if (!pgm_bind3(sock, &addr, sizeof(addr), &if_req, sizeof(if_req), &if_req, sizeof(if_req),
-		    &err)) {
-		report_error("binding the PGM socket", err);
-		goto fail;
-	}
-	for (uint32_t i = 0; i < res->ai_recv_addrs_len; i++) {
-		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_JOIN_GROUP, &res->ai_recv_addrs[i],
-			    sizeof(struct group_req))) {
-			fprintf(stderr, PEER_NAME ": joining the group failed\n");
-			goto fail;
-		}
-	}
-	if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_GROUP, &res->ai_send_addrs[0],
-		    sizeof(struct group_req))) {
-		fprintf(stderr, PEER_NAME ": setting the send group failed\n");
-		goto fail;
-	}
-	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->pgm.multicast_loop, "PGM_MULTICAST_LOOP");
-	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->pgm.hops, "PGM_MULTICAST_HOPS");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_NOBLOCK, 1, "PGM_NOBLOCK");
-	if (!ok)
-		goto fail;
-	if (!pgm_connect(sock, &err)) {
-		report_error("connecting the PGM socket", err);
-		goto fail;
-	}
-	pgm_freeaddrinfo(res);
-	return sock;
-fail:
-	if (sock != NULL)
-		pgm_close(sock, false);
-	pgm_freeaddrinfo(res);
-	return NULL;
-}
-
-static uint64_t timeval_us(const struct timeval *tv)
-{
-	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
-}
-
-/* How long the library wants to be left alone after a non-normal status, in microseconds. */
-static uint64_t library_wait_us(pgm_sock_t *sock, int status)
-{
-	struct timeval tv;
-	socklen_t len = sizeof(tv);
-
-	if (status == PGM_IO_STATUS_TIMER_PENDING &&
-		pgm_getsockopt(sock, IPPROTO_PGM, PGM_TIME_REMAIN, &tv, &len))
-		return timeval_us(&tv);
-	if (status == PGM_IO_STATUS_RATE_LIMITED &&
-		pgm_getsockopt(sock, IPPROTO_PGM, PGM_RATE_REMAIN, &tv, &len))
-		return timeval_us(&tv);
-	return UINT64_MAX;
+		ok &= peer_pgm_set_int(sock, SOL_SOCKET, SO_SNDBUF, (int)o->sndbuf, "SO_SNDBUF");
+	return ok;
 }
 
 /*
@@ -390,10 +255,10 @@ int main(int argc, char **argv)
 		return PEER_EXIT_SETUP;
 	}
 	if (!pgm_init(&err)) {
-		report_error("starting OpenPGM", err);
+		peer_pgm_report("starting OpenPGM", err);
 		return PEER_EXIT_SETUP;
 	}
-	sock = open_source(&o);
+	sock = peer_pgm_open(&o.pgm, (uint16_t)o.sport, configure_source, &o);
 	if (sock == NULL) {
 		pgm_shutdown();
 		return PEER_EXIT_SETUP;
@@ -417,9 +282,7 @@ int main(int argc, char **argv)
 
 	while (!peer_stop_requested) {
 		uint64_t now = peer_now_us(), wake, lib_wait;
-		struct pollfd fds[8];
-		int nfds = (int)(sizeof(fds) / sizeof(fds[0]));
-		struct timespec ts;
+		bool writable;
 		size_t got;
 		int status;
 
@@ -446,7 +309,7 @@ int main(int argc, char **argv)
 				}
 				if (status == PGM_IO_STATUS_RATE_LIMITED) {
 					st.rate_limited++;
-					lib_wait = library_wait_us(sock, status);
+					lib_wait = peer_pgm_wait_us(sock, status);
 					send_block_until =
 						now + (lib_wait == UINT64_MAX ? 1000 : lib_wait);
 				} else if (status == PGM_IO_STATUS_WOULD_BLOCK) {
@@ -486,7 +349,7 @@ int main(int argc, char **argv)
 
 		/* Sleep until the library, the pacer, the linger or the deadline needs us. */
 		now = peer_now_us();
-		lib_wait = library_wait_us(sock, status);
+		lib_wait = peer_pgm_wait_us(sock, status);
 		wake = deadline_us;
 		if (lib_wait != UINT64_MAX && now + lib_wait < wake)
 			wake = now + lib_wait;
@@ -498,19 +361,11 @@ int main(int argc, char **argv)
 		} else if (last_sent_us + o.linger_ms * 1000u < wake) {
 			wake = last_sent_us + o.linger_ms * 1000u;
 		}
-		wake = wake > now ? wake - now : 0;
-		memset(fds, 0, sizeof(fds));
-		if (pgm_poll_info(sock, fds, &nfds, want_pollout ? POLLIN | POLLOUT : POLLIN) < 0) {
-			fprintf(stderr, PEER_NAME ": pgm_poll_info failed\n");
+		if (!peer_pgm_poll(sock, want_pollout ? POLLIN | POLLOUT : POLLIN,
+			    wake > now ? wake - now : 0, &writable))
 			break;
-		}
-		ts.tv_sec = (time_t)(wake / 1000000u);
-		ts.tv_nsec = (long)(wake % 1000000u) * 1000;
-		if (ppoll(fds, (nfds_t)nfds, &ts, NULL) > 0 && want_pollout) {
-			for (int i = 0; i < nfds; i++)
-				if (fds[i].revents & POLLOUT)
-					want_pollout = false;
-		}
+		if (writable)
+			want_pollout = false;
 	}
 
 	if (timed_out)
