@@ -9,10 +9,10 @@
  */
 #include <unistd.h>
 
+#define PEER_NAME "zmq-pub"
+
 #include "peer_common.h"
 #include "peer_zmq.h"
-
-#define PEER_NAME "zmq-pub"
 
 struct pub_options {
 	struct peer_zmq_options zmq; /* rate_kbps 0: derived from --rate */
@@ -72,16 +72,6 @@ static int parse_options(int argc, char **argv, struct pub_options *o)
 	return 0;
 }
 
-static bool set_int(void *sock, int name, int value, const char *what)
-{
-	if (zmq_setsockopt(sock, name, &value, sizeof(value)) != 0) {
-		fprintf(stderr, PEER_NAME ": setting %s to %d: %s\n", what, value,
-			zmq_strerror(zmq_errno()));
-		return false;
-	}
-	return true;
-}
-
 /* Sleeps until the monotonic time `until` (microseconds) or a stop request. */
 static void sleep_until(uint64_t until)
 {
@@ -102,7 +92,7 @@ int main(int argc, char **argv)
 	uint8_t *msg;
 	uint64_t start_us, deadline_us, next_us, interval_us, sent = 0, bytes = 0, errors = 0;
 	uint64_t last_sent_us = 0, linger_end;
-	bool ok = true, timed_out = false;
+	bool timed_out = false;
 	const char *result;
 
 	if (parse_options(argc, argv, &o) != 0)
@@ -113,22 +103,8 @@ int main(int argc, char **argv)
 	ctx = zmq_ctx_new();
 	if (msg == NULL || ctx == NULL)
 		return PEER_EXIT_SETUP;
-	sock = zmq_socket(ctx, ZMQ_PUB);
+	sock = peer_zmq_open(ctx, ZMQ_PUB, &o.zmq, 2000);
 	if (sock == NULL) {
-		fprintf(stderr, PEER_NAME ": zmq_socket: %s\n", zmq_strerror(zmq_errno()));
-		return PEER_EXIT_SETUP;
-	}
-	ok &= set_int(sock, ZMQ_RATE, (int)o.zmq.rate_kbps, "ZMQ_RATE");
-	ok &= set_int(sock, ZMQ_RECOVERY_IVL, (int)o.zmq.recovery_ivl_ms, "ZMQ_RECOVERY_IVL");
-	ok &= set_int(sock, ZMQ_MULTICAST_HOPS, (int)o.zmq.hops, "ZMQ_MULTICAST_HOPS");
-	ok &= set_int(sock, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
-	ok &= set_int(sock, ZMQ_LINGER, 2000, "ZMQ_LINGER");
-	if (!ok)
-		return PEER_EXIT_SETUP;
-	if (zmq_connect(sock, o.zmq.endpoint) != 0) {
-		fprintf(stderr, PEER_NAME ": zmq_connect %s: %s\n", o.zmq.endpoint,
-			zmq_strerror(zmq_errno()));
-		zmq_close(sock);
 		zmq_ctx_term(ctx);
 		return PEER_EXIT_SETUP;
 	}

@@ -7,10 +7,10 @@
  */
 #include <unistd.h>
 
+#define PEER_NAME "zmq-sub"
+
 #include "peer_common.h"
 #include "peer_zmq.h"
-
-#define PEER_NAME "zmq-sub"
 
 struct sub_options {
 	struct peer_zmq_options zmq;
@@ -58,16 +58,6 @@ static int parse_options(int argc, char **argv, struct sub_options *o)
 		argc, argv, PEER_NAME, table, sizeof(table) / sizeof(table[0]), usage);
 }
 
-static bool set_int(void *sock, int name, int value, const char *what)
-{
-	if (zmq_setsockopt(sock, name, &value, sizeof(value)) != 0) {
-		fprintf(stderr, PEER_NAME ": setting %s to %d: %s\n", what, value,
-			zmq_strerror(zmq_errno()));
-		return false;
-	}
-	return true;
-}
-
 int main(int argc, char **argv)
 {
 	struct sub_options o;
@@ -75,7 +65,7 @@ int main(int argc, char **argv)
 	void *ctx, *sock;
 	uint8_t *buf;
 	uint64_t start_us, deadline_us, next_progress_us;
-	bool ok = true, timed_out = false;
+	bool timed_out = false;
 	const char *result;
 	int rc;
 
@@ -87,22 +77,8 @@ int main(int argc, char **argv)
 	ctx = zmq_ctx_new();
 	if (buf == NULL || ctx == NULL || !peer_delivery_init(&d, (uint32_t)o.run_id, o.count))
 		return PEER_EXIT_SETUP;
-	sock = zmq_socket(ctx, ZMQ_SUB);
+	sock = peer_zmq_open(ctx, ZMQ_SUB, &o.zmq, 0);
 	if (sock == NULL) {
-		fprintf(stderr, PEER_NAME ": zmq_socket: %s\n", zmq_strerror(zmq_errno()));
-		return PEER_EXIT_SETUP;
-	}
-	ok &= set_int(sock, ZMQ_RATE, (int)o.zmq.rate_kbps, "ZMQ_RATE");
-	ok &= set_int(sock, ZMQ_RECOVERY_IVL, (int)o.zmq.recovery_ivl_ms, "ZMQ_RECOVERY_IVL");
-	ok &= set_int(sock, ZMQ_MULTICAST_HOPS, (int)o.zmq.hops, "ZMQ_MULTICAST_HOPS");
-	ok &= set_int(sock, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
-	ok &= set_int(sock, ZMQ_LINGER, 0, "ZMQ_LINGER");
-	if (!ok || zmq_setsockopt(sock, ZMQ_SUBSCRIBE, "", 0) != 0)
-		return PEER_EXIT_SETUP;
-	if (zmq_connect(sock, o.zmq.endpoint) != 0) {
-		fprintf(stderr, PEER_NAME ": zmq_connect %s: %s\n", o.zmq.endpoint,
-			zmq_strerror(zmq_errno()));
-		zmq_close(sock);
 		zmq_ctx_term(ctx);
 		return PEER_EXIT_SETUP;
 	}
