@@ -488,4 +488,71 @@ static inline void peer_delivery_progress(
 	fflush(stdout);
 }
 
+/*
+ * A receiver's schedule: the run-time limit, the progress lines and, once every message is in,
+ * the linger that catches late duplicates.
+ */
+struct peer_receiver_clock {
+	uint64_t start_us;
+	uint64_t deadline_us;
+	uint64_t progress_us;
+	uint64_t next_progress_us; /* UINT64_MAX: no progress lines */
+	uint64_t linger_us;
+};
+
+static inline void peer_receiver_clock_start(
+	struct peer_receiver_clock *k, uint64_t timeout_s, uint64_t progress_ms, uint64_t linger_ms)
+{
+	k->start_us = peer_now_us();
+	k->deadline_us = k->start_us + timeout_s * 1000000u;
+	k->progress_us = progress_ms * 1000u;
+	k->next_progress_us = progress_ms ? k->start_us + k->progress_us : UINT64_MAX;
+	k->linger_us = linger_ms * 1000u;
+}
+
+/*
+ * One turn of a receiver's loop at time now: prints the progress line when it is due. False when
+ * the run is over: the deadline passed (*timed_out set) or the linger after the last message.
+ */
+static inline bool peer_receiver_tick(struct peer_receiver_clock *k, const struct peer_delivery *d,
+	const char *peer, uint64_t now, bool *timed_out)
+{
+	if (now >= k->deadline_us) {
+		*timed_out = true;
+		return false;
+	}
+	if (now >= k->next_progress_us) {
+		peer_delivery_progress(d, peer, k->start_us, now);
+		k->next_progress_us += k->progress_us;
+	}
+	return !(peer_delivery_complete(d) && now >= d->complete_us + k->linger_us);
+}
+
+/* When the loop must look again at the latest: deadline, progress line or end of the linger. */
+static inline uint64_t peer_receiver_wake_us(
+	const struct peer_receiver_clock *k, const struct peer_delivery *d)
+{
+	uint64_t wake = k->deadline_us < k->next_progress_us ? k->deadline_us : k->next_progress_us;
+
+	if (peer_delivery_complete(d) && d->complete_us + k->linger_us < wake)
+		wake = d->complete_us + k->linger_us;
+	return wake;
+}
+
+/*
+ * Prints the summary line and returns the exit status: a timeout counts only when messages are
+ * still missing.
+ */
+static inline int peer_receiver_finish(const struct peer_delivery *d, const char *peer,
+	const struct peer_receiver_clock *k, bool timed_out, bool knows_recovered, uint64_t resets)
+{
+	bool timeout = timed_out && !peer_delivery_complete(d);
+	const char *result = timeout ? "timeout" : peer_delivery_ok(d) ? "ok" : "fail";
+
+	peer_delivery_print(d, peer, result, k->start_us, peer_now_us(), knows_recovered, resets);
+	if (timeout)
+		return PEER_EXIT_TIMEOUT;
+	return peer_delivery_ok(d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;
+}
+
 #endif /* PEER_COMMON_H */

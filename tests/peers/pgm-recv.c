@@ -185,9 +185,9 @@ int main(int argc, char **argv)
 	pgm_error_t *err = NULL;
 	pgm_sock_t *sock;
 	uint8_t *apdu;
-	uint64_t start_us, deadline_us, next_progress_us, resets = 0;
+	struct peer_receiver_clock clock;
+	uint64_t resets = 0;
 	bool timed_out = false;
-	const char *result;
 	int rc;
 
 	if (parse_options(argc, argv, &o) != 0)
@@ -210,9 +210,7 @@ int main(int argc, char **argv)
 		pgm_shutdown();
 		return PEER_EXIT_SETUP;
 	}
-	start_us = peer_now_us();
-	deadline_us = start_us + o.timeout_s * 1000000u;
-	next_progress_us = o.progress_ms ? start_us + o.progress_ms * 1000u : UINT64_MAX;
+	peer_receiver_clock_start(&clock, o.timeout_s, o.progress_ms, o.linger_ms);
 	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
 	       " count=%" PRIu64 "\n",
 		o.pgm.network, o.pgm.dport, o.pgm.udp.ucast, o.pgm.udp.mcast, o.count);
@@ -222,15 +220,7 @@ int main(int argc, char **argv)
 		size_t bytes = 0;
 		int status;
 
-		if (now >= deadline_us) {
-			timed_out = true;
-			break;
-		}
-		if (now >= next_progress_us) {
-			peer_delivery_progress(&d, PEER_NAME, start_us, now);
-			next_progress_us += o.progress_ms * 1000u;
-		}
-		if (peer_delivery_complete(&d) && now >= d.complete_us + o.linger_ms * 1000u)
+		if (!peer_receiver_tick(&clock, &d, PEER_NAME, now, &timed_out))
 			break;
 
 		status = pgm_recvmsgv(sock, msgv, MSGV_LEN, 0, &bytes, &err);
@@ -260,28 +250,16 @@ int main(int argc, char **argv)
 
 		now = peer_now_us();
 		lib_wait = peer_pgm_wait_us(sock, status);
-		wake = deadline_us;
+		wake = peer_receiver_wake_us(&clock, &d);
 		if (lib_wait != UINT64_MAX && now + lib_wait < wake)
 			wake = now + lib_wait;
-		if (next_progress_us < wake)
-			wake = next_progress_us;
-		if (peer_delivery_complete(&d) && d.complete_us + o.linger_ms * 1000u < wake)
-			wake = d.complete_us + o.linger_ms * 1000u;
 		if (!peer_pgm_poll(sock, POLLIN, wake > now ? wake - now : 0, NULL))
 			break;
 	}
 out:
-	if (timed_out && !peer_delivery_complete(&d))
-		result = "timeout";
-	else
-		result = peer_delivery_ok(&d) ? "ok" : "fail";
-	peer_delivery_print(&d, PEER_NAME, result, start_us, peer_now_us(), true, resets);
+	rc = peer_receiver_finish(&d, PEER_NAME, &clock, timed_out, true, resets);
 	pgm_close(sock, true);
 	pgm_shutdown();
-	if (timed_out && !peer_delivery_complete(&d))
-		rc = PEER_EXIT_TIMEOUT;
-	else
-		rc = peer_delivery_ok(&d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;
 	peer_delivery_free(&d);
 	free(apdu);
 	if (repair_log != NULL)

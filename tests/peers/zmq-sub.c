@@ -64,9 +64,8 @@ int main(int argc, char **argv)
 	struct peer_delivery d;
 	void *ctx, *sock;
 	uint8_t *buf;
-	uint64_t start_us, deadline_us, next_progress_us;
+	struct peer_receiver_clock clock;
 	bool timed_out = false;
-	const char *result;
 	int rc;
 
 	if (parse_options(argc, argv, &o) != 0)
@@ -82,9 +81,7 @@ int main(int argc, char **argv)
 		zmq_ctx_term(ctx);
 		return PEER_EXIT_SETUP;
 	}
-	start_us = peer_now_us();
-	deadline_us = start_us + o.timeout_s * 1000000u;
-	next_progress_us = o.progress_ms ? start_us + o.progress_ms * 1000u : UINT64_MAX;
+	peer_receiver_clock_start(&clock, o.timeout_s, o.progress_ms, o.linger_ms);
 	printf("event=ready peer=" PEER_NAME " endpoint=%s count=%" PRIu64 "\n", o.zmq.endpoint,
 		o.count);
 
@@ -93,15 +90,7 @@ int main(int argc, char **argv)
 		zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
 		int n;
 
-		if (now >= deadline_us) {
-			timed_out = true;
-			break;
-		}
-		if (now >= next_progress_us) {
-			peer_delivery_progress(&d, PEER_NAME, start_us, now);
-			next_progress_us += o.progress_ms * 1000u;
-		}
-		if (peer_delivery_complete(&d) && now >= d.complete_us + o.linger_ms * 1000u)
+		if (!peer_receiver_tick(&clock, &d, PEER_NAME, now, &timed_out))
 			break;
 		n = zmq_recv(sock, buf, PEER_MAX_SIZE + 1, ZMQ_DONTWAIT);
 		if (n >= 0) {
@@ -113,22 +102,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, PEER_NAME ": zmq_recv: %s\n", zmq_strerror(zmq_errno()));
 			break;
 		}
-		wake = deadline_us < next_progress_us ? deadline_us : next_progress_us;
-		if (peer_delivery_complete(&d) && d.complete_us + o.linger_ms * 1000u < wake)
-			wake = d.complete_us + o.linger_ms * 1000u;
+		wake = peer_receiver_wake_us(&clock, &d);
 		/* Bounded so that a signal is noticed within 100 ms. */
 		wake = wake > now ? (wake - now) / 1000u : 0;
 		zmq_poll(&item, 1, (long)(wake < 100 ? wake : 100));
 	}
-	if (timed_out && !peer_delivery_complete(&d))
-		result = "timeout";
-	else
-		result = peer_delivery_ok(&d) ? "ok" : "fail";
-	peer_delivery_print(&d, PEER_NAME, result, start_us, peer_now_us(), false, 0);
-	if (timed_out && !peer_delivery_complete(&d))
-		rc = PEER_EXIT_TIMEOUT;
-	else
-		rc = peer_delivery_ok(&d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;
+	rc = peer_receiver_finish(&d, PEER_NAME, &clock, timed_out, false, 0);
 	zmq_close(sock);
 	zmq_ctx_term(ctx);
 	peer_delivery_free(&d);
