@@ -39,6 +39,10 @@
 #define PEER_EXIT_TIMEOUT 2 /* the run-time limit expired first */
 #define PEER_EXIT_USAGE	  64
 #define PEER_EXIT_SETUP	  70 /* socket creation, bind, connect failed */
+/* The last lines of a receiver's usage text. */
+#define PEER_RECEIVER_EXIT_HELP                                                                    \
+	"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"                     \
+	"      64 usage, 70 setup failure.\n"
 
 static volatile sig_atomic_t peer_stop_requested;
 

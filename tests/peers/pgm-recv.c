@@ -65,9 +65,8 @@ static void usage(FILE *out)
 		"      --repair-log FILE    write \"SEQ MICROSECONDS\" for every message "
 		"delivered\n"
 		"                           from a repair (RDATA), on the monotonic clock: with\n"
-		"                           pgm-send --send-log it gives each repair's latency\n"
-		"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"
-		"      64 usage, 70 setup failure.\n");
+		"                           pgm-send --send-log it gives each repair's latency\n");
+	fputs(PEER_RECEIVER_EXIT_HELP, out);
 }
 
 static int parse_options(int argc, char **argv, struct recv_options *o)

@@ -34,9 +34,8 @@ static void usage(FILE *out)
 		"      --linger MS        after the last message, keep reading this long (default "
 		"200)\n"
 		"      --progress MS      print an event=progress line this often (default off)\n"
-		"  -T, --timeout S        hard limit on the whole run (default 60)\n"
-		"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"
-		"      64 usage, 70 setup failure.\n");
+		"  -T, --timeout S        hard limit on the whole run (default 60)\n");
+	fputs(PEER_RECEIVER_EXIT_HELP, out);
 }
 
 static int parse_options(int argc, char **argv, struct sub_options *o)
