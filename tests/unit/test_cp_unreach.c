@@ -51,11 +51,7 @@ static void restart(const struct cp_config *cfg)
 
 static enum cp_verdict nak_at(cp_time_t t, uint32_t sqn, int in)
 {
-	struct cp_test_pkt p;
-
-	env.now = t;
-	cp_test_nak(&p, PGM_NAK, sqn, NULL, 0);
-	return cp_test_send(&env, &p, in, 0);
+	return cp_test_nak_at(&env, t, PGM_NAK, sqn, NULL, 0, in);
 }
 
 static bool suspended(void)
