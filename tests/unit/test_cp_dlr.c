@@ -8,16 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
+#include "tests/unit/cp_test_fixture.h"
 
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
-#define UP_DLR	  "198.18.0.77" /* a receiver-DLR on the upstream link */
-#define OFF_DLR	  "198.18.2.77" /* a receiver-DLR on d2 */
-#define OFF_IF	  CP_TEST_D2
+#define UP_DLR	"198.18.0.77" /* a receiver-DLR on the upstream link */
+#define OFF_DLR "198.18.2.77" /* a receiver-DLR on d2 */
+#define OFF_IF	CP_TEST_D2
 
 static void start(const struct cp_config *cfg)
 {
@@ -34,11 +29,6 @@ static void start(const struct cp_config *cfg)
 static void setup(void)
 {
 	start(NULL);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
 }
 
 static void restart_with(bool discovery, bool redirect)

@@ -7,23 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
+#include "tests/unit/cp_test_fixture.h"
 
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS()   cp_test_actions(&env, buf, sizeof(buf))
 #define UNKNOWN_OPT 0x2a
 
 static void setup(void)
 {
 	t0 = cp_test_start(&env, NULL, 0);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
 }
 
 static void restart(const struct cp_config *cfg)

@@ -6,22 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
-
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
+#include "tests/unit/cp_test_fixture.h"
 
 static void setup(void)
 {
 	t0 = cp_test_start(&env, NULL, 0);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
 }
 
 static void restart(const struct cp_config *cfg)

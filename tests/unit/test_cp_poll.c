@@ -8,24 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
+#include "tests/unit/cp_test_fixture.h"
 
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS()   cp_test_actions(&env, buf, sizeof(buf))
 #define BO_IVL	    100000u /* µs */
 #define PARENT_PATH "198.18.0.100"
 
 static void setup(void)
 {
 	t0 = cp_test_start(&env, NULL, 42);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
 }
 
 static void poll_pkt(struct cp_test_pkt *p, uint32_t sqn, uint16_t round, uint16_t s_type,

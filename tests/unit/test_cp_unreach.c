@@ -8,13 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
-
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
+#include "tests/unit/cp_test_fixture.h"
 
 static void spm(uint32_t sqn)
 {
@@ -36,11 +30,6 @@ static void start(const struct cp_config *cfg)
 static void setup(void)
 {
 	start(NULL);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
 }
 
 static void restart(const struct cp_config *cfg)
