@@ -16,8 +16,7 @@ C="$NS_TMP/consumer.out"
 start_consumer "$C" --queue $Q --if up0,d1,d2 --defer-every 5 || exit 1
 check "iptables backend chosen (no nft queue support here) or nftables" \
 	grep -Eq '^rules backend=(iptables|nftables)$' "$C"
-start_sniffer r1 dn "$NS_TMP/r1.sniff" || exit 1
-start_sniffer r2 dn "$NS_TMP/r2.sniff" || exit 1
+start_receiver_sniffers
 
 send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type spm --count 3
 send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type odata --count 5
