@@ -274,7 +274,7 @@ static int cmd_rules_install(const struct opts *o)
 {
 	struct rules_config cfg;
 	struct rules *r;
-	char err[512];
+	char err[512], detail[400];
 	int rc;
 
 	rules_cfg_from_opts(o, &cfg);
@@ -283,7 +283,9 @@ static int cmd_rules_install(const struct opts *o)
 	if (rc < 0)
 		fprintf(stderr, "dp-harness: %s\n", err);
 	else
-		printf("backend=%s nft_unavailable=\"%s\"\n", rules_backend_name(rules_backend(r)),
+		printf("backend=%s queue=\"%s\" nft_unavailable=\"%s\"\n",
+			rules_backend_name(rules_backend(r)),
+			rules_backend_detail(r, detail, sizeof(detail)),
 			rules_nft_unavailable_reason(r));
 	rules_free(r);
 	return rc < 0 ? 1 : 0;
