@@ -3,6 +3,7 @@
  * running the tools. See rules.h for what is matched and why.
  */
 #include "dataplane/rules.h"
+#include "dataplane/rules_layout.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,38 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define IPPROTO_PGM_RULES     113
 #define RULES_TOOL_TIMEOUT_MS 15000
 #define RULES_MAX_INTERFACES  256
-
-/* PGM type nibbles (RFC 3208 8). */
-#define T_SPM	0x0
-#define T_POLL	0x1
-#define T_POLR	0x2
-#define T_RDATA 0x5
-#define T_NAK	0x8
-#define T_NNAK	0x9
-#define T_NCF	0xa
-
-/* One hook's interception: the PGM types queued there. ODATA (0x4) appears in none. */
-struct hook_rule {
-	enum rules_ipt_chain chain;
-	const char *nft_chain; /* our nft base chain */
-	const char *nft_hook;
-	const char *ipt_builtin; /* the built-in mangle chain that jumps to ours */
-	const char *suffix;	 /* our iptables chain: NAME-suffix */
-	bool by_output;		 /* match the egress interface (forward) */
-	bool local_only;	 /* destination is one of our addresses (input) */
-	unsigned ntypes;
-	uint8_t types[4];
-};
-
-static const struct hook_rule hook_rules[RULES_IPT_CHAIN_COUNT] = {
-	{RULES_IPT_PRE, "prerouting", "prerouting", "PREROUTING", "PRE", false, false, 3,
-		{T_POLL, T_POLR, T_NCF}},
-	{RULES_IPT_IN, "input", "input", "INPUT", "IN", false, true, 3, {T_RDATA, T_NAK, T_NNAK}},
-	{RULES_IPT_FWD, "forward", "forward", "FORWARD", "FWD", true, false, 2, {T_SPM, T_RDATA}},
-};
 
 /* ---- a growing string ---- */
 
@@ -113,7 +84,6 @@ void rules_config_default(struct rules_config *cfg)
 	cfg->udp = true;
 	cfg->udp_ucast_port = 3055;
 	cfg->udp_mcast_port = 3056;
-	snprintf(cfg->nft, sizeof(cfg->nft), "nft");
 	snprintf(cfg->iptables_restore, sizeof(cfg->iptables_restore), "iptables-restore");
 	snprintf(cfg->iptables_save, sizeof(cfg->iptables_save), "iptables-save");
 }
@@ -188,17 +158,10 @@ static bool ifnames_valid(const char *const *ifnames, size_t count)
 	return true;
 }
 
-/* IP datagrams shorter than this cannot hold a PGM header with a 20-byte IP header (and the
- * UDP header when encapsulated). */
-static unsigned short_datagram_len(bool udp)
-{
-	return 20 + (udp ? 8 : 0) + 16 /* the PGM common header */;
-}
-
 static void ipt_proto(struct sbuf *b, const struct rules_config *cfg, bool udp)
 {
 	if (!udp) {
-		sb_printf(b, "-p %u ", IPPROTO_PGM_RULES);
+		sb_printf(b, "-p %u ", RULES_IPPROTO_PGM);
 		return;
 	}
 	sb_printf(b, "-p udp ");
@@ -209,101 +172,6 @@ static void ipt_proto(struct sbuf *b, const struct rules_config *cfg, bool udp)
 			cfg->udp_mcast_port);
 }
 
-/* ---- nftables ---- */
-
-static void nft_type_match(struct sbuf *b, const struct hook_rule *h, unsigned bit_offset)
-{
-	/* The type is the low nibble of byte 4 of the PGM header; the version bits are left to
-	 * the codec, which counts a bad version as an error. */
-	sb_printf(b, "@th,%u,8 & 0x0f ", bit_offset);
-	if (h->ntypes == 1) {
-		sb_printf(b, "== 0x%02x", h->types[0]);
-		return;
-	}
-	sb_printf(b, "{ ");
-	for (unsigned i = 0; i < h->ntypes; i++)
-		sb_printf(b, "%s0x%02x", i ? ", " : "", h->types[i]);
-	sb_printf(b, " }");
-}
-
-static void nft_udp_ports(struct sbuf *b, const struct rules_config *cfg)
-{
-	if (cfg->udp_ucast_port == cfg->udp_mcast_port)
-		sb_printf(b, "udp dport %u ", cfg->udp_ucast_port);
-	else
-		sb_printf(b, "udp dport { %u, %u } ", cfg->udp_ucast_port, cfg->udp_mcast_port);
-}
-
-char *rules_nft_script(
-	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install)
-{
-	struct sbuf b = {0};
-
-	if (!rules_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
-		return NULL;
-	sb_printf(&b,
-		"# %s interception rules, generated. One transaction: the table of an\n"
-		"# earlier run is replaced (or removed) as a whole.\n",
-		cfg->name);
-	/* "add" then "delete": works whether or not the table exists. */
-	sb_printf(&b, "add table ip %s\ndelete table ip %s\n", cfg->name, cfg->name);
-	if (!install)
-		return sb_finish(&b);
-	sb_printf(&b, "table ip %s {\n", cfg->name);
-	for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
-		const struct hook_rule *h = &hook_rules[c];
-
-		sb_printf(&b, "\tchain %s {\n", h->nft_chain);
-		sb_printf(&b, "\t\ttype filter hook %s priority mangle; policy accept;\n",
-			h->nft_hook);
-		for (size_t i = 0; i < count; i++) {
-			for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
-				sb_printf(&b, "\t\t%s \"%s\" ",
-					h->by_output ? "oifname" : "iifname", ifnames[i]);
-				if (h->local_only)
-					sb_printf(&b, "fib daddr type local ");
-				if (udp) {
-					nft_udp_ports(&b, cfg);
-					nft_type_match(&b, h, (8 + 4) * 8);
-				} else {
-					sb_printf(&b, "ip protocol %u ", IPPROTO_PGM_RULES);
-					nft_type_match(&b, h, 4 * 8);
-				}
-				sb_printf(&b, " counter queue num %u bypass\n", cfg->queue_num);
-				/* too short for a PGM header: no type to match, malformed whatever it
-				   is, so the daemon counts it */
-				sb_printf(&b, "\t\t%s \"%s\" ",
-					h->by_output ? "oifname" : "iifname", ifnames[i]);
-				if (h->local_only)
-					sb_printf(&b, "fib daddr type local ");
-				if (udp)
-					nft_udp_ports(&b, cfg);
-				else
-					sb_printf(&b, "ip protocol %u ", IPPROTO_PGM_RULES);
-				sb_printf(&b, "meta length < %u counter queue num %u bypass\n",
-					short_datagram_len(udp), cfg->queue_num);
-			}
-		}
-		sb_printf(&b, "\t}\n");
-	}
-	sb_printf(&b, "}\n");
-	return sb_finish(&b);
-}
-
-char *rules_nft_probe_script(const struct rules_config *cfg)
-{
-	struct sbuf b = {0};
-
-	if (!rules_name_valid(cfg->name))
-		return NULL;
-	sb_printf(&b, "add table ip %s-probe\n", cfg->name);
-	sb_printf(&b, "add chain ip %s-probe probe\n", cfg->name);
-	sb_printf(&b, "add rule ip %s-probe probe ip protocol %u queue num %u bypass\n", cfg->name,
-		IPPROTO_PGM_RULES, cfg->queue_num);
-	sb_printf(&b, "delete table ip %s-probe\n", cfg->name);
-	return sb_finish(&b);
-}
-
 /* ---- iptables ---- */
 
 const char *rules_ipt_chain_name(
@@ -311,7 +179,7 @@ const char *rules_ipt_chain_name(
 {
 	size_t i;
 
-	snprintf(buf, len, "%s-%s", cfg->name, hook_rules[c].suffix);
+	snprintf(buf, len, "%s-%s", cfg->name, rules_hooks[c].suffix);
 	for (i = 0; buf[i] != '\0'; i++)
 		buf[i] = (char)toupper((unsigned char)buf[i]);
 	return buf;
@@ -381,7 +249,7 @@ void rules_ipt_parse_save(
 				ours = true;
 			}
 			/* "-A PREROUTING -j NAME" is our jump */
-			snprintf(want, sizeof(want), "-A %s -j %s", hook_rules[c].ipt_builtin,
+			snprintf(want, sizeof(want), "-A %s -j %s", rules_hooks[c].ipt_builtin,
 				names[c]);
 			if (strcmp(l, want) == 0) {
 				st->jumps[c]++;
@@ -404,18 +272,35 @@ void rules_ipt_parse_save(
 	}
 }
 
-static void ipt_type_match(struct sbuf *b, const struct hook_rule *h, unsigned pgm_offset)
+/*
+ * u32: only the first fragment carries the header: the fragment offset, the low 13 bits of the
+ * 32-bit word at 4, is 0; "0>>22&0x3C" is the IP header length; from there "@" moves to the PGM
+ * header (or the UDP header), and N>>24&0x0F is the low nibble of the byte at N, the PGM type.
+ */
+#define IPT_U32_TYPE "4&0x1FFF=0&&0>>22&0x3C@%u>>24&0x0F="
+
+static void ipt_type_match(
+	struct sbuf *b, const uint8_t *types, unsigned ntypes, unsigned pgm_offset)
 {
-	/*
-	 * u32: only the first fragment carries the header: the fragment offset, the low 13 bits of
-	 * the 32-bit word at 4, is 0; "0>>22&0x3C" is the
-	 * IP header length; from there "@" moves to the PGM header (or the UDP header), and
-	 * N>>24&0x0F is the low nibble of the byte at N, the PGM type.
-	 */
-	sb_printf(b, "-m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@%u>>24&0x0F=", pgm_offset);
-	for (unsigned i = 0; i < h->ntypes; i++)
-		sb_printf(b, "%s0x%X", i ? "," : "", h->types[i]);
+	sb_printf(b, "-m u32 --u32 \"" IPT_U32_TYPE, pgm_offset);
+	for (unsigned i = 0; i < ntypes; i++)
+		sb_printf(b, "%s0x%X", i ? "," : "", types[i]);
 	sb_printf(b, "\" ");
+}
+
+/* "-A CHAIN -i IF -p 113 [-m addrtype --dst-type LOCAL] ": the start of a queue rule. */
+static void ipt_rule_start(struct sbuf *b, const struct rules_config *cfg, const char *chain,
+	const struct rules_hook *h, const char *ifname, bool udp)
+{
+	sb_printf(b, "-A %s %s %s ", chain, h->by_output ? "-o" : "-i", ifname);
+	ipt_proto(b, cfg, udp);
+	if (h->local_only)
+		sb_printf(b, "-m addrtype --dst-type LOCAL ");
+}
+
+static void ipt_queue(struct sbuf *b, const struct rules_config *cfg)
+{
+	sb_printf(b, "-j NFQUEUE --queue-num %u --queue-bypass\n", cfg->queue_num);
 }
 
 char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_state *current,
@@ -436,29 +321,43 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
 			sb_printf(&b, ":%s - [0:0]\n", names[c]);
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
-			const struct hook_rule *h = &hook_rules[c];
+			const struct rules_hook *h = &rules_hooks[c];
 
+			/* ODATA (long enough to be one) returns at once: every packet of the fast
+			   path walks one rule per hook, not one per interface. */
+			for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
+				sb_printf(&b, "-A %s ", names[c]);
+				ipt_proto(&b, cfg, udp);
+				sb_printf(&b,
+					"-m u32 --u32 \"0&0xFFFF=%u:65535&&" IPT_U32_TYPE "0x%X\" "
+					"-j RETURN\n",
+					rules_short_datagram_len(udp), udp ? 8 + 4 : 4,
+					RULES_T_ODATA);
+			}
 			for (size_t i = 0; i < count; i++) {
 				for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
-					sb_printf(&b, "-A %s %s %s ", names[c],
-						h->by_output ? "-o" : "-i", ifnames[i]);
-					ipt_proto(&b, cfg, udp);
-					if (h->local_only)
-						sb_printf(&b, "-m addrtype --dst-type LOCAL ");
-					ipt_type_match(&b, h, udp ? 8 + 4 : 4);
-					sb_printf(&b, "-j NFQUEUE --queue-num %u --queue-bypass\n",
-						cfg->queue_num);
+					unsigned off = udp ? 8 + 4 : 4;
+
+					ipt_rule_start(&b, cfg, names[c], h, ifnames[i], udp);
+					ipt_type_match(&b, h->types, h->ntypes, off);
+					ipt_queue(&b, cfg);
+					if (h->nmcast_types > 0) {
+						/* -d is a native match in iptables-nft (addrtype
+						   MULTICAST is the same test through the compat
+						   layer) */
+						ipt_rule_start(
+							&b, cfg, names[c], h, ifnames[i], udp);
+						sb_printf(&b, "-d 224.0.0.0/4 ");
+						ipt_type_match(
+							&b, h->mcast_types, h->nmcast_types, off);
+						ipt_queue(&b, cfg);
+					}
 					/* too short for a PGM header (u32 cannot read the type):
 					   malformed whatever it is, so the daemon counts it */
-					sb_printf(&b, "-A %s %s %s ", names[c],
-						h->by_output ? "-o" : "-i", ifnames[i]);
-					ipt_proto(&b, cfg, udp);
-					if (h->local_only)
-						sb_printf(&b, "-m addrtype --dst-type LOCAL ");
-					sb_printf(&b,
-						"-m length --length 0:%u -j NFQUEUE --queue-num %u "
-						"--queue-bypass\n",
-						short_datagram_len(udp) - 1, cfg->queue_num);
+					ipt_rule_start(&b, cfg, names[c], h, ifnames[i], udp);
+					sb_printf(&b, "-m length --length 0:%u ",
+						rules_short_datagram_len(udp) - 1);
+					ipt_queue(&b, cfg);
 				}
 			}
 		}
@@ -468,15 +367,17 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 			unsigned old = current ? current->jumps[c] : 0;
 
 			for (unsigned j = 0; j < old; j++)
-				sb_printf(&b, "-D %s -j %s\n", hook_rules[c].ipt_builtin, names[c]);
-			sb_printf(&b, "-I %s 1 -j %s\n", hook_rules[c].ipt_builtin, names[c]);
+				sb_printf(
+					&b, "-D %s -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
+			sb_printf(&b, "-I %s 1 -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
 		}
 	} else {
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
 			unsigned old = current ? current->jumps[c] : 0;
 
 			for (unsigned j = 0; j < old; j++)
-				sb_printf(&b, "-D %s -j %s\n", hook_rules[c].ipt_builtin, names[c]);
+				sb_printf(
+					&b, "-D %s -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
 		}
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
 			if (current && current->chain_present[c])
@@ -502,7 +403,7 @@ char *rules_ipt_probe_script(const struct rules_config *cfg)
 	sb_printf(&b,
 		"-A %s -p %u -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" "
 		"-m addrtype --dst-type LOCAL -j NFQUEUE --queue-num %u --queue-bypass\n",
-		name, IPPROTO_PGM_RULES, cfg->queue_num);
+		name, RULES_IPPROTO_PGM, cfg->queue_num);
 	sb_printf(&b, "-F %s\n-X %s\nCOMMIT\n", name, name);
 	return sb_finish(&b);
 }
@@ -682,8 +583,10 @@ static void first_error_line(const char *text, char *buf, size_t len)
 struct rules {
 	struct rules_config cfg;
 	enum rules_backend backend;
+	enum rules_nft_queue nft_queue; /* how the nftables backend queues */
 	bool installed;
-	char nft_reason[400];
+	char nft_reason[600];	 /* why nftables is not used ("" if it is) */
+	char queue_reason[300];	 /* why its queue statement is not (xtables target) */
 	bool ipt_created_mangle; /* the mangle table did not exist before our first install */
 	char **ifnames;
 	size_t ifcount;
@@ -745,6 +648,17 @@ const char *rules_nft_unavailable_reason(const struct rules *r)
 	return r->nft_reason;
 }
 
+const char *rules_backend_detail(const struct rules *r, char *buf, size_t len)
+{
+	if (!r->installed || r->backend != RULES_BACKEND_NFT)
+		snprintf(buf, len, "%s", "");
+	else if (r->nft_queue == RULES_NFT_QUEUE_STATEMENT)
+		snprintf(buf, len, "%s", rules_nft_queue_name(r->nft_queue));
+	else
+		snprintf(buf, len, "%s (%s)", rules_nft_queue_name(r->nft_queue), r->queue_reason);
+	return buf;
+}
+
 size_t rules_interfaces(const struct rules *r, const char *const **names)
 {
 	*names = (const char *const *)r->ifnames;
@@ -770,13 +684,6 @@ static bool have_net_admin(void)
 	}
 	fclose(f);
 	return ok;
-}
-
-static int run_nft(struct rules *r, const char *script, struct tool_result *res)
-{
-	char *argv[] = {r->cfg.nft, "-f", "-", NULL};
-
-	return run_tool(argv, script, res);
 }
 
 static int run_ipt_restore(struct rules *r, const char *script, struct tool_result *res)
@@ -810,37 +717,33 @@ static int ipt_read_state(struct rules *r, struct rules_ipt_state *st, char *err
 	return 0;
 }
 
-/* Probes nftables; returns true when a queue rule can be committed, else records why not. */
+/*
+ * Probes nftables: the queue statement first, then the xtables NFQUEUE target. Returns true
+ * when one of them can be committed (r->nft_queue says which), else records why not.
+ */
 static bool nft_probe(struct rules *r)
 {
-	char *script = rules_nft_probe_script(&r->cfg);
-	struct tool_result res;
-	char line[200];
-	bool ok = false;
+	char why[200], why_xt[200];
 
-	if (script == NULL) {
-		snprintf(r->nft_reason, sizeof(r->nft_reason), "invalid table name");
-		return false;
+	r->queue_reason[0] = '\0';
+	if (rules_nft_probe(&r->cfg, RULES_NFT_QUEUE_STATEMENT, why, sizeof(why)) == 0) {
+		r->nft_queue = RULES_NFT_QUEUE_STATEMENT;
+		return true;
 	}
-	if (run_nft(r, script, &res) < 0) {
-		snprintf(r->nft_reason, sizeof(r->nft_reason), "cannot run %s: %s", r->cfg.nft,
-			strerror(res.exec_errno));
-	} else if (res.status != 0) {
-		first_error_line(res.errtext, line, sizeof(line));
-		if (strstr(line, "No such file or directory") != NULL)
-			snprintf(r->nft_reason, sizeof(r->nft_reason),
-				"the kernel has no nftables queue statement (CONFIG_NFT_QUEUE): %s",
-				line);
-		else
-			snprintf(r->nft_reason, sizeof(r->nft_reason),
-				"nft refused a queue rule: %s", line);
-	} else {
-		r->nft_reason[0] = '\0';
-		ok = true;
+	/* A kernel without CONFIG_NFT_QUEUE cannot load the expression: ENOENT. */
+	if (strstr(why, strerror(ENOENT)) != NULL)
+		snprintf(r->queue_reason, sizeof(r->queue_reason),
+			"the kernel has no nftables queue statement, CONFIG_NFT_QUEUE");
+	else
+		snprintf(r->queue_reason, sizeof(r->queue_reason), "queue statement refused: %s",
+			why);
+	if (rules_nft_probe(&r->cfg, RULES_NFT_QUEUE_XT, why_xt, sizeof(why_xt)) == 0) {
+		r->nft_queue = RULES_NFT_QUEUE_XT;
+		return true;
 	}
-	tool_result_free(&res);
-	free(script);
-	return ok;
+	snprintf(r->nft_reason, sizeof(r->nft_reason), "%s; and the xtables NFQUEUE target: %s",
+		r->queue_reason, why_xt);
+	return false;
 }
 
 /* Probes iptables; returns 0 or -1 with err naming the cause. */
@@ -879,29 +782,13 @@ static int ipt_probe(struct rules *r, char *err, size_t errlen)
 static int nft_apply(struct rules *r, const char *const *ifnames, size_t count, bool install,
 	char *err, size_t errlen)
 {
-	char *script = rules_nft_script(&r->cfg, ifnames, count, install);
-	struct tool_result res;
-	char line[200];
-	int rc = -1;
+	char why[200];
 
-	if (script == NULL) {
-		snprintf(err, errlen,
-			"rules: an interface name cannot be used in a rule, or no "
-			"memory");
-		return -1;
-	}
-	if (run_nft(r, script, &res) < 0)
-		snprintf(err, errlen, "rules: cannot run %s: %s", r->cfg.nft,
-			strerror(res.exec_errno));
-	else if (res.status != 0) {
-		first_error_line(res.errtext, line, sizeof(line));
-		snprintf(err, errlen, "rules: nft failed to %s the table: %s",
-			install ? "install" : "remove", line);
-	} else
-		rc = 0;
-	tool_result_free(&res);
-	free(script);
-	return rc;
+	if (rules_nft_commit(&r->cfg, ifnames, count, install, r->nft_queue, why, sizeof(why)) == 0)
+		return 0;
+	snprintf(err, errlen, "rules: nftables: cannot %s the table: %.160s",
+		install ? "install" : "remove", why);
+	return -1;
 }
 
 /* "iptables-save v1.8.9 (nf_tables)": the flavour that keeps its tables in nftables. */
@@ -917,20 +804,13 @@ static bool ipt_is_nf_tables(struct rules *r)
 	return yes;
 }
 
-/* Whether nftables holds an "ip mangle" table: 1 yes, 0 no, -1 cannot tell (no nft). With
+/* Whether nftables holds an "ip mangle" table: 1 yes, 0 no, -1 cannot tell. With
  * iptables-nft, iptables-save prints an empty skeleton for a table that does not exist. */
-static int nft_mangle_exists(struct rules *r)
+static int nft_mangle_exists(void)
 {
-	char *argv[] = {r->cfg.nft, "list", "table", "ip", "mangle", NULL};
-	struct tool_result res;
-	int rc;
+	char ignored[256];
 
-	if (run_tool(argv, NULL, &res) < 0)
-		rc = -1;
-	else
-		rc = res.status == 0 ? 1 : 0;
-	tool_result_free(&res);
-	return rc;
+	return rules_nft_table_exists("mangle", ignored, sizeof(ignored));
 }
 
 /*
@@ -940,17 +820,14 @@ static int nft_mangle_exists(struct rules *r)
  */
 static void ipt_drop_empty_mangle(struct rules *r)
 {
-	char *argv[] = {r->cfg.nft, "-f", "-", NULL};
 	struct rules_ipt_state st;
-	struct tool_result res;
 	char ignored[256];
 
 	if (ipt_read_state(r, &st, ignored, sizeof(ignored)) < 0 || !st.table_present ||
 		!st.nf_tables || st.foreign_content)
 		return;
-	if (run_tool(argv, "delete table ip mangle\n", &res) == 0 && res.status == 0)
+	if (rules_nft_table_delete("mangle", ignored, sizeof(ignored)) == 0)
 		r->ipt_created_mangle = false;
-	tool_result_free(&res);
 }
 
 static int ipt_apply(struct rules *r, const char *const *ifnames, size_t count, bool install,
@@ -1052,7 +929,7 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
 	if (chosen == RULES_BACKEND_IPTABLES) {
 		/* Before the probe, which creates the mangle table if it was missing. */
 		if (!r->installed)
-			r->ipt_created_mangle = ipt_is_nf_tables(r) && nft_mangle_exists(r) == 0;
+			r->ipt_created_mangle = ipt_is_nf_tables(r) && nft_mangle_exists() == 0;
 		if (ipt_probe(r, err, errlen) < 0) {
 			if (want == RULES_BACKEND_AUTO && r->nft_reason[0] != '\0') {
 				size_t used = strlen(err);
@@ -1175,42 +1052,6 @@ void rules_parse_ipt_counters(
 	}
 }
 
-void rules_parse_nft_counters(const char *text, struct rules_counters *c)
-{
-	const char *line = text;
-	int hook = -1;
-
-	memset(c, 0, sizeof(*c));
-	while (line != NULL && *line != '\0') {
-		const char *end = strchr(line, '\n');
-		size_t len = end ? (size_t)(end - line) : strlen(line);
-		char l[1024];
-		const char *p;
-
-		if (len >= sizeof(l))
-			len = sizeof(l) - 1;
-		memcpy(l, line, len);
-		l[len] = '\0';
-		line = end ? end + 1 : NULL;
-		for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++) {
-			char want[64];
-
-			snprintf(want, sizeof(want), "chain %s {", hook_rules[i].nft_chain);
-			if (strstr(l, want) != NULL)
-				hook = (int)i;
-		}
-		p = strstr(l, "counter packets ");
-		if (hook >= 0 && p != NULL && strstr(l, " queue ") != NULL) {
-			unsigned long long pk, by;
-
-			if (sscanf(p, "counter packets %llu bytes %llu", &pk, &by) == 2) {
-				c->packets[hook] += pk;
-				c->bytes[hook] += by;
-			}
-		}
-	}
-}
-
 int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen)
 {
 	struct tool_result res;
@@ -1223,19 +1064,18 @@ int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, si
 		return -1;
 	}
 	if (r->backend == RULES_BACKEND_NFT) {
-		char *argv[] = {r->cfg.nft, "list", "table", "ip", r->cfg.name, NULL};
+		char why[256];
 
-		if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
-			rules_parse_nft_counters(res.out ? res.out : "", c);
-			rc = 0;
-		}
-	} else {
-		char *argv[] = {r->cfg.iptables_save, "-c", "-t", "mangle", NULL};
+		if (rules_nft_read_counters(&r->cfg, c, why, sizeof(why)) == 0)
+			return 0;
+		snprintf(err, errlen, "rules: cannot read counters: %s", why);
+		return -1;
+	}
+	char *argv[] = {r->cfg.iptables_save, "-c", "-t", "mangle", NULL};
 
-		if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
-			rules_parse_ipt_counters(&r->cfg, res.out ? res.out : "", c);
-			rc = 0;
-		}
+	if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
+		rules_parse_ipt_counters(&r->cfg, res.out ? res.out : "", c);
+		rc = 0;
 	}
 	if (rc < 0) {
 		if (res.exec_errno)

@@ -3,38 +3,50 @@
  *
  * The daemon owns a table (nftables) or three chains in the mangle table (iptables) and touches
  * nothing else; the only rules it adds to built-in chains are the jumps to its own chains. Every
- * install replaces whatever an earlier instance left (after a crash) in one transaction
- * (`nft -f`, `iptables-restore --noflush`), so a failed install leaves nothing new behind.
+ * install replaces whatever an earlier instance left (after a crash) in one transaction (one
+ * nf_tables netlink batch, `iptables-restore --noflush`), so a failed install leaves nothing new
+ * behind.
  *
  * What is queued, per interface with router assist (the contract with control/control.h):
- *  - prerouting (priority mangle): NCF, POLL and POLR arriving on the interface: seen once,
- *    before routing. NCFs and POLLs are hop by hop and never forwarded, and a POLL must reach the
- *    router even when the TSI has no other egress; POLRs come unicast to us (answers to our DLR
- *    polls), multicast with the source's address (an upstream DLR's redirecting POLR, consumed
- *    one hop below it), or unicast through us (accepted unchanged);
+ *  - prerouting: NCF, POLL and POLR arriving on the interface: seen once, before routing. NCFs
+ *    and POLLs are hop by hop and never forwarded, and a POLL must reach the router even when
+ *    the TSI has no other egress; POLRs come unicast to us (answers to our DLR polls), multicast
+ *    with the source's address (an upstream DLR's redirecting POLR, consumed one hop below it),
+ *    or unicast through us (accepted unchanged). Also NAK and NNAK arriving on the interface with
+ *    a multicast destination (RFC 3208 receivers, Microsoft's TTL-1 copy of every NAK): the
+ *    router counts them and neither confirms nor forwards them; a group it has not joined would
+ *    never reach input;
  *  - input: NAK, NNAK and RDATA addressed to one of the router's own addresses, arriving on the
  *    interface;
  *  - forward: SPM and RDATA leaving by the interface: the kernel queues one copy per egress
  *    interface, with the output device set;
  *  - the same for PGM over UDP (either encapsulation port as destination; the PGM type is 12
  *    bytes into the UDP datagram);
- *  - ODATA is never matched: it stays on the kernel's fast path.
+ *  - datagrams too short to hold a PGM header, at each of those hooks and interfaces;
+ *  - ODATA is never matched: it stays on the kernel's fast path, and it is the first thing each
+ *    hook's rules test, so that it walks one rule per hook and nothing in the xtables
+ *    compatibility layer (dataplane/rules_layout.h has the layout and the measurements).
  * Every queue rule has bypass: with no consumer bound to the queue the kernel accepts the packet,
- * so PGM keeps flowing unassisted while the daemon is down. The rules live in the mangle-priority
- * hooks so an accept verdict continues into the filter table: the administrator's filter rules
- * still apply to what we accept.
+ * so PGM keeps flowing unassisted while the daemon is down. The rules live at mangle priority
+ * (nftables: mangle - 1, just before the mangle table) so an accept verdict continues into the
+ * filter table: the administrator's filter rules still apply to what we accept. No packet mark
+ * is read or written.
  *
- * With iptables-nft, the first use of the mangle table creates it with its built-in chains. If it
- * did not exist before our install and holds nothing but empty ACCEPT built-in chains at
- * removal, removal deletes it again (with nft), so the ruleset is exactly as before.
- *
- * Backends: nftables (table `ip NAME`, the `queue` statement; needs CONFIG_NFT_QUEUE) and
- * iptables (the xtables NFQUEUE target with the u32 match, either iptables flavour).
+ * Backends:
+ *  - nftables (table `ip NAME`): committed over nf_tables netlink (no tool needed). Its queue
+ *    rules use the queue statement when the kernel has it (CONFIG_NFT_QUEUE), otherwise the
+ *    xtables NFQUEUE target through nft_compat, as iptables-nft does; every match is native.
+ *  - iptables (the xtables NFQUEUE target with the u32 match, either iptables flavour): for
+ *    kernels without nf_tables. With iptables-nft, the first use of the mangle table creates it
+ *    with its built-in chains; if it did not exist before our install and holds nothing but empty
+ *    ACCEPT built-in chains at removal, removal deletes it again, so the ruleset is exactly as
+ *    before.
  * rules_install() with RULES_BACKEND_AUTO probes nftables first by committing a throw-away
- * table that holds a queue rule, and falls back to iptables.
+ * table that holds a queue rule (queue statement, then xtables target), and falls back to
+ * iptables.
  *
- * Running the tools blocks for as long as they take (milliseconds); it happens at start-up, at
- * exit and when the set of assisted interfaces changes.
+ * Installing blocks for as long as the kernel or the tools take (milliseconds); it happens at
+ * start-up, at exit and when the set of assisted interfaces changes.
  */
 #ifndef PGMROUTER_RULES_H
 #define PGMROUTER_RULES_H
@@ -56,13 +68,12 @@ bool rules_backend_parse(const char *text, enum rules_backend *b);
 
 struct rules_config {
 	char name[RULES_NAME_MAX]; /* nft table name; iptables chains are NAME-PRE/-IN/-FWD in
-				      upper case. Letters, digits, '_' and '-' only. */
+				      upper case. Letters, digits, '_' and '-' only, at most 16. */
 	uint16_t queue_num;
 	bool udp;		 /* also intercept PGM over UDP */
 	uint16_t udp_ucast_port; /* default 3055 */
 	uint16_t udp_mcast_port; /* default 3056 */
-	/* The tools, looked up in PATH when not absolute. */
-	char nft[64];
+	/* The iptables backend's tools, looked up in PATH when not absolute. */
 	char iptables_restore[64];
 	char iptables_save[64];
 };
@@ -73,13 +84,12 @@ bool rules_ifname_valid(const char *name);
 
 /* ---- script generation (pure; no root needed) ---- */
 
-/* nft -f script that replaces our table with rules for the given interfaces (install), or
- * removes the table (install = false). malloc'ed; NULL on an invalid name or no memory. */
+/* The nftables table as an nft -f script (with the queue statement) that replaces our table
+ * with rules for the given interfaces (install), or removes it (install = false): what the
+ * nftables backend commits over netlink, for reading and for `nft -f` on a kernel with the
+ * queue statement. malloc'ed; NULL on an invalid name or no memory. */
 char *rules_nft_script(
 	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install);
-/* The nft script of the probe: a throw-away table with one queue rule, deleted again in the
- * same transaction. */
-char *rules_nft_probe_script(const struct rules_config *cfg);
 
 /* What `iptables-save -t mangle` shows of ours. */
 enum rules_ipt_chain { RULES_IPT_PRE, RULES_IPT_IN, RULES_IPT_FWD, RULES_IPT_CHAIN_COUNT };
@@ -135,15 +145,17 @@ struct rules_counters {
 	uint64_t bytes[RULES_IPT_CHAIN_COUNT];
 };
 int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen);
-/* The parsers (exposed for tests): `iptables-save -c -t mangle` and `nft list table ip NAME`. */
+/* The parser of `iptables-save -c -t mangle` (exposed for tests). */
 void rules_parse_ipt_counters(
 	const struct rules_config *cfg, const char *text, struct rules_counters *c);
-void rules_parse_nft_counters(const char *text, struct rules_counters *c);
 
 bool rules_installed(const struct rules *r);
 enum rules_backend rules_backend(const struct rules *r); /* AUTO until installed */
 /* Why the nftables backend was not chosen ("" if it was, or was not probed). */
 const char *rules_nft_unavailable_reason(const struct rules *r);
+/* How the installed backend queues, for show: "queue statement", "xtables NFQUEUE target (the
+ * kernel has no nftables queue statement, CONFIG_NFT_QUEUE)"; "" for iptables. */
+const char *rules_backend_detail(const struct rules *r, char *buf, size_t len);
 /* The interface set of the last successful install or update. */
 size_t rules_interfaces(const struct rules *r, const char *const **names);
 

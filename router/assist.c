@@ -1262,7 +1262,7 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 	struct assist_stats *as = &A->stats;
 	const char *backend = A->rules != NULL ? rules_backend_name(rules_backend(A->rules)) : "none";
 	const char *why = A->rules != NULL ? rules_nft_unavailable_reason(A->rules) : "";
-	char err[256] = "";
+	char err[256] = "", detail[400];
 	bool have_counters = false;
 
 	if (A->nfq != NULL) {
@@ -1326,6 +1326,8 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 	print(ctx, "PGM router assist data plane: %s\n", A->running ? "running" : "not running");
 	print(ctx, "  Interception backend %s, queue %u, bypass when the daemon is down\n", backend,
 		A->conf.queue_num);
+	if (A->rules != NULL && rules_backend_detail(A->rules, detail, sizeof(detail))[0] != '\0')
+		print(ctx, "    queue rules use the %s\n", detail);
 	if (why != NULL && why[0] != '\0')
 		print(ctx, "  nftables not used: %s\n", why);
 	if (A->conf.udp)

@@ -26,7 +26,7 @@ if [ "$BENCH_SMOKE" = 1 ]; then
 	SECONDS_PER_RUN=0.3
 fi
 
-lab_init pblat
+bench_lab_init lat
 bench_topo_fanout 1 1
 SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1

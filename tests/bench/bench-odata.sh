@@ -21,7 +21,7 @@ if [ "$BENCH_SMOKE" = 1 ]; then
 	SECONDS_PER_RUN=0.5
 fi
 
-lab_init pbodata
+bench_lab_init odata
 bench_topo_fanout 1 1
 SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1

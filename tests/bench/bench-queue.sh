@@ -44,7 +44,7 @@ if [ "$BENCH_SMOKE" = 1 ]; then
 fi
 CG_SCENARIOS=${CG_SCENARIOS:-$SCENARIOS}
 
-lab_init pbqueue
+bench_lab_init queue
 bench_topo_fanout 1 1
 SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1

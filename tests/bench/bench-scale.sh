@@ -33,7 +33,7 @@ if [ "$BENCH_SMOKE" = 1 ]; then
 	PROBE_SECONDS=0.3
 fi
 
-lab_init pbscale
+bench_lab_init scale
 bench_topo_fanout 1 1
 SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1

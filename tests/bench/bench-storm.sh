@@ -38,7 +38,7 @@ fi
 KMAX=${KS##* }
 [ -x "$LAB_PEERS/pgm-send" ] && [ -x "$LAB_PEERS/pgm-recv" ] || lab_die "peers not built (make tools)"
 
-lab_init pbstorm
+bench_lab_init storm
 bench_topo_fanout "$KMAX" 0
 SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1

@@ -37,6 +37,10 @@ declare -gA BENCH_SIDE_PID
 
 bench_log() { echo "bench $BENCH_NAME: $*" >&2; }
 
+# bench_lab_init NAME: the benchmark's lab run, tagged BENCH_TAG_PREFIX (letters, default pb)
+# and NAME: run ids pl-pbodata-*, ... (README), or another prefix to keep parallel runs apart.
+bench_lab_init() { lab_init "${BENCH_TAG_PREFIX:-pb}$1"; }
+
 # bench_begin NAME ARGS...: parses --smoke and sets up the results directory and CPU pinning.
 bench_begin() {
 	local cpus
@@ -201,14 +205,18 @@ bench_queue_drain() {
 	lab_wait 10 "queue drained in $1" _bench_queue_empty "$1"
 }
 
-# bench_rule_matches ROUTER: packets the interception rules' queue targets matched so far
-# (queued or, fail-open and bypass, accepted unassisted), over every backend's rules.
+# bench_rule_matches ROUTER: packets the interception rules' queue rules matched so far
+# (queued or, fail-open and bypass, accepted unassisted), over every backend's rules: the
+# counters of the nftables table's queue rules and of the iptables NFQUEUE rules.
 bench_rule_matches() {
-	local n
+	local n m
 	n=$(lab_exec "$1" iptables-save -c -t mangle 2>/dev/null |
 		awk '/NFQUEUE/ { if (match($0, /^\[[0-9]+:/)) n += substr($0, 2, RLENGTH - 2) }
 			END { printf "%.0f\n", n }')
-	echo "${n:-0}"
+	m=$(lab_exec "$1" nft list table ip pgmrouter 2>/dev/null |
+		awk '/queue num/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
+			END { printf "%.0f\n", n }')
+	echo $((${n:-0} + ${m:-0}))
 }
 
 # Router sides -----------------------------------------------------------------------------------

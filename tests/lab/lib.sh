@@ -419,9 +419,13 @@ lab_router_cli() {
 		"${args[@]}"
 }
 
-# lab_router_rules ROUTER: the interception rules pgmrouterd installed in ROUTER (iptables-save
-# lines of its chains and jumps), for comparisons across restarts.
+# lab_router_rules ROUTER: the interception rules pgmrouterd installed in ROUTER, without their
+# counters, for comparisons across restarts: its nftables table as nft lists it, or the
+# iptables-save lines of its chains and jumps (whichever backend it uses, dataplane/rules.h).
+# Its queue rules are the lines with "queue num" or "NFQUEUE".
 lab_router_rules() {
+	lab_exec "$1" nft list table ip pgmrouter 2>/dev/null | grep -v '^#' |
+		sed 's/counter packets [0-9]* bytes [0-9]*/counter/'
 	lab_exec "$1" iptables-save -t mangle 2>/dev/null | grep -E '^(-A|:)[^ ]* ?.*PGMROUTER' |
 		sed 's/\[[0-9]*:[0-9]*\]//'
 }

@@ -220,3 +220,64 @@ queue_counters() {
 saved_rules() {
 	nsx "$1" iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'
 }
+
+# The interception rules of ours in namespace NAME, whichever backend holds them
+# (dataplane/rules.h): the nftables table ip pgmrouter, or the PGMROUTER chains of iptables.
+# our_backend NAME: nftables, iptables, or nothing.
+our_backend() {
+	if nsx "$1" nft list table ip pgmrouter >/dev/null 2>&1; then
+		echo nftables
+	elif nsx "$1" iptables-save -t mangle 2>/dev/null | grep -q '^:PGMROUTER-'; then
+		echo iptables
+	fi
+}
+# our_rules_in NAME: our rules, one line each, counters zeroed (the table as nft lists it, or
+# the iptables-save lines naming our chains); nothing when there are none.
+our_rules_in() {
+	case $(our_backend "$1") in
+	nftables)
+		nsx "$1" nft list table ip pgmrouter 2>/dev/null | grep -v '^#' |
+			sed 's/counter packets [0-9]* bytes [0-9]*/counter/'
+		;;
+	iptables) saved_rules "$1" | grep 'PGMROUTER' ;;
+	esac
+}
+# our_queue_rules NAME: our queue rules only.
+our_queue_rules() { our_rules_in "$1" | grep -E 'queue num|NFQUEUE'; }
+# our_if_rules NAME IF: how many of our queue rules name interface IF.
+our_if_rules() { our_queue_rules "$1" | grep -cE -- "(-[io] $2 |ifname \"$2\" )"; }
+# rules_per_if NAME: queue rules per interface of the backend in use: nftables one per hook;
+# iptables per encapsulation (IP, UDP): prerouting 3 (by type, multicast NAK/NNAK, too short),
+# input 2 and forward 2 (by type, too short).
+rules_per_if() {
+	case $(our_backend "$1") in
+	nftables) echo 3 ;;
+	iptables) echo 14 ;;
+	*) echo 0 ;;
+	esac
+}
+# our_entries NAME: how many hooks enter our rules: base chains of our table, or jumps to our
+# chains from the built-in ones (both 3 when installed once).
+our_entries() {
+	case $(our_backend "$1") in
+	nftables) our_rules_in "$1" | grep -c 'type filter hook' ;;
+	iptables) saved_rules "$1" | grep -c '^-A [A-Z]* -j PGMROUTER-' ;;
+	*) echo 0 ;;
+	esac
+}
+# our_matches NAME HOOK: packets our queue rules at HOOK (prerouting, input, forward) matched.
+our_matches() {
+	case $(our_backend "$1") in
+	nftables)
+		nsx "$1" nft list chain ip pgmrouter "queue-$2" 2>/dev/null |
+			awk '/queue num/ { for (i = 1; i < NF; i++) if ($i == "packets") s += $(i + 1) }
+				END { print s + 0 }'
+		;;
+	iptables)
+		local c
+		case $2 in prerouting) c=PRE ;; input) c=IN ;; *) c=FWD ;; esac
+		nsx "$1" iptables -t mangle -vnxL "PGMROUTER-$c" | awk '/NFQUEUE/ { s += $1 } END { print s + 0 }'
+		;;
+	*) echo 0 ;;
+	esac
+}

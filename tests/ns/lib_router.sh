@@ -172,5 +172,5 @@ sync_wire() {
 	done
 }
 
-# The rules of ours in rtr (iptables-save lines without counters).
-our_rules() { saved_rules rtr | grep 'PGMROUTER'; }
+# The rules of ours in rtr (lib.sh: our_rules_in).
+our_rules() { our_rules_in rtr; }

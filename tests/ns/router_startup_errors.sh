@@ -1,5 +1,5 @@
 #!/bin/bash
-# pgmrouterd refusing to start: not root, iptables missing (and nftables without queue support),
+# pgmrouterd refusing to start: not root, the iptables backend configured and iptables missing,
 # its queue already bound by another daemon. Each time: one message naming the cause, a non-zero
 # exit, no rule, control socket or pid file left behind, and the other daemon left untouched.
 . "$(dirname "$0")/lib_router.sh"
@@ -39,7 +39,9 @@ check "not root: one message" test "$(messages notroot | wc -l)" = 1
 check "not root: it names the cause" grep -q 'must run as root' "$NS_TMP/notroot.err"
 check "not root: nothing left behind" left_nothing notroot
 
-# ---- iptables missing: a PATH with nft (which lacks the queue statement here) but no iptables ----
+# ---- the iptables backend configured and iptables missing (a PATH with nft only) ----
+router_conf "$NS_TMP/ipt.conf" "ip pgm router backend iptables"
+install -m 644 "$NS_TMP/ipt.conf" "$PUB/r.conf"
 mkdir -p "$NS_TMP/bin"
 for t in nft; do
 	p=$(command -v $t) && ln -sf "$p" "$NS_TMP/bin/$t"
@@ -49,11 +51,21 @@ check "iptables missing: non-zero exit" test "$RC" != 0 -a "$RC" != 124
 check "iptables missing: one message" test "$(messages noipt | wc -l)" = 1
 check "iptables missing: it names the missing tool" grep -q 'iptables.* not installed' "$NS_TMP/noipt.err"
 check "iptables missing: nothing left behind" left_nothing noipt
+install -m 644 "$NS_TMP/r.conf" "$PUB/r.conf"
+
+# ---- no tool at all: the default (nftables, spoken over netlink) needs none ----
 rm -f "$NS_TMP/bin/nft"
-start_fail notools env PATH="$NS_TMP/bin"
-check "neither iptables nor nft: non-zero exit, one message naming both" eval \
-	'[ "$RC" != 0 ] && [ "$(messages notools | wc -l)" = 1 ] && grep -q "iptables.*nft" "$NS_TMP/notools.err"'
-check "neither iptables nor nft: nothing left behind" left_nothing notools
+rm -f "$PUB/notools.sock" "$PUB/notools.pid"
+ip netns exec "$(ns rtr)" env PATH="$NS_TMP/bin" "$DAEMON" -d -f "$PUB/r.conf" \
+	-s "$PUB/notools.sock" -p "$PUB/notools.pid" >"$NS_TMP/notools.out" 2>"$NS_TMP/notools.err" &
+NOTOOLS=$!
+NS_PIDS="$NS_PIDS $NOTOOLS"
+check "no nft or iptables in PATH: starts with nftables all the same" \
+	wait_for 10 sh -c "[ \"\$(ip netns exec $(ns rtr) nft list tables 2>/dev/null)\" = 'table ip pgmrouter' ] &&
+		grep -q 'interception rules installed (nftables' $NS_TMP/notools.err"
+kill -TERM "$NOTOOLS"
+wait "$NOTOOLS" 2>/dev/null
+check "no tools: the clean exit leaves nothing behind" left_nothing notools
 
 # ---- queue already bound: a running daemon, a second one on the same queue ----
 router_start "$NS_TMP/r.conf" || exit 1

@@ -1,8 +1,8 @@
 #!/bin/bash
-# Interception rules: install, replace and remove leave everyone else's rules exactly as they
-# were; a failed install leaves nothing of ours (not even an earlier run's leftovers); the
-# nftables script is accepted by the real nft (with the queue statement swapped for this
-# kernel's lack of it); the backend choice and the errors are reported clearly.
+# Interception rules, both backends: install, replace and remove leave everyone else's rules
+# exactly as they were; the nftables table the daemon commits over netlink is the generated
+# script's table, rule for rule; a failed install leaves nothing of ours (not even an earlier
+# run's leftovers); the backend choice, how it queues, and the errors are reported clearly.
 . "$(dirname "$0")/lib.sh"
 need_root
 ns_add a
@@ -24,81 +24,92 @@ nsx a nft add rule inet someone c ip protocol 113 counter
 saved_rules a >"$NS_TMP/ipt.before"
 nsx a nft list table inet someone >"$NS_TMP/nft.before"
 
+# our_table NAME: our nftables table as nft lists it, counters zeroed, without nft's comment
+# lines (it says a table with an xtables target is iptables-nft's).
+our_table() {
+	nsx "$1" nft list table ip pgmrouter 2>/dev/null | grep -v '^#' |
+		sed 's/counter packets [0-9]* bytes [0-9]*/counter/'
+}
+# script_table ARGS...: the generated script's table block (what nft would list).
+script_table() {
+	"$H" rules-script --backend nft "$@" | sed -n '/^table ip pgmrouter {/,$p'
+}
+others_unchanged() {
+	saved_rules a | diff -q "$NS_TMP/ipt.before" - >/dev/null &&
+		nsx a nft list table inet someone | diff -q "$NS_TMP/nft.before" - >/dev/null
+}
+
+# ---- nftables: what auto chooses wherever nf_tables exists ----
 nsx a "$H" rules-install --if a1,a2 --queue 21 >"$NS_TMP/install.out" 2>&1
 rc=$?
+log "install: $(cat "$NS_TMP/install.out")"
 check "install succeeds" test $rc = 0
-backend=$(sed -n 's/^backend=\([a-z]*\).*/\1/p' "$NS_TMP/install.out")
-log "backend: $(cat "$NS_TMP/install.out")"
-if [ "$backend" = iptables ]; then
-	check "nftables rejected for the missing queue statement, reason given" \
-		grep -q 'nft_unavailable=".*No such file or directory' "$NS_TMP/install.out"
-	saved_rules a >"$NS_TMP/ipt.installed"
-	check "3 chains of ours" test "$(grep -c '^:PGMROUTER-' "$NS_TMP/ipt.installed")" = 3
-	check "our jump is first in PREROUTING, INPUT, FORWARD" sh -c "
-		grep -A0 -m1 '^-A PREROUTING ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-PRE' &&
-		grep -m1 '^-A INPUT ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-IN' &&
-		grep -m1 '^-A FORWARD ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-FWD'"
-	check "4 rules per interface per chain (IP, UDP; by type, too short)" \
-		test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$NS_TMP/ipt.installed")" = 24
-	grep -o '&0xf=[0-9a-fx,]*' "$NS_TMP/ipt.installed" | sort -u >"$NS_TMP/types"
-	check "type lists are SPM,RDATA; POLL,POLR,NCF; RDATA,NAK,NNAK" \
-		test "$(tr '\n' ' ' <"$NS_TMP/types")" = "&0xf=0x0,0x5 &0xf=0x1,0x2,0xa &0xf=0x5,0x8,0x9 "
-	check "no rule matches ODATA (type 4)" sh -c "! grep -q '=.*0x4\b' $NS_TMP/types"
-	check "everyone else's rules unchanged" sh -c "grep -v PGMROUTER $NS_TMP/ipt.installed | diff -q $NS_TMP/ipt.before - >/dev/null"
-
-	# A second start (after a crash) with another interface set replaces, never duplicates.
-	nsx a "$H" rules-install --if a2 --queue 21 >/dev/null 2>&1
-	saved_rules a >"$NS_TMP/ipt.again"
-	check "restart: still one jump per hook" \
-		test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$NS_TMP/ipt.again")" = 3
-	check "restart: rules only for a2" sh -c "
-		[ \$(grep -c '^-A PGMROUTER-' $NS_TMP/ipt.again) = 12 ] && ! grep '^-A PGMROUTER-' $NS_TMP/ipt.again | grep -q a1"
-	nsx a "$H" rules-remove
-	check "remove succeeds" test $? = 0
-	saved_rules a >"$NS_TMP/ipt.after"
-	check "after remove: iptables exactly as before" diff "$NS_TMP/ipt.before" "$NS_TMP/ipt.after"
-	nsx a nft list table inet someone >"$NS_TMP/nft.after"
-	check "after remove: the other nft table exactly as before" \
-		diff "$NS_TMP/nft.before" "$NS_TMP/nft.after"
-	check "a second remove is a no-op" nsx a "$H" rules-remove
-
-	# A failing install (the tool refuses the real script, not the probe) removes leftovers.
-	nsx a "$H" rules-install --if a1 --queue 21 >/dev/null 2>&1 # leftovers of a "crash"
-	mkdir -p "$NS_TMP/bin"
-	real=$(command -v iptables-restore)
-	cat >"$NS_TMP/bin/iptables-restore" <<EOS
-#!/bin/sh
-script=\$(cat)
-case "\$script" in
-*"-I PREROUTING 1"*) echo "iptables-restore: line 9 failed: injected failure" >&2; exit 1 ;;
-esac
-printf '%s\n' "\$script" | exec $real "\$@"
-EOS
-	chmod +x "$NS_TMP/bin/iptables-restore"
-	nsx a env PATH="$NS_TMP/bin:$PATH" "$H" rules-install --backend iptables --if a1,a2 \
-		>"$NS_TMP/fail.out" 2>&1
-	check "injected failure reported with the tool's message" \
-		grep -q 'failed to install the chains: .*injected failure' "$NS_TMP/fail.out"
-	check "after a failed install nothing of ours is left" \
-		sh -c "! ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
-	check "after a failed install the rest is as before" \
-		sh -c "saved=\$(ip netns exec $(ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'); [ \"\$saved\" = \"\$(cat $NS_TMP/ipt.before)\" ]"
-	check "forcing nftables fails with the kernel's reason, leaves no table" sh -c "
-		! ip netns exec $(ns a) $H rules-install --backend nft --if a1 2>$NS_TMP/nft.err &&
-		grep -q 'nftables backend unusable: .*CONFIG_NFT_QUEUE' $NS_TMP/nft.err &&
-		! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+check "auto chooses nftables" grep -q '^backend=nftables ' "$NS_TMP/install.out"
+if grep -q 'queue="queue statement"' "$NS_TMP/install.out"; then
+	log "this kernel has the nftables queue statement"
 else
-	check "nftables table installed" nsx a nft list table ip pgmrouter
-	nsx a "$H" rules-remove
-	check "nft table removed" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
-	saved_rules a >"$NS_TMP/ipt.after"
-	check "after remove: iptables exactly as before" diff "$NS_TMP/ipt.before" "$NS_TMP/ipt.after"
+	check "without the queue statement: the xtables target, and why" \
+		grep -q 'queue="xtables NFQUEUE target (the kernel has no nftables queue statement, CONFIG_NFT_QUEUE)"' \
+		"$NS_TMP/install.out"
 fi
+our_table a >"$NS_TMP/nft.installed"
+script_table --if a1,a2 --queue 21 >"$NS_TMP/nft.script"
+check "the committed table is the generated script's, rule for rule" \
+	diff "$NS_TMP/nft.script" "$NS_TMP/nft.installed"
+check "three base chains, before the mangle table" \
+	test "$(grep -c 'type filter hook .* priority mangle - 1; policy accept;' "$NS_TMP/nft.installed")" = 3
+check "ODATA leaves by the first rule of every hook" sh -c "
+	[ \$(grep -A1 'type filter hook' $NS_TMP/nft.installed |
+		grep -c 'ip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept') = 3 ]"
+check "one queue rule per hook and interface" \
+	test "$(grep -c 'counter queue num 21 bypass' "$NS_TMP/nft.installed")" = 6
+check "everyone else's rules unchanged" others_unchanged
 
-# The generated nftables script against the real nft: everything but the queue statement.
+# A second start (after a crash) with another interface set replaces, never duplicates.
+nsx a "$H" rules-install --if a2 --queue 21 >/dev/null 2>&1
+check "restart: one table of ours" test "$(nsx a nft list tables | grep -c pgmrouter)" = 1
+check "restart: the table for a2 only" sh -c "
+	[ \"\$(ip netns exec $(ns a) nft list table ip pgmrouter | grep -v '^#' |
+		sed 's/counter packets [0-9]* bytes [0-9]*/counter/')\" = \"\$(
+		$H rules-script --backend nft --if a2 --queue 21 | sed -n '/^table ip pgmrouter {/,\$p')\" ]"
+nsx a "$H" rules-remove
+check "remove succeeds" test $? = 0
+check "after remove: no table of ours" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+check "after remove: everyone else's rules exactly as before" others_unchanged
+check "a second remove is a no-op" nsx a "$H" rules-remove
+
+# The kernel refusing the batch commits none of it: here table ip pgmrouter belongs to another
+# process (an owner flag), so every message of ours is refused.
+{
+	echo "add table ip pgmrouter { flags owner; }"
+	echo "add chain ip pgmrouter theirs"
+	sleep 30
+} | ip netns exec "$(ns a)" nft -i >/dev/null 2>&1 &
+OWNER=$!
+NS_PIDS="$NS_PIDS $OWNER"
+wait_for 10 sh -c "ip netns exec $(ns a) nft list table ip pgmrouter 2>/dev/null | grep -q theirs"
+nsx a "$H" rules-install --if a1 --queue 21 >/dev/null 2>"$NS_TMP/owned.err"
+check "a refused batch: the install fails with the kernel's reason" \
+	grep -q 'nftables: cannot install the table: the kernel refused the table: Operation not permitted' \
+	"$NS_TMP/owned.err"
+check "a refused batch: nothing of it committed, the other table as it was" sh -c "
+	[ \"\$(ip netns exec $(ns a) nft list table ip pgmrouter | grep -c chain)\" = 1 ] &&
+	! ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
+kill "$OWNER" 2>/dev/null
+wait "$OWNER" 2>/dev/null
+wait_for 10 sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+
+# No tool is needed: nftables is spoken over netlink.
+nsx a env PATH=/nonexistent "$H" rules-install --if a1 >"$NS_TMP/notools.out" 2>&1
+check "without nft and iptables in PATH: installed all the same" grep -q '^backend=nftables ' "$NS_TMP/notools.out"
+nsx a env PATH=/nonexistent "$H" rules-remove
+check "... and removed" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+
+# The generated script against the real nft, where the queue statement is missing: with the
+# statement swapped for accept, nft takes the same table.
 "$H" rules-script --backend nft --if a1,a2 --queue 21 |
-	sed 's/queue num [0-9]* bypass/accept/' >"$NS_TMP/nft.script"
-check "nft accepts the generated table (queue swapped for accept)" nsx a nft -f "$NS_TMP/nft.script"
+	sed 's/queue num [0-9]* bypass/accept/' >"$NS_TMP/nft.accept"
+check "nft accepts the generated script (queue swapped for accept)" nsx a nft -f "$NS_TMP/nft.accept"
 check "nft table has the three hooks" sh -c "
 	ip netns exec $(ns a) nft list table ip pgmrouter | grep -c 'type filter hook' | grep -qx 3"
 "$H" rules-script --backend nft --remove >"$NS_TMP/nft.remove"
@@ -106,32 +117,101 @@ check "the removal script removes it" nsx a nft -f "$NS_TMP/nft.remove"
 check "and a second removal is harmless" nsx a nft -f "$NS_TMP/nft.remove"
 check "no table of ours left" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
 
-# The assisted set changes at run time: the chains are replaced in place, jumps untouched.
+# The assisted set changes at run time: the table is replaced in one batch.
 bg a "$NS_TMP/update.out" "$H" consume --queue 23 --if a1 --update-if a2 --timeout 30
 UPD=$BG_PID
 check "run-time update applied" wait_for 10 grep -q '^rules updated interfaces=1' "$NS_TMP/update.out"
-saved_rules a >"$NS_TMP/ipt.updated"
-check "update: rules for a2 only, one jump per hook" sh -c "
-	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $NS_TMP/ipt.updated) = 12 ] &&
-	! grep '^-A PGMROUTER-' $NS_TMP/ipt.updated | grep -q ' a1 ' &&
-	[ \$(grep -c '^-A [A-Z]* -j PGMROUTER-' $NS_TMP/ipt.updated) = 3 ]"
+check "update: queue rules for a2 only" sh -c "
+	t=\$(ip netns exec $(ns a) nft list table ip pgmrouter 2>/dev/null);
+	[ \$(echo \"\$t\" | grep -c 'name \"a2\" counter') = 3 ] && ! echo \"\$t\" | grep -q '\"a1\"'"
 kill "$UPD"
 wait_exit "$UPD" 10
 check "update: removed at exit, the rest as before" sh -c "
-	[ \"\$(ip netns exec $(ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//')\" = \"\$(cat $NS_TMP/ipt.before)\" ]"
+	! ip netns exec $(ns a) nft list tables | grep -q pgmrouter && [ \"\$(ip netns exec $(ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//')\" = \"\$(cat $NS_TMP/ipt.before)\" ]"
+
+# ---- iptables: chosen explicitly (the fallback for kernels without nf_tables) ----
+nsx a "$H" rules-install --backend iptables --if a1,a2 --queue 21 >"$NS_TMP/ipt.out" 2>&1
+check "iptables install succeeds" grep -q '^backend=iptables ' "$NS_TMP/ipt.out"
+saved_rules a >"$NS_TMP/ipt.installed"
+check "3 chains of ours" test "$(grep -c '^:PGMROUTER-' "$NS_TMP/ipt.installed")" = 3
+check "our jump is first in PREROUTING, INPUT, FORWARD" sh -c "
+	grep -A0 -m1 '^-A PREROUTING ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-PRE' &&
+	grep -m1 '^-A INPUT ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-IN' &&
+	grep -m1 '^-A FORWARD ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-FWD'"
+check "ODATA returns first in each chain (IP, UDP)" sh -c "
+	for c in PRE IN FWD; do
+		grep '^-A PGMROUTER-'\$c' ' $NS_TMP/ipt.installed | head -n 2 | grep -c '=0x4\" -j RETURN\$' | grep -qx 2 || exit 1
+	done"
+# per interface and encapsulation: prerouting by type, multicast NAK/NNAK, too short; input
+# and forward by type, too short
+check "14 queue rules per interface" \
+	test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$NS_TMP/ipt.installed")" = 28
+# (iptables-save prints the u32 tests in its own way: "...@0x4>>0x18&0xf=0x1,0x2,0xa")
+grep -o '&0xf=[0-9a-fx,]*' "$NS_TMP/ipt.installed" | sort -u >"$NS_TMP/types"
+check "type lists: ODATA (returns); SPM,RDATA; POLL,POLR,NCF; RDATA,NAK,NNAK; NAK,NNAK" \
+	test "$(tr '\n' ' ' <"$NS_TMP/types")" = "&0xf=0x0,0x5 &0xf=0x1,0x2,0xa &0xf=0x4 &0xf=0x5,0x8,0x9 &0xf=0x8,0x9 "
+check "NAK,NNAK only with a multicast destination, at prerouting" sh -c "
+	[ \$(grep -c '&0xf=0x8,0x9\"' $NS_TMP/ipt.installed) = 4 ] &&
+	! grep '&0xf=0x8,0x9\"' $NS_TMP/ipt.installed | grep -v '^-A PGMROUTER-PRE -d 224.0.0.0/4 -i a[12] -p '"
+check "no queue rule matches ODATA (type 4)" sh -c "
+	! grep NFQUEUE $NS_TMP/ipt.installed | grep -o '&0xf=[0-9a-fx,]*' | grep -q 0x4"
+check "iptables: everyone else's rules unchanged" sh -c "grep -v PGMROUTER $NS_TMP/ipt.installed | diff -q $NS_TMP/ipt.before - >/dev/null"
+check "iptables: no nftables table of ours" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+
+nsx a "$H" rules-install --backend iptables --if a2 --queue 21 >/dev/null 2>&1
+saved_rules a >"$NS_TMP/ipt.again"
+check "iptables restart: still one jump per hook" \
+	test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$NS_TMP/ipt.again")" = 3
+check "iptables restart: rules only for a2" sh -c "
+	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $NS_TMP/ipt.again) = 14 ] && ! grep '^-A PGMROUTER-' $NS_TMP/ipt.again | grep -q a1"
+# Switching backends removes the other one's leftovers.
+nsx a "$H" rules-install --if a1 --queue 21 >/dev/null 2>&1
+check "auto after iptables: nftables, and nothing left in iptables" sh -c "
+	ip netns exec $(ns a) nft list tables | grep -q pgmrouter && ! ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
+nsx a "$H" rules-install --backend iptables --if a1 --queue 21 >/dev/null 2>&1
+check "iptables after nftables: the table is gone" sh -c "
+	! ip netns exec $(ns a) nft list tables | grep -q pgmrouter && ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
+nsx a "$H" rules-remove
+saved_rules a >"$NS_TMP/ipt.after"
+check "after remove: iptables exactly as before" diff "$NS_TMP/ipt.before" "$NS_TMP/ipt.after"
+check "after remove: the other nft table exactly as before" others_unchanged
+
+# A failing install (the tool refuses the real script, not the probe) removes leftovers.
+nsx a "$H" rules-install --backend iptables --if a1 --queue 21 >/dev/null 2>&1 # a "crash"
+mkdir -p "$NS_TMP/bin"
+real=$(command -v iptables-restore)
+cat >"$NS_TMP/bin/iptables-restore" <<EOS
+#!/bin/sh
+script=\$(cat)
+case "\$script" in
+*"-I PREROUTING 1"*) echo "iptables-restore: line 9 failed: injected failure" >&2; exit 1 ;;
+esac
+printf '%s\n' "\$script" | exec $real "\$@"
+EOS
+chmod +x "$NS_TMP/bin/iptables-restore"
+nsx a env PATH="$NS_TMP/bin:$PATH" "$H" rules-install --backend iptables --if a1,a2 \
+	>"$NS_TMP/fail.out" 2>&1
+check "injected failure reported with the tool's message" \
+	grep -q 'failed to install the chains: .*injected failure' "$NS_TMP/fail.out"
+check "after a failed install nothing of ours is left" \
+	sh -c "! ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
+check "after a failed install the rest is as before" \
+	sh -c "saved=\$(ip netns exec $(ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'); [ \"\$saved\" = \"\$(cat $NS_TMP/ipt.before)\" ]"
+nsx a env PATH=/nonexistent "$H" rules-install --backend iptables --if a1 >/dev/null 2>"$NS_TMP/nopath.err"
+check "iptables missing: named" grep -q 'iptables-restore is not installed' "$NS_TMP/nopath.err"
 
 # A namespace without any rules: one run (install at start, remove at exit) leaves it empty,
 # also of the mangle table that iptables-nft creates on first use.
 ns_add c
 veth c c1 198.18.12.1/24 b b3 198.18.12.2/24
-nsx c "$H" consume --queue 22 --if c1 --timeout 1 >"$NS_TMP/pristine.out" 2>&1
-check "pristine: the run installed rules" grep -q '^rules backend=' "$NS_TMP/pristine.out"
-check "pristine: iptables-save empty afterwards" test -z "$(nsx c iptables-save)"
-check "pristine: nft ruleset empty afterwards" test -z "$(nsx c nft list ruleset)"
+for backend in auto iptables; do
+	nsx c "$H" consume --queue 22 --if c1 --backend $backend --timeout 1 >"$NS_TMP/pristine.out" 2>&1
+	check "pristine ($backend): the run installed rules" grep -q '^rules backend=' "$NS_TMP/pristine.out"
+	check "pristine ($backend): iptables-save empty afterwards" test -z "$(nsx c iptables-save)"
+	check "pristine ($backend): nft ruleset empty afterwards" test -z "$(nsx c nft list ruleset)"
+done
 
 # Errors named clearly.
-nsx a env PATH=/nonexistent "$H" rules-install --if a1 >/dev/null 2>"$NS_TMP/nopath.err"
-check "iptables missing: named" grep -q 'iptables-restore is not installed' "$NS_TMP/nopath.err"
 nsx a setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
 	"$H" rules-install --if a1 >/dev/null 2>"$NS_TMP/noroot.err"
 check "not root: named" grep -q 'needs root (CAP_NET_ADMIN)' "$NS_TMP/noroot.err"

@@ -285,14 +285,16 @@ static int cmd_rules_script(const struct opts *o)
 static int cmd_rules_install(const struct opts *o)
 {
 	struct rules *r = rules_from_opts(o);
-	char err[512];
+	char err[512], detail[400];
 	int rc;
 
 	rc = rules_install(r, o->backend, (const char *const *)o->ifs, o->nifs, err, sizeof(err));
 	if (rc < 0)
 		warn_err(err);
 	else
-		printf("backend=%s nft_unavailable=\"%s\"\n", rules_backend_name(rules_backend(r)),
+		printf("backend=%s queue=\"%s\" nft_unavailable=\"%s\"\n",
+			rules_backend_name(rules_backend(r)),
+			rules_backend_detail(r, detail, sizeof(detail)),
 			rules_nft_unavailable_reason(r));
 	rules_free(r);
 	return rc < 0 ? 1 : 0;

@@ -1,13 +1,21 @@
 /*
  * Interception rules: the generated nftables and iptables scripts (the exact text is the
- * contract: what is queued where), the parser of iptables-save output, name validation.
+ * contract: what is queued where), the nftables netlink batch that carries the same table,
+ * the parsers of iptables-save output and of an nftables rule dump, name validation.
  * None of this needs root.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+
 #include "dataplane/rules.h"
+#include "dataplane/rules_layout.h"
 
 static const char *const one_if[] = {"eth0"};
 static const char *const two_ifs[] = {"eth0", "vlan.10"};
@@ -20,25 +28,84 @@ static const char expected_nft[] =
 	"delete table ip pgmrouter\n"
 	"table ip pgmrouter {\n"
 	"\tchain prerouting {\n"
-	"\t\ttype filter hook prerouting priority mangle; policy accept;\n"
-	"\t\tiifname \"eth0\" ip protocol 113 @th,32,8 & 0x0f { 0x01, 0x02, 0x0a } counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" ip protocol 113 meta length < 36 counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x01, 0x02, 0x0a } counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" udp dport { 3055, 3056 } meta length < 44 counter queue num 3 bypass\n"
+	"\t\ttype filter hook prerouting priority mangle - 1; policy accept;\n"
+	"\t\tip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept\n"
+	"\t\tip protocol 113 goto pgm-prerouting\n"
+	"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x4 ip length >= 44 accept\n"
+	"\t\tudp dport 3055-3056 goto udp-prerouting\n"
 	"\t}\n"
+	"\n"
+	"\tchain pgm-prerouting {\n"
+	"\t\tip length < 36 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x1 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x2 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0xa goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x8 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x9 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
+	"\t}\n"
+	"\n"
+	"\tchain udp-prerouting {\n"
+	"\t\tip length < 44 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x1 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x2 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0xa goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x8 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x9 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
+	"\t}\n"
+	"\n"
+	"\tchain queue-prerouting {\n"
+	"\t\tiifname \"eth0\" counter queue num 3 bypass\n"
+	"\t}\n"
+	"\n"
 	"\tchain input {\n"
-	"\t\ttype filter hook input priority mangle; policy accept;\n"
-	"\t\tiifname \"eth0\" fib daddr type local ip protocol 113 @th,32,8 & 0x0f { 0x05, 0x08, 0x09 } counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" fib daddr type local ip protocol 113 meta length < 36 counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" fib daddr type local udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x05, 0x08, 0x09 } counter queue num 3 bypass\n"
-	"\t\tiifname \"eth0\" fib daddr type local udp dport { 3055, 3056 } meta length < 44 counter queue num 3 bypass\n"
+	"\t\ttype filter hook input priority mangle - 1; policy accept;\n"
+	"\t\tip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept\n"
+	"\t\tip protocol 113 goto pgm-input\n"
+	"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x4 ip length >= 44 accept\n"
+	"\t\tudp dport 3055-3056 goto udp-input\n"
 	"\t}\n"
+	"\n"
+	"\tchain pgm-input {\n"
+	"\t\tip length < 36 goto queue-input\n"
+	"\t\t@th,32,8 & 0xf == 0x5 goto queue-input\n"
+	"\t\t@th,32,8 & 0xf == 0x8 goto queue-input\n"
+	"\t\t@th,32,8 & 0xf == 0x9 goto queue-input\n"
+	"\t}\n"
+	"\n"
+	"\tchain udp-input {\n"
+	"\t\tip length < 44 goto queue-input\n"
+	"\t\t@th,96,8 & 0xf == 0x5 goto queue-input\n"
+	"\t\t@th,96,8 & 0xf == 0x8 goto queue-input\n"
+	"\t\t@th,96,8 & 0xf == 0x9 goto queue-input\n"
+	"\t}\n"
+	"\n"
+	"\tchain queue-input {\n"
+	"\t\tfib daddr type != local accept\n"
+	"\t\tiifname \"eth0\" counter queue num 3 bypass\n"
+	"\t}\n"
+	"\n"
 	"\tchain forward {\n"
-	"\t\ttype filter hook forward priority mangle; policy accept;\n"
-	"\t\toifname \"eth0\" ip protocol 113 @th,32,8 & 0x0f { 0x00, 0x05 } counter queue num 3 bypass\n"
-	"\t\toifname \"eth0\" ip protocol 113 meta length < 36 counter queue num 3 bypass\n"
-	"\t\toifname \"eth0\" udp dport { 3055, 3056 } @th,96,8 & 0x0f { 0x00, 0x05 } counter queue num 3 bypass\n"
-	"\t\toifname \"eth0\" udp dport { 3055, 3056 } meta length < 44 counter queue num 3 bypass\n"
+	"\t\ttype filter hook forward priority mangle - 1; policy accept;\n"
+	"\t\tip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept\n"
+	"\t\tip protocol 113 goto pgm-forward\n"
+	"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x4 ip length >= 44 accept\n"
+	"\t\tudp dport 3055-3056 goto udp-forward\n"
+	"\t}\n"
+	"\n"
+	"\tchain pgm-forward {\n"
+	"\t\tip length < 36 goto queue-forward\n"
+	"\t\t@th,32,8 & 0xf == 0x0 goto queue-forward\n"
+	"\t\t@th,32,8 & 0xf == 0x5 goto queue-forward\n"
+	"\t}\n"
+	"\n"
+	"\tchain udp-forward {\n"
+	"\t\tip length < 44 goto queue-forward\n"
+	"\t\t@th,96,8 & 0xf == 0x0 goto queue-forward\n"
+	"\t\t@th,96,8 & 0xf == 0x5 goto queue-forward\n"
+	"\t}\n"
+	"\n"
+	"\tchain queue-forward {\n"
+	"\t\toifname \"eth0\" counter queue num 3 bypass\n"
 	"\t}\n"
 	"}\n";
 
@@ -48,14 +115,22 @@ static const char expected_ipt[] =
 	":PGMROUTER-PRE - [0:0]\n"
 	":PGMROUTER-IN - [0:0]\n"
 	":PGMROUTER-FWD - [0:0]\n"
+	"-A PGMROUTER-PRE -p 113 -m u32 --u32 \"0&0xFFFF=36:65535&&4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x4\" -j RETURN\n"
+	"-A PGMROUTER-PRE -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"0&0xFFFF=44:65535&&4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x4\" -j RETURN\n"
 	"-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x1,0x2,0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p 113 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p 113 -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x1,0x2,0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-IN -p 113 -m u32 --u32 \"0&0xFFFF=36:65535&&4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x4\" -j RETURN\n"
+	"-A PGMROUTER-IN -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"0&0xFFFF=44:65535&&4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x4\" -j RETURN\n"
 	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type LOCAL -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-FWD -p 113 -m u32 --u32 \"0&0xFFFF=36:65535&&4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x4\" -j RETURN\n"
+	"-A PGMROUTER-FWD -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"0&0xFFFF=44:65535&&4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x4\" -j RETURN\n"
 	"-A PGMROUTER-FWD -o eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-FWD -o eth0 -p 113 -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-FWD -o eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x0,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
@@ -106,6 +181,23 @@ START_TEST(test_ipt_script_exact)
 }
 END_TEST
 
+/* Every line of text holding `needle` also holds `also`. */
+static bool lines_with_also(const char *text, const char *needle, const char *also)
+{
+	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle)) {
+		const char *start = p, *end = strchr(p, '\n');
+		char line[512];
+
+		while (start > text && start[-1] != '\n')
+			start--;
+		snprintf(line, sizeof(line), "%.*s", (int)((end ? end : p + strlen(p)) - start),
+			start);
+		if (strstr(line, also) == NULL)
+			return false;
+	}
+	return true;
+}
+
 START_TEST(test_every_rule_has_bypass_and_no_odata)
 {
 	struct rules_config cfg = config(9);
@@ -113,20 +205,37 @@ START_TEST(test_every_rule_has_bypass_and_no_odata)
 	char *n = rules_nft_script(&cfg, two_ifs, 2, true);
 	char *i = rules_ipt_script(&cfg, &none, two_ifs, 2, true);
 
-	/* 3 hooks x 2 interfaces x (IP, UDP) x (by type, too short for a header) */
-	ck_assert_uint_eq(count(n, "queue num 9 bypass\n"), 24);
-	ck_assert_uint_eq(count(n, "queue num"), 24);
-	ck_assert_uint_eq(count(i, "-j NFQUEUE --queue-num 9 --queue-bypass\n"), 24);
-	ck_assert_uint_eq(count(i, "NFQUEUE"), 24);
+	/* nftables: one queue rule per hook and interface, behind the classifying chains */
+	ck_assert_uint_eq(count(n, "counter queue num 9 bypass\n"), 6);
+	ck_assert_uint_eq(count(n, "queue num"), 6);
+	ck_assert_uint_eq(count(n, "\"vlan.10\""), 3);
+	/* iptables: per interface (IP, UDP) x (prerouting 3: by type, multicast NAK/NNAK, too
+	   short; input 2; forward 2) */
+	ck_assert_uint_eq(count(i, "-j NFQUEUE --queue-num 9 --queue-bypass\n"), 28);
+	ck_assert_uint_eq(count(i, "NFQUEUE"), 28);
+	ck_assert_uint_eq(count(i, " vlan.10 "), 14);
 	/* the short-datagram rules cannot take a valid PGM packet (the smallest is 16 bytes) */
-	ck_assert_uint_eq(count(n, "meta length < 36 "), 6);
+	ck_assert_uint_eq(count(n, "ip length < 36 goto queue-"), 3);
+	ck_assert_uint_eq(count(n, "ip length < 44 goto queue-"), 3);
 	ck_assert_uint_eq(count(i, "--length 0:35 "), 6);
-	/* ODATA (type 4) appears in no type list */
-	ck_assert_ptr_null(strstr(n, "0x04"));
-	ck_assert_ptr_null(strstr(i, "=0x4"));
-	ck_assert_ptr_null(strstr(i, ",0x4"));
-	ck_assert_uint_eq(count(n, "\"vlan.10\""), 12);
-	ck_assert_uint_eq(count(i, " vlan.10 "), 12);
+	ck_assert_uint_eq(count(i, "--length 0:43 "), 6);
+	/* ODATA (type 4) only ever in the rules that let it pass, first in every hook, and only
+	   when long enough (a short one is queued as malformed) */
+	ck_assert_uint_eq(count(n, "== 0x4 "), 6);
+	ck_assert(lines_with_also(n, "== 0x4 ", " accept"));
+	ck_assert(lines_with_also(n, "@th,32,8 & 0xf == 0x4 ", "ip length >= 36 accept"));
+	ck_assert(lines_with_also(n, "@th,96,8 & 0xf == 0x4 ", "ip length >= 44 accept"));
+	ck_assert_uint_eq(count(i, "=0x4\""), 6);
+	ck_assert(lines_with_also(i, "=0x4\"", " -j RETURN"));
+	ck_assert_uint_eq(count(i, " -i ") + count(i, " -o "), 28); /* only queue rules name one */
+	ck_assert(!strstr(i, ",0x4"));
+	ck_assert(lines_with_also(i, "0x4", "RETURN"));
+	/* multicast NAKs and NNAKs at prerouting only, over IP and UDP */
+	ck_assert_uint_eq(count(n, "ip daddr 224.0.0.0/4 goto queue-prerouting\n"), 4);
+	ck_assert_uint_eq(count(n, "224.0.0.0/4"), 4);
+	ck_assert_uint_eq(count(i, "-A PGMROUTER-PRE -i vlan.10 -p 113 -d 224.0.0.0/4 "), 1);
+	ck_assert_uint_eq(count(i, "-d 224.0.0.0/4 "), 4);
+	ck_assert(lines_with_also(i, "-d 224.0.0.0/4 ", "=0x8,0x9\" -j NFQUEUE"));
 	free(n);
 	free(i);
 }
@@ -143,7 +252,8 @@ START_TEST(test_udp_off_and_single_port)
 	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
 	ck_assert_ptr_null(strstr(n, "udp"));
 	ck_assert_ptr_null(strstr(i, "udp"));
-	ck_assert_uint_eq(count(n, "queue num"), 6);
+	ck_assert_uint_eq(count(n, "queue num"), 3);
+	ck_assert_uint_eq(count(i, "NFQUEUE"), 7);
 	free(n);
 	free(i);
 
@@ -151,11 +261,23 @@ START_TEST(test_udp_off_and_single_port)
 	cfg.udp_ucast_port = cfg.udp_mcast_port = 7500;
 	n = rules_nft_script(&cfg, one_if, 1, true);
 	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
-	ck_assert_uint_eq(count(n, "udp dport 7500 @th,96,8"), 3);
-	ck_assert_uint_eq(count(i, "-p udp --dport 7500 "), 6);
+	ck_assert_uint_eq(count(n, "udp dport 7500 @th,96,8 & 0xf == 0x4 ip length >= 44 accept\n"), 3);
+	ck_assert_uint_eq(count(n, "udp dport 7500 goto udp-"), 3);
+	ck_assert_uint_eq(count(i, "-p udp --dport 7500 "), 3 + 7);
 	ck_assert_ptr_null(strstr(i, "multiport"));
 	free(n);
 	free(i);
+
+	/* ports apart: one range each, so nothing needs a set */
+	cfg.udp_ucast_port = 4000;
+	cfg.udp_mcast_port = 3056;
+	n = rules_nft_script(&cfg, one_if, 1, true);
+	ck_assert_uint_eq(count(n, "udp dport 3056 @th,96,8 & 0xf == 0x4 "), 3);
+	ck_assert_uint_eq(count(n, "udp dport 4000 @th,96,8 & 0xf == 0x4 "), 3);
+	ck_assert_uint_eq(count(n, "udp dport 3056 goto udp-forward\n"), 1);
+	ck_assert_uint_eq(count(n, "udp dport 4000 goto udp-forward\n"), 1);
+	ck_assert_ptr_null(strstr(n, "{ "));
+	free(n);
 }
 END_TEST
 
@@ -168,7 +290,7 @@ START_TEST(test_empty_interface_set)
 
 	/* chains and jumps exist, nothing is queued */
 	ck_assert_uint_eq(count(n, "type filter hook"), 3);
-	ck_assert_ptr_null(strstr(n, "queue"));
+	ck_assert_ptr_null(strstr(n, "queue num"));
 	ck_assert_uint_eq(count(i, "-I "), 3);
 	ck_assert_ptr_null(strstr(i, "NFQUEUE"));
 	free(n);
@@ -230,19 +352,147 @@ END_TEST
 START_TEST(test_probe_scripts_leave_nothing)
 {
 	struct rules_config cfg = config(5);
-	char *n = rules_nft_probe_script(&cfg);
 	char *i = rules_ipt_probe_script(&cfg);
 
-	ck_assert_str_eq(n, "add table ip pgmrouter-probe\n"
-			    "add chain ip pgmrouter-probe probe\n"
-			    "add rule ip pgmrouter-probe probe ip protocol 113 queue num 5 bypass\n"
-			    "delete table ip pgmrouter-probe\n");
 	ck_assert_ptr_nonnull(strstr(i, ":PGMROUTER-PRE-PROBE - [0:0]\n"));
 	ck_assert_ptr_nonnull(strstr(i, "--queue-num 5 --queue-bypass\n"));
 	ck_assert_ptr_nonnull(
 		strstr(i, "-F PGMROUTER-PRE-PROBE\n-X PGMROUTER-PRE-PROBE\nCOMMIT\n"));
-	free(n);
 	free(i);
+}
+END_TEST
+
+/* What one netlink batch holds. */
+struct batch_view {
+	unsigned msgs, begins, ends, newtable, deltable, chains, base_chains, rules;
+	unsigned queue_exprs, target_exprs, counter_exprs, compat_matches, goto_rules;
+	bool acked; /* every nf_tables message asks for an acknowledgement */
+};
+
+static void view_rule(const struct nlmsghdr *nlh, struct batch_view *v)
+{
+	const struct nlattr *attr, *exprs = NULL, *e, *a;
+
+	mnl_attr_for_each(attr, nlh, sizeof(struct nfgenmsg))
+	{
+		if (mnl_attr_get_type(attr) == NFTA_RULE_EXPRESSIONS)
+			exprs = attr;
+	}
+	ck_assert_ptr_nonnull(exprs);
+	mnl_attr_for_each_nested(e, exprs)
+	{
+		mnl_attr_for_each_nested(a, e)
+		{
+			const char *name;
+
+			if (mnl_attr_get_type(a) != NFTA_EXPR_NAME)
+				continue;
+			name = mnl_attr_get_str(a);
+			v->queue_exprs += strcmp(name, "queue") == 0;
+			v->target_exprs += strcmp(name, "target") == 0;
+			v->counter_exprs += strcmp(name, "counter") == 0;
+			v->compat_matches += strcmp(name, "match") == 0;
+		}
+	}
+}
+
+static struct batch_view view_batch(const uint8_t *buf, size_t len)
+{
+	struct batch_view v = {.acked = true};
+	int remaining = (int)len;
+
+	for (const struct nlmsghdr *nlh = (const void *)buf; mnl_nlmsg_ok(nlh, remaining);
+		nlh = mnl_nlmsg_next(nlh, &remaining)) {
+		const struct nlattr *attr;
+
+		v.msgs++;
+		if (nlh->nlmsg_type == NFNL_MSG_BATCH_BEGIN) {
+			v.begins++;
+			continue;
+		}
+		if (nlh->nlmsg_type == NFNL_MSG_BATCH_END) {
+			v.ends++;
+			continue;
+		}
+		ck_assert_uint_eq(nlh->nlmsg_type >> 8, NFNL_SUBSYS_NFTABLES);
+		if (!(nlh->nlmsg_flags & NLM_F_ACK))
+			v.acked = false;
+		switch (nlh->nlmsg_type & 0xff) {
+		case NFT_MSG_NEWTABLE:
+			v.newtable++;
+			break;
+		case NFT_MSG_DELTABLE:
+			v.deltable++;
+			break;
+		case NFT_MSG_NEWCHAIN:
+			v.chains++;
+			mnl_attr_for_each(attr, nlh, sizeof(struct nfgenmsg))
+			{
+				if (mnl_attr_get_type(attr) == NFTA_CHAIN_HOOK)
+					v.base_chains++;
+			}
+			break;
+		case NFT_MSG_NEWRULE:
+			v.rules++;
+			view_rule(nlh, &v);
+			break;
+		default:
+			ck_abort_msg("unexpected message type %u", nlh->nlmsg_type);
+		}
+	}
+	ck_assert_int_eq(remaining, 0);
+	return v;
+}
+
+START_TEST(test_nft_batch)
+{
+	struct rules_config cfg = config(7);
+	struct batch_view v;
+	uint8_t *buf;
+	size_t len;
+	char *text;
+	int n;
+
+	/* The batch carries the script's table: the same chains and rules, one message each,
+	   between the removal of an earlier run's table and the batch's end. */
+	n = rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_XT, &buf, &len);
+	ck_assert_int_gt(n, 0);
+	v = view_batch(buf, len);
+	ck_assert_uint_eq(v.msgs, (unsigned)n);
+	ck_assert_uint_eq(v.begins, 1);
+	ck_assert_uint_eq(v.ends, 1);
+	ck_assert_uint_eq(v.newtable, 2); /* "new, delete, new": replaces what exists */
+	ck_assert_uint_eq(v.deltable, 1);
+	text = rules_nft_script(&cfg, two_ifs, 2, true);
+	ck_assert_uint_eq(v.chains, count(text, "\tchain "));
+	ck_assert_uint_eq(v.base_chains, 3);
+	ck_assert_uint_eq(v.rules, count(text, "\t\t") - count(text, "\t\ttype filter"));
+	ck_assert_uint_eq(v.target_exprs, 6); /* one per hook and interface */
+	ck_assert_uint_eq(v.queue_exprs, 0);
+	ck_assert_uint_eq(v.counter_exprs, 6);
+	ck_assert_uint_eq(v.compat_matches, 0); /* every match is native */
+	ck_assert(v.acked);
+	free(buf);
+	free(text);
+
+	n = rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
+	v = view_batch(buf, len);
+	ck_assert_uint_eq(v.queue_exprs, 6);
+	ck_assert_uint_eq(v.target_exprs, 0);
+	free(buf);
+
+	/* removal: the table goes whether or not it exists */
+	n = rules_nft_encode(&cfg, NULL, 0, false, RULES_NFT_QUEUE_XT, &buf, &len);
+	v = view_batch(buf, len);
+	ck_assert_int_eq(n, 4);
+	ck_assert_uint_eq(v.newtable, 1);
+	ck_assert_uint_eq(v.deltable, 1);
+	ck_assert_uint_eq(v.chains + v.rules, 0);
+	free(buf);
+
+	strcpy(cfg.name, "bad name");
+	ck_assert_int_eq(rules_nft_encode(&cfg, one_if, 1, true, RULES_NFT_QUEUE_XT, &buf, &len), -1);
+	ck_assert_ptr_null(buf);
 }
 END_TEST
 
@@ -375,6 +625,37 @@ START_TEST(test_handle_before_install)
 }
 END_TEST
 
+/* A rule of a dump: chain, and a counter and a queue expression when asked for. */
+static size_t put_dump_rule(uint8_t *buf, const char *chain, bool counter, const char *queue,
+	uint64_t packets, uint64_t bytes)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlattr *exprs, *elem, *data;
+
+	nlh->nlmsg_type = NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	mnl_nlmsg_put_extra_header(nlh, sizeof(struct nfgenmsg));
+	mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, "pgmrouter");
+	mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain);
+	exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
+	if (counter) {
+		elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+		mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "counter");
+		data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
+		mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, htobe64(bytes));
+		mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, htobe64(packets));
+		mnl_attr_nest_end(nlh, data);
+		mnl_attr_nest_end(nlh, elem);
+	}
+	if (queue != NULL) {
+		elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+		mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, queue);
+		mnl_attr_nest_end(nlh, elem);
+	}
+	mnl_attr_nest_end(nlh, exprs);
+	return NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
 START_TEST(test_counter_parsers)
 {
 	static const char ipt[] =
@@ -383,43 +664,40 @@ START_TEST(test_counter_parsers)
 		":PGMROUTER-FWD - [0:0]\n"
 		"[9:900] -A PREROUTING -j PGMROUTER-PRE\n" /* the jump: not a queue rule */
 		"[3:168] -A PGMROUTER-PRE -i a -p 113 -j NFQUEUE --queue-num 0 --queue-bypass\n"
+		"[50:3000] -A PGMROUTER-PRE -p 113 -m u32 --u32 \"x\" -j RETURN\n"
 		"[10:560] -A PGMROUTER-FWD -o a -p 113 -j NFQUEUE --queue-num 0 --queue-bypass\n"
 		"[6:336] -A PGMROUTER-FWD -o b -p 113 -j NFQUEUE --queue-num 0 --queue-bypass\n"
 		"[100:1] -A OTHER -j NFQUEUE --queue-num 0\n"
 		"COMMIT\n";
-	static const char nft[] =
-		"table ip pgmrouter {\n"
-		"\tchain prerouting {\n"
-		"\t\ttype filter hook prerouting priority mangle; policy accept;\n"
-		"\t\tiifname \"a\" ip protocol 113 @th,32,8 & 0xf == 0xa counter packets 2 bytes "
-		"112 "
-		"queue num 0 bypass\n"
-		"\t}\n"
-		"\tchain input {\n"
-		"\t\tiifname \"a\" fib daddr type local ip protocol 113 counter packets 4 bytes "
-		"224 "
-		"queue num 0 bypass\n"
-		"\t}\n"
-		"\tchain forward {\n"
-		"\t\toifname \"a\" ip protocol 113 counter packets 7 bytes 392 queue num 0 bypass\n"
-		"\t\toifname \"b\" ip protocol 113 counter packets 1 bytes 56 queue num 0 bypass\n"
-		"\t}\n"
-		"}\n";
+	_Alignas(8) uint8_t dump[4096] = {0};
 	struct rules_config cfg = config(0);
 	struct rules_counters c;
+	size_t len = 0;
 
 	rules_parse_ipt_counters(&cfg, ipt, &c);
 	ck_assert_uint_eq(c.packets[RULES_IPT_PRE], 3);
 	ck_assert_uint_eq(c.packets[RULES_IPT_IN], 0);
 	ck_assert_uint_eq(c.packets[RULES_IPT_FWD], 16);
 	ck_assert_uint_eq(c.bytes[RULES_IPT_FWD], 896);
-	rules_parse_nft_counters(nft, &c);
+
+	len += put_dump_rule(dump + len, "queue-prerouting", true, "target", 2, 112);
+	len += put_dump_rule(dump + len, "queue-input", true, "queue", 4, 224);
+	len += put_dump_rule(dump + len, "queue-forward", true, "target", 7, 392);
+	len += put_dump_rule(dump + len, "queue-forward", true, "target", 1, 56);
+	len += put_dump_rule(dump + len, "forward", true, NULL, 1000, 1); /* no queue: skipped */
+	len += put_dump_rule(dump + len, "queue-forward", false, "target", 0, 0);
+	len += put_dump_rule(dump + len, "elsewhere", true, "target", 1000, 1); /* not ours */
+	rules_nft_parse_dump(dump, len, &c);
 	ck_assert_uint_eq(c.packets[RULES_IPT_PRE], 2);
 	ck_assert_uint_eq(c.packets[RULES_IPT_IN], 4);
 	ck_assert_uint_eq(c.packets[RULES_IPT_FWD], 8);
 	ck_assert_uint_eq(c.bytes[RULES_IPT_IN], 224);
-	rules_parse_nft_counters("", &c);
+	ck_assert_uint_eq(c.bytes[RULES_IPT_FWD], 448);
+	rules_nft_parse_dump(dump, 0, &c);
 	ck_assert_uint_eq(c.packets[RULES_IPT_FWD], 0);
+	/* a truncated dump is read as far as it goes */
+	rules_nft_parse_dump(dump, 10, &c);
+	ck_assert_uint_eq(c.packets[RULES_IPT_PRE], 0);
 }
 END_TEST
 
@@ -438,6 +716,7 @@ int main(void)
 	tcase_add_test(tc, test_removal_scripts);
 	tcase_add_test(tc, test_reinstall_replaces_old_jumps);
 	tcase_add_test(tc, test_probe_scripts_leave_nothing);
+	tcase_add_test(tc, test_nft_batch);
 	tcase_add_test(tc, test_parse_save);
 	tcase_add_test(tc, test_custom_name);
 	tcase_add_test(tc, test_interface_names);

@@ -2,13 +2,13 @@
 # nbr-unreach: topology (c), the tree (core; e1 with LANs a, b; e2 with LANs c, d), 5 % ODATA
 # loss into LAN a, one OpenPGM stream, PGM/IP. Two neighbour-unreachable events (RFC 3208 15.3),
 # injected with tests/peers/pgm-inject since no peer produces them:
-#   1. about 2 s in, core "detects" that multicast no longer reaches below it: a unicast NCF
+#   1. about 4 s in, core "detects" that multicast no longer reaches below it: a unicast NCF
 #      with OPT_NBR_UNREACH and OPT_PATH_NLA = core's address on t1, to e1. e1 MUST stop
 #      forwarding NAKs for the TSI until a regular SPM and MUST send a special SPM (OPT_NBR_UNREACH,
 #      the last SPM_SQN, no window) down a and b. OpenPGM receivers ignore both options (they
 #      keep NAKing), so e1 suspends their NAKs until the source's next SPM and the receivers'
 #      repeated NAKs get the repairs afterwards.
-#   2. about 4 s in, e1 has duplicate-nak-max 3 on LAN a and a host there sends the same NAK
+#   2. about 2 s in, e1 has duplicate-nak-max 3 on LAN a and a host there sends the same NAK
 #      4 times: e1 assumes its multicast to a is lost (15.3.1) and answers NAKs from a with
 #      unicast NCFs carrying OPT_NBR_UNREACH and OPT_PATH_NLA (its address on a) until the next
 #      regular SPM.
@@ -62,12 +62,8 @@ inject() {
 		sport=${tsi#*.}
 	fi
 	echo "tsi=$gsi.$sport" >>"$LAB_DIR/inject.log"
-	sleep 2
-	lab_exec core "$LAB_PEERS/pgm-inject" --src "$core_t1" --dst "$e1_t1" --type ncf \
-		--gsi "$gsi" --sport "$sport" --dport 7500 --sqn 1 \
-		--nak-src "$TOPO_SOURCE_ADDR" --nak-grp "$GROUP" \
-		--opt-raw "0b040000""0c080000$(hexaddr "$core_t1")" >>"$LAB_DIR/inject.log" 2>&1
-	echo "unreach-ncf sent" >>"$LAB_DIR/inject.log"
+	# The duplicate NAKs go first: while NAKs are suspended by the NBR_UNREACH NCF (until the
+	# source's next SPM, seconds away) they would create no repair state to count against.
 	sleep 2
 	[ "$variant" = with ] && lead=$(state_field e1 lead)
 	lab_exec a1 "$LAB_PEERS/pgm-inject" --src "$a1" --dst "$e1_a" --type nak \
@@ -75,6 +71,12 @@ inject() {
 		--nak-src "$TOPO_SOURCE_ADDR" --nak-grp "$GROUP" --count 4 --interval-ms 5 \
 		>>"$LAB_DIR/inject.log" 2>&1
 	echo "duplicate NAKs sent" >>"$LAB_DIR/inject.log"
+	sleep 2
+	lab_exec core "$LAB_PEERS/pgm-inject" --src "$core_t1" --dst "$e1_t1" --type ncf \
+		--gsi "$gsi" --sport "$sport" --dport 7500 --sqn 1 \
+		--nak-src "$TOPO_SOURCE_ADDR" --nak-grp "$GROUP" \
+		--opt-raw "0b040000""0c080000$(hexaddr "$core_t1")" >>"$LAB_DIR/inject.log" 2>&1
+	echo "unreach-ncf sent" >>"$LAB_DIR/inject.log"
 }
 
 checks_common() {

@@ -104,8 +104,8 @@ run_case() {
 			e2e_check "a new pgmrouterd runs" \
 				"$([ -n "$pid_after" ] && [ "$pid_after" != "$pid_before" ] &&
 					lab_router_running r1 && echo 1 || echo 0)" -eq 1
-			e2e_check "interception rules installed (lines)" \
-				"$(echo "$rules_before" | grep -c '^-A')" -ge 1
+			e2e_check "interception rules installed (queue rules)" \
+				"$(echo "$rules_before" | grep -cE 'queue num|NFQUEUE')" -ge 1
 			e2e_check "rules left in place by the killed daemon" \
 				"$([ "$rules_outage" = "$rules_before" ] && echo 1 || echo 0)" -eq 1
 			e2e_check "rules after the restart = rules before the kill (none twice)" \

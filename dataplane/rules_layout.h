@@ -1,0 +1,110 @@
+/*
+ * Interception rules, internal: what is queued at which hook (shared by both backends), and the
+ * nftables backend, which talks nf_tables netlink itself (libmnl) rather than running nft.
+ *
+ * The nftables table, one base chain per hook at priority mangle - 1 (before the mangle table's
+ * chains, where the iptables backend puts its jumps first), and behind each a short tree of
+ * regular chains:
+ *
+ *   prerouting                                   every packet of the hook walks this chain
+ *     ip protocol 113 <ODATA, not too short> accept      ODATA leaves here: one rule
+ *     ip protocol 113 goto pgm-prerouting
+ *     udp dport <ports> <ODATA at 12, not too short> accept
+ *     udp dport <ports> goto udp-prerouting
+ *   pgm-prerouting / udp-prerouting              PGM other than ODATA
+ *     ip length < 36 (44) goto queue-prerouting           too short for a PGM header
+ *     <type == T> [ip daddr 224.0.0.0/4] goto queue-prerouting   one rule per queued type
+ *   queue-prerouting
+ *     [fib daddr type != local accept]                    input only
+ *     iifname (oifname) "IF" counter <queue>              one rule per interface
+ *
+ * Every match is a native expression (payload, meta, fib, cmp, bitwise): nothing goes through
+ * the xtables compatibility layer for a packet that is not queued. ODATA, the fast path, costs
+ * its hook one rule (measured: no difference from kernel-only forwarding within the noise;
+ * jumps, interface sets and `meta length` each cost tens of nanoseconds a rule, so none of them
+ * is on ODATA's path). `accept` ends only this table's chain: the packet goes on to every other
+ * table's chains at the hook, as with no rule at all.
+ *
+ * <queue> is the nftables queue statement when the kernel has it (CONFIG_NFT_QUEUE), otherwise
+ * the xtables NFQUEUE target through nft_compat (what iptables-nft uses; reached only by packets
+ * being queued). Both with bypass. The table is replaced, created or removed in one netlink
+ * batch: one transaction.
+ */
+#ifndef PGMROUTER_RULES_LAYOUT_H
+#define PGMROUTER_RULES_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/rules.h"
+
+#define RULES_IPPROTO_PGM 113
+
+/* PGM type nibbles (RFC 3208 8). */
+#define RULES_T_SPM   0x0
+#define RULES_T_POLL  0x1
+#define RULES_T_POLR  0x2
+#define RULES_T_ODATA 0x4
+#define RULES_T_RDATA 0x5
+#define RULES_T_NAK   0x8
+#define RULES_T_NNAK  0x9
+#define RULES_T_NCF   0xa
+
+/* One hook's interception: the PGM types queued there. ODATA appears in none. */
+struct rules_hook {
+	enum rules_ipt_chain chain;
+	const char *nft_chain;	 /* our nft base chain, also the hook's name */
+	const char *ipt_builtin; /* the built-in mangle chain that jumps to ours */
+	const char *suffix;	 /* our iptables chain: NAME-suffix */
+	unsigned hooknum;	 /* NF_INET_* */
+	bool by_output;		 /* match the egress interface (forward) */
+	bool local_only;	 /* destination is one of our addresses (input) */
+	unsigned ntypes;
+	uint8_t types[4];
+	unsigned nmcast_types; /* queued only with a multicast destination */
+	uint8_t mcast_types[2];
+};
+extern const struct rules_hook rules_hooks[RULES_IPT_CHAIN_COUNT];
+
+/* IP datagrams shorter than this cannot hold a PGM header behind a 20-byte IP header (and the
+ * UDP header when encapsulated): queued whatever they are, so the daemon counts them. */
+unsigned rules_short_datagram_len(bool udp);
+
+/* How the nftables table hands a packet to the queue. */
+enum rules_nft_queue {
+	RULES_NFT_QUEUE_STATEMENT, /* the queue expression (CONFIG_NFT_QUEUE) */
+	RULES_NFT_QUEUE_XT,	   /* the xtables NFQUEUE target through nft_compat */
+};
+const char *rules_nft_queue_name(enum rules_nft_queue q);
+
+/*
+ * The netlink batch that replaces the table with the rules for the interfaces (install) or
+ * removes it (install = false; no error when it does not exist), for tests: malloc'ed into
+ * *buf. Returns the number of messages inside the batch, -1 on an invalid name or no memory.
+ */
+int rules_nft_encode(const struct rules_config *cfg, const char *const *ifnames, size_t count,
+	bool install, enum rules_nft_queue q, uint8_t **buf, size_t *len);
+
+/* Commits that batch. Returns 0, or -1 with one sentence in err (the kernel's error and which
+ * message it refused). */
+int rules_nft_commit(const struct rules_config *cfg, const char *const *ifnames, size_t count,
+	bool install, enum rules_nft_queue q, char *err, size_t errlen);
+
+/* Whether a queue rule of that kind can be committed: a throw-away table with one such rule,
+ * created and deleted in one batch. Returns 0, or -1 with the kernel's reason in err. */
+int rules_nft_probe(
+	const struct rules_config *cfg, enum rules_nft_queue q, char *err, size_t errlen);
+
+/* Table `ip NAME`: 1 exists, 0 does not, -1 cannot tell (err set). */
+int rules_nft_table_exists(const char *name, char *err, size_t errlen);
+/* Deletes table `ip NAME` if it exists (the mangle table iptables-nft created for us). */
+int rules_nft_table_delete(const char *name, char *err, size_t errlen);
+
+/* Packets and bytes of the queue rules, per hook, from a rule dump of the table. */
+int rules_nft_read_counters(
+	const struct rules_config *cfg, struct rules_counters *c, char *err, size_t errlen);
+/* The dump parser (exposed for tests): NFT_MSG_NEWRULE messages of the table, in buf. */
+void rules_nft_parse_dump(const uint8_t *buf, size_t len, struct rules_counters *c);
+
+#endif /* PGMROUTER_RULES_LAYOUT_H */

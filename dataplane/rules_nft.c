@@ -1,0 +1,1307 @@
+/*
+ * The nftables backend of the interception rules: the table's layout as data, rendered as an nft
+ * script (rules_nft_script) and as an nf_tables netlink batch, which is what gets committed.
+ * See rules_layout.h for the layout and why it is shaped so.
+ */
+#include "dataplane/rules_layout.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nf_tables_compat.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/xt_NFQUEUE.h>
+#include <linux/rtnetlink.h>
+
+#define NFT_PRIORITY	   (-151) /* NF_IP_PRI_MANGLE - 1 */
+#define NFT_PRIORITY_TEXT  "mangle - 1"
+#define NFT_TIMEOUT_MS	   5000
+#define NFT_MSG_ROOM	   8192u /* more than any one message of ours */
+#define LAYOUT_MAX_CHAINS  (4 * RULES_IPT_CHAIN_COUNT)
+#define LAYOUT_MAX_MATCHES 4
+#define LAYOUT_MAX_IFACES  256
+#define LAYOUT_CHAIN_NAME  32
+#define NFT_REG		   NFT_REG_1
+
+const struct rules_hook rules_hooks[RULES_IPT_CHAIN_COUNT] = {
+	{RULES_IPT_PRE, "prerouting", "PREROUTING", "PRE", NF_INET_PRE_ROUTING, false, false, 3,
+		{RULES_T_POLL, RULES_T_POLR, RULES_T_NCF}, 2, {RULES_T_NAK, RULES_T_NNAK}},
+	{RULES_IPT_IN, "input", "INPUT", "IN", NF_INET_LOCAL_IN, false, true, 3,
+		{RULES_T_RDATA, RULES_T_NAK, RULES_T_NNAK}, 0, {0}},
+	{RULES_IPT_FWD, "forward", "FORWARD", "FWD", NF_INET_FORWARD, true, false, 2,
+		{RULES_T_SPM, RULES_T_RDATA}, 0, {0}},
+};
+
+unsigned rules_short_datagram_len(bool udp)
+{
+	return 20 + (udp ? 8 : 0) + 16 /* the PGM common header */;
+}
+
+const char *rules_nft_queue_name(enum rules_nft_queue q)
+{
+	return q == RULES_NFT_QUEUE_XT ? "xtables NFQUEUE target" : "queue statement";
+}
+
+/* ---- the layout as data ---- */
+
+enum match_kind {
+	M_IP_PROTO,    /* ip protocol == a */
+	M_UDP_DPORT,   /* udp dport a-b (a == b: one port) */
+	M_PGM_TYPE,    /* the type nibble, `off` bytes into the transport header, == a */
+	M_IP_LEN_LT,   /* ip length < a */
+	M_IP_LEN_GE,   /* ip length >= a */
+	M_DADDR_MCAST, /* ip daddr 224.0.0.0/4 */
+	M_IIFNAME,     /* iifname == ifname */
+	M_OIFNAME,     /* oifname == ifname */
+	M_NOT_LOCAL,   /* fib daddr type != local */
+};
+
+struct match {
+	enum match_kind kind;
+	uint8_t off;
+	uint16_t a, b;
+	const char *ifname;
+};
+
+enum verdict_kind { V_ACCEPT, V_GOTO, V_QUEUE };
+
+struct rule {
+	struct match m[LAYOUT_MAX_MATCHES];
+	unsigned nmatch;
+	enum verdict_kind verdict;
+	unsigned target; /* chain index for V_GOTO */
+};
+
+struct chain {
+	char name[LAYOUT_CHAIN_NAME];
+	int hook; /* index into rules_hooks for a base chain, -1 for a regular one */
+	struct rule *rules;
+	size_t nrules, cap;
+};
+
+struct layout {
+	struct chain chains[LAYOUT_MAX_CHAINS];
+	unsigned nchains;
+	bool failed;
+};
+
+static unsigned layout_chain(struct layout *L, const char *prefix, const char *hook_name, int hook)
+{
+	struct chain *c;
+
+	if (L->nchains == LAYOUT_MAX_CHAINS) {
+		L->failed = true;
+		return 0;
+	}
+	c = &L->chains[L->nchains];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "%s%s", prefix, hook_name);
+	c->hook = hook;
+	return L->nchains++;
+}
+
+static struct rule *layout_rule(struct layout *L, unsigned chain)
+{
+	struct chain *c = &L->chains[chain];
+
+	if (L->failed)
+		return NULL;
+	if (c->nrules == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 8;
+		struct rule *n = realloc(c->rules, cap * sizeof(*n));
+
+		if (n == NULL) {
+			L->failed = true;
+			return NULL;
+		}
+		c->rules = n;
+		c->cap = cap;
+	}
+	memset(&c->rules[c->nrules], 0, sizeof(c->rules[0]));
+	return &c->rules[c->nrules++];
+}
+
+static void rule_match(struct rule *r, enum match_kind kind, uint16_t a, uint16_t b, uint8_t off)
+{
+	if (r == NULL || r->nmatch == LAYOUT_MAX_MATCHES)
+		return;
+	r->m[r->nmatch++] = (struct match){.kind = kind, .a = a, .b = b, .off = off};
+}
+
+static void rule_ifname(struct rule *r, bool out, const char *ifname)
+{
+	if (r == NULL || r->nmatch == LAYOUT_MAX_MATCHES)
+		return;
+	r->m[r->nmatch++] = (struct match){.kind = out ? M_OIFNAME : M_IIFNAME, .ifname = ifname};
+}
+
+static void rule_verdict(struct rule *r, enum verdict_kind v, unsigned target)
+{
+	if (r == NULL)
+		return;
+	r->verdict = v;
+	r->target = target;
+}
+
+static void layout_free(struct layout *L)
+{
+	for (unsigned i = 0; i < L->nchains; i++)
+		free(L->chains[i].rules);
+	L->nchains = 0;
+}
+
+/* The destination ports of PGM over UDP as ranges: one when the two ports are the same or
+ * adjacent (the defaults 3055 and 3056), else two. */
+static unsigned udp_port_ranges(const struct rules_config *cfg, uint16_t lo[2], uint16_t hi[2])
+{
+	uint16_t a = cfg->udp_ucast_port, b = cfg->udp_mcast_port;
+
+	if (a > b) {
+		uint16_t t = a;
+
+		a = b;
+		b = t;
+	}
+	if (b - a <= 1) {
+		lo[0] = a;
+		hi[0] = b;
+		return 1;
+	}
+	lo[0] = hi[0] = a;
+	lo[1] = hi[1] = b;
+	return 2;
+}
+
+/* The PGM-specific part of one hook for one encapsulation: chain `classify`. */
+static void layout_classify(
+	struct layout *L, const struct rules_hook *h, unsigned classify, unsigned queue, bool udp)
+{
+	uint8_t off = udp ? 8 + 4 : 4;
+	struct rule *r;
+
+	r = layout_rule(L, classify);
+	rule_match(r, M_IP_LEN_LT, (uint16_t)rules_short_datagram_len(udp), 0, 0);
+	rule_verdict(r, V_GOTO, queue);
+	for (unsigned t = 0; t < h->ntypes; t++) {
+		r = layout_rule(L, classify);
+		rule_match(r, M_PGM_TYPE, h->types[t], 0, off);
+		rule_verdict(r, V_GOTO, queue);
+	}
+	for (unsigned t = 0; t < h->nmcast_types; t++) {
+		r = layout_rule(L, classify);
+		rule_match(r, M_PGM_TYPE, h->mcast_types[t], 0, off);
+		rule_match(r, M_DADDR_MCAST, 0, 0, 0);
+		rule_verdict(r, V_GOTO, queue);
+	}
+}
+
+static int layout_build(
+	struct layout *L, const struct rules_config *cfg, const char *const *ifnames, size_t count)
+{
+	memset(L, 0, sizeof(*L));
+	for (unsigned hi = 0; hi < RULES_IPT_CHAIN_COUNT; hi++) {
+		const struct rules_hook *h = &rules_hooks[hi];
+		unsigned base = layout_chain(L, "", h->nft_chain, (int)hi);
+		unsigned pgm = layout_chain(L, "pgm-", h->nft_chain, -1);
+		unsigned udp = cfg->udp ? layout_chain(L, "udp-", h->nft_chain, -1) : 0;
+		unsigned queue = layout_chain(L, "queue-", h->nft_chain, -1);
+		uint16_t lo[2], hi_port[2];
+		unsigned nranges = cfg->udp ? udp_port_ranges(cfg, lo, hi_port) : 0;
+		struct rule *r;
+
+		if (L->failed)
+			break;
+		/* The base chain: ODATA (the fast path) leaves by the first rule. */
+		r = layout_rule(L, base);
+		rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
+		rule_match(r, M_PGM_TYPE, RULES_T_ODATA, 0, 4);
+		rule_match(r, M_IP_LEN_GE, (uint16_t)rules_short_datagram_len(false), 0, 0);
+		rule_verdict(r, V_ACCEPT, 0);
+		r = layout_rule(L, base);
+		rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
+		rule_verdict(r, V_GOTO, pgm);
+		for (unsigned i = 0; i < nranges; i++) {
+			r = layout_rule(L, base);
+			rule_match(r, M_UDP_DPORT, lo[i], hi_port[i], 0);
+			rule_match(r, M_PGM_TYPE, RULES_T_ODATA, 0, 8 + 4);
+			rule_match(r, M_IP_LEN_GE, (uint16_t)rules_short_datagram_len(true), 0, 0);
+			rule_verdict(r, V_ACCEPT, 0);
+		}
+		for (unsigned i = 0; i < nranges; i++) {
+			r = layout_rule(L, base);
+			rule_match(r, M_UDP_DPORT, lo[i], hi_port[i], 0);
+			rule_verdict(r, V_GOTO, udp);
+		}
+		layout_classify(L, h, pgm, queue, false);
+		if (cfg->udp)
+			layout_classify(L, h, udp, queue, true);
+		if (h->local_only) {
+			r = layout_rule(L, queue);
+			rule_match(r, M_NOT_LOCAL, 0, 0, 0);
+			rule_verdict(r, V_ACCEPT, 0);
+		}
+		for (size_t i = 0; i < count; i++) {
+			r = layout_rule(L, queue);
+			rule_ifname(r, h->by_output, ifnames[i]);
+			rule_verdict(r, V_QUEUE, 0);
+		}
+	}
+	if (L->failed) {
+		layout_free(L);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- validation ---- */
+
+static bool table_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > 16)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			    c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static bool ifnames_valid(const char *const *ifnames, size_t count)
+{
+	if (count > LAYOUT_MAX_IFACES || (count > 0 && ifnames == NULL))
+		return false;
+	for (size_t i = 0; i < count; i++)
+		if (!rules_ifname_valid(ifnames[i]))
+			return false;
+	return true;
+}
+
+/* ---- the nft script ---- */
+
+struct text {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void text_printf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->failed)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		t->failed = true;
+		return;
+	}
+	if (t->len + (size_t)n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 1024;
+		char *s;
+
+		while (cap < t->len + (size_t)n + 1)
+			cap *= 2;
+		s = realloc(t->s, cap);
+		if (s == NULL) {
+			t->failed = true;
+			return;
+		}
+		t->s = s;
+		t->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	t->len += (size_t)n;
+}
+
+static void text_match(struct text *t, const struct match *m)
+{
+	switch (m->kind) {
+	case M_IP_PROTO:
+		text_printf(t, "ip protocol %u", m->a);
+		break;
+	case M_UDP_DPORT:
+		if (m->a == m->b)
+			text_printf(t, "udp dport %u", m->a);
+		else
+			text_printf(t, "udp dport %u-%u", m->a, m->b);
+		break;
+	case M_PGM_TYPE:
+		text_printf(t, "@th,%u,8 & 0xf == 0x%x", m->off * 8u, m->a);
+		break;
+	case M_IP_LEN_LT:
+		text_printf(t, "ip length < %u", m->a);
+		break;
+	case M_IP_LEN_GE:
+		text_printf(t, "ip length >= %u", m->a);
+		break;
+	case M_DADDR_MCAST:
+		text_printf(t, "ip daddr 224.0.0.0/4");
+		break;
+	case M_IIFNAME:
+	case M_OIFNAME:
+		text_printf(
+			t, "%s \"%s\"", m->kind == M_IIFNAME ? "iifname" : "oifname", m->ifname);
+		break;
+	case M_NOT_LOCAL:
+		text_printf(t, "fib daddr type != local");
+		break;
+	}
+}
+
+char *rules_nft_script(
+	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install)
+{
+	struct text t = {0};
+	struct layout L;
+
+	if (!table_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
+		return NULL;
+	text_printf(&t,
+		"# %s interception rules, generated. One transaction: the table of an\n"
+		"# earlier run is replaced (or removed) as a whole.\n",
+		cfg->name);
+	/* "add" then "delete": works whether or not the table exists. */
+	text_printf(&t, "add table ip %s\ndelete table ip %s\n", cfg->name, cfg->name);
+	if (!install)
+		goto done;
+	if (layout_build(&L, cfg, ifnames, count) < 0) {
+		free(t.s);
+		return NULL;
+	}
+	text_printf(&t, "table ip %s {\n", cfg->name);
+	for (unsigned ci = 0; ci < L.nchains; ci++) {
+		const struct chain *c = &L.chains[ci];
+
+		text_printf(&t, "%s\tchain %s {\n", ci ? "\n" : "", c->name);
+		if (c->hook >= 0)
+			text_printf(&t, "\t\ttype filter hook %s priority %s; policy accept;\n",
+				rules_hooks[c->hook].nft_chain, NFT_PRIORITY_TEXT);
+		for (size_t ri = 0; ri < c->nrules; ri++) {
+			const struct rule *r = &c->rules[ri];
+
+			text_printf(&t, "\t\t");
+			for (unsigned mi = 0; mi < r->nmatch; mi++) {
+				text_match(&t, &r->m[mi]);
+				text_printf(&t, " ");
+			}
+			if (r->verdict == V_ACCEPT)
+				text_printf(&t, "accept\n");
+			else if (r->verdict == V_GOTO)
+				text_printf(&t, "goto %s\n", L.chains[r->target].name);
+			else
+				text_printf(&t, "counter queue num %u bypass\n", cfg->queue_num);
+		}
+		text_printf(&t, "\t}\n");
+	}
+	text_printf(&t, "}\n");
+	layout_free(&L);
+done:
+	if (t.failed || t.s == NULL) {
+		free(t.s);
+		return NULL;
+	}
+	return t.s;
+}
+
+/* ---- netlink messages ---- */
+
+struct batch {
+	uint8_t *buf;
+	size_t len, cap;
+	uint32_t seq;
+	unsigned nmsgs;
+	bool failed;
+};
+
+static bool batch_room(struct batch *b)
+{
+	if (b->failed)
+		return false;
+	if (b->len + NFT_MSG_ROOM > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64 * 1024;
+		uint8_t *n;
+
+		while (cap < b->len + NFT_MSG_ROOM)
+			cap *= 2;
+		n = realloc(b->buf, cap);
+		if (n == NULL) {
+			b->failed = true;
+			return false;
+		}
+		b->buf = n;
+		b->cap = cap;
+	}
+	/* attribute padding goes out as it is in the buffer */
+	memset(b->buf + b->len, 0, NFT_MSG_ROOM);
+	return true;
+}
+
+static struct nlmsghdr *msg_begin(
+	struct batch *b, uint16_t type, uint16_t flags, uint8_t family, uint16_t res_id)
+{
+	struct nlmsghdr *nlh;
+	struct nfgenmsg *g;
+
+	if (!batch_room(b))
+		return NULL;
+	nlh = mnl_nlmsg_put_header(b->buf + b->len);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = b->seq++;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->nfgen_family = family;
+	g->version = NFNETLINK_V0;
+	g->res_id = htons(res_id);
+	return nlh;
+}
+
+static void msg_end(struct batch *b, struct nlmsghdr *nlh)
+{
+	if (nlh == NULL)
+		return;
+	if (nlh->nlmsg_len > NFT_MSG_ROOM) {
+		b->failed = true; /* cannot happen with our messages; refuse rather than overrun */
+		return;
+	}
+	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
+	b->nmsgs++;
+}
+
+static struct nlmsghdr *nft_msg(struct batch *b, uint16_t msg, uint16_t flags)
+{
+	return msg_begin(b, (uint16_t)(NFNL_SUBSYS_NFTABLES << 8 | msg), flags, NFPROTO_IPV4, 0);
+}
+
+static void put_u32(struct nlmsghdr *nlh, uint16_t type, uint32_t v)
+{
+	mnl_attr_put_u32(nlh, type, htonl(v));
+}
+
+static void put_value(struct nlmsghdr *nlh, uint16_t type, const void *v, size_t len)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, type);
+
+	mnl_attr_put(nlh, NFTA_DATA_VALUE, len, v);
+	mnl_attr_nest_end(nlh, nest);
+}
+
+struct expr {
+	struct nlattr *elem, *data;
+};
+
+static struct expr expr_begin(struct nlmsghdr *nlh, const char *name)
+{
+	struct expr e;
+
+	e.elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+	mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, name);
+	e.data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
+	return e;
+}
+
+static void expr_end(struct nlmsghdr *nlh, struct expr e)
+{
+	mnl_attr_nest_end(nlh, e.data);
+	mnl_attr_nest_end(nlh, e.elem);
+}
+
+static void ex_payload(struct nlmsghdr *nlh, uint32_t base, uint32_t offset, uint32_t len)
+{
+	struct expr e = expr_begin(nlh, "payload");
+
+	put_u32(nlh, NFTA_PAYLOAD_DREG, NFT_REG);
+	put_u32(nlh, NFTA_PAYLOAD_BASE, base);
+	put_u32(nlh, NFTA_PAYLOAD_OFFSET, offset);
+	put_u32(nlh, NFTA_PAYLOAD_LEN, len);
+	expr_end(nlh, e);
+}
+
+static void ex_meta(struct nlmsghdr *nlh, uint32_t key)
+{
+	struct expr e = expr_begin(nlh, "meta");
+
+	put_u32(nlh, NFTA_META_KEY, key);
+	put_u32(nlh, NFTA_META_DREG, NFT_REG);
+	expr_end(nlh, e);
+}
+
+static void ex_cmp(struct nlmsghdr *nlh, uint32_t op, const void *v, size_t len)
+{
+	struct expr e = expr_begin(nlh, "cmp");
+
+	put_u32(nlh, NFTA_CMP_SREG, NFT_REG);
+	put_u32(nlh, NFTA_CMP_OP, op);
+	put_value(nlh, NFTA_CMP_DATA, v, len);
+	expr_end(nlh, e);
+}
+
+static void ex_bitwise(struct nlmsghdr *nlh, const void *mask, size_t len)
+{
+	static const uint8_t zero[4];
+	struct expr e = expr_begin(nlh, "bitwise");
+
+	put_u32(nlh, NFTA_BITWISE_SREG, NFT_REG);
+	put_u32(nlh, NFTA_BITWISE_DREG, NFT_REG);
+	put_u32(nlh, NFTA_BITWISE_LEN, (uint32_t)len);
+	put_value(nlh, NFTA_BITWISE_MASK, mask, len);
+	put_value(nlh, NFTA_BITWISE_XOR, zero, len);
+	expr_end(nlh, e);
+}
+
+static void ex_verdict(struct nlmsghdr *nlh, int32_t code, const char *chain)
+{
+	struct expr e = expr_begin(nlh, "immediate");
+	struct nlattr *data, *verdict;
+
+	put_u32(nlh, NFTA_IMMEDIATE_DREG, NFT_REG_VERDICT);
+	data = mnl_attr_nest_start(nlh, NFTA_IMMEDIATE_DATA);
+	verdict = mnl_attr_nest_start(nlh, NFTA_DATA_VERDICT);
+	put_u32(nlh, NFTA_VERDICT_CODE, (uint32_t)code);
+	if (chain != NULL)
+		mnl_attr_put_strz(nlh, NFTA_VERDICT_CHAIN, chain);
+	mnl_attr_nest_end(nlh, verdict);
+	mnl_attr_nest_end(nlh, data);
+	expr_end(nlh, e);
+}
+
+static void ex_counter(struct nlmsghdr *nlh)
+{
+	struct expr e = expr_begin(nlh, "counter");
+
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, 0);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, 0);
+	expr_end(nlh, e);
+}
+
+static void ex_queue(struct nlmsghdr *nlh, enum rules_nft_queue q, uint16_t queue_num)
+{
+	struct expr e;
+
+	if (q == RULES_NFT_QUEUE_STATEMENT) {
+		e = expr_begin(nlh, "queue");
+		mnl_attr_put_u16(nlh, NFTA_QUEUE_NUM, htons(queue_num));
+		mnl_attr_put_u16(nlh, NFTA_QUEUE_TOTAL, htons(1));
+		mnl_attr_put_u16(nlh, NFTA_QUEUE_FLAGS, htons(NFT_QUEUE_FLAG_BYPASS));
+	} else {
+		/* The target's data as iptables-nft sends it: the struct padded to 8 bytes. */
+		uint8_t info[8] = {0};
+		struct xt_NFQ_info_v3 nfq = {
+			.queuenum = queue_num, .queues_total = 1, .flags = NFQ_FLAG_BYPASS};
+
+		memcpy(info, &nfq, sizeof(nfq));
+		e = expr_begin(nlh, "target");
+		mnl_attr_put_strz(nlh, NFTA_TARGET_NAME, "NFQUEUE");
+		put_u32(nlh, NFTA_TARGET_REV, 3);
+		mnl_attr_put(nlh, NFTA_TARGET_INFO, sizeof(info), info);
+	}
+	expr_end(nlh, e);
+}
+
+/* One match as nft itself linearizes it, so that `nft list` shows the script's text. */
+static void ex_match(struct nlmsghdr *nlh, const struct match *m)
+{
+	uint8_t b1;
+	uint16_t b2;
+	uint8_t mask4[4] = {0xf0, 0, 0, 0}, mcast4[4] = {0xe0, 0, 0, 0};
+	char ifname[16];
+	uint32_t rtn_local = RTN_LOCAL;
+	struct expr e;
+
+	switch (m->kind) {
+	case M_IP_PROTO:
+		b1 = (uint8_t)m->a;
+		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 9, 1);
+		ex_cmp(nlh, NFT_CMP_EQ, &b1, 1);
+		break;
+	case M_UDP_DPORT:
+		b1 = IPPROTO_UDP;
+		ex_meta(nlh, NFT_META_L4PROTO);
+		ex_cmp(nlh, NFT_CMP_EQ, &b1, 1);
+		ex_payload(nlh, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+		b2 = htons(m->a);
+		if (m->a == m->b) {
+			ex_cmp(nlh, NFT_CMP_EQ, &b2, 2);
+			break;
+		}
+		ex_cmp(nlh, NFT_CMP_GTE, &b2, 2);
+		b2 = htons(m->b);
+		ex_cmp(nlh, NFT_CMP_LTE, &b2, 2);
+		break;
+	case M_PGM_TYPE:
+		b1 = 0x0f;
+		ex_payload(nlh, NFT_PAYLOAD_TRANSPORT_HEADER, m->off, 1);
+		ex_bitwise(nlh, &b1, 1);
+		b1 = (uint8_t)m->a;
+		ex_cmp(nlh, NFT_CMP_EQ, &b1, 1);
+		break;
+	case M_IP_LEN_LT:
+	case M_IP_LEN_GE:
+		b2 = htons(m->a);
+		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 2, 2);
+		ex_cmp(nlh, m->kind == M_IP_LEN_LT ? NFT_CMP_LT : NFT_CMP_GTE, &b2, 2);
+		break;
+	case M_DADDR_MCAST:
+		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
+		ex_bitwise(nlh, mask4, 4);
+		ex_cmp(nlh, NFT_CMP_EQ, mcast4, 4);
+		break;
+	case M_IIFNAME:
+	case M_OIFNAME:
+		memset(ifname, 0, sizeof(ifname));
+		strncpy(ifname, m->ifname, sizeof(ifname) - 1);
+		ex_meta(nlh, m->kind == M_IIFNAME ? NFT_META_IIFNAME : NFT_META_OIFNAME);
+		ex_cmp(nlh, NFT_CMP_EQ, ifname, sizeof(ifname));
+		break;
+	case M_NOT_LOCAL:
+		e = expr_begin(nlh, "fib");
+		put_u32(nlh, NFTA_FIB_DREG, NFT_REG);
+		put_u32(nlh, NFTA_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
+		put_u32(nlh, NFTA_FIB_FLAGS, NFTA_FIB_F_DADDR);
+		expr_end(nlh, e);
+		ex_cmp(nlh, NFT_CMP_NEQ, &rtn_local, sizeof(rtn_local));
+		break;
+	}
+}
+
+static void batch_begin(struct batch *b)
+{
+	msg_end(b, msg_begin(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES));
+}
+
+static void batch_end(struct batch *b)
+{
+	msg_end(b, msg_begin(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES));
+}
+
+static void msg_table(struct batch *b, uint16_t msg, const char *name)
+{
+	struct nlmsghdr *nlh =
+		nft_msg(b, msg, (msg == NFT_MSG_NEWTABLE ? NLM_F_CREATE : 0) | NLM_F_ACK);
+
+	if (nlh == NULL)
+		return;
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, name);
+	if (msg == NFT_MSG_NEWTABLE)
+		put_u32(nlh, NFTA_TABLE_FLAGS, 0);
+	msg_end(b, nlh);
+}
+
+static void msg_chain(struct batch *b, const char *table, const char *name, int hook)
+{
+	struct nlmsghdr *nlh = nft_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_ACK);
+	struct nlattr *nest;
+
+	if (nlh == NULL)
+		return;
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, table);
+	mnl_attr_put_strz(nlh, NFTA_CHAIN_NAME, name);
+	if (hook >= 0) {
+		nest = mnl_attr_nest_start(nlh, NFTA_CHAIN_HOOK);
+		put_u32(nlh, NFTA_HOOK_HOOKNUM, rules_hooks[hook].hooknum);
+		put_u32(nlh, NFTA_HOOK_PRIORITY, (uint32_t)NFT_PRIORITY);
+		mnl_attr_nest_end(nlh, nest);
+		put_u32(nlh, NFTA_CHAIN_POLICY, NF_ACCEPT);
+		mnl_attr_put_strz(nlh, NFTA_CHAIN_TYPE, "filter");
+	}
+	msg_end(b, nlh);
+}
+
+static void msg_rule(struct batch *b, const char *table, const struct layout *L,
+	const struct chain *c, const struct rule *r, enum rules_nft_queue q, uint16_t queue_num)
+{
+	struct nlmsghdr *nlh = nft_msg(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK);
+	struct nlattr *exprs;
+
+	if (nlh == NULL)
+		return;
+	mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, table);
+	mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, c->name);
+	exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
+	for (unsigned i = 0; i < r->nmatch; i++)
+		ex_match(nlh, &r->m[i]);
+	switch (r->verdict) {
+	case V_ACCEPT:
+		ex_verdict(nlh, NF_ACCEPT, NULL);
+		break;
+	case V_GOTO:
+		ex_verdict(nlh, NFT_GOTO, L->chains[r->target].name);
+		break;
+	case V_QUEUE:
+		ex_counter(nlh);
+		ex_queue(nlh, q, queue_num);
+		break;
+	}
+	mnl_attr_nest_end(nlh, exprs);
+	msg_end(b, nlh);
+}
+
+/* What each message of a batch is, for naming the one the kernel refuses. */
+struct msg_what {
+	uint32_t seq;
+	const char *what; /* "table", "chain", "rule" */
+	char chain[LAYOUT_CHAIN_NAME];
+	unsigned index;
+};
+
+struct encoded {
+	struct batch b;
+	struct msg_what *what;
+	size_t nwhat;
+};
+
+static void note(struct encoded *enc, const char *what, const char *chain, unsigned index)
+{
+	struct msg_what *w;
+
+	if (enc == NULL || enc->what == NULL || enc->b.failed)
+		return;
+	w = &enc->what[enc->nwhat++];
+	w->seq = enc->b.seq - 1;
+	w->what = what;
+	snprintf(w->chain, sizeof(w->chain), "%s", chain ? chain : "");
+	w->index = index;
+}
+
+static size_t layout_rule_count(const struct layout *L)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < L->nchains; i++)
+		n += L->chains[i].nrules;
+	return n;
+}
+
+/*
+ * The replace (or remove, L == NULL) batch into enc; enc->what gets one entry per acknowledged
+ * message. delete_after: the table is deleted again at the end of the batch (the probe).
+ */
+static int encode(struct encoded *enc, const char *table, const struct layout *L,
+	enum rules_nft_queue q, uint16_t queue_num, uint32_t first_seq, bool delete_after)
+{
+	size_t nmsg = 4 + (L ? L->nchains + layout_rule_count(L) : 0);
+
+	memset(enc, 0, sizeof(*enc));
+	enc->b.seq = first_seq;
+	enc->what = calloc(nmsg, sizeof(*enc->what));
+	if (enc->what == NULL)
+		return -1;
+	batch_begin(&enc->b);
+	/* "new" then "delete": works whether or not the table exists (an earlier run's) */
+	msg_table(&enc->b, NFT_MSG_NEWTABLE, table);
+	note(enc, "table", NULL, 0);
+	msg_table(&enc->b, NFT_MSG_DELTABLE, table);
+	note(enc, "table", NULL, 0);
+	if (L != NULL) {
+		msg_table(&enc->b, NFT_MSG_NEWTABLE, table);
+		note(enc, "table", NULL, 0);
+		for (unsigned ci = 0; ci < L->nchains; ci++) {
+			msg_chain(&enc->b, table, L->chains[ci].name, L->chains[ci].hook);
+			note(enc, "chain", L->chains[ci].name, 0);
+		}
+		for (unsigned ci = 0; ci < L->nchains; ci++) {
+			const struct chain *c = &L->chains[ci];
+
+			for (size_t ri = 0; ri < c->nrules; ri++) {
+				msg_rule(&enc->b, table, L, c, &c->rules[ri], q, queue_num);
+				note(enc, "rule", c->name, (unsigned)ri + 1);
+			}
+		}
+	}
+	if (delete_after) {
+		msg_table(&enc->b, NFT_MSG_DELTABLE, table);
+		note(enc, "table", NULL, 0);
+	}
+	batch_end(&enc->b);
+	if (enc->b.failed) {
+		free(enc->b.buf);
+		free(enc->what);
+		memset(enc, 0, sizeof(*enc));
+		return -1;
+	}
+	return 0;
+}
+
+int rules_nft_encode(const struct rules_config *cfg, const char *const *ifnames, size_t count,
+	bool install, enum rules_nft_queue q, uint8_t **buf, size_t *len)
+{
+	struct encoded enc;
+	struct layout L;
+	int rc;
+
+	*buf = NULL;
+	*len = 0;
+	if (!table_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
+		return -1;
+	if (install && layout_build(&L, cfg, ifnames, count) < 0)
+		return -1;
+	rc = encode(&enc, cfg->name, install ? &L : NULL, q, cfg->queue_num, 1, false);
+	if (install)
+		layout_free(&L);
+	if (rc < 0)
+		return -1;
+	free(enc.what);
+	*buf = enc.b.buf;
+	*len = enc.b.len;
+	return (int)enc.b.nmsgs;
+}
+
+/* ---- talking to the kernel ---- */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static struct mnl_socket *nl_open(size_t sndbuf, size_t rcvbuf, char *err, size_t errlen)
+{
+	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	int one = 1, fd, val;
+
+	if (nl == NULL) {
+		snprintf(
+			err, errlen, "cannot open a netfilter netlink socket: %s", strerror(errno));
+		return NULL;
+	}
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		snprintf(
+			err, errlen, "cannot bind a netfilter netlink socket: %s", strerror(errno));
+		mnl_socket_close(nl);
+		return NULL;
+	}
+	fd = mnl_socket_get_fd(nl);
+	/* A batch is one datagram and every message of it is acknowledged: both buffers must
+	 * hold all of it (FORCE passes the sysctl limits; it needs CAP_NET_ADMIN, as does
+	 * everything here). */
+	val = sndbuf > (size_t)(1 << 30) ? 1 << 30 : (int)sndbuf;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
+	val = rcvbuf > (size_t)(1 << 30) ? 1 << 30 : (int)rcvbuf;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &val, sizeof(val)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &val, sizeof(val));
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	return nl;
+}
+
+/* The extended-ack message of an error reply, if the kernel gave one. */
+static const char *ext_ack_msg(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	size_t off = sizeof(*e); /* NETLINK_CAP_ACK: the request's header only */
+	const struct nlattr *attr;
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return NULL;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	mnl_attr_for_each(attr, nlh, off)
+	{
+		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
+			mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+			return mnl_attr_get_str(attr);
+	}
+	return NULL;
+}
+
+static void describe_refusal(const struct encoded *enc, uint32_t seq, int error, const char *extack,
+	char *err, size_t errlen)
+{
+	const struct msg_what *w = NULL;
+	char where[96] = "the batch";
+
+	for (size_t i = 0; i < enc->nwhat; i++)
+		if (enc->what[i].seq == seq)
+			w = &enc->what[i];
+	if (w != NULL && strcmp(w->what, "rule") == 0)
+		snprintf(where, sizeof(where), "rule %u of chain %s", w->index, w->chain);
+	else if (w != NULL && strcmp(w->what, "chain") == 0)
+		snprintf(where, sizeof(where), "chain %s", w->chain);
+	else if (w != NULL)
+		snprintf(where, sizeof(where), "the table");
+	snprintf(err, errlen, "the kernel refused %s: %s%s%s", where, strerror(error),
+		extack ? " - " : "", extack ? extack : "");
+}
+
+/* Sends the batch and waits for every acknowledgement. 0, or -1 with err set. */
+static int commit(const struct encoded *enc, char *err, size_t errlen)
+{
+	size_t expected = enc->nwhat, got = 0;
+	struct mnl_socket *nl;
+	uint8_t *rx;
+	double deadline;
+	int rc = 0;
+	uint32_t first_seq = enc->what[0].seq - 1; /* the batch's begin message */
+
+	nl = nl_open(enc->b.len + 4096, 64 * 1024 + expected * 1024, err, errlen);
+	if (nl == NULL)
+		return -1;
+	rx = malloc(MNL_SOCKET_BUFFER_SIZE * 4);
+	if (rx == NULL) {
+		snprintf(err, errlen, "out of memory");
+		mnl_socket_close(nl);
+		return -1;
+	}
+	if (mnl_socket_sendto(nl, enc->b.buf, enc->b.len) < 0) {
+		snprintf(err, errlen, "cannot send to nf_tables: %s", strerror(errno));
+		rc = -1;
+		goto out;
+	}
+	deadline = now_ms() + NFT_TIMEOUT_MS;
+	while (got < expected) {
+		struct pollfd pfd = {.fd = mnl_socket_get_fd(nl), .events = POLLIN};
+		int left = (int)(deadline - now_ms()), pr;
+		ssize_t n;
+
+		if (left <= 0) {
+			snprintf(err, errlen, "no answer from nf_tables within %d ms",
+				NFT_TIMEOUT_MS);
+			rc = -1;
+			break;
+		}
+		pr = poll(&pfd, 1, left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;
+		n = recv(pfd.fd, rx, MNL_SOCKET_BUFFER_SIZE * 4, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			snprintf(err, errlen, "receiving from nf_tables: %s", strerror(errno));
+			rc = -1;
+			break;
+		}
+		int remaining = (int)n;
+
+		for (const struct nlmsghdr *nlh = (const void *)rx; mnl_nlmsg_ok(nlh, remaining);
+			nlh = mnl_nlmsg_next(nlh, &remaining)) {
+			const struct nlmsgerr *e;
+
+			if (nlh->nlmsg_type != NLMSG_ERROR ||
+				nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+				continue;
+			e = mnl_nlmsg_get_payload(nlh);
+			got++;
+			if (e->error != 0 && rc == 0) {
+				describe_refusal(enc, nlh->nlmsg_seq, -e->error, ext_ack_msg(nlh),
+					err, errlen);
+				rc = -1;
+			}
+			/* An error about the batch as a whole (EPERM): nothing else follows. */
+			if (e->error != 0 && nlh->nlmsg_seq == first_seq)
+				got = expected;
+		}
+	}
+out:
+	free(rx);
+	mnl_socket_close(nl);
+	return rc;
+}
+
+static int commit_layout(const char *table, const struct layout *L, enum rules_nft_queue q,
+	uint16_t queue_num, char *err, size_t errlen)
+{
+	struct encoded enc;
+	int rc;
+
+	if (encode(&enc, table, L, q, queue_num, (uint32_t)time(NULL), false) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = commit(&enc, err, errlen);
+	free(enc.b.buf);
+	free(enc.what);
+	return rc;
+}
+
+int rules_nft_commit(const struct rules_config *cfg, const char *const *ifnames, size_t count,
+	bool install, enum rules_nft_queue q, char *err, size_t errlen)
+{
+	struct layout L;
+	int rc;
+
+	if (!table_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count))) {
+		snprintf(err, errlen, "an interface or table name cannot be used in a rule");
+		return -1;
+	}
+	if (!install)
+		return commit_layout(cfg->name, NULL, q, cfg->queue_num, err, errlen);
+	if (layout_build(&L, cfg, ifnames, count) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = commit_layout(cfg->name, &L, q, cfg->queue_num, err, errlen);
+	layout_free(&L);
+	return rc;
+}
+
+int rules_nft_probe(
+	const struct rules_config *cfg, enum rules_nft_queue q, char *err, size_t errlen)
+{
+	char table[RULES_NAME_MAX + 8];
+	struct layout L;
+	struct rule *r;
+	struct encoded enc;
+	int rc;
+
+	if (!table_name_valid(cfg->name)) {
+		snprintf(err, errlen, "invalid table name \"%s\"", cfg->name);
+		return -1;
+	}
+	snprintf(table, sizeof(table), "%s-probe", cfg->name);
+	/* A regular chain with one queue rule in a table created and deleted again in the same
+	 * batch: nothing stays, whatever the outcome. */
+	memset(&L, 0, sizeof(L));
+	layout_chain(&L, "", "probe", -1);
+	r = layout_rule(&L, 0);
+	rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
+	rule_verdict(r, V_QUEUE, 0);
+	if (L.failed ||
+		encode(&enc, table, &L, q, cfg->queue_num, (uint32_t)time(NULL), true) < 0) {
+		layout_free(&L);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	layout_free(&L);
+	rc = commit(&enc, err, errlen);
+	free(enc.b.buf);
+	free(enc.what);
+	return rc;
+}
+
+/* ---- other tables and reading back ---- */
+
+/* Sends one request and runs cb over the replies until the answer is complete. Returns 0, or
+ * a positive errno from the kernel, or -1 for a local failure (err set). */
+static int request(const void *req, size_t len, mnl_cb_t cb, void *data, char *err, size_t errlen)
+{
+	struct mnl_socket *nl = nl_open(len + 4096, 4u << 20, err, errlen);
+	const struct nlmsghdr *nlh = req;
+	uint8_t *rx;
+	int rc = -1;
+	double deadline;
+
+	if (nl == NULL)
+		return -1;
+	rx = malloc(MNL_SOCKET_BUFFER_SIZE * 4);
+	if (rx == NULL || mnl_socket_sendto(nl, req, len) < 0) {
+		snprintf(err, errlen, "cannot talk to nf_tables: %s", strerror(errno));
+		goto out;
+	}
+	deadline = now_ms() + NFT_TIMEOUT_MS;
+	for (;;) {
+		struct pollfd pfd = {.fd = mnl_socket_get_fd(nl), .events = POLLIN};
+		int left = (int)(deadline - now_ms()), pr;
+		ssize_t n;
+		int cbr;
+
+		if (left <= 0) {
+			snprintf(err, errlen, "no answer from nf_tables within %d ms",
+				NFT_TIMEOUT_MS);
+			break;
+		}
+		pr = poll(&pfd, 1, left);
+		if (pr <= 0)
+			continue; /* EINTR, or the deadline: checked above */
+		n = recv(pfd.fd, rx, MNL_SOCKET_BUFFER_SIZE * 4, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "receiving from nf_tables: %s", strerror(errno));
+			break;
+		}
+		cbr = mnl_cb_run(
+			rx, (size_t)n, nlh->nlmsg_seq, mnl_socket_get_portid(nl), cb, data);
+		if (cbr == MNL_CB_ERROR) {
+			rc = errno > 0 ? errno : EIO;
+			break;
+		}
+		if (cbr == MNL_CB_STOP) {
+			rc = 0;
+			break;
+		}
+	}
+out:
+	free(rx);
+	mnl_socket_close(nl);
+	return rc;
+}
+
+static int ignore_cb(const struct nlmsghdr *nlh, void *data)
+{
+	(void)nlh;
+	(void)data;
+	return MNL_CB_OK;
+}
+
+int rules_nft_table_exists(const char *name, char *err, size_t errlen)
+{
+	struct batch b = {.seq = (uint32_t)time(NULL)};
+	struct nlmsghdr *nlh = nft_msg(&b, NFT_MSG_GETTABLE, NLM_F_ACK);
+	int rc;
+
+	if (nlh == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, name);
+	msg_end(&b, nlh);
+	rc = request(b.buf, b.len, ignore_cb, NULL, err, errlen);
+	free(b.buf);
+	if (rc == ENOENT)
+		return 0;
+	if (rc > 0)
+		snprintf(err, errlen, "cannot read table %s: %s", name, strerror(rc));
+	return rc == 0 ? 1 : -1;
+}
+
+int rules_nft_table_delete(const char *name, char *err, size_t errlen)
+{
+	return commit_layout(name, NULL, RULES_NFT_QUEUE_XT, 0, err, errlen);
+}
+
+struct dump_ctx {
+	struct rules_counters *c;
+};
+
+/* The hook a chain of ours belongs to, by the name's ending (prerouting, queue-prerouting). */
+static int chain_hook(const char *chain)
+{
+	size_t cl = strlen(chain);
+
+	for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++) {
+		size_t hl = strlen(rules_hooks[i].nft_chain);
+
+		if (cl >= hl && strcmp(chain + cl - hl, rules_hooks[i].nft_chain) == 0 &&
+			(cl == hl || chain[cl - hl - 1] == '-'))
+			return (int)i;
+	}
+	return -1;
+}
+
+static void parse_rule(const struct nlmsghdr *nlh, struct rules_counters *c)
+{
+	const struct nlattr *attr, *exprs = NULL;
+	const char *chain = NULL;
+	uint64_t packets = 0, bytes = 0;
+	bool queues = false, counted = false;
+	int hook;
+
+	mnl_attr_for_each(attr, nlh, sizeof(struct nfgenmsg))
+	{
+		if (mnl_attr_get_type(attr) == NFTA_RULE_CHAIN &&
+			mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+			chain = mnl_attr_get_str(attr);
+		else if (mnl_attr_get_type(attr) == NFTA_RULE_EXPRESSIONS)
+			exprs = attr;
+	}
+	if (chain == NULL || exprs == NULL || (hook = chain_hook(chain)) < 0)
+		return;
+	mnl_attr_for_each_nested(attr, exprs)
+	{
+		const struct nlattr *a, *name = NULL, *data = NULL;
+
+		mnl_attr_for_each_nested(a, attr)
+		{
+			if (mnl_attr_get_type(a) == NFTA_EXPR_NAME &&
+				mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+				name = a;
+			else if (mnl_attr_get_type(a) == NFTA_EXPR_DATA)
+				data = a;
+		}
+		if (name == NULL)
+			continue;
+		if (strcmp(mnl_attr_get_str(name), "queue") == 0 ||
+			strcmp(mnl_attr_get_str(name), "target") == 0)
+			queues = true;
+		if (strcmp(mnl_attr_get_str(name), "counter") != 0 || data == NULL)
+			continue;
+		mnl_attr_for_each_nested(a, data)
+		{
+			if (mnl_attr_validate(a, MNL_TYPE_U64) != 0)
+				continue;
+			if (mnl_attr_get_type(a) == NFTA_COUNTER_PACKETS)
+				packets = be64toh(mnl_attr_get_u64(a));
+			else if (mnl_attr_get_type(a) == NFTA_COUNTER_BYTES)
+				bytes = be64toh(mnl_attr_get_u64(a));
+		}
+		counted = true;
+	}
+	if (queues && counted) {
+		c->packets[hook] += packets;
+		c->bytes[hook] += bytes;
+	}
+}
+
+void rules_nft_parse_dump(const uint8_t *buf, size_t len, struct rules_counters *c)
+{
+	int remaining = (int)len;
+
+	memset(c, 0, sizeof(*c));
+	for (const struct nlmsghdr *nlh = (const void *)buf; mnl_nlmsg_ok(nlh, remaining);
+		nlh = mnl_nlmsg_next(nlh, &remaining)) {
+		if (nlh->nlmsg_type == (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE) &&
+			nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(struct nfgenmsg)))
+			parse_rule(nlh, c);
+	}
+}
+
+static int dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct dump_ctx *d = data;
+	struct rules_counters one;
+
+	rules_nft_parse_dump((const uint8_t *)nlh, nlh->nlmsg_len, &one);
+	for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++) {
+		d->c->packets[i] += one.packets[i];
+		d->c->bytes[i] += one.bytes[i];
+	}
+	return MNL_CB_OK;
+}
+
+int rules_nft_read_counters(
+	const struct rules_config *cfg, struct rules_counters *c, char *err, size_t errlen)
+{
+	struct batch b = {.seq = (uint32_t)time(NULL)};
+	struct nlmsghdr *nlh = nft_msg(&b, NFT_MSG_GETRULE, NLM_F_DUMP);
+	struct dump_ctx d = {.c = c};
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (nlh == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, cfg->name);
+	msg_end(&b, nlh);
+	rc = request(b.buf, b.len, dump_cb, &d, err, errlen);
+	free(b.buf);
+	if (rc > 0)
+		snprintf(err, errlen, "cannot read the rules of table %s: %s", cfg->name,
+			strerror(rc));
+	return rc == 0 ? 0 : -1;
+}
