@@ -171,6 +171,55 @@ e2e_check() {
 	fi
 }
 
+# e2e_check_complete RECEIVER...: each receiver delivered every message exactly once and in
+# order.
+e2e_check_complete() {
+	local r
+	for r in "$@"; do
+		e2e_check "$r complete, exactly once, in order" \
+			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
+	done
+}
+
+# e2e_check_all_complete: the same for every receiver of the topology.
+e2e_check_all_complete() {
+	local r
+	for r in $TOPO_RECEIVERS; do e2e_check_complete "$r"; done
+}
+
+# e2e_check_recovered DROPPED RECEIVER...: each receiver delivered exactly the DROPPED messages
+# from repairs.
+e2e_check_recovered() {
+	local dropped=$1 r
+	shift
+	for r in "$@"; do
+		e2e_check "$r recovered exactly the dropped messages" "$(e2e_r "$r" recovered)" \
+			-eq "$dropped"
+	done
+}
+
+# e2e_check_no_repair RECEIVER...: each receiver delivered nothing from repairs.
+e2e_check_no_repair() {
+	local r
+	for r in "$@"; do
+		e2e_check "$r needed no repair" "$(e2e_r "$r" recovered)" -eq 0
+	done
+}
+
+# e2e_check_loss LAN DROPPED MIN MAX: the ODATA loss injected into LAN, DROPPED messages, is within
+# [MIN, MAX] (the scenario states how many standard deviations that is).
+e2e_check_loss() {
+	e2e_check "ODATA loss into $1 >= $3" "$2" -ge "$3"
+	e2e_check "ODATA loss into $1 <= $4" "$2" -le "$4"
+}
+
+# e2e_check_loss_pct LAN DROPPED COUNT MIN MAX: the same with the bounds in percent of the COUNT
+# messages sent.
+e2e_check_loss_pct() {
+	e2e_check "ODATA loss into $1 >= $4 %" "$2" -ge $(($3 * $4 / 100))
+	e2e_check "ODATA loss into $1 <= $5 %" "$2" -le $(($3 * $5 / 100))
+}
+
 # e2e_pct PART WHOLE: PART as a percentage of WHOLE, one decimal.
 e2e_pct() {
 	awk -v p="$1" -v w="$2" 'BEGIN { if (w == 0) print "0.0"; else printf "%.1f", 100 * p / w }'
@@ -354,6 +403,20 @@ e2e_record_receivers() {
 	done
 }
 
+# e2e_record_loss LABEL RECEIVERS LAN DROPPED [COUNT]: rows "LABEL receivers complete" (how many
+# of the RECEIVERS passed) and "LABEL ODATA dropped into LAN" (DROPPED, with its percentage of the
+# COUNT messages sent when COUNT is given). LABEL may be empty.
+e2e_record_loss() {
+	local label=${1:+$1 } total=$2 lan=$3 dropped=$4 count=${5:-}
+	e2e_record "$E2E_CASE_VARIANT" "${label}receivers complete" "$(e2e_receivers_ok)/$total"
+	if [ -n "$count" ]; then
+		e2e_record "$E2E_CASE_VARIANT" "${label}ODATA dropped into $lan" \
+			"$dropped ($(e2e_pct "$dropped" "$count") %)"
+	else
+		e2e_record "$E2E_CASE_VARIANT" "${label}ODATA dropped into $lan" "$dropped"
+	fi
+}
+
 # e2e_record_segments TYPES...: a row per segment of the current case with the wire counts of
 # TYPES, e.g. "odata/rdata/nak/ncf".
 e2e_record_segments() {
@@ -527,7 +590,50 @@ _e2e_node_map() {
 	done <"$LAB_DIR/links" >"$LAB_DIR/nodes.map"
 }
 
+# The designated local repairer of the DLR scenarios --------------------------------------------
+
+# e2e_dlr_start LAN ROUTER ARGS...: a host "dl" on LAN (address .50, default route via ROUTER's
+# address there) running pgm-dlr on eth0 with ARGS (-g GROUP, --role, ...) for 90 s at most, its
+# output in dlr.out; waits until it listens. Its pid goes into E2E_DLR_PID.
+e2e_dlr_start() {
+	local lan=$1 router=$2
+	shift 2
+	lab_host dl
+	lab_attach dl eth0 "$lan" 50
+	lab_route dl default "$(lab_addr "$router" "@$lan")"
+	lab_spawn dl "$LAB_DIR/dlr.out" "$LAB_PEERS/pgm-dlr" -i eth0 "$@" -T 90 \
+		--ready "$LAB_DIR/dlr.ready"
+	# shellcheck disable=SC2034 # for the scenario, to stop it
+	E2E_DLR_PID=$LAB_PID
+	lab_wait 10 "the DLR listening" test -e "$LAB_DIR/dlr.ready"
+}
+
+# e2e_dlr_kv KEY: a value from the DLR's exit summary (0 when absent).
+e2e_dlr_kv() {
+	local v
+	v=$(lab_kv "$1" "$(tail -n 1 "$LAB_DIR/dlr.out")")
+	echo "${v:-0}"
+}
+
 # The routers' counters ------------------------------------------------------------------------
+
+# e2e_router_ev ROUTER NAME: the router's event counter NAME (show ip pgm router traffic json),
+# summed over its interfaces and the global counters; 0 when the router does not answer.
+e2e_router_ev() {
+	# shellcheck disable=SC2020 # three characters, each to a newline
+	"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock "$1")" -c "show ip pgm router traffic json" \
+		2>/dev/null | tr ',{}' '\n\n\n' | awk -F: -v k="\"$2\"" '$1 == k { n += $2 } END { print n + 0 }'
+}
+
+# e2e_router_config_plus ROUTER LINE...: the lab's startup config of ROUTER (lab_router_config)
+# with LINEs added before its final "end", for a scenario_router_config.
+e2e_router_config_plus() {
+	local router=$1
+	shift
+	lab_router_config "$router" | sed '$d'
+	printf '%s\n' "$@"
+	echo "end"
+}
 
 # e2e_router_snapshot: in the "with" variant, reads `show ip pgm router traffic json` of every
 # running router for e2e_rt, flattened to lines "IFNAME SECTION NAME VALUE" (a router that is not

@@ -9,8 +9,7 @@ topo_router
 Q=31
 C1="$NS_TMP/consumer1.out"
 C2="$NS_TMP/consumer2.out"
-start_sniffer r1 dn "$NS_TMP/r1.sniff" || exit 1
-start_sniffer r2 dn "$NS_TMP/r2.sniff" || exit 1
+start_receiver_sniffers
 
 start_consumer "$C1" --queue $Q --if up0,d1,d2 || exit 1
 send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type spm --count 2

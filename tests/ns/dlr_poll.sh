@@ -14,10 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/dlr.lib"
 dlr_need
-command -v tshark >/dev/null || { log "tshark missing"; exit 1; }
-topo_dlr_lan
-PCAP="$NS_TMP/dlr.pcap"
-start_dlr_sniffer "$NS_TMP/sniff.out" "$PCAP"
+dlr_lan_captured
 # RAND_NODE_ID 5 (binary 101); seed 3 makes the first reply delay 84% of POLL_BO_IVL
 start_dlr "$NS_TMP/dlr.out" -v -T 120 --node-id 5 --seed 3
 

@@ -12,10 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/dlr.lib"
 dlr_need
-command -v tshark >/dev/null || { log "tshark missing"; exit 1; }
-topo_dlr_lan
-PCAP="$NS_TMP/dlr.pcap"
-start_dlr_sniffer "$NS_TMP/sniff.out" "$PCAP"
+dlr_lan_captured
 start_dlr "$NS_TMP/dlr.out" -v -T 120 --own-nak-hold 1000
 
 inj --src $S --dst $G --type spm --ra --path $P --sqn 1 --trail 1 --lead 10

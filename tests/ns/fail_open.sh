@@ -8,8 +8,7 @@ need_root
 topo_router
 Q=51
 C="$NS_TMP/consumer.out"
-start_sniffer r1 dn "$NS_TMP/r1.sniff" || exit 1
-start_sniffer r2 dn "$NS_TMP/r2.sniff" || exit 1
+start_receiver_sniffers
 start_consumer "$C" --queue $Q --if d1,d2 --hold --max-queue 4 || exit 1
 
 nsx rtr "$HARNESS" consume --queue $Q --timeout 1 >"$NS_TMP/second.out" 2>&1

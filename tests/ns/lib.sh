@@ -195,6 +195,13 @@ start_sniffer() {
 	wait_for 10 test -e "$NS_TMP/sniff-$sn-$sif.ready"
 }
 
+# start_receiver_sniffers: start_sniffer on dn of r1 and of r2 (topo_router), into
+# $NS_TMP/r1.sniff and $NS_TMP/r2.sniff; ends the test when one does not start.
+start_receiver_sniffers() {
+	start_sniffer r1 dn "$NS_TMP/r1.sniff" || exit 1
+	start_sniffer r2 dn "$NS_TMP/r2.sniff" || exit 1
+}
+
 # send NAME ARGS...: dp-harness send in namespace NAME.
 send() {
 	local sn

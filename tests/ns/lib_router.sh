@@ -10,7 +10,7 @@
 # DIR (for looking into a failure).
 
 . "$(dirname "$0")/lib.sh"
-NS_PFX="pn-${NS_TEST}-$$"
+NS_PFX="${NS_PREFIX:-pn}-${NS_TEST}-$$" # NS_PREFIX, as in lib.sh
 router_cleanup() {
 	if [ -n "${NS_KEEP:-}" ]; then
 		mkdir -p "$NS_KEEP/$NS_TEST" && cp -r "$NS_TMP"/. "$NS_KEEP/$NS_TEST/"

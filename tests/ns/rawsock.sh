@@ -8,8 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 topo_router
-start_sniffer r1 dn "$NS_TMP/r1.sniff" || exit 1
-start_sniffer r2 dn "$NS_TMP/r2.sniff" || exit 1
+start_receiver_sniffers
 start_sniffer src s0 "$NS_TMP/src.sniff" || exit 1
 # Packets that reached multicast routing (ip_mr_forward counts every packet it is handed, our own
 # looped-back ones included, before deciding not to forward them). No source sends here.

@@ -9,8 +9,7 @@ need_root
 topo_router
 Q=41
 C="$NS_TMP/consumer.out"
-start_sniffer r1 dn "$NS_TMP/r1.sniff" || exit 1
-start_sniffer r2 dn "$NS_TMP/r2.sniff" || exit 1
+start_receiver_sniffers
 
 start_consumer "$C" --queue $Q --if up0,d1,d2 --rewrite-spm-path egress \
 	--pcap "$NS_TMP/queued.pcap" || exit 1

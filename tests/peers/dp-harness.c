@@ -53,12 +53,25 @@ static void on_signal(int signo)
 	stop_requested = 1;
 }
 
+/* SIGINT and SIGTERM end a command's loop; it still prints its statistics. */
+static void catch_stop_signals(void)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+}
+
 static void die(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "dp-harness: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n");
 	exit(2);
+}
+
+/* A module's error text, as every command reports it. */
+static void warn_err(const char *err)
+{
+	fprintf(stderr, "dp-harness: %s\n", err);
 }
 
 static double now_seconds(void)
@@ -142,12 +155,38 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"loop", no_argument, NULL, 'L'},
 		{NULL, 0, NULL, 0},
 	};
+	/* The options that only set a flag, keep their argument or take a number, by letter. */
+	bool *const flags[128] = {['U'] = &o->no_udp,
+		['R'] = &o->remove,
+		['H'] = &o->hold,
+		['a'] = &o->ra,
+		['u'] = &o->udp,
+		['L'] = &o->loop};
+	const char **const strings[128] = {['r'] = &o->ready,
+		['p'] = &o->pcap,
+		['s'] = &o->src,
+		['x'] = &o->dst,
+		['T'] = &o->type};
+	unsigned *const numbers[128] = {
+		['q'] = &o->queue, ['D'] = &o->defer_every, ['M'] = &o->max_queue};
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->drop_type = -1;
 	o->ttl = -1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c > 0 && c < 128 && flags[c] != NULL) {
+			*flags[c] = true;
+			continue;
+		}
+		if (c > 0 && c < 128 && strings[c] != NULL) {
+			*strings[c] = optarg;
+			continue;
+		}
+		if (c > 0 && c < 128 && numbers[c] != NULL) {
+			*numbers[c] = (unsigned)strtoul(optarg, NULL, 0);
+			continue;
+		}
 		switch (c) {
 		case 'b':
 			if (!rules_backend_parse(optarg, &o->backend))
@@ -162,15 +201,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->nupdate_ifs =
 				strcmp(optarg, "-") == 0 ? 0 : split_list(o->update_ifs, optarg);
 			break;
-		case 'q':
-			o->queue = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'U':
-			o->no_udp = true;
-			break;
-		case 'R':
-			o->remove = true;
-			break;
 		case 't':
 			o->timeout = strtod(optarg, NULL);
 			break;
@@ -182,47 +212,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			if (o->drop_type < 0)
 				die("unknown PGM type %s", optarg);
 			break;
-		case 'D':
-			o->defer_every = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'H':
-			o->hold = true;
-			break;
-		case 'M':
-			o->max_queue = (unsigned)strtoul(optarg, NULL, 0);
-			break;
 		case 'w':
 			o->rewrite_spm = true;
 			o->rewrite_egress = strcmp(optarg, "egress") == 0;
 			if (!o->rewrite_egress && inet_pton(AF_INET, optarg, &o->rewrite_addr) != 1)
 				die("bad address %s", optarg);
 			break;
-		case 'r':
-			o->ready = optarg;
-			break;
-		case 'p':
-			o->pcap = optarg;
-			break;
-		case 's':
-			o->src = optarg;
-			break;
-		case 'x':
-			o->dst = optarg;
-			break;
-		case 'T':
-			o->type = optarg;
-			break;
 		case 'l':
 			o->ttl = atoi(optarg);
-			break;
-		case 'a':
-			o->ra = true;
-			break;
-		case 'u':
-			o->udp = true;
-			break;
-		case 'L':
-			o->loop = true;
 			break;
 		default:
 			exit(2);
@@ -246,6 +243,21 @@ static void rules_cfg_from_opts(const struct opts *o, struct rules_config *cfg)
 	rules_config_default(cfg);
 	cfg->queue_num = (uint16_t)o->queue;
 	cfg->udp = !o->no_udp;
+}
+
+static struct rules *rules_from_opts(const struct opts *o)
+{
+	struct rules_config cfg;
+
+	rules_cfg_from_opts(o, &cfg);
+	return rules_new(&cfg);
+}
+
+/* Whether the command stays in its loop: no stop signal, --timeout and --count not reached. */
+static bool keep_running(const struct opts *o, double start, unsigned long seen)
+{
+	return !stop_requested && (o->timeout <= 0 || now_seconds() - start < o->timeout) &&
+	       (o->count == 0 || seen < o->count);
 }
 
 /* ---- rules ---- */
@@ -272,16 +284,13 @@ static int cmd_rules_script(const struct opts *o)
 
 static int cmd_rules_install(const struct opts *o)
 {
-	struct rules_config cfg;
-	struct rules *r;
+	struct rules *r = rules_from_opts(o);
 	char err[512], detail[400];
 	int rc;
 
-	rules_cfg_from_opts(o, &cfg);
-	r = rules_new(&cfg);
 	rc = rules_install(r, o->backend, (const char *const *)o->ifs, o->nifs, err, sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "dp-harness: %s\n", err);
+		warn_err(err);
 	else
 		printf("backend=%s queue=\"%s\" nft_unavailable=\"%s\"\n",
 			rules_backend_name(rules_backend(r)),
@@ -293,16 +302,13 @@ static int cmd_rules_install(const struct opts *o)
 
 static int cmd_rules_remove(const struct opts *o)
 {
-	struct rules_config cfg;
-	struct rules *r;
+	struct rules *r = rules_from_opts(o);
 	char err[512];
 	int rc;
 
-	rules_cfg_from_opts(o, &cfg);
-	r = rules_new(&cfg);
 	rc = rules_remove(r, err, sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "dp-harness: %s\n", err);
+		warn_err(err);
 	rules_free(r);
 	return rc < 0 ? 1 : 0;
 }
@@ -440,8 +446,7 @@ static int cmd_consume(const struct opts *o)
 	double start;
 	int rc = 0;
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	catch_stop_signals();
 	if (o->pcap != NULL) {
 		struct pcap_writer_config pc;
 
@@ -460,17 +465,14 @@ static int cmd_consume(const struct opts *o)
 	qcfg.max_queue_len = o->max_queue;
 	q = nfqueue_open(&qcfg, on_packet, &c, err, sizeof(err));
 	if (q == NULL) {
-		fprintf(stderr, "dp-harness: %s\n", err);
+		warn_err(err);
 		return 1;
 	}
 	if (o->nifs > 0) {
-		struct rules_config rcfg;
-
-		rules_cfg_from_opts(o, &rcfg);
-		r = rules_new(&rcfg);
+		r = rules_from_opts(o);
 		if (rules_install(r, o->backend, (const char *const *)o->ifs, o->nifs, err,
 			    sizeof(err)) < 0) {
-			fprintf(stderr, "dp-harness: %s\n", err);
+			warn_err(err);
 			nfqueue_close(q);
 			rules_free(r);
 			return 1;
@@ -480,7 +482,7 @@ static int cmd_consume(const struct opts *o)
 			/* The set of assisted interfaces changes at run time. */
 			if (rules_update(r, (const char *const *)o->update_ifs, o->nupdate_ifs, err,
 				    sizeof(err)) < 0) {
-				fprintf(stderr, "dp-harness: %s\n", err);
+				warn_err(err);
 				rc = 1;
 			} else {
 				printf("rules updated interfaces=%zu\n", o->nupdate_ifs);
@@ -490,15 +492,10 @@ static int cmd_consume(const struct opts *o)
 	}
 	touch(o->ready);
 	start = now_seconds();
-	while (!stop_requested) {
+	while (keep_running(o, start, c.seen)) {
 		struct pollfd pfd = {.fd = nfqueue_fd(q), .events = POLLIN};
-		int timeout = 100;
 
-		if (o->timeout > 0 && now_seconds() - start >= o->timeout)
-			break;
-		if (o->count && c.seen >= o->count)
-			break;
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
 			break;
 		if ((pfd.revents & POLLIN) && nfqueue_process(q, 16) < 0) {
 			fprintf(stderr, "dp-harness: receive: %s\n", strerror(errno));
@@ -535,13 +532,13 @@ static int cmd_consume(const struct opts *o)
 				rc_.packets[RULES_IPT_PRE], rc_.packets[RULES_IPT_IN],
 				rc_.packets[RULES_IPT_FWD]);
 		else
-			fprintf(stderr, "dp-harness: %s\n", err);
+			warn_err(err);
 	}
 	fflush(stdout);
 	nfqueue_close(q);
 	if (r != NULL) {
 		if (rules_remove(r, err, sizeof(err)) < 0) {
-			fprintf(stderr, "dp-harness: %s\n", err);
+			warn_err(err);
 			rc = 1;
 		}
 		rules_free(r);
@@ -762,14 +759,12 @@ static int cmd_rtnl(const struct opts *o)
 	char err[256];
 	double start = now_seconds();
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	catch_stop_signals();
 	if (rt == NULL || rtnl_open(rt, err, sizeof(err)) < 0)
 		die("%s", rt ? err : "out of memory");
 	printf("dump-done interfaces=%zu\n", rtnl_if_count(rt));
 	touch(o->ready);
-	while (!stop_requested && (o->timeout <= 0 || now_seconds() - start < o->timeout) &&
-		(o->count == 0 || rtnl_events_seen < o->count)) {
+	while (keep_running(o, start, rtnl_events_seen)) {
 		struct pollfd pfd = {.fd = rtnl_fd(rt), .events = POLLIN};
 
 		if (poll(&pfd, 1, 100) > 0 && rtnl_process(rt) < 0)
@@ -845,12 +840,10 @@ static int cmd_sniff(const struct opts *o, const char *filter)
 		die("pcap filter: %s", pcap_geterr(p));
 	pcap_freecode(&prog);
 	pcap_setnonblock(p, 1, errbuf);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	catch_stop_signals();
 	touch(o->ready);
 	start = now_seconds();
-	while (!stop_requested && (o->timeout <= 0 || now_seconds() - start < o->timeout) &&
-		(o->count == 0 || n < o->count)) {
+	while (keep_running(o, start, n)) {
 		struct pollfd pfd = {.fd = pcap_get_selectable_fd(p), .events = POLLIN};
 		struct pcap_pkthdr *h;
 		const u_char *data;

@@ -1,7 +1,7 @@
 /*
- * Shared by the test peers (pgm-send, pgm-recv, zmq-pub, zmq-sub): the self-checking payload, the
- * delivery tracker that proves "every message exactly once and in order", clocks, signals and the
- * machine-readable summary line.
+ * Shared by the test peers (pgm-send, pgm-recv, zmq-pub, zmq-sub; pgm-dlr for its number parsing):
+ * the self-checking payload, the delivery tracker that proves "every message exactly once and in
+ * order", clocks, signals, option parsing and the machine-readable summary line.
  *
  * Payload layout (big endian), SIZE bytes in total, SIZE >= PEER_HEADER_LEN:
  *   0  magic    "PLAB"
@@ -19,6 +19,7 @@
 #define PEER_COMMON_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -38,6 +39,10 @@
 #define PEER_EXIT_TIMEOUT 2 /* the run-time limit expired first */
 #define PEER_EXIT_USAGE	  64
 #define PEER_EXIT_SETUP	  70 /* socket creation, bind, connect failed */
+/* The last lines of a receiver's usage text. */
+#define PEER_RECEIVER_EXIT_HELP                                                                    \
+	"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"                     \
+	"      64 usage, 70 setup failure.\n"
 
 static volatile sig_atomic_t peer_stop_requested;
 
@@ -97,6 +102,196 @@ static inline bool peer_parse_double(const char *text, double min, double max, d
 		return false;
 	*out = value;
 	return true;
+}
+
+/* PGM over UDP: the encapsulation ports, 0 when PGM runs over IP. */
+struct peer_udp_ports {
+	uint64_t ucast;
+	uint64_t mcast;
+};
+
+/* "PORT" (one port for both) or "UCAST:MCAST", each in [1, 65535]. */
+static inline bool peer_parse_udp_ports(const char *text, struct peer_udp_ports *ports)
+{
+	char buf[32];
+	char *colon;
+
+	if (strlen(text) >= sizeof(buf))
+		return false;
+	strcpy(buf, text);
+	colon = strchr(buf, ':');
+	if (colon != NULL)
+		*colon = '\0';
+	if (!peer_parse_u64(buf, 1, 65535, &ports->ucast))
+		return false;
+	if (colon == NULL) {
+		ports->mcast = ports->ucast;
+		return true;
+	}
+	return peer_parse_u64(colon + 1, 1, 65535, &ports->mcast);
+}
+
+/*
+ * Command-line options from a table: one row per option with its long name, its short letter
+ * (0: long only), how its argument is read and where the value goes. -h and --help come with
+ * every table. A bad value ends parsing with "PEER: invalid value for option -X: VALUE" (-- for
+ * a long-only option); an unknown option, a stray argument or a missing required option prints
+ * the usage on stderr.
+ */
+enum peer_arg {
+	PEER_ARG_STRING,    /* const char *: the argument itself */
+	PEER_ARG_FLAG,	    /* bool: set to true, no argument */
+	PEER_ARG_U64,	    /* uint64_t in [min, max] */
+	PEER_ARG_POW2,	    /* uint64_t in [min, max] and a power of 2 */
+	PEER_ARG_DOUBLE,    /* double in [real_min, real_max] */
+	PEER_ARG_UDP_PORTS, /* struct peer_udp_ports, PORT[:PORT] */
+};
+
+struct peer_option {
+	const char *name;
+	int letter;
+	enum peer_arg arg;
+	void *value;
+	uint64_t min, max;
+	double real_min, real_max;
+	bool required;
+};
+
+/*
+ * Table rows; _Generic makes a target of the wrong type a compile error (and clang-format would
+ * tear its associations apart).
+ */
+/* clang-format off */
+#define PEER_OPT_ROW(long_name, short_letter, kind, target)                                        \
+	.name = (long_name), .letter = (short_letter), .arg = (kind), .value = (target)
+#define PEER_OPT_STRING(long_name, short_letter, target)                                           \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_STRING,                                    \
+		_Generic((target), const char **: (target)))}
+#define PEER_OPT_REQUIRED(long_name, short_letter, target)                                         \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_STRING,                                    \
+		_Generic((target), const char **: (target))), .required = true}
+#define PEER_OPT_FLAG(long_name, short_letter, target)                                             \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_FLAG, _Generic((target), bool *: (target)))}
+#define PEER_OPT_U64(long_name, short_letter, target, lo, hi)                                      \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_U64,                                       \
+		_Generic((target), uint64_t *: (target))), .min = (lo), .max = (hi)}
+#define PEER_OPT_POW2(long_name, short_letter, target, lo, hi)                                     \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_POW2,                                      \
+		_Generic((target), uint64_t *: (target))), .min = (lo), .max = (hi)}
+#define PEER_OPT_DOUBLE(long_name, short_letter, target, lo, hi)                                   \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_DOUBLE,                                    \
+		_Generic((target), double *: (target))), .real_min = (lo), .real_max = (hi)}
+#define PEER_OPT_UDP_PORTS(long_name, short_letter, target)                                        \
+	{PEER_OPT_ROW(long_name, short_letter, PEER_ARG_UDP_PORTS,                                 \
+		_Generic((target), struct peer_udp_ports *: (target)))}
+/* clang-format on */
+
+#define PEER_MAX_OPTIONS 48
+#define PEER_LONG_ONLY	 256 /* getopt value of long-only row i: PEER_LONG_ONLY + i */
+
+/*
+ * Rows of the options every lab peer reads alike. `o` is the peer's options struct: the macros
+ * name its fields (count, run_id, timeout_s; size, rate, start_delay_ms, linger_ms; progress_ms).
+ */
+#define PEER_RUN_OPTIONS(o)                                                                        \
+	PEER_OPT_U64("count", 'c', &(o)->count, 1, 100000000),                                     \
+		PEER_OPT_U64("run-id", 'I', &(o)->run_id, 0, UINT32_MAX),                          \
+		PEER_OPT_U64("timeout", 'T', &(o)->timeout_s, 1, 86400)
+/* A sender lingers after its last message to answer NAKs: up to an hour. */
+#define PEER_SENDER_OPTIONS(o)                                                                     \
+	PEER_OPT_U64("size", 'z', &(o)->size, PEER_HEADER_LEN, PEER_MAX_SIZE),                     \
+		PEER_OPT_DOUBLE("rate", 'r', &(o)->rate, 0.1, 1e6),                                \
+		PEER_OPT_U64("start-delay", 0, &(o)->start_delay_ms, 0, 600000),                   \
+		PEER_OPT_U64("linger", 0, &(o)->linger_ms, 0, 3600000)
+/* A receiver lingers after its last message to catch late duplicates: up to a minute. */
+#define PEER_RECEIVER_OPTIONS(o)                                                                   \
+	PEER_OPT_U64("linger", 0, &(o)->linger_ms, 0, 60000),                                      \
+		PEER_OPT_U64("progress", 0, &(o)->progress_ms, 10, 3600000)
+
+static inline bool peer_option_read(const struct peer_option *opt, const char *arg)
+{
+	uint64_t *number = opt->value;
+
+	switch (opt->arg) {
+	case PEER_ARG_STRING:
+		*(const char **)opt->value = arg;
+		return true;
+	case PEER_ARG_FLAG:
+		*(bool *)opt->value = true;
+		return true;
+	case PEER_ARG_U64:
+		return peer_parse_u64(arg, opt->min, opt->max, number);
+	case PEER_ARG_POW2:
+		return peer_parse_u64(arg, opt->min, opt->max, number) &&
+		       (*number & (*number - 1)) == 0;
+	case PEER_ARG_DOUBLE:
+		return peer_parse_double(arg, opt->real_min, opt->real_max, opt->value);
+	case PEER_ARG_UDP_PORTS:
+		return peer_parse_udp_ports(arg, opt->value);
+	}
+	return false;
+}
+
+/* 0 when every option was read, -1 when not (reported); -h and --help exit 0 after the usage. */
+static inline int peer_parse_options(int argc, char **argv, const char *peer,
+	const struct peer_option *table, size_t count, void (*usage)(FILE *out))
+{
+	struct option longopts[PEER_MAX_OPTIONS + 2];
+	char shortopts[2 * PEER_MAX_OPTIONS + 2];
+	bool given[PEER_MAX_OPTIONS] = {false};
+	size_t letters = 0;
+	int c;
+
+	if (count > PEER_MAX_OPTIONS) {
+		fprintf(stderr, "%s: too many options for the parser\n", peer);
+		return -1;
+	}
+	for (size_t i = 0; i < count; i++) {
+		bool flag = table[i].arg == PEER_ARG_FLAG;
+
+		longopts[i] = (struct option){table[i].name, flag ? no_argument : required_argument,
+			NULL, table[i].letter ? table[i].letter : PEER_LONG_ONLY + (int)i};
+		if (table[i].letter) {
+			shortopts[letters++] = (char)table[i].letter;
+			if (!flag)
+				shortopts[letters++] = ':';
+		}
+	}
+	longopts[count] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[count + 1] = (struct option){NULL, 0, NULL, 0};
+	shortopts[letters++] = 'h';
+	shortopts[letters] = '\0';
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		size_t i;
+
+		if (c == 'h') {
+			usage(stdout);
+			exit(PEER_EXIT_OK);
+		}
+		for (i = 0; i < count && longopts[i].val != c; i++)
+			;
+		if (i == count) {
+			usage(stderr);
+			return -1;
+		}
+		if (!peer_option_read(&table[i], optarg)) {
+			fprintf(stderr, "%s: invalid value for option -%c: %s\n", peer,
+				c < PEER_LONG_ONLY ? c : '-', optarg);
+			return -1;
+		}
+		given[i] = true;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (table[i].required && !given[i]) {
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
 }
 
 static inline void peer_put32(uint8_t *p, uint32_t v)
@@ -295,6 +490,73 @@ static inline void peer_delivery_progress(
 		peer, d->unique, d->expected, d->duplicates, d->out_of_order, d->corrupt,
 		d->recovered, (now_us - start_us) / 1000u);
 	fflush(stdout);
+}
+
+/*
+ * A receiver's schedule: the run-time limit, the progress lines and, once every message is in,
+ * the linger that catches late duplicates.
+ */
+struct peer_receiver_clock {
+	uint64_t start_us;
+	uint64_t deadline_us;
+	uint64_t progress_us;
+	uint64_t next_progress_us; /* UINT64_MAX: no progress lines */
+	uint64_t linger_us;
+};
+
+static inline void peer_receiver_clock_start(
+	struct peer_receiver_clock *k, uint64_t timeout_s, uint64_t progress_ms, uint64_t linger_ms)
+{
+	k->start_us = peer_now_us();
+	k->deadline_us = k->start_us + timeout_s * 1000000u;
+	k->progress_us = progress_ms * 1000u;
+	k->next_progress_us = progress_ms ? k->start_us + k->progress_us : UINT64_MAX;
+	k->linger_us = linger_ms * 1000u;
+}
+
+/*
+ * One turn of a receiver's loop at time now: prints the progress line when it is due. False when
+ * the run is over: the deadline passed (*timed_out set) or the linger after the last message.
+ */
+static inline bool peer_receiver_tick(struct peer_receiver_clock *k, const struct peer_delivery *d,
+	const char *peer, uint64_t now, bool *timed_out)
+{
+	if (now >= k->deadline_us) {
+		*timed_out = true;
+		return false;
+	}
+	if (now >= k->next_progress_us) {
+		peer_delivery_progress(d, peer, k->start_us, now);
+		k->next_progress_us += k->progress_us;
+	}
+	return !(peer_delivery_complete(d) && now >= d->complete_us + k->linger_us);
+}
+
+/* When the loop must look again at the latest: deadline, progress line or end of the linger. */
+static inline uint64_t peer_receiver_wake_us(
+	const struct peer_receiver_clock *k, const struct peer_delivery *d)
+{
+	uint64_t wake = k->deadline_us < k->next_progress_us ? k->deadline_us : k->next_progress_us;
+
+	if (peer_delivery_complete(d) && d->complete_us + k->linger_us < wake)
+		wake = d->complete_us + k->linger_us;
+	return wake;
+}
+
+/*
+ * Prints the summary line and returns the exit status: a timeout counts only when messages are
+ * still missing.
+ */
+static inline int peer_receiver_finish(const struct peer_delivery *d, const char *peer,
+	const struct peer_receiver_clock *k, bool timed_out, bool knows_recovered, uint64_t resets)
+{
+	bool timeout = timed_out && !peer_delivery_complete(d);
+	const char *result = timeout ? "timeout" : peer_delivery_ok(d) ? "ok" : "fail";
+
+	peer_delivery_print(d, peer, result, k->start_us, peer_now_us(), knows_recovered, resets);
+	if (timeout)
+		return PEER_EXIT_TIMEOUT;
+	return peer_delivery_ok(d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;
 }
 
 #endif /* PEER_COMMON_H */

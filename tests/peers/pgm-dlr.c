@@ -64,7 +64,7 @@ struct dlr_options {
 	bool have_addr;
 	uint64_t dport; /* 0: any */
 	bool udp;
-	uint64_t udp_ucast_port, udp_mcast_port;
+	struct peer_udp_ports udp_ports;
 	uint64_t window;
 	uint64_t max_sessions;
 	enum dlr_role role;
@@ -173,26 +173,6 @@ static void usage(FILE *out)
 		"Exit: 0 after the summary, 64 usage, 70 setup failure.\n");
 }
 
-static bool parse_udp_ports(const char *text, uint64_t *ucast, uint64_t *mcast)
-{
-	char buf[32];
-	char *colon;
-
-	if (strlen(text) >= sizeof(buf))
-		return false;
-	strcpy(buf, text);
-	colon = strchr(buf, ':');
-	if (colon != NULL)
-		*colon = '\0';
-	if (!peer_parse_u64(buf, 1, 65535, ucast))
-		return false;
-	if (colon == NULL) {
-		*mcast = *ucast;
-		return true;
-	}
-	return peer_parse_u64(colon + 1, 1, 65535, mcast);
-}
-
 static bool parse_ipv4(const char *text, struct pgm_nla *nla)
 {
 	return pgm_nla_parse(nla, text) && nla->afi == PGM_AFI_IP;
@@ -271,7 +251,7 @@ static int parse_options(int argc, char **argv, struct dlr_options *o)
 			ok = peer_parse_u64(optarg, 1, 65535, &o->dport);
 			break;
 		case 'u':
-			ok = parse_udp_ports(optarg, &o->udp_ucast_port, &o->udp_mcast_port);
+			ok = peer_parse_udp_ports(optarg, &o->udp_ports);
 			o->udp = true;
 			break;
 		case 'w':
@@ -522,7 +502,7 @@ static bool send_tpdu(struct dlr *d, const uint8_t *tpdu, size_t len, const stru
 	p.udp = d->opt.udp;
 	if (p.udp)
 		p.udp_sport = p.udp_dport =
-			(uint16_t)(mcast ? d->opt.udp_mcast_port : d->opt.udp_ucast_port);
+			(uint16_t)(mcast ? d->opt.udp_ports.mcast : d->opt.udp_ports.ucast);
 	dlen = pgm_build_ip(datagram, sizeof(datagram), &p, tpdu, len);
 	if (dlen > d->mtu && d->mtu != 0 && p.router_alert) {
 		p.router_alert = false;
@@ -1073,8 +1053,8 @@ static bool setup(struct dlr *d)
 	if (d->opt.udp) {
 		pgm_udp_ports_default(&d->ports);
 		d->ports.enabled = true;
-		d->ports.ucast_port = (uint16_t)d->opt.udp_ucast_port;
-		d->ports.mcast_port = (uint16_t)d->opt.udp_mcast_port;
+		d->ports.ucast_port = (uint16_t)d->opt.udp_ports.ucast;
+		d->ports.mcast_port = (uint16_t)d->opt.udp_ports.mcast;
 		fd = udp_port_socket(d, d->ports.ucast_port);
 		if (fd < 0) {
 			fprintf(stderr, PEER_NAME ": UDP port %u: %s\n", d->ports.ucast_port,

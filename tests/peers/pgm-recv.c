@@ -10,24 +10,14 @@
  *  - unrecoverable loss surfaces as PGM_IO_STATUS_RESET; it is counted, the session goes on and
  *    the missing sequence numbers show in the summary.
  */
-#include <getopt.h>
-#include <poll.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
-
-#include <pgm/pgm.h>
-
-#include "peer_common.h"
-
 #define PEER_NAME "pgm-recv"
 #define MSGV_LEN  64
 
+#include "peer_common.h"
+#include "peer_pgm.h"
+
 struct recv_options {
-	const char *network;
-	uint64_t dport;
-	uint64_t udp_ucast_port;
-	uint64_t udp_mcast_port;
+	struct peer_pgm_options pgm;
 	uint64_t count;
 	uint64_t run_id;
 	uint64_t rxw_sqns;
@@ -42,10 +32,6 @@ struct recv_options {
 	uint64_t linger_ms;
 	uint64_t progress_ms;
 	uint64_t timeout_s;
-	uint64_t hops;
-	bool router_alert;
-	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
-	bool multicast_loop;
 	const char *repair_log; /* "SEQ DELIVERED_US" per message delivered from a repair */
 };
 
@@ -79,81 +65,30 @@ static void usage(FILE *out)
 		"      --repair-log FILE    write \"SEQ MICROSECONDS\" for every message "
 		"delivered\n"
 		"                           from a repair (RDATA), on the monotonic clock: with\n"
-		"                           pgm-send --send-log it gives each repair's latency\n"
-		"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"
-		"      64 usage, 70 setup failure.\n");
-}
-
-static bool parse_udp_ports(const char *text, uint64_t *ucast, uint64_t *mcast)
-{
-	char buf[32];
-	char *colon;
-
-	if (strlen(text) >= sizeof(buf))
-		return false;
-	strcpy(buf, text);
-	colon = strchr(buf, ':');
-	if (colon != NULL)
-		*colon = '\0';
-	if (!peer_parse_u64(buf, 1, 65535, ucast))
-		return false;
-	if (colon == NULL) {
-		*mcast = *ucast;
-		return true;
-	}
-	return peer_parse_u64(colon + 1, 1, 65535, mcast);
+		"                           pgm-send --send-log it gives each repair's latency\n");
+	fputs(PEER_RECEIVER_EXIT_HELP, out);
 }
 
 static int parse_options(int argc, char **argv, struct recv_options *o)
 {
-	enum {
-		OPT_RXW_SQNS = 256,
-		OPT_NAK_BO_IVL,
-		OPT_NAK_RPT_IVL,
-		OPT_NAK_RDATA_IVL,
-		OPT_NAK_DATA_RETRIES,
-		OPT_NAK_NCF_RETRIES,
-		OPT_PEER_EXPIRY,
-		OPT_SPMR_EXPIRY,
-		OPT_RCVBUF,
-		OPT_LINGER,
-		OPT_PROGRESS,
-		OPT_HOPS,
-		OPT_LOOP,
-		OPT_FEC,
-		OPT_REPAIR_LOG,
+	const struct peer_option table[] = {
+		PEER_PGM_OPTIONS(&o->pgm),
+		PEER_RUN_OPTIONS(o),
+		PEER_RECEIVER_OPTIONS(o),
+		PEER_OPT_U64("rxw-sqns", 0, &o->rxw_sqns, 16, 1000000),
+		PEER_OPT_U64("nak-bo-ivl", 0, &o->nak_bo_ivl_ms, 2, 60000),
+		PEER_OPT_U64("nak-rpt-ivl", 0, &o->nak_rpt_ivl_ms, 2, 60000),
+		PEER_OPT_U64("nak-rdata-ivl", 0, &o->nak_rdata_ivl_ms, 2, 60000),
+		PEER_OPT_U64("nak-data-retries", 0, &o->nak_data_retries, 0, 1000),
+		PEER_OPT_U64("nak-ncf-retries", 0, &o->nak_ncf_retries, 0, 1000),
+		PEER_OPT_U64("peer-expiry", 0, &o->peer_expiry_ms, 100, 3600000),
+		PEER_OPT_U64("spmr-expiry", 0, &o->spmr_expiry_ms, 1, 60000),
+		PEER_OPT_U64("rcvbuf", 0, &o->rcvbuf, 4096, 1u << 30),
+		PEER_OPT_STRING("repair-log", 0, &o->repair_log),
 	};
-	static const struct option longopts[] = {
-		{"network", required_argument, NULL, 'n'},
-		{"port", required_argument, NULL, 's'},
-		{"udp", required_argument, NULL, 'u'},
-		{"count", required_argument, NULL, 'c'},
-		{"run-id", required_argument, NULL, 'I'},
-		{"rxw-sqns", required_argument, NULL, OPT_RXW_SQNS},
-		{"nak-bo-ivl", required_argument, NULL, OPT_NAK_BO_IVL},
-		{"nak-rpt-ivl", required_argument, NULL, OPT_NAK_RPT_IVL},
-		{"nak-rdata-ivl", required_argument, NULL, OPT_NAK_RDATA_IVL},
-		{"nak-data-retries", required_argument, NULL, OPT_NAK_DATA_RETRIES},
-		{"nak-ncf-retries", required_argument, NULL, OPT_NAK_NCF_RETRIES},
-		{"peer-expiry", required_argument, NULL, OPT_PEER_EXPIRY},
-		{"spmr-expiry", required_argument, NULL, OPT_SPMR_EXPIRY},
-		{"rcvbuf", required_argument, NULL, OPT_RCVBUF},
-		{"linger", required_argument, NULL, OPT_LINGER},
-		{"progress", required_argument, NULL, OPT_PROGRESS},
-		{"timeout", required_argument, NULL, 'T'},
-		{"hops", required_argument, NULL, OPT_HOPS},
-		{"router-alert", no_argument, NULL, 'A'},
-		{"loop", no_argument, NULL, OPT_LOOP},
-		{"fec", required_argument, NULL, OPT_FEC},
-		{"repair-log", required_argument, NULL, OPT_REPAIR_LOG},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-	bool ok;
 
 	*o = (struct recv_options){
-		.dport = DEFAULT_DATA_DESTINATION_PORT,
+		.pgm = PEER_PGM_DEFAULTS,
 		.count = 1000,
 		.run_id = 1,
 		.rxw_sqns = 10000,
@@ -167,246 +102,37 @@ static int parse_options(int argc, char **argv, struct recv_options *o)
 		.rcvbuf = 8u << 20,
 		.linger_ms = 200,
 		.timeout_s = 60,
-		.hops = 16,
 	};
-	while ((c = getopt_long(argc, argv, "n:s:u:c:I:T:Ah", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->network = optarg;
-			ok = true;
-			break;
-		case 's':
-			ok = peer_parse_u64(optarg, 1, 65535, &o->dport);
-			break;
-		case 'u':
-			ok = parse_udp_ports(optarg, &o->udp_ucast_port, &o->udp_mcast_port);
-			break;
-		case 'c':
-			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
-			break;
-		case 'I':
-			ok = peer_parse_u64(optarg, 0, UINT32_MAX, &o->run_id);
-			break;
-		case OPT_RXW_SQNS:
-			ok = peer_parse_u64(optarg, 16, 1000000, &o->rxw_sqns);
-			break;
-		case OPT_NAK_BO_IVL:
-			ok = peer_parse_u64(optarg, 2, 60000, &o->nak_bo_ivl_ms);
-			break;
-		case OPT_NAK_RPT_IVL:
-			ok = peer_parse_u64(optarg, 2, 60000, &o->nak_rpt_ivl_ms);
-			break;
-		case OPT_NAK_RDATA_IVL:
-			ok = peer_parse_u64(optarg, 2, 60000, &o->nak_rdata_ivl_ms);
-			break;
-		case OPT_NAK_DATA_RETRIES:
-			ok = peer_parse_u64(optarg, 0, 1000, &o->nak_data_retries);
-			break;
-		case OPT_NAK_NCF_RETRIES:
-			ok = peer_parse_u64(optarg, 0, 1000, &o->nak_ncf_retries);
-			break;
-		case OPT_PEER_EXPIRY:
-			ok = peer_parse_u64(optarg, 100, 3600000, &o->peer_expiry_ms);
-			break;
-		case OPT_SPMR_EXPIRY:
-			ok = peer_parse_u64(optarg, 1, 60000, &o->spmr_expiry_ms);
-			break;
-		case OPT_RCVBUF:
-			ok = peer_parse_u64(optarg, 4096, 1u << 30, &o->rcvbuf);
-			break;
-		case OPT_LINGER:
-			ok = peer_parse_u64(optarg, 0, 60000, &o->linger_ms);
-			break;
-		case OPT_PROGRESS:
-			ok = peer_parse_u64(optarg, 10, 3600000, &o->progress_ms);
-			break;
-		case 'T':
-			ok = peer_parse_u64(optarg, 1, 86400, &o->timeout_s);
-			break;
-		case OPT_HOPS:
-			ok = peer_parse_u64(optarg, 1, 255, &o->hops);
-			break;
-		case 'A':
-			o->router_alert = true;
-			ok = true;
-			break;
-		case OPT_FEC:
-			ok = peer_parse_u64(optarg, 2, 128, &o->fec_group) &&
-			     (o->fec_group & (o->fec_group - 1)) == 0;
-			break;
-		case OPT_LOOP:
-			o->multicast_loop = true;
-			ok = true;
-			break;
-		case OPT_REPAIR_LOG:
-			o->repair_log = optarg;
-			ok = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(PEER_EXIT_OK);
-		default:
-			usage(stderr);
-			return -1;
-		}
-		if (!ok) {
-			fprintf(stderr, PEER_NAME ": invalid value for option -%c: %s\n",
-				c < 256 ? c : '-', optarg);
-			return -1;
-		}
-	}
-	if (optind != argc || o->network == NULL) {
-		usage(stderr);
-		return -1;
-	}
-	return 0;
+	return peer_parse_options(
+		argc, argv, PEER_NAME, table, sizeof(table) / sizeof(table[0]), usage);
 }
 
-static bool set_int(pgm_sock_t *sock, int level, int name, int value, const char *what)
+/* The receiver's own options: receive only, the receive window, the NAK timers and retries. */
+static bool configure_receiver(pgm_sock_t *sock, const void *arg)
 {
-	if (!pgm_setsockopt(sock, level, name, &value, sizeof(value))) {
-		fprintf(stderr, PEER_NAME ": setting %s to %d failed\n", what, value);
-		return false;
-	}
-	return true;
-}
-
-static void report_error(const char *what, pgm_error_t *err)
-{
-	fprintf(stderr, PEER_NAME ": %s: %s\n", what,
-		err != NULL && err->message != NULL ? err->message : "unknown error");
-	if (err != NULL)
-		pgm_error_free(err);
-}
-
-static pgm_sock_t *open_receiver(const struct recv_options *o)
-{
-	struct pgm_addrinfo_t *res = NULL;
-	pgm_error_t *err = NULL;
-	pgm_sock_t *sock = NULL;
-	struct pgm_sockaddr_t addr;
-	struct pgm_interface_req_t if_req;
-	char gsi_seed[256];
+	const struct recv_options *o = arg;
 	bool ok = true;
 
-	if (!pgm_getaddrinfo(o->network, NULL, &res, &err)) {
-		report_error("parsing the network string", err);
-		return NULL;
-	}
-	if (res->ai_send_addrs_len < 1 || res->ai_recv_addrs_len < 1 ||
-		res->ai_send_addrs[0].gsr_group.ss_family != AF_INET) {
-		fprintf(stderr, PEER_NAME ": the network string must name one IPv4 group\n");
-		goto fail;
-	}
-	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
-		    o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
-		report_error("creating the PGM socket", err);
-		goto fail;
-	}
-	if (o->udp_ucast_port) {
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp_ucast_port,
-			"PGM_UDP_ENCAP_UCAST_PORT");
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp_mcast_port,
-			"PGM_UDP_ENCAP_MCAST_PORT");
-	}
-	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
-	if (o->fec_group != 0) {
-		/* Reed-Solomon (255, k): parity RDATA on demand only (RFC 3208 11.3.3); both ends
-		 * must agree on the group size */
-		struct pgm_fecinfo_t fec = {
-			.block_size = 255,
-			.proactive_packets = 0,
-			.group_size = (uint8_t)o->fec_group,
-			.ondemand_parity_enabled = true,
-			.var_pktlen_enabled = false,
-		};
-
-		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_USE_FEC, &fec, sizeof(fec))) {
-			fprintf(stderr, PEER_NAME ": setting PGM_USE_FEC failed\n");
-			ok = false;
-		}
-	}
-	ok &= set_int(sock, IPPROTO_PGM, PGM_RECV_ONLY, 1, "PGM_RECV_ONLY");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_PASSIVE, 0, "PGM_PASSIVE");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_RXW_SQNS, (int)o->rxw_sqns, "PGM_RXW_SQNS");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_PEER_EXPIRY, (int)pgm_msecs(o->peer_expiry_ms),
-		"PGM_PEER_EXPIRY");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_SPMR_EXPIRY, (int)pgm_msecs(o->spmr_expiry_ms),
-		"PGM_SPMR_EXPIRY");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_NAK_BO_IVL, (int)pgm_msecs(o->nak_bo_ivl_ms),
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_RECV_ONLY, 1, "PGM_RECV_ONLY");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_PASSIVE, 0, "PGM_PASSIVE");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_RXW_SQNS, (int)o->rxw_sqns, "PGM_RXW_SQNS");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_PEER_EXPIRY,
+		(int)pgm_msecs(o->peer_expiry_ms), "PGM_PEER_EXPIRY");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_SPMR_EXPIRY,
+		(int)pgm_msecs(o->spmr_expiry_ms), "PGM_SPMR_EXPIRY");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_NAK_BO_IVL, (int)pgm_msecs(o->nak_bo_ivl_ms),
 		"PGM_NAK_BO_IVL");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_NAK_RPT_IVL, (int)pgm_msecs(o->nak_rpt_ivl_ms),
-		"PGM_NAK_RPT_IVL");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_NAK_RDATA_IVL, (int)pgm_msecs(o->nak_rdata_ivl_ms),
-		"PGM_NAK_RDATA_IVL");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_NAK_DATA_RETRIES, (int)o->nak_data_retries,
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_NAK_RPT_IVL,
+		(int)pgm_msecs(o->nak_rpt_ivl_ms), "PGM_NAK_RPT_IVL");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_NAK_RDATA_IVL,
+		(int)pgm_msecs(o->nak_rdata_ivl_ms), "PGM_NAK_RDATA_IVL");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_NAK_DATA_RETRIES, (int)o->nak_data_retries,
 		"PGM_NAK_DATA_RETRIES");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_NAK_NCF_RETRIES, (int)o->nak_ncf_retries,
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_NAK_NCF_RETRIES, (int)o->nak_ncf_retries,
 		"PGM_NAK_NCF_RETRIES");
-	ok &= set_int(sock, SOL_SOCKET, SO_RCVBUF, (int)o->rcvbuf, "SO_RCVBUF");
-	if (!ok)
-		goto fail;
-
-	memset(&addr, 0, sizeof(addr));
-	addr.sa_port = (uint16_t)o->dport;
-	addr.sa_addr.sport = DEFAULT_DATA_SOURCE_PORT;
-	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->network, (long)getpid(),
-		peer_now_us());
-	pgm_gsi_create_from_data(&addr.sa_addr.gsi, (const uint8_t *)gsi_seed, strlen(gsi_seed));
-
-	memset(&if_req, 0, sizeof(if_req));
-	if_req.ir_interface = res->ai_recv_addrs[0].gsr_interface;
-	memcpy(&if_req.ir_address, &res->ai_send_addrs[0].gsr_addr, sizeof(if_req.ir_address));
-	if (!pgm_bind3(sock, &addr, sizeof(addr), &if_req, sizeof(if_req), &if_req, sizeof(if_req),
-		    &err)) {
-		report_error("binding the PGM socket", err);
-		goto fail;
-	}
-	for (uint32_t i = 0; i < res->ai_recv_addrs_len; i++) {
-		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_JOIN_GROUP, &res->ai_recv_addrs[i],
-			    sizeof(struct group_req))) {
-			fprintf(stderr, PEER_NAME ": joining the group failed\n");
-			goto fail;
-		}
-	}
-	if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_GROUP, &res->ai_send_addrs[0],
-		    sizeof(struct group_req))) {
-		fprintf(stderr, PEER_NAME ": setting the send group failed\n");
-		goto fail;
-	}
-	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop, "PGM_MULTICAST_LOOP");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->hops, "PGM_MULTICAST_HOPS");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_NOBLOCK, 1, "PGM_NOBLOCK");
-	if (!ok)
-		goto fail;
-	if (!pgm_connect(sock, &err)) {
-		report_error("connecting the PGM socket", err);
-		goto fail;
-	}
-	pgm_freeaddrinfo(res);
-	return sock;
-fail:
-	if (sock != NULL)
-		pgm_close(sock, false);
-	pgm_freeaddrinfo(res);
-	return NULL;
-}
-
-static uint64_t library_wait_us(pgm_sock_t *sock, int status)
-{
-	struct timeval tv;
-	socklen_t len = sizeof(tv);
-
-	if (status == PGM_IO_STATUS_TIMER_PENDING &&
-		pgm_getsockopt(sock, IPPROTO_PGM, PGM_TIME_REMAIN, &tv, &len))
-		return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-	if (status == PGM_IO_STATUS_RATE_LIMITED &&
-		pgm_getsockopt(sock, IPPROTO_PGM, PGM_RATE_REMAIN, &tv, &len))
-		return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-	return UINT64_MAX;
+	ok &= peer_pgm_set_int(sock, SOL_SOCKET, SO_RCVBUF, (int)o->rcvbuf, "SO_RCVBUF");
+	return ok;
 }
 
 /*
@@ -458,9 +184,9 @@ int main(int argc, char **argv)
 	pgm_error_t *err = NULL;
 	pgm_sock_t *sock;
 	uint8_t *apdu;
-	uint64_t start_us, deadline_us, next_progress_us, resets = 0;
+	struct peer_receiver_clock clock;
+	uint64_t resets = 0;
 	bool timed_out = false;
-	const char *result;
 	int rc;
 
 	if (parse_options(argc, argv, &o) != 0)
@@ -475,38 +201,25 @@ int main(int argc, char **argv)
 		return PEER_EXIT_SETUP;
 	}
 	if (!pgm_init(&err)) {
-		report_error("starting OpenPGM", err);
+		peer_pgm_report("starting OpenPGM", err);
 		return PEER_EXIT_SETUP;
 	}
-	sock = open_receiver(&o);
+	sock = peer_pgm_open(&o.pgm, DEFAULT_DATA_SOURCE_PORT, configure_receiver, &o);
 	if (sock == NULL) {
 		pgm_shutdown();
 		return PEER_EXIT_SETUP;
 	}
-	start_us = peer_now_us();
-	deadline_us = start_us + o.timeout_s * 1000000u;
-	next_progress_us = o.progress_ms ? start_us + o.progress_ms * 1000u : UINT64_MAX;
+	peer_receiver_clock_start(&clock, o.timeout_s, o.progress_ms, o.linger_ms);
 	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
 	       " count=%" PRIu64 "\n",
-		o.network, o.dport, o.udp_ucast_port, o.udp_mcast_port, o.count);
+		o.pgm.network, o.pgm.dport, o.pgm.udp.ucast, o.pgm.udp.mcast, o.count);
 
 	while (!peer_stop_requested) {
 		uint64_t now = peer_now_us(), wake, lib_wait;
-		struct pollfd fds[8];
-		int nfds = (int)(sizeof(fds) / sizeof(fds[0]));
-		struct timespec ts;
 		size_t bytes = 0;
 		int status;
 
-		if (now >= deadline_us) {
-			timed_out = true;
-			break;
-		}
-		if (now >= next_progress_us) {
-			peer_delivery_progress(&d, PEER_NAME, start_us, now);
-			next_progress_us += o.progress_ms * 1000u;
-		}
-		if (peer_delivery_complete(&d) && now >= d.complete_us + o.linger_ms * 1000u)
+		if (!peer_receiver_tick(&clock, &d, PEER_NAME, now, &timed_out))
 			break;
 
 		status = pgm_recvmsgv(sock, msgv, MSGV_LEN, 0, &bytes, &err);
@@ -535,36 +248,17 @@ int main(int argc, char **argv)
 		}
 
 		now = peer_now_us();
-		lib_wait = library_wait_us(sock, status);
-		wake = deadline_us;
+		lib_wait = peer_pgm_wait_us(sock, status);
+		wake = peer_receiver_wake_us(&clock, &d);
 		if (lib_wait != UINT64_MAX && now + lib_wait < wake)
 			wake = now + lib_wait;
-		if (next_progress_us < wake)
-			wake = next_progress_us;
-		if (peer_delivery_complete(&d) && d.complete_us + o.linger_ms * 1000u < wake)
-			wake = d.complete_us + o.linger_ms * 1000u;
-		wake = wake > now ? wake - now : 0;
-		memset(fds, 0, sizeof(fds));
-		if (pgm_poll_info(sock, fds, &nfds, POLLIN) < 0) {
-			fprintf(stderr, PEER_NAME ": pgm_poll_info failed\n");
+		if (!peer_pgm_poll(sock, POLLIN, wake > now ? wake - now : 0, NULL))
 			break;
-		}
-		ts.tv_sec = (time_t)(wake / 1000000u);
-		ts.tv_nsec = (long)(wake % 1000000u) * 1000;
-		ppoll(fds, (nfds_t)nfds, &ts, NULL);
 	}
 out:
-	if (timed_out && !peer_delivery_complete(&d))
-		result = "timeout";
-	else
-		result = peer_delivery_ok(&d) ? "ok" : "fail";
-	peer_delivery_print(&d, PEER_NAME, result, start_us, peer_now_us(), true, resets);
+	rc = peer_receiver_finish(&d, PEER_NAME, &clock, timed_out, true, resets);
 	pgm_close(sock, true);
 	pgm_shutdown();
-	if (timed_out && !peer_delivery_complete(&d))
-		rc = PEER_EXIT_TIMEOUT;
-	else
-		rc = peer_delivery_ok(&d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;
 	peer_delivery_free(&d);
 	free(apdu);
 	if (repair_log != NULL)

@@ -10,24 +10,14 @@
  *  - the library's rate limiter bursts a second's worth of traffic at low rates, so this program
  *    paces the messages itself and gives the library limit headroom for repairs.
  */
-#include <getopt.h>
-#include <poll.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
-
-#include <pgm/pgm.h>
-
-#include "peer_common.h"
-
 #define PEER_NAME "pgm-send"
 
+#include "peer_common.h"
+#include "peer_pgm.h"
+
 struct send_options {
-	const char *network;
-	uint64_t dport;
+	struct peer_pgm_options pgm;
 	uint64_t sport;
-	uint64_t udp_ucast_port;
-	uint64_t udp_mcast_port;
 	uint64_t count;
 	uint64_t size;
 	uint64_t large_every; /* every Nth message is large_size bytes (fragmented), 0: never */
@@ -41,11 +31,7 @@ struct send_options {
 	uint64_t start_delay_ms;
 	uint64_t linger_ms;
 	uint64_t timeout_s;
-	uint64_t hops;
 	uint64_t sndbuf;
-	bool router_alert;
-	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
-	bool multicast_loop;
 	const char *send_log; /* "SEQ SENT_US" per original message */
 };
 
@@ -87,75 +73,25 @@ static void usage(FILE *out)
 		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
 }
 
-static bool parse_udp_ports(const char *text, uint64_t *ucast, uint64_t *mcast)
-{
-	char buf[32];
-	char *colon;
-
-	if (strlen(text) >= sizeof(buf))
-		return false;
-	strcpy(buf, text);
-	colon = strchr(buf, ':');
-	if (colon != NULL)
-		*colon = '\0';
-	if (!peer_parse_u64(buf, 1, 65535, ucast))
-		return false;
-	if (colon == NULL) {
-		*mcast = *ucast;
-		return true;
-	}
-	return peer_parse_u64(colon + 1, 1, 65535, mcast);
-}
-
 static int parse_options(int argc, char **argv, struct send_options *o)
 {
-	enum {
-		OPT_SPORT = 256,
-		OPT_TXW_SQNS,
-		OPT_MAX_RTE,
-		OPT_SPM_AMBIENT,
-		OPT_START_DELAY,
-		OPT_LINGER,
-		OPT_HOPS,
-		OPT_SNDBUF,
-		OPT_LOOP,
-		OPT_FEC,
-		OPT_SEND_LOG,
-		OPT_LARGE_EVERY,
-		OPT_LARGE_SIZE,
+	const struct peer_option table[] = {
+		PEER_PGM_OPTIONS(&o->pgm),
+		PEER_RUN_OPTIONS(o),
+		PEER_SENDER_OPTIONS(o),
+		PEER_OPT_U64("sport", 0, &o->sport, 1, 65535),
+		PEER_OPT_U64("large-every", 0, &o->large_every, 1, 100000000),
+		PEER_OPT_U64("large-size", 0, &o->large_size, PEER_HEADER_LEN, PEER_MAX_SIZE),
+		PEER_OPT_U64("burst", 'b', &o->burst, 1, 10000),
+		PEER_OPT_U64("txw-sqns", 0, &o->txw_sqns, 16, 1000000),
+		PEER_OPT_U64("max-rte", 0, &o->max_rte, 1000, 1000000000),
+		PEER_OPT_U64("spm-ambient", 0, &o->spm_ambient_ms, 10, 600000),
+		PEER_OPT_U64("sndbuf", 0, &o->sndbuf, 4096, 1u << 30),
+		PEER_OPT_STRING("send-log", 0, &o->send_log),
 	};
-	static const struct option longopts[] = {
-		{"network", required_argument, NULL, 'n'},
-		{"port", required_argument, NULL, 's'},
-		{"sport", required_argument, NULL, OPT_SPORT},
-		{"udp", required_argument, NULL, 'u'},
-		{"count", required_argument, NULL, 'c'},
-		{"size", required_argument, NULL, 'z'},
-		{"large-every", required_argument, NULL, OPT_LARGE_EVERY},
-		{"large-size", required_argument, NULL, OPT_LARGE_SIZE},
-		{"rate", required_argument, NULL, 'r'},
-		{"burst", required_argument, NULL, 'b'},
-		{"run-id", required_argument, NULL, 'I'},
-		{"txw-sqns", required_argument, NULL, OPT_TXW_SQNS},
-		{"max-rte", required_argument, NULL, OPT_MAX_RTE},
-		{"spm-ambient", required_argument, NULL, OPT_SPM_AMBIENT},
-		{"start-delay", required_argument, NULL, OPT_START_DELAY},
-		{"linger", required_argument, NULL, OPT_LINGER},
-		{"timeout", required_argument, NULL, 'T'},
-		{"hops", required_argument, NULL, OPT_HOPS},
-		{"sndbuf", required_argument, NULL, OPT_SNDBUF},
-		{"router-alert", no_argument, NULL, 'A'},
-		{"loop", no_argument, NULL, OPT_LOOP},
-		{"fec", required_argument, NULL, OPT_FEC},
-		{"send-log", required_argument, NULL, OPT_SEND_LOG},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-	bool ok;
 
 	*o = (struct send_options){
-		.dport = DEFAULT_DATA_DESTINATION_PORT,
+		.pgm = PEER_PGM_DEFAULTS,
 		.count = 1000,
 		.size = 200,
 		.large_size = 4000,
@@ -167,101 +103,10 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		.start_delay_ms = 500,
 		.linger_ms = 3000,
 		.timeout_s = 60,
-		.hops = 16,
 	};
-	while ((c = getopt_long(argc, argv, "n:s:u:c:z:r:b:I:T:Ah", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->network = optarg;
-			ok = true;
-			break;
-		case 's':
-			ok = peer_parse_u64(optarg, 1, 65535, &o->dport);
-			break;
-		case OPT_SPORT:
-			ok = peer_parse_u64(optarg, 1, 65535, &o->sport);
-			break;
-		case 'u':
-			ok = parse_udp_ports(optarg, &o->udp_ucast_port, &o->udp_mcast_port);
-			break;
-		case 'c':
-			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
-			break;
-		case 'z':
-			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->size);
-			break;
-		case OPT_LARGE_EVERY:
-			ok = peer_parse_u64(optarg, 1, 100000000, &o->large_every);
-			break;
-		case OPT_LARGE_SIZE:
-			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->large_size);
-			break;
-		case 'r':
-			ok = peer_parse_double(optarg, 0.1, 1e6, &o->rate);
-			break;
-		case 'b':
-			ok = peer_parse_u64(optarg, 1, 10000, &o->burst);
-			break;
-		case 'I':
-			ok = peer_parse_u64(optarg, 0, UINT32_MAX, &o->run_id);
-			break;
-		case OPT_TXW_SQNS:
-			ok = peer_parse_u64(optarg, 16, 1000000, &o->txw_sqns);
-			break;
-		case OPT_MAX_RTE:
-			ok = peer_parse_u64(optarg, 1000, 1000000000, &o->max_rte);
-			break;
-		case OPT_SPM_AMBIENT:
-			ok = peer_parse_u64(optarg, 10, 600000, &o->spm_ambient_ms);
-			break;
-		case OPT_START_DELAY:
-			ok = peer_parse_u64(optarg, 0, 600000, &o->start_delay_ms);
-			break;
-		case OPT_LINGER:
-			ok = peer_parse_u64(optarg, 0, 3600000, &o->linger_ms);
-			break;
-		case 'T':
-			ok = peer_parse_u64(optarg, 1, 86400, &o->timeout_s);
-			break;
-		case OPT_HOPS:
-			ok = peer_parse_u64(optarg, 1, 255, &o->hops);
-			break;
-		case OPT_SNDBUF:
-			ok = peer_parse_u64(optarg, 4096, 1u << 30, &o->sndbuf);
-			break;
-		case 'A':
-			o->router_alert = true;
-			ok = true;
-			break;
-		case OPT_FEC:
-			ok = peer_parse_u64(optarg, 2, 128, &o->fec_group) &&
-			     (o->fec_group & (o->fec_group - 1)) == 0;
-			break;
-		case OPT_LOOP:
-			o->multicast_loop = true;
-			ok = true;
-			break;
-		case OPT_SEND_LOG:
-			o->send_log = optarg;
-			ok = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(PEER_EXIT_OK);
-		default:
-			usage(stderr);
-			return -1;
-		}
-		if (!ok) {
-			fprintf(stderr, PEER_NAME ": invalid value for option -%c: %s\n",
-				c < 256 ? c : '-', optarg);
-			return -1;
-		}
-	}
-	if (optind != argc || o->network == NULL) {
-		usage(stderr);
+	if (peer_parse_options(
+		    argc, argv, PEER_NAME, table, sizeof(table) / sizeof(table[0]), usage) != 0)
 		return -1;
-	}
 	if (o->max_rte == 0) {
 		/*
 		 * Room for the paced ODATA, the repairs and the SPMs, never below 2 MB/s. Above
@@ -282,158 +127,29 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 	return 0;
 }
 
-static bool set_int(pgm_sock_t *sock, int level, int name, int value, const char *what)
+/* The source's own options: send only, the transmit window, its rate limit and SPM timers. */
+static bool configure_source(pgm_sock_t *sock, const void *arg)
 {
-	if (!pgm_setsockopt(sock, level, name, &value, sizeof(value))) {
-		fprintf(stderr, PEER_NAME ": setting %s to %d failed\n", what, value);
-		return false;
-	}
-	return true;
-}
-
-static void report_error(const char *what, pgm_error_t *err)
-{
-	fprintf(stderr, PEER_NAME ": %s: %s\n", what,
-		err != NULL && err->message != NULL ? err->message : "unknown error");
-	if (err != NULL)
-		pgm_error_free(err);
-}
-
-/* Creates, configures, binds and connects the socket; NULL on failure (reported). */
-static pgm_sock_t *open_source(const struct send_options *o)
-{
-	struct pgm_addrinfo_t *res = NULL;
-	pgm_error_t *err = NULL;
-	pgm_sock_t *sock = NULL;
-	struct pgm_sockaddr_t addr;
-	struct pgm_interface_req_t if_req;
+	const struct send_options *o = arg;
 	const int heartbeat_spm[] = {pgm_msecs(100), pgm_msecs(100), pgm_msecs(100), pgm_msecs(100),
 		pgm_msecs(1300), pgm_secs(7), pgm_secs(16), pgm_secs(25), pgm_secs(30)};
-	char gsi_seed[256];
 	bool ok = true;
 
-	if (!pgm_getaddrinfo(o->network, NULL, &res, &err)) {
-		report_error("parsing the network string", err);
-		return NULL;
-	}
-	if (res->ai_send_addrs_len < 1 || res->ai_recv_addrs_len < 1 ||
-		res->ai_send_addrs[0].gsr_group.ss_family != AF_INET) {
-		fprintf(stderr, PEER_NAME ": the network string must name one IPv4 group\n");
-		goto fail;
-	}
-	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET,
-		    o->udp_ucast_port ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
-		report_error("creating the PGM socket", err);
-		goto fail;
-	}
-	if (o->udp_ucast_port) {
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, (int)o->udp_ucast_port,
-			"PGM_UDP_ENCAP_UCAST_PORT");
-		ok &= set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, (int)o->udp_mcast_port,
-			"PGM_UDP_ENCAP_MCAST_PORT");
-	}
-	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
-	if (o->fec_group != 0) {
-		/* Reed-Solomon (255, k): parity RDATA on demand only (RFC 3208 11.3.3); both ends
-		 * must agree on the group size */
-		struct pgm_fecinfo_t fec = {
-			.block_size = 255,
-			.proactive_packets = 0,
-			.group_size = (uint8_t)o->fec_group,
-			.ondemand_parity_enabled = true,
-			.var_pktlen_enabled = false,
-		};
-
-		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_USE_FEC, &fec, sizeof(fec))) {
-			fprintf(stderr, PEER_NAME ": setting PGM_USE_FEC failed\n");
-			ok = false;
-		}
-	}
-	ok &= set_int(sock, IPPROTO_PGM, PGM_SEND_ONLY, 1, "PGM_SEND_ONLY");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_SQNS, (int)o->txw_sqns, "PGM_TXW_SQNS");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, (int)o->max_rte, "PGM_TXW_MAX_RTE");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_AMBIENT_SPM, (int)pgm_msecs(o->spm_ambient_ms),
-		"PGM_AMBIENT_SPM");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_SEND_ONLY, 1, "PGM_SEND_ONLY");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_TXW_SQNS, (int)o->txw_sqns, "PGM_TXW_SQNS");
+	ok &= peer_pgm_set_int(
+		sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, (int)o->max_rte, "PGM_TXW_MAX_RTE");
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_AMBIENT_SPM,
+		(int)pgm_msecs(o->spm_ambient_ms), "PGM_AMBIENT_SPM");
 	if (!pgm_setsockopt(
 		    sock, IPPROTO_PGM, PGM_HEARTBEAT_SPM, heartbeat_spm, sizeof(heartbeat_spm))) {
 		fprintf(stderr, PEER_NAME ": setting PGM_HEARTBEAT_SPM failed\n");
 		ok = false;
 	}
 	if (o->sndbuf)
-		ok &= set_int(sock, SOL_SOCKET, SO_SNDBUF, (int)o->sndbuf, "SO_SNDBUF");
-	if (!ok)
-		goto fail;
-
-	/*
-	 * The GSI must differ between hosts. Namespaces share the host name, so the usual
-	 * pgm_gsi_create_from_hostname would give every lab host the same GSI.
-	 */
-	memset(&addr, 0, sizeof(addr));
-	addr.sa_port = (uint16_t)o->dport;
-	addr.sa_addr.sport = (uint16_t)o->sport;
-	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->network, (long)getpid(),
-		peer_now_us());
-	pgm_gsi_create_from_data(&addr.sa_addr.gsi, (const uint8_t *)gsi_seed, strlen(gsi_seed));
-
-	memset(&if_req, 0, sizeof(if_req));
-	if_req.ir_interface = res->ai_recv_addrs[0].gsr_interface;
-	memcpy(&if_req.ir_address, &res->ai_send_addrs[0].gsr_addr, sizeof(if_req.ir_address));
-	if (!pgm_bind3(sock, &addr, sizeof(addr), &if_req, sizeof(if_req), &if_req, sizeof(if_req),
-		    &err)) {
-		report_error("binding the PGM socket", err);
-		goto fail;
-	}
-	for (uint32_t i = 0; i < res->ai_recv_addrs_len; i++) {
-		if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_JOIN_GROUP, &res->ai_recv_addrs[i],
-			    sizeof(struct group_req))) {
-			fprintf(stderr, PEER_NAME ": joining the group failed\n");
-			goto fail;
-		}
-	}
-	if (!pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_GROUP, &res->ai_send_addrs[0],
-		    sizeof(struct group_req))) {
-		fprintf(stderr, PEER_NAME ": setting the send group failed\n");
-		goto fail;
-	}
-	ok &= set_int(
-		sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, o->multicast_loop, "PGM_MULTICAST_LOOP");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, (int)o->hops, "PGM_MULTICAST_HOPS");
-	ok &= set_int(sock, IPPROTO_PGM, PGM_NOBLOCK, 1, "PGM_NOBLOCK");
-	if (!ok)
-		goto fail;
-	if (!pgm_connect(sock, &err)) {
-		report_error("connecting the PGM socket", err);
-		goto fail;
-	}
-	pgm_freeaddrinfo(res);
-	return sock;
-fail:
-	if (sock != NULL)
-		pgm_close(sock, false);
-	pgm_freeaddrinfo(res);
-	return NULL;
-}
-
-static uint64_t timeval_us(const struct timeval *tv)
-{
-	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
-}
-
-/* How long the library wants to be left alone after a non-normal status, in microseconds. */
-static uint64_t library_wait_us(pgm_sock_t *sock, int status)
-{
-	struct timeval tv;
-	socklen_t len = sizeof(tv);
-
-	if (status == PGM_IO_STATUS_TIMER_PENDING &&
-		pgm_getsockopt(sock, IPPROTO_PGM, PGM_TIME_REMAIN, &tv, &len))
-		return timeval_us(&tv);
-	if (status == PGM_IO_STATUS_RATE_LIMITED &&
-		pgm_getsockopt(sock, IPPROTO_PGM, PGM_RATE_REMAIN, &tv, &len))
-		return timeval_us(&tv);
-	return UINT64_MAX;
+		ok &= peer_pgm_set_int(sock, SOL_SOCKET, SO_SNDBUF, (int)o->sndbuf, "SO_SNDBUF");
+	return ok;
 }
 
 /*
@@ -539,10 +255,10 @@ int main(int argc, char **argv)
 		return PEER_EXIT_SETUP;
 	}
 	if (!pgm_init(&err)) {
-		report_error("starting OpenPGM", err);
+		peer_pgm_report("starting OpenPGM", err);
 		return PEER_EXIT_SETUP;
 	}
-	sock = open_source(&o);
+	sock = peer_pgm_open(&o.pgm, (uint16_t)o.sport, configure_source, &o);
 	if (sock == NULL) {
 		pgm_shutdown();
 		return PEER_EXIT_SETUP;
@@ -561,14 +277,12 @@ int main(int argc, char **argv)
 	next_send_us = start_us + o.start_delay_ms * 1000u;
 	printf("event=ready peer=" PEER_NAME " network=%s port=%" PRIu64 " udp=%" PRIu64 ":%" PRIu64
 	       " count=%" PRIu64 " size=%" PRIu64 " rate=%.1f max_rte=%" PRIu64 "\n",
-		o.network, o.dport, o.udp_ucast_port, o.udp_mcast_port, o.count, o.size, o.rate,
-		o.max_rte);
+		o.pgm.network, o.pgm.dport, o.pgm.udp.ucast, o.pgm.udp.mcast, o.count, o.size,
+		o.rate, o.max_rte);
 
 	while (!peer_stop_requested) {
 		uint64_t now = peer_now_us(), wake, lib_wait;
-		struct pollfd fds[8];
-		int nfds = (int)(sizeof(fds) / sizeof(fds[0]));
-		struct timespec ts;
+		bool writable;
 		size_t got;
 		int status;
 
@@ -595,7 +309,7 @@ int main(int argc, char **argv)
 				}
 				if (status == PGM_IO_STATUS_RATE_LIMITED) {
 					st.rate_limited++;
-					lib_wait = library_wait_us(sock, status);
+					lib_wait = peer_pgm_wait_us(sock, status);
 					send_block_until =
 						now + (lib_wait == UINT64_MAX ? 1000 : lib_wait);
 				} else if (status == PGM_IO_STATUS_WOULD_BLOCK) {
@@ -635,7 +349,7 @@ int main(int argc, char **argv)
 
 		/* Sleep until the library, the pacer, the linger or the deadline needs us. */
 		now = peer_now_us();
-		lib_wait = library_wait_us(sock, status);
+		lib_wait = peer_pgm_wait_us(sock, status);
 		wake = deadline_us;
 		if (lib_wait != UINT64_MAX && now + lib_wait < wake)
 			wake = now + lib_wait;
@@ -647,19 +361,11 @@ int main(int argc, char **argv)
 		} else if (last_sent_us + o.linger_ms * 1000u < wake) {
 			wake = last_sent_us + o.linger_ms * 1000u;
 		}
-		wake = wake > now ? wake - now : 0;
-		memset(fds, 0, sizeof(fds));
-		if (pgm_poll_info(sock, fds, &nfds, want_pollout ? POLLIN | POLLOUT : POLLIN) < 0) {
-			fprintf(stderr, PEER_NAME ": pgm_poll_info failed\n");
+		if (!peer_pgm_poll(sock, want_pollout ? POLLIN | POLLOUT : POLLIN,
+			    wake > now ? wake - now : 0, &writable))
 			break;
-		}
-		ts.tv_sec = (time_t)(wake / 1000000u);
-		ts.tv_nsec = (long)(wake % 1000000u) * 1000;
-		if (ppoll(fds, (nfds_t)nfds, &ts, NULL) > 0 && want_pollout) {
-			for (int i = 0; i < nfds; i++)
-				if (fds[i].revents & POLLOUT)
-					want_pollout = false;
-		}
+		if (writable)
+			want_pollout = false;
 	}
 
 	if (timed_out)

@@ -7,24 +7,19 @@
  * cross a router; ZMQ_RATE (kbit/s) defaults to 100 and is the OpenPGM rate limit, so it is set
  * with headroom above the paced rate; ZMQ_SNDHWM 0 so a PUB socket never drops silently.
  */
-#include <getopt.h>
 #include <unistd.h>
-
-#include <zmq.h>
-
-#include "peer_common.h"
 
 #define PEER_NAME "zmq-pub"
 
+#include "peer_common.h"
+#include "peer_zmq.h"
+
 struct pub_options {
-	const char *endpoint;
+	struct peer_zmq_options zmq; /* rate_kbps 0: derived from --rate */
 	uint64_t count;
 	uint64_t size;
 	double rate;
 	uint64_t run_id;
-	uint64_t zmq_rate_kbps; /* 0: derived from --rate */
-	uint64_t recovery_ivl_ms;
-	uint64_t hops;
 	uint64_t start_delay_ms;
 	uint64_t linger_ms;
 	uint64_t timeout_s;
@@ -51,104 +46,30 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct pub_options *o)
 {
-	enum { OPT_ZMQ_RATE = 256, OPT_RECOVERY_IVL, OPT_HOPS, OPT_START_DELAY, OPT_LINGER };
-	static const struct option longopts[] = {
-		{"endpoint", required_argument, NULL, 'e'},
-		{"count", required_argument, NULL, 'c'},
-		{"size", required_argument, NULL, 'z'},
-		{"rate", required_argument, NULL, 'r'},
-		{"run-id", required_argument, NULL, 'I'},
-		{"zmq-rate", required_argument, NULL, OPT_ZMQ_RATE},
-		{"recovery-ivl", required_argument, NULL, OPT_RECOVERY_IVL},
-		{"hops", required_argument, NULL, OPT_HOPS},
-		{"start-delay", required_argument, NULL, OPT_START_DELAY},
-		{"linger", required_argument, NULL, OPT_LINGER},
-		{"timeout", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct peer_option table[] = {
+		PEER_ZMQ_OPTIONS(&o->zmq),
+		PEER_RUN_OPTIONS(o),
+		PEER_SENDER_OPTIONS(o),
 	};
-	int c;
-	bool ok;
 
 	*o = (struct pub_options){
+		.zmq = {.recovery_ivl_ms = 10000, .hops = 16},
 		.count = 1000,
 		.size = 200,
 		.rate = 500,
 		.run_id = 1,
-		.recovery_ivl_ms = 10000,
-		.hops = 16,
 		.start_delay_ms = 1000,
 		.linger_ms = 3000,
 		.timeout_s = 60,
 	};
-	while ((c = getopt_long(argc, argv, "e:c:z:r:I:T:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			o->endpoint = optarg;
-			ok = true;
-			break;
-		case 'c':
-			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
-			break;
-		case 'z':
-			ok = peer_parse_u64(optarg, PEER_HEADER_LEN, PEER_MAX_SIZE, &o->size);
-			break;
-		case 'r':
-			ok = peer_parse_double(optarg, 0.1, 1e6, &o->rate);
-			break;
-		case 'I':
-			ok = peer_parse_u64(optarg, 0, UINT32_MAX, &o->run_id);
-			break;
-		case OPT_ZMQ_RATE:
-			ok = peer_parse_u64(optarg, 1, 10000000, &o->zmq_rate_kbps);
-			break;
-		case OPT_RECOVERY_IVL:
-			ok = peer_parse_u64(optarg, 1, 3600000, &o->recovery_ivl_ms);
-			break;
-		case OPT_HOPS:
-			ok = peer_parse_u64(optarg, 1, 255, &o->hops);
-			break;
-		case OPT_START_DELAY:
-			ok = peer_parse_u64(optarg, 0, 600000, &o->start_delay_ms);
-			break;
-		case OPT_LINGER:
-			ok = peer_parse_u64(optarg, 0, 3600000, &o->linger_ms);
-			break;
-		case 'T':
-			ok = peer_parse_u64(optarg, 1, 86400, &o->timeout_s);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(PEER_EXIT_OK);
-		default:
-			usage(stderr);
-			return -1;
-		}
-		if (!ok) {
-			fprintf(stderr, PEER_NAME ": invalid value for option -%c: %s\n",
-				c < 256 ? c : '-', optarg);
-			return -1;
-		}
-	}
-	if (optind != argc || o->endpoint == NULL) {
-		usage(stderr);
+	if (peer_parse_options(
+		    argc, argv, PEER_NAME, table, sizeof(table) / sizeof(table[0]), usage) != 0)
 		return -1;
-	}
-	if (o->zmq_rate_kbps == 0) {
+	if (o->zmq.rate_kbps == 0) {
 		double kbps = o->rate * (double)(o->size + 64) * 8 * 4 / 1000;
-		o->zmq_rate_kbps = kbps > 10000 ? (uint64_t)kbps : 10000;
+		o->zmq.rate_kbps = kbps > 10000 ? (uint64_t)kbps : 10000;
 	}
 	return 0;
-}
-
-static bool set_int(void *sock, int name, int value, const char *what)
-{
-	if (zmq_setsockopt(sock, name, &value, sizeof(value)) != 0) {
-		fprintf(stderr, PEER_NAME ": setting %s to %d: %s\n", what, value,
-			zmq_strerror(zmq_errno()));
-		return false;
-	}
-	return true;
 }
 
 /* Sleeps until the monotonic time `until` (microseconds) or a stop request. */
@@ -171,7 +92,7 @@ int main(int argc, char **argv)
 	uint8_t *msg;
 	uint64_t start_us, deadline_us, next_us, interval_us, sent = 0, bytes = 0, errors = 0;
 	uint64_t last_sent_us = 0, linger_end;
-	bool ok = true, timed_out = false;
+	bool timed_out = false;
 	const char *result;
 
 	if (parse_options(argc, argv, &o) != 0)
@@ -182,22 +103,8 @@ int main(int argc, char **argv)
 	ctx = zmq_ctx_new();
 	if (msg == NULL || ctx == NULL)
 		return PEER_EXIT_SETUP;
-	sock = zmq_socket(ctx, ZMQ_PUB);
+	sock = peer_zmq_open(ctx, ZMQ_PUB, &o.zmq, 2000);
 	if (sock == NULL) {
-		fprintf(stderr, PEER_NAME ": zmq_socket: %s\n", zmq_strerror(zmq_errno()));
-		return PEER_EXIT_SETUP;
-	}
-	ok &= set_int(sock, ZMQ_RATE, (int)o.zmq_rate_kbps, "ZMQ_RATE");
-	ok &= set_int(sock, ZMQ_RECOVERY_IVL, (int)o.recovery_ivl_ms, "ZMQ_RECOVERY_IVL");
-	ok &= set_int(sock, ZMQ_MULTICAST_HOPS, (int)o.hops, "ZMQ_MULTICAST_HOPS");
-	ok &= set_int(sock, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
-	ok &= set_int(sock, ZMQ_LINGER, 2000, "ZMQ_LINGER");
-	if (!ok)
-		return PEER_EXIT_SETUP;
-	if (zmq_connect(sock, o.endpoint) != 0) {
-		fprintf(stderr, PEER_NAME ": zmq_connect %s: %s\n", o.endpoint,
-			zmq_strerror(zmq_errno()));
-		zmq_close(sock);
 		zmq_ctx_term(ctx);
 		return PEER_EXIT_SETUP;
 	}
@@ -205,7 +112,7 @@ int main(int argc, char **argv)
 	deadline_us = start_us + o.timeout_s * 1000000u;
 	printf("event=ready peer=" PEER_NAME " endpoint=%s count=%" PRIu64 " size=%" PRIu64
 	       " rate=%.1f zmq_rate_kbps=%" PRIu64 "\n",
-		o.endpoint, o.count, o.size, o.rate, o.zmq_rate_kbps);
+		o.zmq.endpoint, o.count, o.size, o.rate, o.zmq.rate_kbps);
 
 	interval_us = (uint64_t)(1e6 / o.rate);
 	next_us = start_us + o.start_delay_ms * 1000u;

@@ -5,22 +5,17 @@
  *
  * Start it before the publisher: a ZeroMQ PGM receiver starts at the first message it sees.
  */
-#include <getopt.h>
 #include <unistd.h>
-
-#include <zmq.h>
-
-#include "peer_common.h"
 
 #define PEER_NAME "zmq-sub"
 
+#include "peer_common.h"
+#include "peer_zmq.h"
+
 struct sub_options {
-	const char *endpoint;
+	struct peer_zmq_options zmq;
 	uint64_t count;
 	uint64_t run_id;
-	uint64_t zmq_rate_kbps;
-	uint64_t recovery_ivl_ms;
-	uint64_t hops;
 	uint64_t linger_ms;
 	uint64_t progress_ms;
 	uint64_t timeout_s;
@@ -39,97 +34,27 @@ static void usage(FILE *out)
 		"      --linger MS        after the last message, keep reading this long (default "
 		"200)\n"
 		"      --progress MS      print an event=progress line this often (default off)\n"
-		"  -T, --timeout S        hard limit on the whole run (default 60)\n"
-		"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"
-		"      64 usage, 70 setup failure.\n");
+		"  -T, --timeout S        hard limit on the whole run (default 60)\n");
+	fputs(PEER_RECEIVER_EXIT_HELP, out);
 }
 
 static int parse_options(int argc, char **argv, struct sub_options *o)
 {
-	enum { OPT_ZMQ_RATE = 256, OPT_RECOVERY_IVL, OPT_HOPS, OPT_LINGER, OPT_PROGRESS };
-	static const struct option longopts[] = {
-		{"endpoint", required_argument, NULL, 'e'},
-		{"count", required_argument, NULL, 'c'},
-		{"run-id", required_argument, NULL, 'I'},
-		{"zmq-rate", required_argument, NULL, OPT_ZMQ_RATE},
-		{"recovery-ivl", required_argument, NULL, OPT_RECOVERY_IVL},
-		{"hops", required_argument, NULL, OPT_HOPS},
-		{"linger", required_argument, NULL, OPT_LINGER},
-		{"progress", required_argument, NULL, OPT_PROGRESS},
-		{"timeout", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct peer_option table[] = {
+		PEER_ZMQ_OPTIONS(&o->zmq),
+		PEER_RUN_OPTIONS(o),
+		PEER_RECEIVER_OPTIONS(o),
 	};
-	int c;
-	bool ok;
 
 	*o = (struct sub_options){
+		.zmq = {.rate_kbps = 10000, .recovery_ivl_ms = 10000, .hops = 16},
 		.count = 1000,
 		.run_id = 1,
-		.zmq_rate_kbps = 10000,
-		.recovery_ivl_ms = 10000,
-		.hops = 16,
 		.linger_ms = 200,
 		.timeout_s = 60,
 	};
-	while ((c = getopt_long(argc, argv, "e:c:I:T:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			o->endpoint = optarg;
-			ok = true;
-			break;
-		case 'c':
-			ok = peer_parse_u64(optarg, 1, 100000000, &o->count);
-			break;
-		case 'I':
-			ok = peer_parse_u64(optarg, 0, UINT32_MAX, &o->run_id);
-			break;
-		case OPT_ZMQ_RATE:
-			ok = peer_parse_u64(optarg, 1, 10000000, &o->zmq_rate_kbps);
-			break;
-		case OPT_RECOVERY_IVL:
-			ok = peer_parse_u64(optarg, 1, 3600000, &o->recovery_ivl_ms);
-			break;
-		case OPT_HOPS:
-			ok = peer_parse_u64(optarg, 1, 255, &o->hops);
-			break;
-		case OPT_LINGER:
-			ok = peer_parse_u64(optarg, 0, 60000, &o->linger_ms);
-			break;
-		case OPT_PROGRESS:
-			ok = peer_parse_u64(optarg, 10, 3600000, &o->progress_ms);
-			break;
-		case 'T':
-			ok = peer_parse_u64(optarg, 1, 86400, &o->timeout_s);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(PEER_EXIT_OK);
-		default:
-			usage(stderr);
-			return -1;
-		}
-		if (!ok) {
-			fprintf(stderr, PEER_NAME ": invalid value for option -%c: %s\n",
-				c < 256 ? c : '-', optarg);
-			return -1;
-		}
-	}
-	if (optind != argc || o->endpoint == NULL) {
-		usage(stderr);
-		return -1;
-	}
-	return 0;
-}
-
-static bool set_int(void *sock, int name, int value, const char *what)
-{
-	if (zmq_setsockopt(sock, name, &value, sizeof(value)) != 0) {
-		fprintf(stderr, PEER_NAME ": setting %s to %d: %s\n", what, value,
-			zmq_strerror(zmq_errno()));
-		return false;
-	}
-	return true;
+	return peer_parse_options(
+		argc, argv, PEER_NAME, table, sizeof(table) / sizeof(table[0]), usage);
 }
 
 int main(int argc, char **argv)
@@ -138,9 +63,8 @@ int main(int argc, char **argv)
 	struct peer_delivery d;
 	void *ctx, *sock;
 	uint8_t *buf;
-	uint64_t start_us, deadline_us, next_progress_us;
-	bool ok = true, timed_out = false;
-	const char *result;
+	struct peer_receiver_clock clock;
+	bool timed_out = false;
 	int rc;
 
 	if (parse_options(argc, argv, &o) != 0)
@@ -151,29 +75,13 @@ int main(int argc, char **argv)
 	ctx = zmq_ctx_new();
 	if (buf == NULL || ctx == NULL || !peer_delivery_init(&d, (uint32_t)o.run_id, o.count))
 		return PEER_EXIT_SETUP;
-	sock = zmq_socket(ctx, ZMQ_SUB);
+	sock = peer_zmq_open(ctx, ZMQ_SUB, &o.zmq, 0);
 	if (sock == NULL) {
-		fprintf(stderr, PEER_NAME ": zmq_socket: %s\n", zmq_strerror(zmq_errno()));
-		return PEER_EXIT_SETUP;
-	}
-	ok &= set_int(sock, ZMQ_RATE, (int)o.zmq_rate_kbps, "ZMQ_RATE");
-	ok &= set_int(sock, ZMQ_RECOVERY_IVL, (int)o.recovery_ivl_ms, "ZMQ_RECOVERY_IVL");
-	ok &= set_int(sock, ZMQ_MULTICAST_HOPS, (int)o.hops, "ZMQ_MULTICAST_HOPS");
-	ok &= set_int(sock, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
-	ok &= set_int(sock, ZMQ_LINGER, 0, "ZMQ_LINGER");
-	if (!ok || zmq_setsockopt(sock, ZMQ_SUBSCRIBE, "", 0) != 0)
-		return PEER_EXIT_SETUP;
-	if (zmq_connect(sock, o.endpoint) != 0) {
-		fprintf(stderr, PEER_NAME ": zmq_connect %s: %s\n", o.endpoint,
-			zmq_strerror(zmq_errno()));
-		zmq_close(sock);
 		zmq_ctx_term(ctx);
 		return PEER_EXIT_SETUP;
 	}
-	start_us = peer_now_us();
-	deadline_us = start_us + o.timeout_s * 1000000u;
-	next_progress_us = o.progress_ms ? start_us + o.progress_ms * 1000u : UINT64_MAX;
-	printf("event=ready peer=" PEER_NAME " endpoint=%s count=%" PRIu64 "\n", o.endpoint,
+	peer_receiver_clock_start(&clock, o.timeout_s, o.progress_ms, o.linger_ms);
+	printf("event=ready peer=" PEER_NAME " endpoint=%s count=%" PRIu64 "\n", o.zmq.endpoint,
 		o.count);
 
 	while (!peer_stop_requested) {
@@ -181,15 +89,7 @@ int main(int argc, char **argv)
 		zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
 		int n;
 
-		if (now >= deadline_us) {
-			timed_out = true;
-			break;
-		}
-		if (now >= next_progress_us) {
-			peer_delivery_progress(&d, PEER_NAME, start_us, now);
-			next_progress_us += o.progress_ms * 1000u;
-		}
-		if (peer_delivery_complete(&d) && now >= d.complete_us + o.linger_ms * 1000u)
+		if (!peer_receiver_tick(&clock, &d, PEER_NAME, now, &timed_out))
 			break;
 		n = zmq_recv(sock, buf, PEER_MAX_SIZE + 1, ZMQ_DONTWAIT);
 		if (n >= 0) {
@@ -201,22 +101,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, PEER_NAME ": zmq_recv: %s\n", zmq_strerror(zmq_errno()));
 			break;
 		}
-		wake = deadline_us < next_progress_us ? deadline_us : next_progress_us;
-		if (peer_delivery_complete(&d) && d.complete_us + o.linger_ms * 1000u < wake)
-			wake = d.complete_us + o.linger_ms * 1000u;
+		wake = peer_receiver_wake_us(&clock, &d);
 		/* Bounded so that a signal is noticed within 100 ms. */
 		wake = wake > now ? (wake - now) / 1000u : 0;
 		zmq_poll(&item, 1, (long)(wake < 100 ? wake : 100));
 	}
-	if (timed_out && !peer_delivery_complete(&d))
-		result = "timeout";
-	else
-		result = peer_delivery_ok(&d) ? "ok" : "fail";
-	peer_delivery_print(&d, PEER_NAME, result, start_us, peer_now_us(), false, 0);
-	if (timed_out && !peer_delivery_complete(&d))
-		rc = PEER_EXIT_TIMEOUT;
-	else
-		rc = peer_delivery_ok(&d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;
+	rc = peer_receiver_finish(&d, PEER_NAME, &clock, timed_out, false, 0);
 	zmq_close(sock);
 	zmq_ctx_term(ctx);
 	peer_delivery_free(&d);

@@ -111,6 +111,25 @@ void cp_test_env_free(struct cp_test_env *env)
 	env->cp = NULL;
 }
 
+cp_time_t cp_test_start(struct cp_test_env *env, const struct cp_config *cfg, uint64_t seed)
+{
+	struct cp_test_pkt p;
+
+	cp_test_env_init(env, cfg);
+	if (seed != 0)
+		cp_set_random_seed(env->cp, seed);
+	cp_test_spm(&p, 1, 0, 0x80000000u);
+	ck_assert_int_eq(cp_test_send(env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
+	cp_test_clear(env);
+	return env->now;
+}
+
+cp_time_t cp_test_restart(struct cp_test_env *env, const struct cp_config *cfg, uint64_t seed)
+{
+	cp_test_env_free(env);
+	return cp_test_start(env, cfg, seed);
+}
+
 static void base_packet(struct cp_test_pkt *p, unsigned type)
 {
 	static const uint8_t gsi[PGM_GSI_LEN] = {0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f};
@@ -234,6 +253,26 @@ enum cp_verdict cp_test_send(
 
 	cp_packet(env->cp, &in, &env->res);
 	return env->res.verdict;
+}
+
+enum cp_verdict cp_test_nak_at(struct cp_test_env *env, cp_time_t t, unsigned type, uint32_t sqn,
+	const uint32_t *list, unsigned nlist, int in)
+{
+	struct cp_test_pkt p;
+
+	env->now = t;
+	cp_test_nak(&p, type, sqn, list, nlist);
+	return cp_test_send(env, &p, in, 0);
+}
+
+enum cp_verdict cp_test_data_at(
+	struct cp_test_env *env, cp_time_t t, unsigned type, uint32_t sqn, int in, int out)
+{
+	struct cp_test_pkt p;
+
+	env->now = t;
+	cp_test_data(&p, type, sqn);
+	return cp_test_send(env, &p, in, out);
 }
 
 cp_time_t cp_test_timers(struct cp_test_env *env, cp_time_t now)
@@ -379,6 +418,14 @@ int cp_test_session(const struct cp_test_env *env, struct cp_session_view *v)
 	if (s.found && v != NULL)
 		*v = s.v;
 	return s.found;
+}
+
+struct cp_session_view cp_test_session_view(const struct cp_test_env *env)
+{
+	struct cp_session_view v;
+
+	ck_assert(cp_test_session(env, &v));
+	return v;
 }
 
 uint64_t cp_test_tsi_ev(const struct cp_test_env *env, enum cp_counter c)

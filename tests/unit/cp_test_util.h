@@ -58,6 +58,14 @@ struct cp_test_pkt {
 void cp_test_env_init(struct cp_test_env *env, const struct cp_config *cfg);
 void cp_test_env_free(struct cp_test_env *env);
 void cp_test_clear(struct cp_test_env *env); /* forget captured actions and log lines */
+/*
+ * Where most control-plane tests start: cp_test_env_init with cfg (NULL: the defaults), the
+ * random generator seeded with `seed` unless it is 0, the test session learnt from SPM 1 on up
+ * and forwarded to d1, then cp_test_clear. Returns the start time.
+ */
+cp_time_t cp_test_start(struct cp_test_env *env, const struct cp_config *cfg, uint64_t seed);
+/* cp_test_env_free, then cp_test_start. */
+cp_time_t cp_test_restart(struct cp_test_env *env, const struct cp_config *cfg, uint64_t seed);
 
 struct pgm_nla cp_test_nla(const char *text);
 int cp_test_ifindex(const char *name);
@@ -76,6 +84,11 @@ void cp_test_add_option(struct cp_test_pkt *p, unsigned type, unsigned opx);
 /* Hands the packet to the core at env->now; returns the verdict (also in env->res). */
 enum cp_verdict cp_test_send(
 	struct cp_test_env *env, const struct cp_test_pkt *p, int in_ifindex, int out_ifindex);
+/* At time t, from the builders above: a NAK, NNAK or NCF arriving on `in`, and a data packet. */
+enum cp_verdict cp_test_nak_at(struct cp_test_env *env, cp_time_t t, unsigned type, uint32_t sqn,
+	const uint32_t *list, unsigned nlist, int in);
+enum cp_verdict cp_test_data_at(
+	struct cp_test_env *env, cp_time_t t, unsigned type, uint32_t sqn, int in, int out);
 /* Sets the clock and runs the timers. */
 cp_time_t cp_test_timers(struct cp_test_env *env, cp_time_t now);
 
@@ -96,6 +109,8 @@ uint64_t cp_test_tsi_ev(const struct cp_test_env *env, enum cp_counter c);
 
 /* The test session's view; returns 0 when it does not exist. */
 int cp_test_session(const struct cp_test_env *env, struct cp_session_view *v);
+/* The test session's view; the test fails when it does not exist. */
+struct cp_session_view cp_test_session_view(const struct cp_test_env *env);
 /* The repair state for sqn in the test session; returns 0 when there is none. */
 int cp_test_repair(const struct cp_test_env *env, uint32_t sqn, struct cp_repair_view *v);
 size_t cp_test_repair_count(const struct cp_test_env *env);

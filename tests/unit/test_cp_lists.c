@@ -5,43 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
-
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
-
-static void start(const struct cp_config *cfg)
-{
-	struct cp_test_pkt p;
-
-	cp_test_env_init(&env, cfg);
-	t0 = env.now;
-	cp_test_spm(&p, 1, 0, 0x80000000u);
-	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
-	cp_test_clear(&env);
-}
+#include "tests/unit/cp_test_fixture.h"
 
 static void setup(void)
 {
-	start(NULL);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
+	t0 = cp_test_start(&env, NULL, 0);
 }
 
 static enum cp_verdict list_at(
 	cp_time_t t, unsigned type, uint32_t sqn, const uint32_t *list, unsigned nlist, int in)
 {
-	struct cp_test_pkt p;
-
-	env.now = t;
-	cp_test_nak(&p, type, sqn, list, nlist);
-	return cp_test_send(&env, &p, in, 0);
+	return cp_test_nak_at(&env, t, type, sqn, list, nlist, in);
 }
 
 static enum cp_verdict one_at(cp_time_t t, unsigned type, uint32_t sqn, int in)

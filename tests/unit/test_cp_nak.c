@@ -6,57 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
-
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
-
-static void start(const struct cp_config *cfg)
-{
-	struct cp_test_pkt p;
-
-	cp_test_env_init(&env, cfg);
-	t0 = env.now;
-	cp_test_spm(&p, 1, 0, 0x80000000u);
-	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
-	cp_test_clear(&env);
-}
+#include "tests/unit/cp_test_fixture.h"
 
 static void setup(void)
 {
-	start(NULL);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
+	t0 = cp_test_start(&env, NULL, 0);
 }
 
 static void restart(const struct cp_config *cfg)
 {
-	cp_test_env_free(&env);
-	start(cfg);
+	t0 = cp_test_restart(&env, cfg, 0);
 }
 
 static enum cp_verdict nak_at(cp_time_t t, uint32_t sqn, int in)
 {
-	struct cp_test_pkt p;
-
-	env.now = t;
-	cp_test_nak(&p, PGM_NAK, sqn, NULL, 0);
-	return cp_test_send(&env, &p, in, 0);
+	return cp_test_nak_at(&env, t, PGM_NAK, sqn, NULL, 0, in);
 }
 
 static enum cp_verdict ncf_at(cp_time_t t, uint32_t sqn, int in)
 {
-	struct cp_test_pkt p;
-
-	env.now = t;
-	cp_test_nak(&p, PGM_NCF, sqn, NULL, 0);
-	return cp_test_send(&env, &p, in, 0);
+	return cp_test_nak_at(&env, t, PGM_NCF, sqn, NULL, 0, in);
 }
 
 START_TEST(test_7_2_nak_confirmed_and_forwarded)

@@ -11,14 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
+#include "tests/unit/cp_test_fixture.h"
 
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
-#define TG	  0x40u
+#define TG 0x40u
 
 static void spm_tgs(uint32_t sqn, uint32_t tgs, uint32_t curr)
 {
@@ -41,11 +36,6 @@ static void setup(void)
 	t0 = env.now;
 	spm_tgs(1, 8, 0);
 	cp_test_clear(&env);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
 }
 
 static enum cp_verdict pnak_at(cp_time_t t, unsigned type, uint32_t sqn, int in)

@@ -8,36 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
+#include "tests/unit/cp_test_fixture.h"
 
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS()   cp_test_actions(&env, buf, sizeof(buf))
 #define BO_IVL	    100000u /* µs */
 #define PARENT_PATH "198.18.0.100"
 
-static void start(const struct cp_config *cfg, uint64_t seed)
-{
-	struct cp_test_pkt p;
-
-	cp_test_env_init(&env, cfg);
-	cp_set_random_seed(env.cp, seed);
-	t0 = env.now;
-	cp_test_spm(&p, 1, 0, 0x80000000u);
-	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
-	cp_test_clear(&env);
-}
-
 static void setup(void)
 {
-	start(NULL, 42);
-}
-
-static void teardown(void)
-{
-	cp_test_env_free(&env);
+	t0 = cp_test_start(&env, NULL, 42);
 }
 
 static void poll_pkt(struct cp_test_pkt *p, uint32_t sqn, uint16_t round, uint16_t s_type,
@@ -65,10 +43,7 @@ static enum cp_verdict poll_at(cp_time_t t, uint32_t sqn, uint16_t round, uint16
 
 static struct cp_session_view session(void)
 {
-	struct cp_session_view v;
-
-	ck_assert(cp_test_session(&env, &v));
-	return v;
+	return cp_test_session_view(&env);
 }
 
 START_TEST(test_14_5_general_poll_gets_one_polr_within_bo_ivl)
@@ -206,8 +181,7 @@ START_TEST(test_14_5_reply_can_be_disabled)
 
 	cp_config_default(&cfg);
 	cfg.poll_reply = false;
-	cp_test_env_free(&env);
-	start(&cfg, 42);
+	t0 = cp_test_restart(&env, &cfg, 42);
 	ck_assert_int_eq(poll_at(t0, 7, 0, 0, 0, 0, CP_TEST_UP), CP_DROP);
 	ck_assert(!session().polr_pending);
 }
@@ -220,8 +194,7 @@ START_TEST(test_14_5_random_backoff_is_seeded_and_spread)
 	ck_assert_int_eq(poll_at(t0, 7, 0, 0, 0, 0, CP_TEST_UP), CP_DROP);
 	first = session().polr_due;
 	/* the same seed gives the same node id and the same back-off */
-	cp_test_env_free(&env);
-	start(NULL, 42);
+	t0 = cp_test_restart(&env, NULL, 42);
 	ck_assert_int_eq(poll_at(t0, 7, 0, 0, 0, 0, CP_TEST_UP), CP_DROP);
 	ck_assert_uint_eq(session().polr_due, first);
 	/* over many polls the delays stay in [0, POLL_BO_IVL] and spread over it */

@@ -8,13 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/cp_test_util.h"
-
-static struct cp_test_env env;
-static cp_time_t t0;
-static char buf[4096];
-
-#define ACTIONS() cp_test_actions(&env, buf, sizeof(buf))
+#include "tests/unit/cp_test_fixture.h"
 
 static void spm(uint32_t sqn)
 {
@@ -38,11 +32,6 @@ static void setup(void)
 	start(NULL);
 }
 
-static void teardown(void)
-{
-	cp_test_env_free(&env);
-}
-
 static void restart(const struct cp_config *cfg)
 {
 	cp_test_env_free(&env);
@@ -51,11 +40,7 @@ static void restart(const struct cp_config *cfg)
 
 static enum cp_verdict nak_at(cp_time_t t, uint32_t sqn, int in)
 {
-	struct cp_test_pkt p;
-
-	env.now = t;
-	cp_test_nak(&p, PGM_NAK, sqn, NULL, 0);
-	return cp_test_send(&env, &p, in, 0);
+	return cp_test_nak_at(&env, t, PGM_NAK, sqn, NULL, 0, in);
 }
 
 static bool suspended(void)

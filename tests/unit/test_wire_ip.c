@@ -45,34 +45,12 @@ static size_t v6(uint8_t *b, bool udp)
 	return pgm_build_ip(b, BUF, &p, tpdu, tpdu_len);
 }
 
-static void ip4_fix(uint8_t *b)
-{
-	size_t ihl = (size_t)(b[0] & 0x0f) * 4;
-
-	b[10] = b[11] = 0;
-	wire_test_put16(b + 10, (uint16_t)~wire_test_reference_sum(b, ihl));
-}
-
+/* Inserts IPv4 options, with a valid header checksum. */
 static size_t ip4_options(uint8_t *b, size_t n, const uint8_t *opts, size_t olen)
 {
-	size_t ihl = (size_t)(b[0] & 0x0f) * 4;
-
-	memmove(b + ihl + olen, b + ihl, n - ihl);
-	memcpy(b + ihl, opts, olen);
-	b[0] = (uint8_t)(0x40 | (ihl + olen) / 4);
-	wire_test_put16(b + 2, (uint16_t)(n + olen));
-	ip4_fix(b);
-	return n + olen;
-}
-
-static size_t ip6_ext(uint8_t *b, size_t n, uint8_t type, const uint8_t *ext, size_t elen)
-{
-	memmove(b + 40 + elen, b + 40, n - 40);
-	memcpy(b + 40, ext, elen);
-	b[40] = b[6];
-	b[6] = type;
-	wire_test_put16(b + 4, (uint16_t)(wire_test_get16(b + 4) + elen));
-	return n + elen;
+	n = wire_test_ip4_insert_options(b, n, opts, olen);
+	wire_test_ip4_fix_checksum(b);
+	return n;
 }
 
 /* The datagram parses, and its TPDU is the one we built. */
@@ -139,7 +117,7 @@ START_TEST(test_ipv4_padding_and_df)
 
 	memset(b + n, 0xee, 10);
 	b[6] = 0x40; /* DF */
-	ip4_fix(b);
+	wire_test_ip4_fix_checksum(b);
 	assert_pgm(b, n + 10, &ip);
 }
 END_TEST
@@ -184,7 +162,7 @@ START_TEST(test_udp_shorter_than_payload)
 
 	memset(b + n, 0, 4);
 	wire_test_put16(b + 2, (uint16_t)(n + 4));
-	ip4_fix(b);
+	wire_test_ip4_fix_checksum(b);
 	assert_pgm(b, n + 4, &ip);
 }
 END_TEST
@@ -238,12 +216,12 @@ START_TEST(test_ipv6_extension_chain)
 	struct pgm_ip ip;
 	size_t n = v6(b, false);
 
-	n = ip6_ext(b, n, 60, dst_ra, sizeof(dst_ra));
+	n = wire_test_ip6_insert_ext(b, n, 60, dst_ra, sizeof(dst_ra));
 	assert_pgm(b, n, &ip);
 	ck_assert(!ip.router_alert); /* RA counts only in hop-by-hop (RFC 2711) */
-	n = ip6_ext(b, n, 44, atomic, sizeof(atomic));
-	n = ip6_ext(b, n, 43, routing, sizeof(routing));
-	n = ip6_ext(b, n, 0, hbh_ra, sizeof(hbh_ra));
+	n = wire_test_ip6_insert_ext(b, n, 44, atomic, sizeof(atomic));
+	n = wire_test_ip6_insert_ext(b, n, 43, routing, sizeof(routing));
+	n = wire_test_ip6_insert_ext(b, n, 0, hbh_ra, sizeof(hbh_ra));
 	assert_pgm(b, n, &ip);
 	ck_assert(ip.router_alert);
 	ck_assert_uint_eq(ip.ip_header_len, 40 + 8 + 24 + 8 + 8);
@@ -251,7 +229,7 @@ START_TEST(test_ipv6_extension_chain)
 
 	/* the same chain in front of UDP */
 	n = v6(b, true);
-	n = ip6_ext(b, n, 0, hbh_ra, sizeof(hbh_ra));
+	n = wire_test_ip6_insert_ext(b, n, 0, hbh_ra, sizeof(hbh_ra));
 	{
 		struct pgm_packet p;
 

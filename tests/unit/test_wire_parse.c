@@ -371,40 +371,6 @@ static size_t dgram6(uint8_t *b, bool udp, uint16_t dport)
 	return pgm_build_ip(b, BUF, &p, t, n);
 }
 
-/* Recomputes an IPv4 header checksum after a test edited the header. */
-static void ip4_fix(uint8_t *b)
-{
-	size_t ihl = (size_t)(b[0] & 0x0f) * 4;
-
-	b[10] = b[11] = 0;
-	wire_test_put16(b + 10, (uint16_t)~wire_test_reference_sum(b, ihl));
-}
-
-/* Inserts an IPv4 option block (a multiple of 4 bytes) into a datagram. */
-static size_t ip4_insert_options(uint8_t *b, size_t n, const uint8_t *opts, size_t olen)
-{
-	size_t ihl = (size_t)(b[0] & 0x0f) * 4;
-
-	memmove(b + ihl + olen, b + ihl, n - ihl);
-	memcpy(b + ihl, opts, olen);
-	b[0] = (uint8_t)(0x40 | (ihl + olen) / 4);
-	wire_test_put16(b + 2, (uint16_t)(n + olen));
-	ip4_fix(b);
-	return n + olen;
-}
-
-/* Inserts an IPv6 extension header of type `type` (bytes already chained) after the fixed
- * header: ext[0] becomes the old next header. */
-static size_t ip6_insert_ext(uint8_t *b, size_t n, uint8_t type, const uint8_t *ext, size_t elen)
-{
-	memmove(b + 40 + elen, b + 40, n - 40);
-	memcpy(b + 40, ext, elen);
-	b[40] = b[6];
-	b[6] = type;
-	wire_test_put16(b + 4, (uint16_t)(wire_test_get16(b + 4) + elen));
-	return n + elen;
-}
-
 /* -- IP layer -- */
 static size_t mk_ip_empty(uint8_t *b)
 {
@@ -472,32 +438,32 @@ static size_t mk_ip4_opt_len1(uint8_t *b)
 {
 	static const uint8_t o[] = {0x07, 0x01, 0x00, 0x00};
 
-	return ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
+	return wire_test_ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
 }
 static size_t mk_ip4_opt_overrun(uint8_t *b)
 {
 	static const uint8_t o[] = {0x01, 0x07, 0x09, 0x00}; /* NOP, then 9 bytes in 3 */
 
-	return ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
+	return wire_test_ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
 }
 static size_t mk_ip4_ra_len3(uint8_t *b)
 {
 	static const uint8_t o[] = {0x94, 0x03, 0x00, 0x00};
 
-	return ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
+	return wire_test_ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
 }
 static size_t mk_ip4_opt_truncated_type(uint8_t *b)
 {
 	static const uint8_t o[] = {0x01, 0x01, 0x01, 0x83}; /* 3 NOPs, LSRR without length */
 
-	return ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
+	return wire_test_ip4_insert_options(b, dgram4(b, false, 0), o, sizeof(o));
 }
 static size_t mk_ip4_mf(uint8_t *b)
 {
 	size_t n = dgram4(b, false, 0);
 
 	b[6] = 0x20;
-	ip4_fix(b);
+	wire_test_ip4_fix_checksum(b);
 	return n;
 }
 static size_t mk_ip4_offset(uint8_t *b)
@@ -505,53 +471,53 @@ static size_t mk_ip4_offset(uint8_t *b)
 	size_t n = dgram4(b, false, 0);
 
 	wire_test_put16(b + 6, 0x0001);
-	ip4_fix(b);
+	wire_test_ip4_fix_checksum(b);
 	return n;
 }
 static size_t mk_ip6_fragment(uint8_t *b)
 {
 	static const uint8_t frag[8] = {0, 0, 0x00, 0x01, 0, 0, 0, 1}; /* M set */
 
-	return ip6_insert_ext(b, dgram6(b, false, 0), 44, frag, sizeof(frag));
+	return wire_test_ip6_insert_ext(b, dgram6(b, false, 0), 44, frag, sizeof(frag));
 }
 static size_t mk_ip6_hbh_not_first(uint8_t *b)
 {
 	static const uint8_t hbh[8] = {0, 0, 1, 4, 0, 0, 0, 0};
 	size_t n = dgram6(b, false, 0);
 
-	n = ip6_insert_ext(b, n, 0, hbh, sizeof(hbh));
-	return ip6_insert_ext(b, n, 60, hbh, sizeof(hbh)); /* DSTOPTS, then HBH */
+	n = wire_test_ip6_insert_ext(b, n, 0, hbh, sizeof(hbh));
+	return wire_test_ip6_insert_ext(b, n, 60, hbh, sizeof(hbh)); /* DSTOPTS, then HBH */
 }
 static size_t mk_ip6_ext_overrun(uint8_t *b)
 {
 	static const uint8_t dst[8] = {0, 200, 1, 4, 0, 0, 0, 0}; /* 1608 bytes claimed */
 
-	return ip6_insert_ext(b, dgram6(b, false, 0), 60, dst, sizeof(dst));
+	return wire_test_ip6_insert_ext(b, dgram6(b, false, 0), 60, dst, sizeof(dst));
 }
 static size_t mk_ip6_ah(uint8_t *b)
 {
 	static const uint8_t ah[16] = {0, 2};
 
-	return ip6_insert_ext(b, dgram6(b, false, 0), 51, ah, sizeof(ah));
+	return wire_test_ip6_insert_ext(b, dgram6(b, false, 0), 51, ah, sizeof(ah));
 }
 static size_t mk_ip6_bad_tlv(uint8_t *b)
 {
 	static const uint8_t hbh[8] = {0, 0, 1, 5, 0, 0, 0, 0}; /* PadN of 5 in 4 bytes */
 
-	return ip6_insert_ext(b, dgram6(b, false, 0), 0, hbh, sizeof(hbh));
+	return wire_test_ip6_insert_ext(b, dgram6(b, false, 0), 0, hbh, sizeof(hbh));
 }
 static size_t mk_ip6_ra_len3(uint8_t *b)
 {
 	static const uint8_t hbh[8] = {0, 0, 5, 3, 0, 0, 0, 0};
 
-	return ip6_insert_ext(b, dgram6(b, false, 0), 0, hbh, sizeof(hbh));
+	return wire_test_ip6_insert_ext(b, dgram6(b, false, 0), 0, hbh, sizeof(hbh));
 }
 static size_t mk_ip4_tcp(uint8_t *b)
 {
 	size_t n = dgram4(b, false, 0);
 
 	b[9] = 6;
-	ip4_fix(b);
+	wire_test_ip4_fix_checksum(b);
 	return n;
 }
 static size_t mk_udp_other_port(uint8_t *b)
@@ -590,7 +556,7 @@ static size_t mk_udp_truncated(uint8_t *b)
 {
 	dgram4(b, true, 3055);
 	wire_test_put16(b + 2, 27);
-	ip4_fix(b);
+	wire_test_ip4_fix_checksum(b);
 	return 27;
 }
 static size_t mk_udp_bad_checksum(uint8_t *b)

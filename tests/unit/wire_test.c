@@ -595,3 +595,32 @@ void wire_test_assert_pcap_round_trip(const char *path, unsigned flags, unsigned
 		path, r.first_mismatch_record, r.first_mismatch_offset, r.first_mismatch_summary);
 	ck_assert_uint_eq(r.identical, r.pgm);
 }
+
+void wire_test_ip4_fix_checksum(uint8_t *b)
+{
+	size_t ihl = (size_t)(b[0] & 0x0f) * 4;
+
+	b[10] = b[11] = 0;
+	wire_test_put16(b + 10, (uint16_t)~wire_test_reference_sum(b, ihl));
+}
+
+size_t wire_test_ip4_insert_options(uint8_t *b, size_t n, const uint8_t *opts, size_t olen)
+{
+	size_t ihl = (size_t)(b[0] & 0x0f) * 4;
+
+	memmove(b + ihl + olen, b + ihl, n - ihl);
+	memcpy(b + ihl, opts, olen);
+	b[0] = (uint8_t)(0x40 | (ihl + olen) / 4);
+	wire_test_put16(b + 2, (uint16_t)(n + olen));
+	return n + olen;
+}
+
+size_t wire_test_ip6_insert_ext(uint8_t *b, size_t n, uint8_t type, const uint8_t *ext, size_t elen)
+{
+	memmove(b + 40 + elen, b + 40, n - 40);
+	memcpy(b + 40, ext, elen);
+	b[40] = b[6];
+	b[6] = type;
+	wire_test_put16(b + 4, (uint16_t)(wire_test_get16(b + 4) + elen));
+	return n + elen;
+}

@@ -61,4 +61,18 @@ void wire_test_put32(uint8_t *p, uint32_t v);
 /* Straightforward RFC 1071 reference sum (16-bit big-endian words), folded, not complemented. */
 uint16_t wire_test_reference_sum(const uint8_t *buf, size_t len);
 
+/* Recomputes the header checksum of the IPv4 datagram in b after a test edited the header. */
+void wire_test_ip4_fix_checksum(uint8_t *b);
+/*
+ * Inserts an IPv4 option block (a multiple of 4 bytes) into the n-byte datagram and returns the
+ * new length. The header checksum is left as it was (the parser does not check it).
+ */
+size_t wire_test_ip4_insert_options(uint8_t *b, size_t n, const uint8_t *opts, size_t olen);
+/*
+ * Inserts an IPv6 extension header of type `type` (bytes already chained) after the fixed header
+ * of the n-byte datagram: ext[0] becomes the old next header. Returns the new length.
+ */
+size_t wire_test_ip6_insert_ext(
+	uint8_t *b, size_t n, uint8_t type, const uint8_t *ext, size_t elen);
+
 #endif /* WIRE_TEST_H */

@@ -18,14 +18,11 @@ LOSS=0.05
 checks_common() {
 	local dropped=$1 r
 	for r in $TOPO_RECEIVERS; do
-		e2e_check "$r complete, exactly once, in order" \
-			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
-		e2e_check "$r recovered exactly the dropped messages" "$(e2e_r "$r" recovered)" \
-			-eq "$dropped"
+		e2e_check_complete "$r"
+		e2e_check_recovered "$dropped" "$r"
 	done
 	# 5 % of 3000: mean 150, standard deviation 12; 3 %..7 % is 5 deviations.
-	e2e_check "ODATA loss into l2 >= 3 %" "$dropped" -ge $((COUNT * 3 / 100))
-	e2e_check "ODATA loss into l2 <= 7 %" "$dropped" -le $((COUNT * 7 / 100))
+	e2e_check_loss_pct l2 "$dropped" "$COUNT" 3 7
 	e2e_check "ODATA on l1 = messages sent" "$(e2e_c l1 odata)" -eq "$COUNT"
 	e2e_check "ODATA on a = sent - dropped" "$(e2e_c a odata)" -eq $((COUNT - dropped))
 	e2e_check "RDATA from the source >= dropped" "$(e2e_c src rdata)" -ge "$dropped"
@@ -117,8 +114,7 @@ run_case() {
 		lab_topo_loss l2 "$LOSS" odata
 		e2e_pgm_stream "$GROUP" "$encap" "$COUNT" "$RATE" 60
 		dropped=$(lab_topo_loss_dropped l2)
-		e2e_record "$variant" "$encap receivers complete" "$(e2e_receivers_ok)/2"
-		e2e_record "$variant" "$encap ODATA dropped into l2" "$dropped"
+		e2e_record_loss "$encap" 2 l2 "$dropped"
 		e2e_record_receivers
 		e2e_record_segments odata rdata nak ncf spm
 		record_hops "$variant" "$dropped"

@@ -18,45 +18,13 @@ GROUP=239.192.0.23
 COUNT=${DLR_COUNT:-4000}
 RATE=1000
 LOSS=0.05
-DLR_HOST=dl
-
-dlr_start() {
-	lab_host $DLR_HOST
-	lab_attach $DLR_HOST eth0 t1 50
-	lab_route $DLR_HOST default "$(lab_addr core @t1)"
-	lab_spawn $DLR_HOST "$LAB_DIR/dlr.out" "$LAB_PEERS/pgm-dlr" -i eth0 -g "$GROUP" \
-		--role upstream -T 90 --ready "$LAB_DIR/dlr.ready"
-	DLR_PID=$LAB_PID
-	lab_wait 10 "the DLR listening" test -e "$LAB_DIR/dlr.ready"
-}
-
-dlr_kv() {
-	local v
-	v=$(lab_kv "$1" "$(tail -n 1 "$LAB_DIR/dlr.out")")
-	echo "${v:-0}"
-}
-
-# router_ev ROUTER NAME: an event counter, summed over interfaces and global.
-router_ev() {
-	"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock "$1")" -c "show ip pgm router traffic json" \
-		2>/dev/null | tr ',{}' '\n\n\n' | awk -F: -v k="\"$2\"" '$1 == k { n += $2 } END { print n + 0 }'
-}
 
 checks_common() {
-	local dropped=$1 r
-	for r in $TOPO_RECEIVERS; do
-		e2e_check "$r complete, exactly once, in order" \
-			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
-	done
-	e2e_check "ODATA loss into a >= 3 %" "$dropped" -ge $((COUNT * 3 / 100))
-	e2e_check "ODATA loss into a <= 7 %" "$dropped" -le $((COUNT * 7 / 100))
-	for r in a1 a2; do
-		e2e_check "$r recovered exactly the dropped messages" "$(e2e_r "$r" recovered)" \
-			-eq "$dropped"
-	done
-	for r in b1 b2 c1 c2 d1 d2; do
-		e2e_check "$r needed no repair" "$(e2e_r "$r" recovered)" -eq 0
-	done
+	local dropped=$1
+	e2e_check_all_complete
+	e2e_check_loss_pct a "$dropped" "$COUNT" 3 7
+	e2e_check_recovered "$dropped" a1 a2
+	e2e_check_no_repair b1 b2 c1 c2 d1 d2
 }
 
 checks_without() {
@@ -68,43 +36,42 @@ checks_without() {
 # The first losses (until core's first NCF drew the DLR's POLR) go to the source: 10 % + 5.
 checks_with() {
 	local dropped=$1
-	e2e_check "e1 learned the upstream DLR" "$(router_ev e1 dlr-upstream-learned)" -eq 1
+	e2e_check "e1 learned the upstream DLR" "$(e2e_router_ev e1 dlr-upstream-learned)" -eq 1
 	e2e_check "core learned no DLR (the POLR is consumed one hop below)" \
-		"$(router_ev core dlr-upstream-learned)" -eq 0
+		"$(e2e_router_ev core dlr-upstream-learned)" -eq 0
 	e2e_check "RDATA from the source <= 10 % of dropped + 5" "$(e2e_c src rdata)" \
 		-le $(($(e2e_scale "$dropped" 10) + 5))
 	# (NNAKs are packets and may carry lists: compared with the DLR's own count)
 	e2e_check "NNAKs at the source >= 90 % of the DLR's NNAKs" "$(e2e_c src nnak)" \
-		-ge "$(e2e_scale "$(dlr_kv nnaks_sent)" 90)"
+		-ge "$(e2e_scale "$(e2e_dlr_kv nnaks_sent)" 90)"
 	e2e_check "NNAKs at the source >= 50 % of dropped" "$(e2e_c src nnak)" \
 		-ge "$(e2e_scale "$dropped" 50)"
-	e2e_check "the DLR repaired >= 80 % of dropped" "$(dlr_kv rdata_sent)" \
+	e2e_check "the DLR repaired >= 80 % of dropped" "$(e2e_dlr_kv rdata_sent)" \
 		-ge "$(e2e_scale "$dropped" 80)"
 	e2e_check "no repair into b" "$(e2e_c b rdata)" -eq 0
 	e2e_check "no repair into t2" "$(e2e_c t2 rdata)" -eq 0
-	e2e_check "no DLR timeout at e1" "$(router_ev e1 dlr-timeout)" -eq 0
+	e2e_check "no DLR timeout at e1" "$(e2e_router_ev e1 dlr-timeout)" -eq 0
 }
 
 run_case() {
 	local variant=$1 dropped
 	e2e_case_begin pxup "$variant" ip
 	lab_topo_tree 2
-	dlr_start
+	e2e_dlr_start t1 core -g "$GROUP" --role upstream
 	if e2e_router_up; then
 		lab_topo_loss a "$LOSS" odata
 		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
 		dropped=$(lab_topo_loss_dropped a)
-		e2e_record "$variant" "receivers complete" "$(e2e_receivers_ok)/8"
-		e2e_record "$variant" "ODATA dropped into a" "$dropped ($(e2e_pct "$dropped" "$COUNT") %)"
+		e2e_record_loss "" 8 a "$dropped" "$COUNT"
 		e2e_record_receivers
 		e2e_record_segments odata rdata nak nnak ncf polr
 		if [ "$variant" = with ]; then
 			e2e_record "$variant" "e1: upstream DLRs learned / NAKs redirected / DLR timeouts" \
-				"$(router_ev e1 dlr-upstream-learned)/$(router_ev e1 nak-redirected)/$(router_ev e1 dlr-timeout)"
+				"$(e2e_router_ev e1 dlr-upstream-learned)/$(e2e_router_ev e1 nak-redirected)/$(e2e_router_ev e1 dlr-timeout)"
 		fi
-		lab_stop "$DLR_PID"
+		lab_stop "$E2E_DLR_PID"
 		e2e_record "$variant" "DLR: NAKs received / RDATA sent / NNAKs / POLRs sent" \
-			"$(dlr_kv naks_received)/$(dlr_kv rdata_sent)/$(dlr_kv nnaks_sent)/$(dlr_kv polrs_sent)"
+			"$(e2e_dlr_kv naks_received)/$(e2e_dlr_kv rdata_sent)/$(e2e_dlr_kv nnaks_sent)/$(e2e_dlr_kv polrs_sent)"
 		checks_common "$dropped"
 		"checks_$variant" "$dropped"
 		e2e_router_check_alive

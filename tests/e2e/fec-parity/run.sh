@@ -28,11 +28,6 @@ TGS=8
 PGSI=0a0b0c0d0e0f # the crafted parity session
 PSPORT=4321
 
-router_ev() {
-	"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock r1)" -c "show ip pgm router traffic json" \
-		2>/dev/null | tr ',{}' '\n\n\n' | awk -F: -v k="\"$1\"" '$1 == k { n += $2 } END { print n + 0 }'
-}
-
 # inject VARIANT: the crafted parity exchange (in the background during the stream).
 inject() {
 	local variant=$1 dst src sqn
@@ -56,16 +51,10 @@ inject() {
 }
 
 checks_common() {
-	local dropped=$1 r
-	for r in $TOPO_RECEIVERS; do
-		e2e_check "$r complete, exactly once, in order" \
-			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
-	done
-	e2e_check "ODATA loss into a >= 3 %" "$dropped" -ge $((COUNT * 3 / 100))
-	e2e_check "ODATA loss into a <= 7 %" "$dropped" -le $((COUNT * 7 / 100))
-	for r in b1 b2; do
-		e2e_check "$r needed no repair" "$(e2e_r "$r" recovered)" -eq 0
-	done
+	local dropped=$1
+	e2e_check_all_complete
+	e2e_check_loss_pct a "$dropped" "$COUNT" 3 7
+	e2e_check_no_repair b1 b2
 	e2e_check "repairs came (RDATA on a)" "$(e2e_c a rdata)" -ge 1
 	e2e_check "the 5 crafted packets went out" "$(grep -c '^sent 1 ' "$LAB_DIR/inject.log")" -eq 5
 }
@@ -75,11 +64,11 @@ checks_without() {
 }
 
 checks_with() {
-	e2e_check "r1 kept parity state for the group" "$(router_ev parity-nak-unique)" -eq 1
-	e2e_check "r1 forwarded the parity NAK" "$(router_ev parity-nak-forwarded)" -eq 1
-	e2e_check "r1 forwarded 2 parity RDATA into a" "$(router_ev parity-rdata-forwarded)" -eq 2
+	e2e_check "r1 kept parity state for the group" "$(e2e_router_ev r1 parity-nak-unique)" -eq 1
+	e2e_check "r1 forwarded the parity NAK" "$(e2e_router_ev r1 parity-nak-forwarded)" -eq 1
+	e2e_check "r1 forwarded 2 parity RDATA into a" "$(e2e_router_ev r1 parity-rdata-forwarded)" -eq 2
 	e2e_check "r1 dropped the other copies (b; the third RDATA)" \
-		"$(router_ev parity-rdata-dropped)" -ge 3
+		"$(e2e_router_ev r1 parity-rdata-dropped)" -ge 3
 	e2e_check "no repair into loss-free b" "$(e2e_c b rdata)" -eq 0
 	e2e_check "NAKs at the source <= NAKs on a" "$(e2e_c src nak)" -le "$(e2e_c a nak)"
 }
@@ -93,19 +82,18 @@ run_case() {
 		: >"$LAB_DIR/inject.log"
 		inject "$variant" &
 		ipid=$!
-		E2E_RECV_ARGS=(--fec $TGS)
+		E2E_RECV_ARGS=(--fec "$TGS")
 		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60 --fec $TGS
 		E2E_RECV_ARGS=()
 		wait "$ipid"
 		dropped=$(lab_topo_loss_dropped a)
-		e2e_record "$variant" "receivers complete" "$(e2e_receivers_ok)/4"
-		e2e_record "$variant" "ODATA dropped into a" "$dropped ($(e2e_pct "$dropped" "$COUNT") %)"
+		e2e_record_loss "" 4 a "$dropped" "$COUNT"
 		e2e_record_receivers
 		e2e_record_segments odata rdata nak ncf spm
 		if [ "$variant" = with ]; then
 			e2e_record "$variant" "r1: parity states / NAKs fwd / eliminated / RDATA fwd / dropped" \
-				"$(router_ev parity-nak-unique)/$(router_ev parity-nak-forwarded)/$(router_ev parity-nak-eliminated)/$(router_ev parity-rdata-forwarded)/$(router_ev parity-rdata-dropped)"
-			e2e_record "$variant" "r1: parity handled without state" "$(router_ev parity-passthrough)"
+				"$(e2e_router_ev r1 parity-nak-unique)/$(e2e_router_ev r1 parity-nak-forwarded)/$(e2e_router_ev r1 parity-nak-eliminated)/$(e2e_router_ev r1 parity-rdata-forwarded)/$(e2e_router_ev r1 parity-rdata-dropped)"
+			e2e_record "$variant" "r1: parity handled without state" "$(e2e_router_ev r1 parity-passthrough)"
 		fi
 		checks_common "$dropped"
 		"checks_$variant" "$dropped"

@@ -20,14 +20,10 @@ RATE=1000
 ORPHANS=20
 
 checks_common() {
-	local dropped=$1 copies=$2 r
-	for r in $TOPO_RECEIVERS; do
-		e2e_check "$r complete, exactly once, in order" \
-			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
-	done
+	local dropped=$1 copies=$2
+	e2e_check_all_complete
 	# 5 % of 3000: mean 150, standard deviation 12; 90..210 is 5 deviations.
-	e2e_check "ODATA loss into a >= 90" "$dropped" -ge 90
-	e2e_check "ODATA loss into a <= 210" "$dropped" -le 210
+	e2e_check_loss a "$dropped" 90 210
 	e2e_check "copies made (>= 1)" "$copies" -ge 1
 	e2e_check "multicast NAKs on a = copies made" \
 		"$(e2e_wire_count a "type == 8 && dst == \"$GROUP\"")" -eq "$copies"

@@ -28,14 +28,11 @@ requests_x100() {
 checks_common() {
 	local dropped=$1 r
 	for r in $TOPO_RECEIVERS; do
-		e2e_check "$r complete, exactly once, in order" \
-			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
-		e2e_check "$r recovered exactly the dropped messages" "$(e2e_r "$r" recovered)" \
-			-eq "$dropped"
+		e2e_check_complete "$r"
+		e2e_check_recovered "$dropped" "$r"
 	done
 	# 5 % of 3000: mean 150, standard deviation 12; 90..210 is 5 deviations.
-	e2e_check "ODATA loss into a >= 90" "$dropped" -ge 90
-	e2e_check "ODATA loss into a <= 210" "$dropped" -le 210
+	e2e_check_loss a "$dropped" 90 210
 	e2e_check "RDATA from the source >= dropped" "$(e2e_c src rdata)" -ge "$dropped"
 }
 

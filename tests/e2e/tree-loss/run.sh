@@ -15,26 +15,19 @@ RATE=1000
 
 checks_common() {
 	local drop_a=$1 drop_t2=$2 r
-	for r in $TOPO_RECEIVERS; do
-		e2e_check "$r complete, exactly once, in order" \
-			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
-	done
+	e2e_check_all_complete
 	for r in a1 a2; do
 		e2e_check "$r recovered exactly the ODATA dropped into a" \
 			"$(e2e_r "$r" recovered)" -eq "$drop_a"
 	done
-	for r in b1 b2; do
-		e2e_check "$r needed no repair" "$(e2e_r "$r" recovered)" -eq 0
-	done
+	e2e_check_no_repair b1 b2
 	for r in c1 c2 d1 d2; do
 		e2e_check "$r recovered exactly the ODATA dropped into t2" \
 			"$(e2e_r "$r" recovered)" -eq "$drop_t2"
 	done
 	# 5 % and 3 % of 3000: means 150 and 90, deviations 12 and 9.3; bounds are 5 deviations.
-	e2e_check "ODATA loss into a >= 90" "$drop_a" -ge 90
-	e2e_check "ODATA loss into a <= 210" "$drop_a" -le 210
-	e2e_check "ODATA loss into t2 >= 43" "$drop_t2" -ge 43
-	e2e_check "ODATA loss into t2 <= 137" "$drop_t2" -le 137
+	e2e_check_loss a "$drop_a" 90 210
+	e2e_check_loss t2 "$drop_t2" 43 137
 	e2e_check "no NAK on loss-free b" "$(e2e_c b nak)" -eq 0
 	e2e_check "RDATA from the source >= the larger loss" "$(e2e_c src rdata)" -ge \
 		"$((drop_a > drop_t2 ? drop_a : drop_t2))"

@@ -15,14 +15,10 @@ RATE=500
 LOSS=0.02
 
 checks_common() {
-	local dropped=$1 r
-	for r in $TOPO_RECEIVERS; do
-		e2e_check "$r complete, exactly once, in order" \
-			"$([ "$(e2e_r "$r" result)" = ok ] && echo 1 || echo 0)" -eq 1
-	done
+	local dropped=$1
+	e2e_check_all_complete
 	# 2 % of 2000: mean 40, standard deviation 6.3; 10..80 is more than 4.7 deviations.
-	e2e_check "ODATA loss into a >= 10" "$dropped" -ge 10
-	e2e_check "ODATA loss into a <= 80" "$dropped" -le 80
+	e2e_check_loss a "$dropped" 10 80
 	e2e_check "ODATA on b = ODATA on src" "$(e2e_c b odata)" -eq "$(e2e_c src odata)"
 	e2e_check "ODATA on a = ODATA on src - dropped" "$(e2e_c a odata)" \
 		-eq $(($(e2e_c src odata) - dropped))
