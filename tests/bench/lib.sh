@@ -295,7 +295,7 @@ _bench_mangle_drop_if_empty() {
 # (router assist on every interface of the router), pinned to the router CPU, and counts as
 # running only when it has a packet path: the queue bound and its interception rules installed.
 # BENCH_ROUTER_EXTRA_CONFIG (lines) is appended inside the config, before "end".
-# ROUTER-HOOK: the daemon's startup config and how to tell it is ready.
+# The daemon's startup config and how to tell it is ready.
 bench_pgmrouterd_up() {
 	local router=$1 conf sock pidfile log pin bin
 	bin="$LAB_REPO/build/pgmrouterd"
@@ -380,7 +380,7 @@ bench_pgmrouterd_cli() {
 }
 
 # bench_pgmrouterd_json_field ROUTER FIELD: one number from `show ip pgm router json`
-# (sessions, repair_states, memory_bytes). ROUTER-HOOK: the daemon's summary in JSON.
+# (sessions, repair_states, memory_bytes), from the daemon's summary in JSON.
 bench_pgmrouterd_json_field() {
 	bench_pgmrouterd_cli "$1" "show ip pgm router json" 2>/dev/null |
 		grep -o "\"$2\":[0-9]*" | head -n 1 | cut -d: -f2
