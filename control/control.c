@@ -186,6 +186,24 @@ void cp_emit(struct cp *cp, const struct cp_action *act)
 		cp->emit(cp->emit_ctx, act);
 }
 
+void cp_action_as_source(
+	struct cp_action *act, enum cp_action_type type, const struct cp_session *s, int ifindex)
+{
+	memset(act, 0, sizeof(*act));
+	act->type = type;
+	act->ifindex = ifindex;
+	act->ip_src = s->source;
+	act->ip_dst = s->group;
+	act->router_alert = true;
+	if ((s->flags & CP_SESSION_UDP) != 0) {
+		act->udp = true;
+		act->udp_sport = s->udp_sport;
+		act->udp_dport = s->udp_dport;
+	}
+	act->tsi = s->tsi;
+	act->data_dport = s->data_dport;
+}
+
 /* ---- object ---- */
 
 struct cp *cp_new(const struct cp_config *cfg, cp_emit_fn emit, void *emit_ctx)

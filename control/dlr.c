@@ -257,19 +257,7 @@ void cp_dlr_discover(struct cp *cp, struct cp_session *s, cp_time_t now)
 			ifp->ifindex == s->upstream_ifindex || ifp->addr.afi != s->source.afi)
 			continue;
 		/* 14.4: the source's address, Router Alert, POLL_PATH = this interface */
-		memset(&act, 0, sizeof(act));
-		act.type = CP_ACT_POLL;
-		act.ifindex = ifp->ifindex;
-		act.ip_src = s->source;
-		act.ip_dst = s->group;
-		act.router_alert = true;
-		if ((s->flags & CP_SESSION_UDP) != 0) {
-			act.udp = true;
-			act.udp_sport = s->udp_sport;
-			act.udp_dport = s->udp_dport;
-		}
-		act.tsi = s->tsi;
-		act.data_dport = s->data_dport;
+		cp_action_as_source(&act, CP_ACT_POLL, s, ifp->ifindex);
 		act.sqn = sqn;
 		act.poll_s_type = PGM_POLL_DLR;
 		act.path = ifp->addr;
@@ -484,20 +472,8 @@ void cp_offtree_dlr(
 		if ((waiting & ((uint64_t)1 << slot)) == 0 || ifp == NULL)
 			continue;
 		/* 9.5.3.2: as if from the source, down the subtree, interceptable */
-		memset(&act, 0, sizeof(act));
-		act.type = CP_ACT_RDATA;
-		act.ifindex = ifp->ifindex;
-		act.ip_src = s->source;
-		act.ip_dst = s->group;
-		act.router_alert = true;
+		cp_action_as_source(&act, CP_ACT_RDATA, s, ifp->ifindex);
 		act.from_packet = true;
-		if ((s->flags & CP_SESSION_UDP) != 0) {
-			act.udp = true;
-			act.udp_sport = s->udp_sport;
-			act.udp_dport = s->udp_dport;
-		}
-		act.tsi = s->tsi;
-		act.data_dport = s->data_dport;
 		act.sqn = pkt->sqn;
 		cp_emit(cp, &act);
 		cp_count(cp, ifp, s, CP_C_DLR_RDATA, 1);

@@ -334,20 +334,8 @@ void cp_parity_offtree_rdata(
 
 		if (ifp == NULL || !owe_less(r, p, slot, offset))
 			continue;
-		memset(&act, 0, sizeof(act));
-		act.type = CP_ACT_RDATA;
-		act.ifindex = ifp->ifindex;
-		act.ip_src = s->source;
-		act.ip_dst = s->group;
-		act.router_alert = true;
+		cp_action_as_source(&act, CP_ACT_RDATA, s, ifp->ifindex);
 		act.from_packet = true;
-		if ((s->flags & CP_SESSION_UDP) != 0) {
-			act.udp = true;
-			act.udp_sport = s->udp_sport;
-			act.udp_dport = s->udp_dport;
-		}
-		act.tsi = s->tsi;
-		act.data_dport = s->data_dport;
 		act.sqn = pkt->sqn;
 		act.parity = true;
 		cp_emit(cp, &act);

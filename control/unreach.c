@@ -162,19 +162,7 @@ void cp_ncf_nbr_unreach(
 		if ((s->spm_copy_mask & ((uint64_t)1 << slot)) == 0 || ifp == NULL ||
 			ifp->ifindex == s->upstream_ifindex || ifp->addr.afi != s->source.afi)
 			continue;
-		memset(&act, 0, sizeof(act));
-		act.type = CP_ACT_SPM;
-		act.ifindex = ifp->ifindex;
-		act.ip_src = s->source;
-		act.ip_dst = s->group;
-		act.router_alert = true;
-		if ((s->flags & CP_SESSION_UDP) != 0) {
-			act.udp = true;
-			act.udp_sport = s->udp_sport;
-			act.udp_dport = s->udp_dport;
-		}
-		act.tsi = s->tsi;
-		act.data_dport = s->data_dport;
+		cp_action_as_source(&act, CP_ACT_SPM, s, ifp->ifindex);
 		act.sqn = s->spm_sqn; /* SHOULD: the last regular SPM's */
 		/* The RFC says SHOULD invalidate the window (TRAIL 0, LEAD 0x80000000), relying on
 		 * receivers to ignore it in such SPMs; OpenPGM receivers ignore OPT_NBR_UNREACH and
