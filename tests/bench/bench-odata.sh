@@ -2,8 +2,9 @@
 # ODATA fast path: ODATA (with one SPM per 1000 packets, so the router knows the session) flooded
 # from the source through the router namespace to two receiver LANs, as fast as the sender can,
 # counted where the router delivers it (the receiver LANs' bridge counters). Sides, interleaved in
-# every repetition: plain kernel forwarding (the baseline), the interception rules with the
-# accept-all consumer, and pgmrouterd. ODATA never enters the queue, so the ratio to the
+# every repetition: plain kernel forwarding (the baseline), empty nftables base chains at the
+# daemon's hooks (the price of a hook at all), the interception rules with the accept-all
+# consumer, and pgmrouterd. ODATA never enters the queue, so the ratio to the
 # kernel's rate should stay >= 0.97 (README). Also the sender's CPU time per delivered packet,
 # which includes the kernel's forwarding done in its context (veth, softirq): the same ratio,
 # less disturbed by other work on the machine than the packet rate.
@@ -14,7 +15,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 bench_begin odata "$@"
 
-SIDES="kernel acceptall pgmrouterd"
+SIDES="kernel hooks acceptall pgmrouterd"
 SECONDS_PER_RUN=3
 SIZES="small:32 large:1400" # TSDU bytes: packet rate, then bit rate
 if [ "$BENCH_SMOKE" = 1 ]; then
@@ -86,7 +87,7 @@ for sz in $SIZES; do
 	bench_series "${size}_kernel_pps" pps ${PPS[$size,kernel]:-}
 	bench_series "${size}_kernel_mbps" Mbit/s ${MBPS[$size,kernel]:-}
 	bench_series "${size}_kernel_sender_cpu" ns/packet ${NS[$size,kernel]:-}
-	for side in acceptall pgmrouterd; do
+	for side in hooks acceptall pgmrouterd; do
 		if [ -n "${MISSING[$side]:-}" ]; then
 			bench_missing "${size}_${side}_ratio" "${MISSING[$side]}"
 			continue

@@ -235,6 +235,7 @@ bench_side_up() {
 	BENCH_SIDE_REASON=""
 	case $side in
 	kernel) return 0 ;;
+	hooks) _bench_hooks_up "$router" ;;
 	acceptall) _bench_acceptall_up "$router" ;;
 	pgmrouterd) bench_pgmrouterd_up "$router" ;;
 	*) lab_die "unknown side $side" ;;
@@ -245,9 +246,23 @@ bench_side_down() {
 	local side=$1 router=$2
 	case $side in
 	kernel) return 0 ;;
+	hooks) lab_exec "$router" nft delete table ip pgmbench-hooks >/dev/null 2>&1 ;;
 	acceptall) _bench_acceptall_down "$router" ;;
 	pgmrouterd) bench_pgmrouterd_down "$router" ;;
 	esac
+}
+
+# The hooks side: base chains at the hooks the daemon's table uses, at its priority, with no
+# rule in them: what any netfilter interception costs a packet before its first rule.
+_bench_hooks_up() {
+	local router=$1 hook script="table ip pgmbench-hooks {"$'\n'
+	for hook in prerouting input forward; do
+		script+="chain $hook { type filter hook $hook priority mangle - 1; policy accept; }"$'\n'
+	done
+	if ! lab_exec "$router" nft -f - <<<"$script}" >"$LAB_DIR/hooks.$router.log" 2>&1; then
+		BENCH_SIDE_REASON="empty base chains not installed: $(tail -n 1 "$LAB_DIR/hooks.$router.log")"
+		return 1
+	fi
 }
 
 _bench_acceptall_up() {
