@@ -214,8 +214,8 @@ static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, si
 	if (rs->cfg.ttl > 0)
 		copy[8] = (uint8_t)rs->cfg.ttl;
 	memset(msg, 0, sizeof(*msg));
-	rawsock_address(msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), copy,
-		ifindex);
+	rawsock_address(
+		msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), copy, ifindex);
 	slot->iov.iov_base = copy;
 	slot->iov.iov_len = len;
 	msg->msg_iov = &slot->iov;
@@ -234,8 +234,8 @@ static void rawsock_send_queued(struct rawsock *rs)
 	unsigned done = 0;
 
 	while (done < rs->queued) {
-		int n = sendmmsg(rs->fd, rs->msgs + done, rs->queued - done,
-			MSG_DONTWAIT | MSG_NOSIGNAL);
+		int n = sendmmsg(
+			rs->fd, rs->msgs + done, rs->queued - done, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;

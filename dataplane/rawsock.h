@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RAWSOCK_BATCH_MAX   64u	     /* datagrams per sendmmsg() */
+#define RAWSOCK_BATCH_MAX   64u		  /* datagrams per sendmmsg() */
 #define RAWSOCK_BATCH_BYTES (128u * 1024) /* their copies; any datagram fits an empty batch */
 
 struct rawsock_config {

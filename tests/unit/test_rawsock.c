@@ -26,8 +26,9 @@ static bool rawsock_test_netns(void)
 	int fd;
 
 	if (unshare(CLONE_NEWNET) < 0) {
-		fprintf(stderr, "test_rawsock: cannot create a network namespace (%s): needs root, "
-				"test not run\n",
+		fprintf(stderr,
+			"test_rawsock: cannot create a network namespace (%s): needs root, "
+			"test not run\n",
 			strerror(errno));
 		return false;
 	}
