@@ -51,6 +51,8 @@ struct nfqueue {
 	unsigned tx_verdicts; /* verdicts inside txbuf, for counting losses */
 
 	struct nfqueue_batcher order;
+	nfqueue_round_fn before_verdicts;
+	void *before_verdicts_ctx;
 
 	struct nfqueue_stats st;
 };
@@ -404,6 +406,8 @@ static int nfqueue_flush_tx(struct nfqueue *q)
 {
 	int rc = 0;
 
+	if (q->before_verdicts != NULL)
+		q->before_verdicts(q->before_verdicts_ctx);
 	if (q->txlen == 0)
 		return 0;
 	if (nfqueue_send_raw(q, q->txbuf, q->txlen) < 0) {
@@ -518,6 +522,12 @@ int nfqueue_flush(struct nfqueue *q)
 {
 	nfqueue_batcher_flush(&q->order, nfqueue_emit, q);
 	return nfqueue_flush_tx(q);
+}
+
+void nfqueue_set_before_verdicts(struct nfqueue *q, nfqueue_round_fn fn, void *ctx)
+{
+	q->before_verdicts = fn;
+	q->before_verdicts_ctx = ctx;
 }
 
 static int nfqueue_bad_verdict(struct nfqueue *q)

@@ -87,6 +87,13 @@ int nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v);
 int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, size_t len);
 /* Sends collected verdicts now (nfqueue_process does this at the end of every round). */
 int nfqueue_flush(struct nfqueue *q);
+/*
+ * fn runs before every send of verdicts and at the end of every receive round: a caller that
+ * holds back its own output made while handling packets (rawsock batches) sends it there, so it
+ * still leaves before those packets' verdicts, as it would unbatched. NULL: none.
+ */
+typedef void (*nfqueue_round_fn)(void *ctx);
+void nfqueue_set_before_verdicts(struct nfqueue *q, nfqueue_round_fn fn, void *ctx);
 
 /* The kernel's view of one queue: a line of /proc/net/netfilter/nfnetlink_queue. */
 struct nfqueue_kernel_stats {

@@ -14,10 +14,29 @@
 
 #define IPV4_MAX_HEADER 60
 
+/* One queued datagram: its destination and egress, the datagram itself in the arena. */
+struct rawsock_slot {
+	struct sockaddr_in dst;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	} control;
+	struct iovec iov;
+};
+
 struct rawsock {
 	int fd;
 	struct rawsock_config cfg;
 	struct rawsock_stats st;
+
+	/* rawsock_batch_begin() .. rawsock_batch_flush(): datagrams queued for one sendmmsg() */
+	bool batching;
+	unsigned queued;
+	size_t arena_used;
+	uint64_t batch_sent, batch_failed; /* outcomes since the batch began */
+	struct rawsock_slot slots[RAWSOCK_BATCH_MAX];
+	struct mmsghdr msgs[RAWSOCK_BATCH_MAX];
+	uint8_t arena[RAWSOCK_BATCH_BYTES];
 };
 
 void rawsock_config_default(struct rawsock_config *cfg)
@@ -92,58 +111,54 @@ static int rawsock_bad_input(struct rawsock *rs)
 	return -1;
 }
 
-int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t len)
+/* Checks a datagram; returns its header length, or 0 after counting it as bad input. */
+static size_t rawsock_check(struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len)
 {
-	const uint8_t *ip = datagram;
-	uint8_t header[IPV4_MAX_HEADER];
-	struct sockaddr_in dst = {.sin_family = AF_INET};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	} control;
-	struct iovec iov[2];
-	struct msghdr msg = {0};
 	size_t ihl;
-	ssize_t n;
 
-	if (ip == NULL || len < 20 || len > 0xffff || ifindex < 0 || (ip[0] >> 4) != 4)
-		return rawsock_bad_input(rs);
+	if (ip == NULL || len < 20 || len > 0xffff || ifindex < 0 || (ip[0] >> 4) != 4) {
+		(void)rawsock_bad_input(rs);
+		return 0;
+	}
 	ihl = (size_t)(ip[0] & 0x0f) * 4;
-	if (ihl < 20 || ihl > len || (size_t)(ip[2] << 8 | ip[3]) != len)
-		return rawsock_bad_input(rs);
-	/* The header is copied so the TTL can be overridden without touching the caller's
-	 * buffer; the kernel recomputes the checksum of HDRINCL datagrams. */
-	memcpy(header, ip, ihl);
-	if (rs->cfg.ttl > 0)
-		header[8] = (uint8_t)rs->cfg.ttl;
-	memcpy(&dst.sin_addr, ip + 16, 4);
-	iov[0].iov_base = header;
-	iov[0].iov_len = ihl;
-	iov[1].iov_base = (void *)(ip + ihl);
-	iov[1].iov_len = len - ihl;
-	msg.msg_name = &dst;
-	msg.msg_namelen = sizeof(dst);
-	msg.msg_iov = iov;
-	msg.msg_iovlen = len > ihl ? 2 : 1;
+	if (ihl < 20 || ihl > len || (size_t)(ip[2] << 8 | ip[3]) != len) {
+		(void)rawsock_bad_input(rs);
+		return 0;
+	}
+	return ihl;
+}
+
+/* Destination and egress of a message: the address from the header, IP_PKTINFO for ifindex. */
+static void rawsock_address(struct msghdr *msg, struct sockaddr_in *dst, void *control,
+	size_t control_len, const uint8_t *ip, int ifindex)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->sin_family = AF_INET;
+	memcpy(&dst->sin_addr, ip + 16, 4);
+	msg->msg_name = dst;
+	msg->msg_namelen = sizeof(*dst);
 	if (ifindex > 0) {
 		struct cmsghdr *cm;
 		struct in_pktinfo pi = {.ipi_ifindex = ifindex};
 
-		memset(&control, 0, sizeof(control));
-		msg.msg_control = control.buf;
-		msg.msg_controllen = sizeof(control.buf);
-		cm = CMSG_FIRSTHDR(&msg);
+		memset(control, 0, control_len);
+		msg->msg_control = control;
+		msg->msg_controllen = control_len;
+		cm = CMSG_FIRSTHDR(msg);
 		cm->cmsg_level = IPPROTO_IP;
 		cm->cmsg_type = IP_PKTINFO;
 		cm->cmsg_len = CMSG_LEN(sizeof(pi));
 		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+	} else {
+		msg->msg_control = NULL;
+		msg->msg_controllen = 0;
 	}
-	do {
-		n = sendmsg(rs->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		int e = errno;
+}
 
+/* Counts one datagram's outcome: n bytes sent, or the send's errno e. */
+static void rawsock_count(struct rawsock *rs, ssize_t n, int e)
+{
+	if (n < 0) {
 		rs->st.last_errno = e;
 		switch (e) {
 		case EAGAIN:
@@ -164,12 +179,141 @@ int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t l
 			rs->st.other_errors++;
 			break;
 		}
-		errno = e;
-		return -1;
+		return;
 	}
 	rs->st.packets++;
 	rs->st.bytes += (uint64_t)n;
+}
+
+static ssize_t rawsock_sendmsg(struct rawsock *rs, const struct msghdr *msg)
+{
+	ssize_t n;
+
+	do {
+		n = sendmsg(rs->fd, msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static void rawsock_send_queued(struct rawsock *rs);
+
+/* Queues a checked datagram (a copy, TTL overridden in it) for the next flush. */
+static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len)
+{
+	struct rawsock_slot *slot;
+	struct msghdr *msg;
+	uint8_t *copy;
+
+	if (rs->queued == RAWSOCK_BATCH_MAX || rs->arena_used + len > sizeof(rs->arena))
+		rawsock_send_queued(rs);
+	slot = &rs->slots[rs->queued];
+	msg = &rs->msgs[rs->queued].msg_hdr;
+	copy = rs->arena + rs->arena_used;
+	rs->arena_used += len;
+	memcpy(copy, ip, len);
+	if (rs->cfg.ttl > 0)
+		copy[8] = (uint8_t)rs->cfg.ttl;
+	memset(msg, 0, sizeof(*msg));
+	rawsock_address(
+		msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), copy, ifindex);
+	slot->iov.iov_base = copy;
+	slot->iov.iov_len = len;
+	msg->msg_iov = &slot->iov;
+	msg->msg_iovlen = 1;
+	rs->queued++;
+}
+
+/*
+ * Sends the queued datagrams in order, as few sendmmsg() calls as the kernel allows, and counts
+ * each outcome as a sendmsg() of its own would. sendmmsg() reports an error only when nothing
+ * went, so after a partial send the call starts again at the datagram it stopped at: that one's
+ * error is then known (a transient refusal, a full buffer, may go through the second time).
+ */
+static void rawsock_send_queued(struct rawsock *rs)
+{
+	unsigned done = 0;
+
+	while (done < rs->queued) {
+		int n = sendmmsg(
+			rs->fd, rs->msgs + done, rs->queued - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rawsock_count(rs, -1, n < 0 ? errno : EIO);
+			rs->batch_failed++;
+			done++;
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			rawsock_count(rs, (ssize_t)rs->msgs[done + (unsigned)i].msg_len, 0);
+		rs->batch_sent += (unsigned)n;
+		done += (unsigned)n;
+	}
+	rs->queued = 0;
+	rs->arena_used = 0;
+}
+
+int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t len)
+{
+	const uint8_t *ip = datagram;
+	uint8_t header[IPV4_MAX_HEADER];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	} control;
+	struct sockaddr_in dst;
+	struct iovec iov[2];
+	struct msghdr msg = {0};
+	size_t ihl;
+	ssize_t n;
+	int e;
+
+	if ((ihl = rawsock_check(rs, ifindex, ip, len)) == 0)
+		return -1;
+	if (rs->batching) {
+		rawsock_queue(rs, ifindex, ip, len);
+		return 0;
+	}
+	/* The header is copied so the TTL can be overridden without touching the caller's
+	 * buffer; the kernel recomputes the checksum of HDRINCL datagrams. */
+	memcpy(header, ip, ihl);
+	if (rs->cfg.ttl > 0)
+		header[8] = (uint8_t)rs->cfg.ttl;
+	iov[0].iov_base = header;
+	iov[0].iov_len = ihl;
+	iov[1].iov_base = (void *)(ip + ihl);
+	iov[1].iov_len = len - ihl;
+	msg.msg_iov = iov;
+	msg.msg_iovlen = len > ihl ? 2 : 1;
+	rawsock_address(&msg, &dst, control.buf, sizeof(control.buf), ip, ifindex);
+	n = rawsock_sendmsg(rs, &msg);
+	e = errno;
+	rawsock_count(rs, n, e);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
 	return 0;
+}
+
+void rawsock_batch_begin(struct rawsock *rs)
+{
+	rs->batching = true;
+}
+
+void rawsock_batch_send(struct rawsock *rs, uint64_t *sent, uint64_t *failed)
+{
+	rawsock_send_queued(rs);
+	*sent = rs->batch_sent;
+	*failed = rs->batch_failed;
+	rs->batch_sent = rs->batch_failed = 0;
+}
+
+void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed)
+{
+	rawsock_batch_send(rs, sent, failed);
+	rs->batching = false;
 }
 
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st)

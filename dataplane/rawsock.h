@@ -14,6 +14,12 @@
  * Multicast loopback is off, so the router's own multicast never re-enters its multicast routing.
  * The socket is non-blocking: a full send buffer drops the packet and counts it.
  * IPv6 output is not supported (RFC 3208 gives PGM no IPv6 Router Alert value).
+ *
+ * Batches: the packets a burst of input makes (an NCF and a NAK per NAK received, a timer run's
+ * repeats) can go in one sendmmsg() instead of a sendmsg() each. Between rawsock_batch_begin()
+ * and rawsock_batch_end(), rawsock_send() checks and copies the datagram and returns 0;
+ * rawsock_batch_send(), the end, or a full batch send them in the order given and count every
+ * outcome as a send of its own would.
  */
 #ifndef PGMROUTER_RAWSOCK_H
 #define PGMROUTER_RAWSOCK_H
@@ -21,6 +27,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define RAWSOCK_BATCH_MAX   64u		  /* datagrams per sendmmsg() */
+#define RAWSOCK_BATCH_BYTES (128u * 1024) /* their copies; any datagram fits an empty batch */
 
 struct rawsock_config {
 	int ttl; /* 1..255: overrides the TTL of every datagram; 0 = keep the caller's */
@@ -49,6 +58,17 @@ int rawsock_fd(const struct rawsock *rs);
  * route). Returns 0, or -1 with errno set; every failure is counted.
  */
 int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t len);
+/*
+ * rawsock_send() queues from here on (a malformed datagram is still refused at once, and
+ * counted); returns 0 then means queued.
+ */
+void rawsock_batch_begin(struct rawsock *rs);
+/*
+ * Sends what is queued and says how many datagrams went and how many the kernel refused since the
+ * last call (a full batch sends before either is called); _end also ends the batch.
+ */
+void rawsock_batch_send(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
+void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st);
 
 #endif /* PGMROUTER_RAWSOCK_H */
