@@ -3,6 +3,7 @@
  */
 #include "dataplane/rawsock.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -13,13 +14,17 @@
 #include <unistd.h>
 
 #define IPV4_MAX_HEADER 60
+/* Room for the IP_PKTINFO control message: at least CMSG_SPACE(sizeof(struct in_pktinfo)),
+ * which not every compiler takes as a constant in a struct member's size. */
+#define PKTINFO_CONTROL_ROOM (sizeof(struct cmsghdr) + sizeof(struct in_pktinfo) + sizeof(size_t))
 
 /* One queued datagram: its destination and egress, the datagram itself in the arena. */
 struct rawsock_slot {
 	struct sockaddr_in dst;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	struct {
+		/* aligned as a cmsghdr; not a union with one, whose flexible array member would
+		   make this slot a variable-sized type in the middle of struct rawsock */
+		_Alignas(struct cmsghdr) char buf[PKTINFO_CONTROL_ROOM];
 	} control;
 	struct iovec iov;
 };
@@ -141,9 +146,12 @@ static void rawsock_address(struct msghdr *msg, struct sockaddr_in *dst, void *c
 		struct cmsghdr *cm;
 		struct in_pktinfo pi = {.ipi_ifindex = ifindex};
 
-		memset(control, 0, control_len);
+		/* Exactly one message: trailing room would read as a malformed second one. */
+		(void)control_len; /* checked only in debug builds */
+		assert(control_len >= CMSG_SPACE(sizeof(pi)));
+		memset(control, 0, CMSG_SPACE(sizeof(pi)));
 		msg->msg_control = control;
-		msg->msg_controllen = control_len;
+		msg->msg_controllen = CMSG_SPACE(sizeof(pi));
 		cm = CMSG_FIRSTHDR(msg);
 		cm->cmsg_level = IPPROTO_IP;
 		cm->cmsg_type = IP_PKTINFO;
@@ -260,7 +268,7 @@ int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t l
 	uint8_t header[IPV4_MAX_HEADER];
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+		char buf[PKTINFO_CONTROL_ROOM];
 	} control;
 	struct sockaddr_in dst;
 	struct iovec iov[2];
