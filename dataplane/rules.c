@@ -20,17 +20,10 @@
 #include <unistd.h>
 
 #define RULES_TOOL_TIMEOUT_MS 15000
-#define RULES_MAX_INTERFACES  256
 
 /* ---- a growing string ---- */
 
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	bool failed;
-};
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, const char *fmt, ...)
+void rules_text_printf(struct rules_text *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -66,7 +59,7 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, cons
 	}
 }
 
-static char *sb_finish(struct sbuf *b)
+char *rules_text_finish(struct rules_text *b)
 {
 	if (b->failed || b->s == NULL) {
 		free(b->s);
@@ -133,7 +126,7 @@ bool rules_ifname_valid(const char *name)
 	return true;
 }
 
-static bool rules_name_valid(const char *name)
+bool rules_name_valid(const char *name)
 {
 	size_t len = strlen(name);
 
@@ -148,7 +141,7 @@ static bool rules_name_valid(const char *name)
 	return true;
 }
 
-static bool ifnames_valid(const char *const *ifnames, size_t count)
+bool rules_ifnames_valid(const char *const *ifnames, size_t count)
 {
 	if (count > RULES_MAX_INTERFACES || (count > 0 && ifnames == NULL))
 		return false;
@@ -158,17 +151,17 @@ static bool ifnames_valid(const char *const *ifnames, size_t count)
 	return true;
 }
 
-static void ipt_proto(struct sbuf *b, const struct rules_config *cfg, bool udp)
+static void ipt_proto(struct rules_text *b, const struct rules_config *cfg, bool udp)
 {
 	if (!udp) {
-		sb_printf(b, "-p %u ", RULES_IPPROTO_PGM);
+		rules_text_printf(b, "-p %u ", RULES_IPPROTO_PGM);
 		return;
 	}
-	sb_printf(b, "-p udp ");
+	rules_text_printf(b, "-p udp ");
 	if (cfg->udp_ucast_port == cfg->udp_mcast_port)
-		sb_printf(b, "--dport %u ", cfg->udp_ucast_port);
+		rules_text_printf(b, "--dport %u ", cfg->udp_ucast_port);
 	else
-		sb_printf(b, "-m multiport --dports %u,%u ", cfg->udp_ucast_port,
+		rules_text_printf(b, "-m multiport --dports %u,%u ", cfg->udp_ucast_port,
 			cfg->udp_mcast_port);
 }
 
@@ -280,55 +273,55 @@ void rules_ipt_parse_save(
 #define IPT_U32_TYPE "4&0x1FFF=0&&0>>22&0x3C@%u>>24&0x0F="
 
 static void ipt_type_match(
-	struct sbuf *b, const uint8_t *types, unsigned ntypes, unsigned pgm_offset)
+	struct rules_text *b, const uint8_t *types, unsigned ntypes, unsigned pgm_offset)
 {
-	sb_printf(b, "-m u32 --u32 \"" IPT_U32_TYPE, pgm_offset);
+	rules_text_printf(b, "-m u32 --u32 \"" IPT_U32_TYPE, pgm_offset);
 	for (unsigned i = 0; i < ntypes; i++)
-		sb_printf(b, "%s0x%X", i ? "," : "", types[i]);
-	sb_printf(b, "\" ");
+		rules_text_printf(b, "%s0x%X", i ? "," : "", types[i]);
+	rules_text_printf(b, "\" ");
 }
 
 /* "-A CHAIN -i IF -p 113 [-m addrtype --dst-type LOCAL] ": the start of a queue rule. */
-static void ipt_rule_start(struct sbuf *b, const struct rules_config *cfg, const char *chain,
+static void ipt_rule_start(struct rules_text *b, const struct rules_config *cfg, const char *chain,
 	const struct rules_hook *h, const char *ifname, bool udp)
 {
-	sb_printf(b, "-A %s %s %s ", chain, h->by_output ? "-o" : "-i", ifname);
+	rules_text_printf(b, "-A %s %s %s ", chain, h->by_output ? "-o" : "-i", ifname);
 	ipt_proto(b, cfg, udp);
 	if (h->local_only)
-		sb_printf(b, "-m addrtype --dst-type LOCAL ");
+		rules_text_printf(b, "-m addrtype --dst-type LOCAL ");
 }
 
-static void ipt_queue(struct sbuf *b, const struct rules_config *cfg)
+static void ipt_queue(struct rules_text *b, const struct rules_config *cfg)
 {
-	sb_printf(b, "-j NFQUEUE --queue-num %u --queue-bypass\n", cfg->queue_num);
+	rules_text_printf(b, "-j NFQUEUE --queue-num %u --queue-bypass\n", cfg->queue_num);
 }
 
 char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_state *current,
 	const char *const *ifnames, size_t count, bool install)
 {
 	char names[RULES_IPT_CHAIN_COUNT][32];
-	struct sbuf b = {0};
+	struct rules_text b = {0};
 
-	if (!rules_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
+	if (!rules_name_valid(cfg->name) || (install && !rules_ifnames_valid(ifnames, count)))
 		return NULL;
 	for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
 		rules_ipt_chain_name(cfg, c, names[c], sizeof(names[c]));
-	sb_printf(&b, "# %s interception rules, generated; one commit of the mangle table.\n",
-		cfg->name);
-	sb_printf(&b, "*mangle\n");
+	rules_text_printf(&b,
+		"# %s interception rules, generated; one commit of the mangle table.\n", cfg->name);
+	rules_text_printf(&b, "*mangle\n");
 	if (install) {
 		/* Declaring a chain creates it, or flushes it when an earlier run left it. */
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
-			sb_printf(&b, ":%s - [0:0]\n", names[c]);
+			rules_text_printf(&b, ":%s - [0:0]\n", names[c]);
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
 			const struct rules_hook *h = &rules_hooks[c];
 
 			/* ODATA (long enough to be one) returns at once: every packet of the fast
 			   path walks one rule per hook, not one per interface. */
 			for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
-				sb_printf(&b, "-A %s ", names[c]);
+				rules_text_printf(&b, "-A %s ", names[c]);
 				ipt_proto(&b, cfg, udp);
-				sb_printf(&b,
+				rules_text_printf(&b,
 					"-m u32 --u32 \"0&0xFFFF=%u:65535&&" IPT_U32_TYPE "0x%X\" "
 					"-j RETURN\n",
 					rules_short_datagram_len(udp), udp ? 8 + 4 : 4,
@@ -347,7 +340,7 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 						   layer) */
 						ipt_rule_start(
 							&b, cfg, names[c], h, ifnames[i], udp);
-						sb_printf(&b, "-d 224.0.0.0/4 ");
+						rules_text_printf(&b, "-d 224.0.0.0/4 ");
 						ipt_type_match(
 							&b, h->mcast_types, h->nmcast_types, off);
 						ipt_queue(&b, cfg);
@@ -355,7 +348,7 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 					/* too short for a PGM header (u32 cannot read the type):
 					   malformed whatever it is, so the daemon counts it */
 					ipt_rule_start(&b, cfg, names[c], h, ifnames[i], udp);
-					sb_printf(&b, "-m length --length 0:%u ",
+					rules_text_printf(&b, "-m length --length 0:%u ",
 						rules_short_datagram_len(udp) - 1);
 					ipt_queue(&b, cfg);
 				}
@@ -367,30 +360,31 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 			unsigned old = current ? current->jumps[c] : 0;
 
 			for (unsigned j = 0; j < old; j++)
-				sb_printf(
+				rules_text_printf(
 					&b, "-D %s -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
-			sb_printf(&b, "-I %s 1 -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
+			rules_text_printf(
+				&b, "-I %s 1 -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
 		}
 	} else {
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
 			unsigned old = current ? current->jumps[c] : 0;
 
 			for (unsigned j = 0; j < old; j++)
-				sb_printf(
+				rules_text_printf(
 					&b, "-D %s -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
 		}
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
 			if (current && current->chain_present[c])
-				sb_printf(&b, "-F %s\n-X %s\n", names[c], names[c]);
+				rules_text_printf(&b, "-F %s\n-X %s\n", names[c], names[c]);
 		}
 	}
-	sb_printf(&b, "COMMIT\n");
-	return sb_finish(&b);
+	rules_text_printf(&b, "COMMIT\n");
+	return rules_text_finish(&b);
 }
 
 char *rules_ipt_probe_script(const struct rules_config *cfg)
 {
-	struct sbuf b = {0};
+	struct rules_text b = {0};
 	char name[48];
 
 	if (!rules_name_valid(cfg->name))
@@ -399,13 +393,13 @@ char *rules_ipt_probe_script(const struct rules_config *cfg)
 	/* A chain of our own, created, given a queue rule and deleted in one commit: the kernel
 	 * checks the NFQUEUE target and the u32 match, nothing stays. */
 	strncat(name, "-PROBE", sizeof(name) - strlen(name) - 1);
-	sb_printf(&b, "*mangle\n:%s - [0:0]\n", name);
-	sb_printf(&b,
+	rules_text_printf(&b, "*mangle\n:%s - [0:0]\n", name);
+	rules_text_printf(&b,
 		"-A %s -p %u -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" "
 		"-m addrtype --dst-type LOCAL -j NFQUEUE --queue-num %u --queue-bypass\n",
 		name, RULES_IPPROTO_PGM, cfg->queue_num);
-	sb_printf(&b, "-F %s\n-X %s\nCOMMIT\n", name, name);
-	return sb_finish(&b);
+	rules_text_printf(&b, "-F %s\n-X %s\nCOMMIT\n", name, name);
+	return rules_text_finish(&b);
 }
 
 /* ---- running the tools ---- */
@@ -424,13 +418,13 @@ static void tool_result_free(struct tool_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-static void append_fd(int fd, struct sbuf *b, bool *open_flag)
+static void append_fd(int fd, struct rules_text *b, bool *open_flag)
 {
 	char chunk[4096];
 	ssize_t n = read(fd, chunk, sizeof(chunk));
 
 	if (n > 0)
-		sb_printf(b, "%.*s", (int)n, chunk);
+		rules_text_printf(b, "%.*s", (int)n, chunk);
 	else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 		close(fd);
 		*open_flag = false;
@@ -452,7 +446,7 @@ static double monotonic_ms(void)
 static int run_tool(char *const argv[], const char *input, struct tool_result *res)
 {
 	int in_sv[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1};
-	struct sbuf out = {0}, errb = {0};
+	struct rules_text out = {0}, errb = {0};
 	size_t in_len = input ? strlen(input) : 0, in_off = 0;
 	bool in_open = true, out_open = true, err_open = true;
 	double deadline;
@@ -543,8 +537,8 @@ static int run_tool(char *const argv[], const char *input, struct tool_result *r
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	res->out = sb_finish(&out);
-	res->errtext = sb_finish(&errb);
+	res->out = rules_text_finish(&out);
+	res->errtext = rules_text_finish(&errb);
 	return res->exec_errno ? -1 : 0;
 
 fail_fds:

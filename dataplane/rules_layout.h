@@ -67,6 +67,25 @@ struct rules_hook {
 };
 extern const struct rules_hook rules_hooks[RULES_IPT_CHAIN_COUNT];
 
+#define RULES_MAX_INTERFACES 256
+
+/* A growing text for the scripts both backends render. After an allocation failure further
+ * printing does nothing and rules_text_finish() frees the text and returns NULL; otherwise it
+ * returns the text (NULL if nothing was printed), the caller's to free. */
+struct rules_text {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+void rules_text_printf(struct rules_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+char *rules_text_finish(struct rules_text *t);
+
+/* The rules' name (cfg->name: letters, digits, '_' and '-', at most 16) and interface names
+ * (rules_ifname_valid, at most RULES_MAX_INTERFACES of them), checked by both backends. */
+bool rules_name_valid(const char *name);
+bool rules_ifnames_valid(const char *const *ifnames, size_t count);
+
 /* IP datagrams shorter than this cannot hold a PGM header behind a 20-byte IP header (and the
  * UDP header when encapsulated): queued whatever they are, so the daemon counts them. */
 unsigned rules_short_datagram_len(bool udp);

@@ -9,7 +9,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +29,6 @@
 #define NFT_MSG_ROOM	   8192u /* more than any one message of ours */
 #define LAYOUT_MAX_CHAINS  (4 * RULES_IPT_CHAIN_COUNT)
 #define LAYOUT_MAX_MATCHES 4
-#define LAYOUT_MAX_IFACES  256
 #define LAYOUT_CHAIN_NAME  32
 #define NFT_REG		   NFT_REG_1
 
@@ -264,107 +262,39 @@ static int layout_build(
 	return 0;
 }
 
-/* ---- validation ---- */
-
-static bool table_name_valid(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (len == 0 || len > 16)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			    c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
-static bool ifnames_valid(const char *const *ifnames, size_t count)
-{
-	if (count > LAYOUT_MAX_IFACES || (count > 0 && ifnames == NULL))
-		return false;
-	for (size_t i = 0; i < count; i++)
-		if (!rules_ifname_valid(ifnames[i]))
-			return false;
-	return true;
-}
-
 /* ---- the nft script ---- */
 
-struct text {
-	char *s;
-	size_t len, cap;
-	bool failed;
-};
-
-__attribute__((format(printf, 2, 3))) static void text_printf(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->failed)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		t->failed = true;
-		return;
-	}
-	if (t->len + (size_t)n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 1024;
-		char *s;
-
-		while (cap < t->len + (size_t)n + 1)
-			cap *= 2;
-		s = realloc(t->s, cap);
-		if (s == NULL) {
-			t->failed = true;
-			return;
-		}
-		t->s = s;
-		t->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-	va_end(ap);
-	t->len += (size_t)n;
-}
-
-static void text_match(struct text *t, const struct match *m)
+static void text_match(struct rules_text *t, const struct match *m)
 {
 	switch (m->kind) {
 	case M_IP_PROTO:
-		text_printf(t, "ip protocol %u", m->a);
+		rules_text_printf(t, "ip protocol %u", m->a);
 		break;
 	case M_UDP_DPORT:
 		if (m->a == m->b)
-			text_printf(t, "udp dport %u", m->a);
+			rules_text_printf(t, "udp dport %u", m->a);
 		else
-			text_printf(t, "udp dport %u-%u", m->a, m->b);
+			rules_text_printf(t, "udp dport %u-%u", m->a, m->b);
 		break;
 	case M_PGM_TYPE:
-		text_printf(t, "@th,%u,8 & 0xf == 0x%x", m->off * 8u, m->a);
+		rules_text_printf(t, "@th,%u,8 & 0xf == 0x%x", m->off * 8u, m->a);
 		break;
 	case M_IP_LEN_LT:
-		text_printf(t, "ip length < %u", m->a);
+		rules_text_printf(t, "ip length < %u", m->a);
 		break;
 	case M_IP_LEN_GE:
-		text_printf(t, "ip length >= %u", m->a);
+		rules_text_printf(t, "ip length >= %u", m->a);
 		break;
 	case M_DADDR_MCAST:
-		text_printf(t, "ip daddr 224.0.0.0/4");
+		rules_text_printf(t, "ip daddr 224.0.0.0/4");
 		break;
 	case M_IIFNAME:
 	case M_OIFNAME:
-		text_printf(
+		rules_text_printf(
 			t, "%s \"%s\"", m->kind == M_IIFNAME ? "iifname" : "oifname", m->ifname);
 		break;
 	case M_NOT_LOCAL:
-		text_printf(t, "fib daddr type != local");
+		rules_text_printf(t, "fib daddr type != local");
 		break;
 	}
 }
@@ -372,56 +302,54 @@ static void text_match(struct text *t, const struct match *m)
 char *rules_nft_script(
 	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install)
 {
-	struct text t = {0};
+	struct rules_text t = {0};
 	struct layout L;
 
-	if (!table_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
+	if (!rules_name_valid(cfg->name) || (install && !rules_ifnames_valid(ifnames, count)))
 		return NULL;
-	text_printf(&t,
+	rules_text_printf(&t,
 		"# %s interception rules, generated. One transaction: the table of an\n"
 		"# earlier run is replaced (or removed) as a whole.\n",
 		cfg->name);
 	/* "add" then "delete": works whether or not the table exists. */
-	text_printf(&t, "add table ip %s\ndelete table ip %s\n", cfg->name, cfg->name);
+	rules_text_printf(&t, "add table ip %s\ndelete table ip %s\n", cfg->name, cfg->name);
 	if (!install)
 		goto done;
 	if (layout_build(&L, cfg, ifnames, count) < 0) {
 		free(t.s);
 		return NULL;
 	}
-	text_printf(&t, "table ip %s {\n", cfg->name);
+	rules_text_printf(&t, "table ip %s {\n", cfg->name);
 	for (unsigned ci = 0; ci < L.nchains; ci++) {
 		const struct chain *c = &L.chains[ci];
 
-		text_printf(&t, "%s\tchain %s {\n", ci ? "\n" : "", c->name);
+		rules_text_printf(&t, "%s\tchain %s {\n", ci ? "\n" : "", c->name);
 		if (c->hook >= 0)
-			text_printf(&t, "\t\ttype filter hook %s priority %s; policy accept;\n",
+			rules_text_printf(&t,
+				"\t\ttype filter hook %s priority %s; policy accept;\n",
 				rules_hooks[c->hook].nft_chain, NFT_PRIORITY_TEXT);
 		for (size_t ri = 0; ri < c->nrules; ri++) {
 			const struct rule *r = &c->rules[ri];
 
-			text_printf(&t, "\t\t");
+			rules_text_printf(&t, "\t\t");
 			for (unsigned mi = 0; mi < r->nmatch; mi++) {
 				text_match(&t, &r->m[mi]);
-				text_printf(&t, " ");
+				rules_text_printf(&t, " ");
 			}
 			if (r->verdict == V_ACCEPT)
-				text_printf(&t, "accept\n");
+				rules_text_printf(&t, "accept\n");
 			else if (r->verdict == V_GOTO)
-				text_printf(&t, "goto %s\n", L.chains[r->target].name);
+				rules_text_printf(&t, "goto %s\n", L.chains[r->target].name);
 			else
-				text_printf(&t, "counter queue num %u bypass\n", cfg->queue_num);
+				rules_text_printf(
+					&t, "counter queue num %u bypass\n", cfg->queue_num);
 		}
-		text_printf(&t, "\t}\n");
+		rules_text_printf(&t, "\t}\n");
 	}
-	text_printf(&t, "}\n");
+	rules_text_printf(&t, "}\n");
 	layout_free(&L);
 done:
-	if (t.failed || t.s == NULL) {
-		free(t.s);
-		return NULL;
-	}
-	return t.s;
+	return rules_text_finish(&t);
 }
 
 /* ---- netlink messages ---- */
@@ -851,7 +779,7 @@ int rules_nft_encode(const struct rules_config *cfg, const char *const *ifnames,
 
 	*buf = NULL;
 	*len = 0;
-	if (!table_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count)))
+	if (!rules_name_valid(cfg->name) || (install && !rules_ifnames_valid(ifnames, count)))
 		return -1;
 	if (install && layout_build(&L, cfg, ifnames, count) < 0)
 		return -1;
@@ -1044,7 +972,7 @@ int rules_nft_commit(const struct rules_config *cfg, const char *const *ifnames,
 	struct layout L;
 	int rc;
 
-	if (!table_name_valid(cfg->name) || (install && !ifnames_valid(ifnames, count))) {
+	if (!rules_name_valid(cfg->name) || (install && !rules_ifnames_valid(ifnames, count))) {
 		snprintf(err, errlen, "an interface or table name cannot be used in a rule");
 		return -1;
 	}
@@ -1068,7 +996,7 @@ int rules_nft_probe(
 	struct encoded enc;
 	int rc;
 
-	if (!table_name_valid(cfg->name)) {
+	if (!rules_name_valid(cfg->name)) {
 		snprintf(err, errlen, "invalid table name \"%s\"", cfg->name);
 		return -1;
 	}
