@@ -615,6 +615,21 @@ e2e_dlr_kv() {
 	echo "${v:-0}"
 }
 
+# e2e_check_dlr_repaired DROPPED: the checks of a DLR that repaired the losses itself: the source
+# sent few RDATA (the losses before the DLR was known), the DLR's NNAKs reached the source (NNAKs
+# are packets and may carry lists: compared with the DLR's own count), and its RDATA covered them.
+e2e_check_dlr_repaired() {
+	local dropped=$1
+	e2e_check "RDATA from the source <= 10 % of dropped + 5" "$(e2e_c src rdata)" \
+		-le $(($(e2e_scale "$dropped" 10) + 5))
+	e2e_check "NNAKs at the source >= 90 % of the DLR's NNAKs" "$(e2e_c src nnak)" \
+		-ge "$(e2e_scale "$(e2e_dlr_kv nnaks_sent)" 90)"
+	e2e_check "NNAKs at the source >= 50 % of dropped" "$(e2e_c src nnak)" \
+		-ge "$(e2e_scale "$dropped" 50)"
+	e2e_check "the DLR repaired >= 80 % of dropped" "$(e2e_dlr_kv rdata_sent)" \
+		-ge "$(e2e_scale "$dropped" 80)"
+}
+
 # The routers' counters ------------------------------------------------------------------------
 
 # e2e_router_ev ROUTER NAME: the router's event counter NAME (show ip pgm router traffic json),

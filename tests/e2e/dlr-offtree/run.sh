@@ -40,20 +40,11 @@ checks_without() {
 # Only the losses before the DLR answered the poll (about 100 ms, 5 messages) go to the source;
 # 10 % of the losses leaves room for a slow first poll on a loaded machine.
 checks_with() {
-	local dropped=$1 early
-	early=$(e2e_scale "$dropped" 10)
+	local dropped=$1
 	e2e_check "r1 learned the off-tree DLR" "$(e2e_router_ev r1 dlr-offtree-learned)" -eq 1
-	e2e_check "RDATA from the source <= 10 % of dropped + 5" "$(e2e_c src rdata)" \
-		-le $((early + 5))
 	e2e_check "NAKs at the source <= 10 % of NAKs on a + 5" "$(e2e_c src nak)" \
 		-le $(($(e2e_scale "$(e2e_c a nak)" 10) + 5))
-	# (NNAKs are packets and may carry lists: compared with the DLR's own count)
-	e2e_check "NNAKs at the source >= 90 % of the DLR's NNAKs" "$(e2e_c src nnak)" \
-		-ge "$(e2e_scale "$(e2e_dlr_kv nnaks_sent)" 90)"
-	e2e_check "NNAKs at the source >= 50 % of dropped" "$(e2e_c src nnak)" \
-		-ge "$(e2e_scale "$dropped" 50)"
-	e2e_check "the DLR repaired >= 80 % of dropped" "$(e2e_dlr_kv rdata_sent)" \
-		-ge "$(e2e_scale "$dropped" 80)"
+	e2e_check_dlr_repaired "$dropped"
 	e2e_check "r1 re-sourced them onto a" "$(e2e_router_ev r1 dlr-rdata)" -ge "$(e2e_scale "$dropped" 80)"
 	e2e_check "NAKs sent to the DLR >= 80 % of dropped / 63" "$(e2e_router_ev r1 nak-redirected)" -ge 1
 	e2e_check "no DLR timeout" "$(e2e_router_ev r1 dlr-timeout)" -eq 0
