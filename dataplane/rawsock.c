@@ -266,10 +266,7 @@ int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t l
 {
 	const uint8_t *ip = datagram;
 	uint8_t header[IPV4_MAX_HEADER];
-	union {
-		struct cmsghdr align;
-		char buf[PKTINFO_CONTROL_ROOM];
-	} control;
+	_Alignas(struct cmsghdr) char control[PKTINFO_CONTROL_ROOM];
 	struct sockaddr_in dst;
 	struct iovec iov[2];
 	struct msghdr msg = {0};
@@ -294,7 +291,7 @@ int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t l
 	iov[1].iov_len = len - ihl;
 	msg.msg_iov = iov;
 	msg.msg_iovlen = len > ihl ? 2 : 1;
-	rawsock_address(&msg, &dst, control.buf, sizeof(control.buf), ip, ifindex);
+	rawsock_address(&msg, &dst, control, sizeof(control), ip, ifindex);
 	n = rawsock_sendmsg(rs, &msg);
 	e = errno;
 	rawsock_count(rs, n, e);
