@@ -30,7 +30,7 @@ set -u
 bench_begin queue "$@"
 
 SIDES="acceptall pgmrouterd"
-SCENARIOS="spm nak nak_unconfirmed rdata_state rdata_nostate"
+SCENARIOS=${BENCH_QUEUE_SCENARIOS:-"spm nak nak_unconfirmed rdata_state rdata_nostate"}
 SECONDS_PER_RUN=3
 OFFER_RATE=20000 # packets per second sent in the measured phase
 STATE_SQNS=63000 # rdata_state: SQNs with repair state (a multiple of 63)
@@ -46,6 +46,7 @@ CG_SCENARIOS=${CG_SCENARIOS:-$SCENARIOS}
 
 bench_lab_init queue
 bench_topo_fanout 1 1
+bench_steer_lan_rx r1
 SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1
 RECV=$(lab_addr a1 eth0)

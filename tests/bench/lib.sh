@@ -226,6 +226,22 @@ bench_rule_matches() {
 # program's pid is BENCH_SIDE_PID[ROUTER]. bench_side_down SIDE ROUTER ends it and removes what
 # it installed.
 
+# bench_steer_lan_rx ROUTER: the lab network's share of the packets ROUTER transmits (the LAN
+# bridges and the hosts behind them) processed on the sender CPU, by RPS on the LAN-side ports of
+# ROUTER's links. veth delivers a transmitted packet on the transmitting CPU, in the transmitting
+# process's context: without this the router CPU's consumer is also charged for the bridges,
+# counters and receiving hosts of the namespace lab, work a real router hands to its NIC and the
+# network. Applies to every side alike; nothing to do without pinning.
+bench_steer_lan_rx() {
+	local router=$1 lan port mask
+	[ -n "${BENCH_CPU_SEND:-}" ] || return 0
+	mask=$(printf '%x' $((1 << BENCH_CPU_SEND)))
+	awk -v n="$router" '$1 == n { print $3, $5 }' "$LAB_DIR/links" | while read -r lan port; do
+		lab_lan_exec "$lan" sh -c "echo $mask >/sys/class/net/$port/queues/rx-0/rps_cpus" ||
+			lab_die "cannot steer $port of LAN $lan to CPU $BENCH_CPU_SEND"
+	done
+}
+
 bench_router_ifs() {
 	awk -v n="$1" '$1 == n { print $2 }' "$LAB_DIR/links"
 }
