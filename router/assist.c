@@ -1097,13 +1097,24 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 		A->stats.verdict_errors++;
 }
 
+/*
+ * The control plane's timers run on a grid of CP_TIMER_TICK_US: every expiry due within one tick
+ * is handled by one timer run, one wakeup, instead of a wakeup each (under a NAK storm, thousands
+ * a second). A timer fires at most one tick late; the shortest PGM interval is 50 ms.
+ */
+#define CP_TIMER_TICK_US 1000u
+
 static void cp_timer_rearm(void)
 {
 	cp_time_t next = cp_next_deadline(A->cp);
 
-	if (next == UINT64_MAX)
+	if (next == UINT64_MAX) {
 		ev_timer_stop(pgmrouterd.loop, A->cp_timer);
-	else
+		return;
+	}
+	if (next <= UINT64_MAX - CP_TIMER_TICK_US)
+		next = (next + CP_TIMER_TICK_US - 1) / CP_TIMER_TICK_US * CP_TIMER_TICK_US;
+	if (!ev_timer_pending(A->cp_timer) || ev_timer_when(A->cp_timer) != next)
 		ev_timer_start(pgmrouterd.loop, A->cp_timer, next);
 }
 

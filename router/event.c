@@ -264,6 +264,11 @@ bool ev_timer_pending(const struct ev_timer *t)
 	return t->heap_index != SIZE_MAX;
 }
 
+uint64_t ev_timer_when(const struct ev_timer *t)
+{
+	return t->when;
+}
+
 void ev_timer_stop(struct ev_loop *loop, struct ev_timer *t)
 {
 	if (t == NULL || !ev_timer_pending(t))
@@ -304,8 +309,8 @@ static void run_timers(struct ev_loop *loop)
 {
 	uint64_t expirations;
 
-	while (read(loop->timerfd, &expirations, sizeof(expirations)) > 0)
-		;
+	/* One read takes every expiration (the count); the timer is re-armed below anyway. */
+	(void)!read(loop->timerfd, &expirations, sizeof(expirations));
 	loop->timerfd_armed = 0;
 	loop->now = ev_time_now();
 	while (loop->heap_len > 0 && loop->heap[0]->when <= loop->now) {

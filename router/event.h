@@ -38,6 +38,7 @@ struct ev_timer *ev_timer_new(struct ev_loop *loop, ev_timer_fn fn, void *arg);
 void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t when_us);
 void ev_timer_stop(struct ev_loop *loop, struct ev_timer *t);
 bool ev_timer_pending(const struct ev_timer *t);
+uint64_t ev_timer_when(const struct ev_timer *t); /* its deadline, when pending */
 void ev_timer_free(struct ev_loop *loop, struct ev_timer *t);
 
 /* Signals are blocked and delivered through a signalfd. */
