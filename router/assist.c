@@ -1102,7 +1102,9 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
  * is handled by one timer run, one wakeup, instead of a wakeup each (under a NAK storm, thousands
  * a second). A timer fires at most one tick late; the shortest PGM interval is 50 ms.
  */
+#ifndef CP_TIMER_TICK_US
 #define CP_TIMER_TICK_US 1000u
+#endif
 
 static void cp_timer_rearm(void)
 {

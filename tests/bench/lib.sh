@@ -231,10 +231,10 @@ bench_rule_matches() {
 # ROUTER's links. veth delivers a transmitted packet on the transmitting CPU, in the transmitting
 # process's context: without this the router CPU's consumer is also charged for the bridges,
 # counters and receiving hosts of the namespace lab, work a real router hands to its NIC and the
-# network. Applies to every side alike; nothing to do without pinning.
+# network. Applies to every side alike; nothing to do without pinning or with BENCH_STEER=0.
 bench_steer_lan_rx() {
 	local router=$1 lan port mask
-	[ -n "${BENCH_CPU_SEND:-}" ] || return 0
+	[ -n "${BENCH_CPU_SEND:-}" ] && [ "${BENCH_STEER:-1}" = 1 ] || return 0
 	mask=$(printf '%x' $((1 << BENCH_CPU_SEND)))
 	awk -v n="$router" '$1 == n { print $3, $5 }' "$LAB_DIR/links" | while read -r lan port; do
 		lab_lan_exec "$lan" sh -c "echo $mask >/sys/class/net/$port/queues/rx-0/rps_cpus" ||
@@ -329,7 +329,7 @@ _bench_mangle_drop_if_empty() {
 # The daemon's startup config and how to tell it is ready.
 bench_pgmrouterd_up() {
 	local router=$1 conf sock pidfile log pin bin
-	bin="$LAB_REPO/build/pgmrouterd"
+	bin=${BENCH_PGMROUTERD_BIN:-"$LAB_REPO/build/pgmrouterd"} # another build to compare against
 	if [ ! -x "$bin" ]; then
 		BENCH_SIDE_REASON="build/pgmrouterd does not exist"
 		return 1
