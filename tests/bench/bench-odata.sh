@@ -18,9 +18,9 @@ bench_begin odata "$@"
 # than the spread of one repetition's ratio (about +-5 % on this shared machine).
 [ "$BENCH_SMOKE" = 1 ] || BENCH_REPS=${BENCH_REPS_OVERRIDE:-9}
 
-SIDES="kernel hooks acceptall pgmrouterd"
-SECONDS_PER_RUN=3
-SIZES="small:32 large:1400" # TSDU bytes: packet rate, then bit rate
+SIDES=${BENCH_ODATA_SIDES:-"kernel hooks acceptall pgmrouterd"} # kernel first: the baseline
+SECONDS_PER_RUN=${BENCH_ODATA_SECONDS:-3}
+SIZES=${BENCH_ODATA_SIZES:-"small:32 large:1400"} # TSDU bytes: packet rate, then bit rate
 if [ "$BENCH_SMOKE" = 1 ]; then
 	SECONDS_PER_RUN=0.5
 fi
@@ -90,7 +90,7 @@ for sz in $SIZES; do
 	bench_series "${size}_kernel_pps" pps ${PPS[$size,kernel]:-}
 	bench_series "${size}_kernel_mbps" Mbit/s ${MBPS[$size,kernel]:-}
 	bench_series "${size}_kernel_sender_cpu" ns/packet ${NS[$size,kernel]:-}
-	for side in hooks acceptall pgmrouterd; do
+	for side in ${SIDES#kernel }; do
 		if [ -n "${MISSING[$side]:-}" ]; then
 			bench_missing "${size}_${side}_ratio" "${MISSING[$side]}"
 			continue

@@ -24,6 +24,7 @@
 BENCH_NAME=""
 BENCH_SMOKE=0
 BENCH_BIN="$LAB_REPO/build/bench"
+BENCH_VARIANTS="$LAB_REPO/tests/bench/odata-variants" # nftables tables for experiment sides
 BENCH_REPS=5
 BENCH_CPU_SEND=""
 BENCH_CPU_ROUTER=""
@@ -252,9 +253,17 @@ bench_side_up() {
 	case $side in
 	kernel) return 0 ;;
 	hooks) _bench_hooks_up "$router" ;;
+	rules) _bench_rules_up "$router" ;;
 	acceptall) _bench_acceptall_up "$router" ;;
 	pgmrouterd) bench_pgmrouterd_up "$router" ;;
-	*) lab_die "unknown side $side" ;;
+	*)
+		# tests/bench/odata-variants/NAME.nft: a table pgmbench-nft of an experiment's own
+		[ -f "$BENCH_VARIANTS/$side.nft" ] || lab_die "unknown side $side"
+		if ! lab_exec "$router" nft -f "$BENCH_VARIANTS/$side.nft" >"$LAB_DIR/nft.$router.log" 2>&1; then
+			BENCH_SIDE_REASON="$side.nft not installed: $(tail -n 1 "$LAB_DIR/nft.$router.log")"
+			return 1
+		fi
+		;;
 	esac
 }
 
@@ -263,8 +272,10 @@ bench_side_down() {
 	case $side in
 	kernel) return 0 ;;
 	hooks) lab_exec "$router" nft delete table ip pgmbench-hooks >/dev/null 2>&1 ;;
+	rules) _bench_rules_down "$router" ;;
 	acceptall) _bench_acceptall_down "$router" ;;
 	pgmrouterd) bench_pgmrouterd_down "$router" ;;
+	*) lab_exec "$router" nft delete table ip pgmbench-nft >/dev/null 2>&1 ;;
 	esac
 }
 
@@ -281,8 +292,10 @@ _bench_hooks_up() {
 	fi
 }
 
-_bench_acceptall_up() {
-	local router=$1 ready pin
+# The rules side: the daemon's interception rules and no consumer (queued packets pass by the
+# rules' bypass): what the rules cost apart from anything bound to the queue.
+_bench_rules_up() {
+	local router=$1
 	# shellcheck disable=SC2046
 	if ! lab_exec "$router" "$BENCH_BIN/pgm-rules" install -q "$BENCH_QUEUE" \
 		$(bench_router_ifs "$router") \
@@ -290,6 +303,17 @@ _bench_acceptall_up() {
 		BENCH_SIDE_REASON="interception rules not installed: $(tail -n 1 "$LAB_DIR/rules.$router.log")"
 		return 1
 	fi
+}
+
+_bench_rules_down() {
+	lab_exec "$1" "$BENCH_BIN/pgm-rules" remove >/dev/null 2>&1
+	_bench_mangle_drop_if_empty "$1"
+	return 0
+}
+
+_bench_acceptall_up() {
+	local router=$1 ready pin
+	_bench_rules_up "$router" || return 1
 	ready="$LAB_DIR/acceptall.$router.ready"
 	rm -f "$ready"
 	read -r -a pin <<<"$(bench_pin_router) ${BENCH_SIDE_WRAPPER:-}"
@@ -307,9 +331,7 @@ _bench_acceptall_down() {
 	local router=$1
 	[ -n "${BENCH_SIDE_PID[$router]:-}" ] && lab_stop "${BENCH_SIDE_PID[$router]}"
 	BENCH_SIDE_PID[$router]=""
-	lab_exec "$router" "$BENCH_BIN/pgm-rules" remove >/dev/null 2>&1
-	_bench_mangle_drop_if_empty "$router"
-	return 0
+	_bench_rules_down "$router"
 }
 
 # The rules' first use created the mangle table; a separate pgm-rules process cannot know that
