@@ -1100,7 +1100,8 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 /*
  * The control plane's timers run on a grid of CP_TIMER_TICK_US: every expiry due within one tick
  * is handled by one timer run, one wakeup, instead of a wakeup each (under a NAK storm, thousands
- * a second). A timer fires at most one tick late; the shortest PGM interval is 50 ms.
+ * a second). A timer fires at most one tick late; the shortest PGM interval is 50 ms. A build
+ * with -DCP_TIMER_TICK_US=1 has exact timers (the A/B in tests/bench/README).
  */
 #ifndef CP_TIMER_TICK_US
 #define CP_TIMER_TICK_US 1000u
@@ -1116,8 +1117,7 @@ static void cp_timer_rearm(void)
 	}
 	if (next <= UINT64_MAX - CP_TIMER_TICK_US)
 		next = (next + CP_TIMER_TICK_US - 1) / CP_TIMER_TICK_US * CP_TIMER_TICK_US;
-	if (!ev_timer_pending(A->cp_timer) || ev_timer_when(A->cp_timer) != next)
-		ev_timer_start(pgmrouterd.loop, A->cp_timer, next);
+	ev_timer_start(pgmrouterd.loop, A->cp_timer, next);
 }
 
 static void on_cp_timer(struct ev_loop *loop, void *arg)

@@ -279,8 +279,11 @@ void ev_timer_stop(struct ev_loop *loop, struct ev_timer *t)
 
 void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t when_us)
 {
-	if (ev_timer_pending(t))
+	if (ev_timer_pending(t)) {
+		if (t->when == (when_us ? when_us : 1))
+			return; /* already due then */
 		heap_remove(loop, t);
+	}
 	if (loop->heap_len == loop->heap_cap) {
 		size_t cap = loop->heap_cap ? loop->heap_cap * 2 : 16;
 		struct ev_timer **h = realloc(loop->heap, cap * sizeof(*h));

@@ -35,6 +35,7 @@ void ev_io_del(struct ev_loop *loop, struct ev_io *io); /* safe inside its own c
 
 /* One-shot timers at an absolute monotonic time (µs). Stopping a stopped timer is a no-op. */
 struct ev_timer *ev_timer_new(struct ev_loop *loop, ev_timer_fn fn, void *arg);
+/* Starting a pending timer moves it; at the deadline it already has, nothing happens. */
 void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t when_us);
 void ev_timer_stop(struct ev_loop *loop, struct ev_timer *t);
 bool ev_timer_pending(const struct ev_timer *t);

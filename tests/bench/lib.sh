@@ -24,7 +24,7 @@
 BENCH_NAME=""
 BENCH_SMOKE=0
 BENCH_BIN="$LAB_REPO/build/bench"
-BENCH_VARIANTS="$LAB_REPO/tests/bench/odata-variants" # nftables tables for experiment sides
+BENCH_VARIANTS="$LAB_REPO/tests/bench/odata-variants" # nftables tables: hooks, experiment sides
 BENCH_REPS=5
 BENCH_CPU_SEND=""
 BENCH_CPU_ROUTER=""
@@ -252,12 +252,12 @@ bench_side_up() {
 	BENCH_SIDE_REASON=""
 	case $side in
 	kernel) return 0 ;;
-	hooks) _bench_hooks_up "$router" ;;
 	rules) _bench_rules_up "$router" ;;
 	acceptall) _bench_acceptall_up "$router" ;;
 	pgmrouterd) bench_pgmrouterd_up "$router" ;;
 	*)
-		# tests/bench/odata-variants/NAME.nft: a table pgmbench-nft of an experiment's own
+		# tests/bench/odata-variants/NAME.nft, a table pgmbench-nft: the hooks side (empty base
+		# chains), or an experiment's own
 		[ -f "$BENCH_VARIANTS/$side.nft" ] || lab_die "unknown side $side"
 		if ! lab_exec "$router" nft -f "$BENCH_VARIANTS/$side.nft" >"$LAB_DIR/nft.$router.log" 2>&1; then
 			BENCH_SIDE_REASON="$side.nft not installed: $(tail -n 1 "$LAB_DIR/nft.$router.log")"
@@ -271,25 +271,11 @@ bench_side_down() {
 	local side=$1 router=$2
 	case $side in
 	kernel) return 0 ;;
-	hooks) lab_exec "$router" nft delete table ip pgmbench-hooks >/dev/null 2>&1 ;;
 	rules) _bench_rules_down "$router" ;;
 	acceptall) _bench_acceptall_down "$router" ;;
 	pgmrouterd) bench_pgmrouterd_down "$router" ;;
 	*) lab_exec "$router" nft delete table ip pgmbench-nft >/dev/null 2>&1 ;;
 	esac
-}
-
-# The hooks side: base chains at the hooks the daemon's table uses, at its priority, with no
-# rule in them: what any netfilter interception costs a packet before its first rule.
-_bench_hooks_up() {
-	local router=$1 hook script="table ip pgmbench-hooks {"$'\n'
-	for hook in prerouting input forward; do
-		script+="chain $hook { type filter hook $hook priority mangle - 1; policy accept; }"$'\n'
-	done
-	if ! lab_exec "$router" nft -f - <<<"$script}" >"$LAB_DIR/hooks.$router.log" 2>&1; then
-		BENCH_SIDE_REASON="empty base chains not installed: $(tail -n 1 "$LAB_DIR/hooks.$router.log")"
-		return 1
-	fi
 }
 
 # The rules side: the daemon's interception rules and no consumer (queued packets pass by the
@@ -353,7 +339,7 @@ bench_pgmrouterd_up() {
 	local router=$1 conf sock pidfile log pin bin
 	bin=${BENCH_PGMROUTERD_BIN:-"$LAB_REPO/build/pgmrouterd"} # another build to compare against
 	if [ ! -x "$bin" ]; then
-		BENCH_SIDE_REASON="build/pgmrouterd does not exist"
+		BENCH_SIDE_REASON="$bin does not exist"
 		return 1
 	fi
 	conf="$LAB_DIR/pgmrouterd.$router.conf"
