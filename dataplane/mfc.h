@@ -1,0 +1,66 @@
+/*
+ * The kernel's multicast forwarding cache (MFC), mirrored from rtnetlink (libmnl).
+ *
+ * SPM and RDATA are taken before the routing decision and their copies sent by the daemon, one
+ * per outgoing interface (router/assist.c): the kernel's own forwarding of them is replaced, so
+ * the forward hook, which the kernel runs once for every copy of every forwarded packet, needs
+ * no rule at all. Which interfaces a packet goes out on stays the kernel's decision, made by
+ * whatever routing daemon (smcroute, pimd, FRR) fills the MFC; this module keeps a copy of it.
+ *
+ * At mfc_open() the module subscribes to RTNLGRP_IPV4_MROUTE (the kernel announces every entry
+ * added, resolved or removed) and then dumps the cache (subscribing first means no change
+ * between the dump and the first notification is missed). Afterwards the caller polls mfc_fd()
+ * and calls mfc_process(). When notifications are lost (ENOBUFS) the module dumps again.
+ *
+ * Only the default multicast routing table (RT_TABLE_DEFAULT) is mirrored: entries of tables
+ * selected by `ip mrule` are ignored. A lookup finds the (S,G) entry, else the (*,G) one.
+ */
+#ifndef PGMROUTER_MFC_H
+#define PGMROUTER_MFC_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MFC_MAX_OIFS 32 /* MAXVIFS */
+
+struct mfc_route {
+	struct in_addr src, grp; /* src 0.0.0.0: a (*,G) entry */
+	int iif;		 /* ifindex; 0: unresolved (no interfaces yet) */
+	unsigned noifs;
+	int oif[MFC_MAX_OIFS];	    /* ifindex */
+	uint8_t ttl[MFC_MAX_OIFS];  /* the interface's TTL threshold: forward if TTL > it */
+};
+
+struct mfc_stats {
+	uint64_t messages; /* netlink messages handled */
+	uint64_t dumps;	   /* full dumps (start, after lost notifications) */
+	uint64_t resyncs;  /* after lost notifications (ENOBUFS) */
+	uint64_t ignored;  /* other tables, families or message types */
+	uint64_t invalid;  /* messages too short or with bad attributes */
+	uint64_t errors;   /* netlink error replies */
+};
+
+struct mfc;
+
+/* A cache without a socket (for tests: fill it with mfc_input()). NULL on no memory. */
+struct mfc *mfc_new(void);
+void mfc_free(struct mfc *m);
+
+/* Subscribes and dumps. Returns 0, or -1 with one sentence in err. */
+int mfc_open(struct mfc *m, char *err, size_t errlen);
+int mfc_fd(const struct mfc *m);
+/* Applies every readable notification without blocking. Returns 0, -1 on a socket error. */
+int mfc_process(struct mfc *m);
+/* Applies a buffer of netlink messages (RTM_NEWROUTE, RTM_DELROUTE of RTNL_FAMILY_IPMR).
+   Returns the number of messages handled. */
+int mfc_input(struct mfc *m, const void *buf, size_t len);
+
+/* The entry a datagram from src to grp is forwarded by, or NULL. Valid until the next
+   mfc_process()/mfc_input(). */
+const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, struct in_addr grp);
+size_t mfc_count(const struct mfc *m);
+void mfc_get_stats(const struct mfc *m, struct mfc_stats *st);
+
+#endif

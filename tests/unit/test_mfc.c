@@ -1,0 +1,221 @@
+/*
+ * The multicast forwarding cache mirror: rtnetlink route messages of RTNL_FAMILY_IPMR as the
+ * kernel sends them (RTA_TABLE, RTA_SRC, RTA_DST, RTA_IIF, RTA_MULTIPATH with the TTL threshold
+ * in rtnh_hops), (S,G) before (*,G), removal, other tables, malformed messages counted, and a
+ * table large enough to grow.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/mfc.h"
+
+struct oif {
+	int ifindex;
+	uint8_t ttl;
+};
+
+/* One RTM_NEWROUTE/RTM_DELROUTE into buf; returns its length. src NULL: no RTA_SRC. */
+static size_t route_msg(uint8_t *buf, uint16_t type, uint32_t table, const char *src,
+	const char *grp, int iif, const struct oif *oifs, unsigned n)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct rtmsg *rtm;
+	struct in_addr a;
+
+	nlh->nlmsg_type = type;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = RTNL_FAMILY_IPMR;
+	rtm->rtm_table = table < 256 ? (uint8_t)table : RT_TABLE_COMPAT;
+	mnl_attr_put_u32(nlh, RTA_TABLE, table);
+	if (src != NULL) {
+		inet_pton(AF_INET, src, &a);
+		mnl_attr_put(nlh, RTA_SRC, 4, &a);
+	}
+	inet_pton(AF_INET, grp, &a);
+	mnl_attr_put(nlh, RTA_DST, 4, &a);
+	if (iif)
+		mnl_attr_put_u32(nlh, RTA_IIF, (uint32_t)iif);
+	if (n > 0) {
+		struct nlattr *mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+
+		for (unsigned i = 0; i < n; i++) {
+			struct rtnexthop nh = {.rtnh_len = sizeof(nh),
+				.rtnh_hops = oifs[i].ttl,
+				.rtnh_ifindex = oifs[i].ifindex};
+
+			memcpy((uint8_t *)mnl_nlmsg_get_payload_tail(nlh), &nh, sizeof(nh));
+			nlh->nlmsg_len += RTNH_ALIGN(sizeof(nh));
+		}
+		mnl_attr_nest_end(nlh, mp);
+	}
+	return nlh->nlmsg_len;
+}
+
+static const struct mfc_route *lookup(const struct mfc *m, const char *src, const char *grp)
+{
+	struct in_addr s, g;
+
+	inet_pton(AF_INET, src, &s);
+	inet_pton(AF_INET, grp, &g);
+	return mfc_lookup(m, s, g);
+}
+
+START_TEST(add_lookup_remove)
+{
+	struct mfc *m = mfc_new();
+	uint8_t buf[1024];
+	const struct oif oifs[] = {{3, 1}, {4, 16}};
+	const struct mfc_route *r;
+	struct mfc_stats st;
+	size_t len;
+
+	ck_assert_ptr_nonnull(m);
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 2);
+	ck_assert_int_eq(mfc_input(m, buf, len), 1);
+	r = lookup(m, "10.0.0.2", "239.1.2.3");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->iif, 2);
+	ck_assert_uint_eq(r->noifs, 2);
+	ck_assert_int_eq(r->oif[0], 3);
+	ck_assert_uint_eq(r->ttl[0], 1);
+	ck_assert_int_eq(r->oif[1], 4);
+	ck_assert_uint_eq(r->ttl[1], 16);
+	ck_assert_ptr_null(lookup(m, "10.0.0.3", "239.1.2.3"));
+	ck_assert_ptr_null(lookup(m, "10.0.0.2", "239.1.2.4"));
+
+	/* a change replaces the entry: one oif now */
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 1);
+	mfc_input(m, buf, len);
+	ck_assert_uint_eq(mfc_count(m), 1);
+	ck_assert_uint_eq(lookup(m, "10.0.0.2", "239.1.2.3")->noifs, 1);
+
+	/* unresolved: an incoming interface, no oifs */
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.9", "239.1.2.3", 0, NULL, 0);
+	mfc_input(m, buf, len);
+	r = lookup(m, "10.0.0.9", "239.1.2.3");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->iif, 0);
+	ck_assert_uint_eq(r->noifs, 0);
+
+	len = route_msg(buf, RTM_DELROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, NULL, 0);
+	mfc_input(m, buf, len);
+	ck_assert_ptr_null(lookup(m, "10.0.0.2", "239.1.2.3"));
+	ck_assert_uint_eq(mfc_count(m), 1);
+	mfc_get_stats(m, &st);
+	ck_assert_uint_eq(st.messages, 4);
+	ck_assert_uint_eq(st.invalid + st.ignored, 0);
+	mfc_free(m);
+}
+END_TEST
+
+START_TEST(star_g_and_tables)
+{
+	struct mfc *m = mfc_new();
+	uint8_t buf[2048];
+	const struct oif oifs[] = {{5, 1}};
+	struct mfc_stats st;
+	size_t len = 0;
+
+	/* several messages in one buffer, as a dump delivers them */
+	len += route_msg(buf + len, RTM_NEWROUTE, RT_TABLE_DEFAULT, NULL, "239.9.9.9", 7, oifs, 1);
+	len += route_msg(buf + len, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.9.9.9", 8,
+		oifs, 1);
+	len += route_msg(buf + len, RTM_NEWROUTE, 100, "10.0.0.3", "239.9.9.9", 9, oifs, 1);
+	ck_assert_int_eq(mfc_input(m, buf, len), 3);
+	/* (S,G) first, else (*,G); another table's entry is not ours */
+	ck_assert_int_eq(lookup(m, "10.0.0.2", "239.9.9.9")->iif, 8);
+	ck_assert_int_eq(lookup(m, "10.0.0.3", "239.9.9.9")->iif, 7);
+	ck_assert_ptr_null(lookup(m, "10.0.0.3", "239.9.9.8"));
+	mfc_get_stats(m, &st);
+	ck_assert_uint_eq(st.ignored, 1);
+	mfc_free(m);
+}
+END_TEST
+
+START_TEST(malformed_counted)
+{
+	struct mfc *m = mfc_new();
+	uint8_t buf[1024];
+	const struct oif oifs[] = {{3, 1}};
+	struct nlmsghdr *nlh;
+	struct mfc_stats st;
+	size_t len;
+
+	/* no group */
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWROUTE;
+	((struct rtmsg *)mnl_nlmsg_put_extra_header(nlh, sizeof(struct rtmsg)))->rtm_family =
+		RTNL_FAMILY_IPMR;
+	mnl_attr_put_u32(nlh, RTA_TABLE, RT_TABLE_DEFAULT);
+	mfc_input(m, buf, nlh->nlmsg_len);
+	/* a header cut short */
+	nlh->nlmsg_len = sizeof(*nlh) + 4;
+	mfc_input(m, buf, nlh->nlmsg_len);
+	/* a next hop whose length runs past its attribute */
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 1);
+	nlh = (struct nlmsghdr *)buf;
+	((struct rtnexthop *)((uint8_t *)buf + len - sizeof(struct rtnexthop)))->rtnh_len = 64;
+	mfc_input(m, buf, len);
+	/* an RTA_SRC of the wrong size */
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWROUTE;
+	((struct rtmsg *)mnl_nlmsg_put_extra_header(nlh, sizeof(struct rtmsg)))->rtm_family =
+		RTNL_FAMILY_IPMR;
+	mnl_attr_put_u32(nlh, RTA_TABLE, RT_TABLE_DEFAULT);
+	mnl_attr_put_u16(nlh, RTA_SRC, 1);
+	mnl_attr_put_u32(nlh, RTA_DST, htonl(0xef010203));
+	mfc_input(m, buf, nlh->nlmsg_len);
+	mfc_get_stats(m, &st);
+	ck_assert_uint_eq(st.invalid, 4);
+	ck_assert_uint_eq(mfc_count(m), 0);
+	mfc_free(m);
+}
+END_TEST
+
+START_TEST(many_entries)
+{
+	struct mfc *m = mfc_new();
+	uint8_t buf[512];
+	const struct oif oifs[] = {{3, 1}};
+	char grp[32];
+	unsigned n = 5000;
+
+	for (unsigned i = 0; i < n; i++) {
+		size_t len;
+
+		snprintf(grp, sizeof(grp), "239.%u.%u.%u", i >> 16, (i >> 8) & 0xff, i & 0xff);
+		len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", grp, (int)i + 1,
+			oifs, 1);
+		mfc_input(m, buf, len);
+	}
+	ck_assert_uint_eq(mfc_count(m), n);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(grp, sizeof(grp), "239.%u.%u.%u", i >> 16, (i >> 8) & 0xff, i & 0xff);
+		ck_assert_int_eq(lookup(m, "10.0.0.2", grp)->iif, (int)i + 1);
+	}
+	mfc_free(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("mfc");
+	TCase *tc = tcase_create("mfc");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, add_lookup_remove);
+	tcase_add_test(tc, star_g_and_tables);
+	tcase_add_test(tc, malformed_counted);
+	tcase_add_test(tc, many_entries);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
