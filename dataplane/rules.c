@@ -312,9 +312,13 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 	if (install) {
 		/* Declaring a chain creates it, or flushes it when an earlier run left it. */
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
-			rules_text_printf(&b, ":%s - [0:0]\n", names[c]);
+			if (!rules_hooks[c].retired)
+				rules_text_printf(&b, ":%s - [0:0]\n", names[c]);
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {
 			const struct rules_hook *h = &rules_hooks[c];
+
+			if (h->retired)
+				continue;
 
 			/* ODATA (long enough to be one) returns at once: every packet of the fast
 			   path walks one rule per hook, not one per interface. */
@@ -353,6 +357,15 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 					ipt_queue(&b, cfg);
 				}
 			}
+			/* replicated by the daemon: from any interface */
+			for (int udp = 0; count > 0 && h->nrepl_types > 0 && udp <= (cfg->udp ? 1 : 0);
+				udp++) {
+				rules_text_printf(&b, "-A %s ", names[c]);
+				ipt_proto(&b, cfg, udp);
+				rules_text_printf(&b, "-d 224.0.0.0/4 ");
+				ipt_type_match(&b, h->repl_types, h->nrepl_types, udp ? 8 + 4 : 4);
+				ipt_queue(&b, cfg);
+			}
 		}
 		/* Exactly one jump per hook, first in the built-in chain, so rules placed
 		 * earlier by others cannot hide PGM from us; old jumps go first. */
@@ -362,8 +375,11 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 			for (unsigned j = 0; j < old; j++)
 				rules_text_printf(
 					&b, "-D %s -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
-			rules_text_printf(
-				&b, "-I %s 1 -j %s\n", rules_hooks[c].ipt_builtin, names[c]);
+			if (!rules_hooks[c].retired)
+				rules_text_printf(&b, "-I %s 1 -j %s\n", rules_hooks[c].ipt_builtin,
+					names[c]);
+			else if (current && current->chain_present[c])
+				rules_text_printf(&b, "-F %s\n-X %s\n", names[c], names[c]);
 		}
 	} else {
 		for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++) {

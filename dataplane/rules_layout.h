@@ -2,9 +2,9 @@
  * Interception rules, internal: what is queued at which hook (shared by both backends), and the
  * nftables backend, which talks nf_tables netlink itself (libmnl) rather than running nft.
  *
- * The nftables table, one base chain per hook at priority mangle - 1 (before the mangle table's
- * chains, where the iptables backend puts its jumps first), and behind each a short tree of
- * regular chains:
+ * The nftables table, one base chain per hook (prerouting, input) at priority mangle - 1 (before
+ * the mangle table's chains, where the iptables backend puts its jumps first), and behind each a
+ * short tree of regular chains:
  *
  *   prerouting                                   every packet of the hook walks this chain
  *     ip protocol 113 <ODATA, not too short> accept      ODATA leaves here: one rule
@@ -14,16 +14,22 @@
  *   pgm-prerouting / udp-prerouting              PGM other than ODATA
  *     ip length < 36 (44) goto queue-prerouting           too short for a PGM header
  *     <type == T> [ip daddr 224.0.0.0/4] goto queue-prerouting   one rule per queued type
+ *     <type == SPM|RDATA> ip daddr 224.0.0.0/4 counter <queue>   any interface: replicated
  *   queue-prerouting
  *     [fib daddr type != local accept]                    input only
- *     iifname (oifname) "IF" counter <queue>              one rule per interface
+ *     iifname "IF" counter <queue>                        one rule per interface
+ *
+ * There is no forward hook: SPM and RDATA to a group, the packets whose copies need decisions
+ * of their own, are taken at prerouting and replicated by the daemon (router/assist.c), so the
+ * kernel forwards every copy of everything else without entering netfilter after routing. The
+ * forward hook of earlier versions is in rules_hooks as retired: nothing is installed there and
+ * the iptables backend removes a chain an earlier version left.
  *
  * Every match is a native expression (payload, meta, fib, cmp, bitwise): nothing goes through
  * the xtables compatibility layer for a packet that is not queued. ODATA, the fast path, costs
- * its hook one rule (measured: no difference from kernel-only forwarding within the noise;
- * jumps, interface sets and `meta length` each cost tens of nanoseconds a rule, so none of them
- * is on ODATA's path). `accept` ends only this table's chain: the packet goes on to every other
- * table's chains at the hook, as with no rule at all.
+ * one rule at prerouting (jumps, interface sets and `meta length` each cost tens of nanoseconds
+ * a rule, so none of them is on ODATA's path). `accept` ends only this table's chain: the packet
+ * goes on to every other table's chains at the hook, as with no rule at all.
  *
  * <queue> is the nftables queue statement when the kernel has it (CONFIG_NFT_QUEUE), otherwise
  * the xtables NFQUEUE target through nft_compat (what iptables-nft uses; reached only by packets
@@ -64,6 +70,13 @@ struct rules_hook {
 	uint8_t types[4];
 	unsigned nmcast_types; /* queued only with a multicast destination */
 	uint8_t mcast_types[2];
+	/* Queued with a multicast destination whatever the interface: the datagrams the daemon
+	   replicates itself (SPM, RDATA), so that no copy of anything needs the forward hook. */
+	unsigned nrepl_types;
+	uint8_t repl_types[2];
+	/* A hook of earlier versions (the forward hook): installs nothing there, removes what an
+	   earlier version left. */
+	bool retired;
 };
 extern const struct rules_hook rules_hooks[RULES_IPT_CHAIN_COUNT];
 

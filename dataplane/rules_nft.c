@@ -34,11 +34,12 @@
 
 const struct rules_hook rules_hooks[RULES_IPT_CHAIN_COUNT] = {
 	{RULES_IPT_PRE, "prerouting", "PREROUTING", "PRE", NF_INET_PRE_ROUTING, false, false, 3,
-		{RULES_T_POLL, RULES_T_POLR, RULES_T_NCF}, 2, {RULES_T_NAK, RULES_T_NNAK}},
+		{RULES_T_POLL, RULES_T_POLR, RULES_T_NCF}, 2, {RULES_T_NAK, RULES_T_NNAK}, 2,
+		{RULES_T_SPM, RULES_T_RDATA}, false},
 	{RULES_IPT_IN, "input", "INPUT", "IN", NF_INET_LOCAL_IN, false, true, 3,
-		{RULES_T_RDATA, RULES_T_NAK, RULES_T_NNAK}, 0, {0}},
-	{RULES_IPT_FWD, "forward", "FORWARD", "FWD", NF_INET_FORWARD, true, false, 2,
-		{RULES_T_SPM, RULES_T_RDATA}, 0, {0}},
+		{RULES_T_RDATA, RULES_T_NAK, RULES_T_NNAK}, 0, {0}, 0, {0}, false},
+	{RULES_IPT_FWD, "forward", "FORWARD", "FWD", NF_INET_FORWARD, true, false, 0, {0}, 0, {0},
+		0, {0}, true},
 };
 
 unsigned rules_short_datagram_len(bool udp)
@@ -182,8 +183,8 @@ static unsigned udp_port_ranges(const struct rules_config *cfg, uint16_t lo[2], 
 }
 
 /* The PGM-specific part of one hook for one encapsulation: chain `classify`. */
-static void layout_classify(
-	struct layout *L, const struct rules_hook *h, unsigned classify, unsigned queue, bool udp)
+static void layout_classify(struct layout *L, const struct rules_hook *h, unsigned classify,
+	unsigned queue, bool udp, bool any_interface)
 {
 	uint8_t off = udp ? 8 + 4 : 4;
 	struct rule *r;
@@ -202,6 +203,12 @@ static void layout_classify(
 		rule_match(r, M_DADDR_MCAST, 0, 0, 0);
 		rule_verdict(r, V_GOTO, queue);
 	}
+	for (unsigned t = 0; any_interface && t < h->nrepl_types; t++) {
+		r = layout_rule(L, classify);
+		rule_match(r, M_PGM_TYPE, h->repl_types[t], 0, off);
+		rule_match(r, M_DADDR_MCAST, 0, 0, 0);
+		rule_verdict(r, V_QUEUE, 0);
+	}
 }
 
 static int layout_build(
@@ -210,13 +217,17 @@ static int layout_build(
 	memset(L, 0, sizeof(*L));
 	for (unsigned hi = 0; hi < RULES_IPT_CHAIN_COUNT; hi++) {
 		const struct rules_hook *h = &rules_hooks[hi];
-		unsigned base = layout_chain(L, "", h->nft_chain, (int)hi);
-		unsigned pgm = layout_chain(L, "pgm-", h->nft_chain, -1);
-		unsigned udp = cfg->udp ? layout_chain(L, "udp-", h->nft_chain, -1) : 0;
-		unsigned queue = layout_chain(L, "queue-", h->nft_chain, -1);
+		unsigned base, pgm, udp, queue, nranges;
 		uint16_t lo[2], hi_port[2];
-		unsigned nranges = cfg->udp ? udp_port_ranges(cfg, lo, hi_port) : 0;
 		struct rule *r;
+
+		if (h->retired)
+			continue;
+		base = layout_chain(L, "", h->nft_chain, (int)hi);
+		pgm = layout_chain(L, "pgm-", h->nft_chain, -1);
+		udp = cfg->udp ? layout_chain(L, "udp-", h->nft_chain, -1) : 0;
+		queue = layout_chain(L, "queue-", h->nft_chain, -1);
+		nranges = cfg->udp ? udp_port_ranges(cfg, lo, hi_port) : 0;
 
 		if (L->failed)
 			break;
@@ -241,9 +252,9 @@ static int layout_build(
 			rule_match(r, M_UDP_DPORT, lo[i], hi_port[i], 0);
 			rule_verdict(r, V_GOTO, udp);
 		}
-		layout_classify(L, h, pgm, queue, false);
+		layout_classify(L, h, pgm, queue, false, count > 0);
 		if (cfg->udp)
-			layout_classify(L, h, udp, queue, true);
+			layout_classify(L, h, udp, queue, true, count > 0);
 		if (h->local_only) {
 			r = layout_rule(L, queue);
 			rule_match(r, M_NOT_LOCAL, 0, 0, 0);

@@ -6,13 +6,16 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink_queue.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "dataplane/mfc.h"
 #include "dataplane/nfq.h"
 #include "dataplane/pcapio.h"
 #include "dataplane/pgm_wire.h"
@@ -58,6 +61,8 @@ struct assist {
 	struct cp *cp;
 	struct rtnl *rtnl;
 	struct ev_io *rtnl_io;
+	struct mfc *mfc; /* the kernel's multicast routes: where SPM and RDATA copies go */
+	struct ev_io *mfc_io;
 	struct nfqueue *nfq;
 	struct ev_io *nfq_io;
 	struct rules *rules;
@@ -649,6 +654,16 @@ static void on_rtnl_readable(struct ev_loop *loop, int fd, unsigned events, void
 		log_warn("rtnetlink");
 }
 
+static void on_mfc_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	(void)arg;
+	if (mfc_process(A->mfc) < 0)
+		log_warn("multicast routes");
+}
+
 static void add_existing_if(void *ctx, const struct rtnl_if *ifp)
 {
 	(void)ctx;
@@ -1071,6 +1086,130 @@ static enum cp_verdict process_datagram(const uint8_t *payload, size_t len, unsi
 	return res.verdict;
 }
 
+/*
+ * SPM and RDATA to a group are taken at prerouting, before the kernel forwards them, and their
+ * copies are made here: one per outgoing interface of the kernel's multicast route, each through
+ * the control plane for that interface (SPM_PATH rewritten; RDATA only where a NAK asked for it)
+ * and sent with the TTL decremented, as the kernel's forwarding would. The original is dropped.
+ * That is what lets ODATA, the fast path, forward with no rule at the forward hook, which the
+ * kernel runs for every copy of every forwarded packet. A datagram without a resolved route, or
+ * off the route's incoming interface, is left to the kernel (it asks the routing daemon, or drops
+ * it and reports the wrong interface), unassisted and counted.
+ */
+static bool replicable(const struct nfqueue_packet *np)
+{
+	const uint8_t *ip = np->payload;
+	size_t ihl;
+	uint8_t type;
+
+	if (np->hook != NF_INET_PRE_ROUTING || A->mfc == NULL || np->len < 20 ||
+		np->orig_len > np->len || (ip[16] & 0xf0) != 0xe0 || (ip[6] & 0x3f) != 0 || ip[7] != 0)
+		return false; /* not to a group, a truncated copy, or a fragment */
+	ihl = (size_t)(ip[0] & 0x0f) * 4;
+	if (ip[9] == IPPROTO_PGM_NUMBER) {
+		if (np->len < ihl + 5)
+			return false;
+		type = ip[ihl + 4] & 0x0f;
+	} else if (ip[9] == IPPROTO_UDP && A->conf.udp) {
+		if (np->len < ihl + 8 + 5)
+			return false;
+		type = ip[ihl + 8 + 4] & 0x0f;
+	} else {
+		return false;
+	}
+	return type == PGM_SPM || type == PGM_RDATA;
+}
+
+static bool if_assisted(int ifindex)
+{
+	struct cp_if_view v;
+
+	return cp_get_if(A->cp, ifindex, &v) && v.assist;
+}
+
+/* One copy out of oif. A UDP checksum the sender left to the hardware (NFQA_SKB_CSUMNOTREADY:
+   only the pseudo-header sum is in the field) is completed here, as the egress device would. */
+static void send_copy(
+	int oif, const uint8_t *datagram, size_t len, uint8_t ttl, const struct pgm_ip *ip, bool csum)
+{
+	if (len > sizeof(A->txbuf)) {
+		A->stats.copies_failed++;
+		return;
+	}
+	memcpy(A->txbuf, datagram, len);
+	A->txbuf[8] = ttl;
+	if (csum && ip->udp)
+		pgm_ip_fix_udp_checksum(A->txbuf, ip);
+	capture_packet(A->txbuf, len);
+	if (rawsock_send(A->raw, oif, A->txbuf, len) < 0) {
+		A->stats.copies_failed++;
+		A->stats.send_failed++;
+		return;
+	}
+	A->stats.copies++; /* and among the packets sent: batched, counted when sent */
+	if (!A->sends_batched)
+		A->stats.originated++;
+}
+
+static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags, cp_time_t now)
+{
+	const uint8_t *ip = np->payload;
+	const struct mfc_route *r;
+	struct in_addr src, grp;
+	int in = (int)np->in_ifindex;
+	uint8_t ttl = ip[8];
+	bool assisted, csum = np->skb_info & NFQA_SKB_CSUMNOTREADY;
+	struct pgm_ip pip;
+	struct pgm_packet pkt;
+
+	/* Not parseable: handled once, not once per copy, so it is counted once. */
+	if (pgm_parse_ip(ip, np->len, &A->udp_ports, &pip) != PGM_ERR_OK ||
+		pgm_parse(ip + pip.pgm_offset, pip.pgm_len, flags, &pkt) != PGM_ERR_OK)
+		return process_datagram(ip, np->len, flags, in, 0, now, &(size_t){0});
+	memcpy(&src, ip + 12, 4);
+	memcpy(&grp, ip + 16, 4);
+	r = mfc_lookup(A->mfc, src, grp);
+	if (r == NULL || r->iif == 0) {
+		A->stats.repl_no_route++;
+		return CP_ACCEPT;
+	}
+	if (r->iif != in) {
+		A->stats.repl_wrong_if++;
+		return CP_ACCEPT;
+	}
+	assisted = if_assisted(in);
+	for (unsigned i = 0; i < r->noifs && !assisted; i++)
+		assisted = r->oif[i] != in && if_assisted(r->oif[i]);
+	if (!assisted)
+		return CP_ACCEPT; /* nothing of ours on this route: the kernel forwards it */
+	A->stats.replicated++;
+	/* In the kernel's order: ip_mr_forward walks the interfaces from the highest vif down,
+	   rtnetlink lists them from the lowest up. */
+	for (unsigned i = r->noifs; i-- > 0;) {
+		size_t rw_len;
+		enum cp_verdict v;
+		int oif = r->oif[i];
+
+		if (oif == in || ttl <= r->ttl[i])
+			continue; /* as ip_mr_forward: TTL must exceed the interface's threshold */
+		if (!if_assisted(oif)) {
+			send_copy(oif, ip, np->len, (uint8_t)(ttl - 1), &pip, csum);
+			continue;
+		}
+		v = process_datagram(ip, np->len, flags, in, oif, now, &rw_len);
+		if (v == CP_DROP) {
+			A->stats.copies_held++;
+			continue;
+		}
+		if (v == CP_ACCEPT_REWRITTEN)
+			A->stats.rewritten++;
+		send_copy(oif, v == CP_ACCEPT_REWRITTEN ? A->rwbuf : ip,
+			v == CP_ACCEPT_REWRITTEN ? rw_len : np->len, (uint8_t)(ttl - 1), &pip,
+			csum && v != CP_ACCEPT_REWRITTEN);
+	}
+	return CP_DROP;
+}
+
 static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet *np)
 {
 	unsigned flags = 0;
@@ -1084,6 +1223,12 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 	capture_packet(np->payload, np->len);
 	if (np->skb_info & NFQA_SKB_CSUMNOTREADY)
 		flags |= PGM_PARSE_NO_UDP_CHECKSUM;
+	if (replicable(np)) {
+		v = replicate(np, flags, ev_time_now());
+		if (nfqueue_verdict(q, np->id, v == CP_DROP ? NFQUEUE_DROP : NFQUEUE_ACCEPT) < 0)
+			A->stats.verdict_errors++;
+		return;
+	}
 	v = process_datagram(np->payload, np->len, flags, (int)np->in_ifindex,
 		(int)np->out_ifindex, ev_time_now(), &rw_len);
 	if (v == CP_ACCEPT_REWRITTEN) {
@@ -1252,6 +1397,18 @@ int assist_start(char *err, size_t errlen)
 	   but walk them again in case the callback ran before every address was known. */
 	rtnl_foreach_if(A->rtnl, add_existing_if, NULL);
 	A->rtnl_io = ev_io_add(pgmrouterd.loop, rtnl_fd(A->rtnl), EV_READ, on_rtnl_readable, NULL);
+	A->mfc = mfc_new();
+	if (A->mfc == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (mfc_open(A->mfc, err, errlen) < 0)
+		goto fail;
+	A->mfc_io = ev_io_add(pgmrouterd.loop, mfc_fd(A->mfc), EV_READ, on_mfc_readable, NULL);
+	if (A->mfc_io == NULL) {
+		snprintf(err, errlen, "event loop: %s", strerror(errno));
+		goto fail;
+	}
 	rawsock_config_default(&rsc);
 	A->raw = rawsock_open(&rsc, err, errlen);
 	if (A->raw == NULL || A->rtnl_io == NULL)
@@ -1295,6 +1452,11 @@ void assist_stop(void)
 	if (A->raw != NULL)
 		rawsock_close(A->raw);
 	A->raw = NULL;
+	if (A->mfc_io != NULL)
+		ev_io_del(pgmrouterd.loop, A->mfc_io);
+	A->mfc_io = NULL;
+	mfc_free(A->mfc);
+	A->mfc = NULL;
 	if (A->rtnl_io != NULL)
 		ev_io_del(pgmrouterd.loop, A->rtnl_io);
 	A->rtnl_io = NULL;
@@ -1320,6 +1482,7 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 	struct nfqueue_kernel_stats ks = {0};
 	struct rawsock_stats rs = {0};
 	struct rtnl_stats ts = {0};
+	struct mfc_stats ms = {0};
 	struct rules_counters rcnt = {0};
 	struct assist_stats *as = &A->stats;
 	const char *backend = A->rules != NULL ? rules_backend_name(rules_backend(A->rules)) : "none";
@@ -1335,6 +1498,8 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		rawsock_get_stats(A->raw, &rs);
 	if (A->rtnl != NULL)
 		rtnl_get_stats(A->rtnl, &ts);
+	if (A->mfc != NULL)
+		mfc_get_stats(A->mfc, &ms);
 	if (A->rules != NULL && rules_installed(A->rules))
 		have_counters = rules_read_counters(A->rules, &rcnt, err, sizeof(err)) == 0;
 
@@ -1362,10 +1527,9 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			ks.valid ? "true" : "false", ks.queue_total, ks.queue_dropped,
 			ks.user_dropped, ks.socket_drops);
 		print(ctx,
-			"\"rules_matched\":{\"prerouting\":%llu,\"input\":%llu,\"forward\":%llu},",
+			"\"rules_matched\":{\"prerouting\":%llu,\"input\":%llu},",
 			(unsigned long long)rcnt.packets[RULES_IPT_PRE],
-			(unsigned long long)rcnt.packets[RULES_IPT_IN],
-			(unsigned long long)rcnt.packets[RULES_IPT_FWD]);
+			(unsigned long long)rcnt.packets[RULES_IPT_IN]);
 		print(ctx,
 			"\"output\":{\"packets\":%llu,\"bytes\":%llu,\"would_block\":%llu,"
 			"\"unreachable\":%llu,\"errors\":%llu},",
@@ -1376,13 +1540,22 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			"\"path\":{\"packets\":%llu,\"not_pgm\":%llu,\"malformed\":%llu,"
 			"\"rewritten\":%llu,\"rewrite_failed\":%llu,\"originated\":%llu,"
 			"\"build_failed\":%llu,\"send_failed\":%llu,\"no_source_address\":%llu,"
-			"\"timer_runs\":%llu,\"max_round_packets\":%llu}}\n",
+			"\"timer_runs\":%llu,\"max_round_packets\":%llu},",
 			(unsigned long long)as->packets, (unsigned long long)as->not_pgm,
 			(unsigned long long)as->malformed, (unsigned long long)as->rewritten,
 			(unsigned long long)as->rewrite_failed, (unsigned long long)as->originated,
 			(unsigned long long)as->build_failed, (unsigned long long)as->send_failed,
 			(unsigned long long)as->no_source_addr, (unsigned long long)as->timer_runs,
 			(unsigned long long)as->max_round_packets);
+		print(ctx,
+			"\"replication\":{\"replicated\":%llu,\"copies\":%llu,\"copies_failed\":%llu,"
+			"\"held\":%llu,\"no_route\":%llu,\"wrong_interface\":%llu,"
+			"\"routes\":%zu,\"route_messages\":%llu,\"route_resyncs\":%llu}}\n",
+			(unsigned long long)as->replicated, (unsigned long long)as->copies,
+			(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held,
+			(unsigned long long)as->repl_no_route, (unsigned long long)as->repl_wrong_if,
+			A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
+			(unsigned long long)ms.resyncs);
 		return;
 	}
 	print(ctx, "PGM router assist data plane: %s\n", A->running ? "running" : "not running");
@@ -1415,10 +1588,9 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			   "%u socket drops\n",
 			ks.queue_total, ks.queue_dropped, ks.user_dropped, ks.socket_drops);
 	if (have_counters)
-		print(ctx, "  Rules matched: prerouting %llu, input %llu, forward %llu\n",
+		print(ctx, "  Rules matched: prerouting %llu, input %llu\n",
 			(unsigned long long)rcnt.packets[RULES_IPT_PRE],
-			(unsigned long long)rcnt.packets[RULES_IPT_IN],
-			(unsigned long long)rcnt.packets[RULES_IPT_FWD]);
+			(unsigned long long)rcnt.packets[RULES_IPT_IN]);
 	else if (err[0] != '\0')
 		print(ctx, "  Rules matched: unavailable (%s)\n", err);
 	print(ctx, "  Output: %llu packets, %llu bytes; %llu would block, %llu unreachable, "
@@ -1437,6 +1609,16 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		(unsigned long long)as->send_failed, (unsigned long long)as->no_source_addr);
 	print(ctx, "    %llu timer runs, largest receive round %llu packets\n",
 		(unsigned long long)as->timer_runs, (unsigned long long)as->max_round_packets);
+	print(ctx, "  Replication: %llu SPM/RDATA replicated, %llu copies sent (%llu failed), "
+		   "%llu held back\n",
+		(unsigned long long)as->replicated, (unsigned long long)as->copies,
+		(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held);
+	print(ctx, "    left to the kernel: %llu without a multicast route, %llu off the route's "
+		   "incoming interface\n",
+		(unsigned long long)as->repl_no_route, (unsigned long long)as->repl_wrong_if);
+	print(ctx, "    multicast routes: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
+		A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
+		(unsigned long long)ms.resyncs);
 	print(ctx, "  Interfaces: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
 		A->rtnl != NULL ? rtnl_if_count(A->rtnl) : 0, (unsigned long long)ts.messages,
 		(unsigned long long)ts.resyncs);

@@ -123,6 +123,13 @@ struct assist_stats {
 	uint64_t malformed;	 /* dropped for a PGM parse error */
 	uint64_t rewritten;	 /* accepted with a rewritten payload */
 	uint64_t rewrite_failed; /* rewrite did not apply: accepted unchanged */
+	/* SPM and RDATA to a group, taken before routing, and the copies made of them */
+	uint64_t replicated;	  /* datagrams replicated here (their originals dropped) */
+	uint64_t copies;	  /* copies sent, one per outgoing interface */
+	uint64_t copies_failed;	  /* of those, refused by the raw socket */
+	uint64_t copies_held;	  /* copies the control plane dropped (RDATA nobody asked for) */
+	uint64_t repl_no_route;	  /* no multicast route (yet): left to the kernel */
+	uint64_t repl_wrong_if;	  /* arrived off the route's incoming interface: left to the kernel */
 	uint64_t originated;	 /* packets built and sent */
 	uint64_t build_failed;	 /* actions that could not be built */
 	uint64_t send_failed;	 /* raw socket refused */

@@ -246,18 +246,27 @@ our_rules_in() {
 our_queue_rules() { our_rules_in "$1" | grep -E 'queue num|NFQUEUE'; }
 # our_if_rules NAME IF: how many of our queue rules name interface IF.
 our_if_rules() { our_queue_rules "$1" | grep -cE -- "(-[io] $2 |ifname \"$2\" )"; }
-# rules_per_if NAME: queue rules per interface of the backend in use: nftables one per hook;
-# iptables per encapsulation (IP, UDP): prerouting 3 (by type, multicast NAK/NNAK, too short),
-# input 2 and forward 2 (by type, too short).
+# rules_per_if NAME: queue rules per interface of the backend in use: nftables one per hook
+# (prerouting, input); iptables per encapsulation (IP, UDP): prerouting 3 (by type, multicast
+# NAK/NNAK, too short) and input 2 (by type, too short).
 rules_per_if() {
 	case $(our_backend "$1") in
-	nftables) echo 3 ;;
-	iptables) echo 14 ;;
+	nftables) echo 2 ;;
+	iptables) echo 10 ;;
+	*) echo 0 ;;
+	esac
+}
+# rules_any_if NAME: queue rules naming no interface (multicast SPM and RDATA at prerouting, which
+# the daemon replicates): nftables one per type and encapsulation, iptables one per encapsulation.
+rules_any_if() {
+	case $(our_backend "$1") in
+	nftables) echo 4 ;;
+	iptables) echo 2 ;;
 	*) echo 0 ;;
 	esac
 }
 # our_entries NAME: how many hooks enter our rules: base chains of our table, or jumps to our
-# chains from the built-in ones (both 3 when installed once).
+# chains from the built-in ones (both 2 when installed once: prerouting, input).
 our_entries() {
 	case $(our_backend "$1") in
 	nftables) our_rules_in "$1" | grep -c 'type filter hook' ;;
@@ -265,12 +274,13 @@ our_entries() {
 	*) echo 0 ;;
 	esac
 }
-# our_matches NAME HOOK: packets our queue rules at HOOK (prerouting, input, forward) matched.
+# our_matches NAME HOOK: packets our queue rules at HOOK (prerouting, input) matched.
 our_matches() {
 	case $(our_backend "$1") in
 	nftables)
-		nsx "$1" nft list chain ip pgmrouter "queue-$2" 2>/dev/null |
-			awk '/queue num/ { for (i = 1; i < NF; i++) if ($i == "packets") s += $(i + 1) }
+		for c in "queue-$2" "pgm-$2" "udp-$2"; do
+			nsx "$1" nft list chain ip pgmrouter "$c" 2>/dev/null
+		done | awk '/queue num/ { for (i = 1; i < NF; i++) if ($i == "packets") s += $(i + 1) }
 				END { print s + 0 }'
 		;;
 	iptables)

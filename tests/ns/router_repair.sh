@@ -157,7 +157,7 @@ check "state: sqn 5 and 6 repaired (FORWARDING or done)" jtrue "show ip pgm rout
 # ---- ODATA: everyone gets it, the queue never sees it ----
 q_before=$(dp "j['queue_stats']['packets']")
 k_before=$(queue_counters rtr 113 | awk '{ print $4 }')
-fwd_rules_before=$(dp "j['rules_matched']['forward']")
+pre_rules_before=$(dp "j['rules_matched']['prerouting']")
 inj src s0 "${E[@]}" --src $SRC_ADDR --dst $GROUP --type odata --sqn 21 --trail 1 --count 5 --sqn-step 1
 check "ODATA (5) reaches r1" wait_seen 10 r1 "type=ODATA \| ODATA $TSI sqn (21|22|23|24|25) " 5
 check "ODATA (5) reaches r2" wait_seen 10 r2 "type=ODATA \| ODATA $TSI sqn (21|22|23|24|25) " 5
@@ -166,7 +166,8 @@ check "ODATA never queued: the daemon's queue counter did not move ($q_before)" 
 	test "$(dp "j['queue_stats']['packets']")" = "$q_before"
 check "ODATA never queued: the kernel's queue sequence did not move ($k_before)" \
 	test "$(queue_counters rtr 113 | awk '{ print $4 }')" = "$k_before"
-check "ODATA matched no forward rule of ours" test "$(dp "j['rules_matched']['forward']")" = "$fwd_rules_before"
+check "ODATA matched no queue rule of ours" test "$(dp "j['rules_matched']['prerouting']")" = "$pre_rules_before"
+check "no rule of ours at the forward hook" test "$(nsx rtr nft list table ip pgmrouter | grep -c 'hook forward')" = 0
 check "show ip pgm router dataplane (text) reports the same queue count" \
 	eval "cli 'show ip pgm router dataplane' | grep -q '^  Queue: $q_before packets'"
 check "traffic: no ODATA counted anywhere" jtrue "show ip pgm router traffic json" \

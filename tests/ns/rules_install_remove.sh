@@ -56,13 +56,15 @@ our_table a >"$NS_TMP/nft.installed"
 script_table --if a1,a2 --queue 21 >"$NS_TMP/nft.script"
 check "the committed table is the generated script's, rule for rule" \
 	diff "$NS_TMP/nft.script" "$NS_TMP/nft.installed"
-check "three base chains, before the mangle table" \
-	test "$(grep -c 'type filter hook .* priority mangle - 1; policy accept;' "$NS_TMP/nft.installed")" = 3
+check "two base chains (prerouting, input), before the mangle table; none at forward" sh -c "
+	[ \$(grep -c 'type filter hook .* priority mangle - 1; policy accept;' $NS_TMP/nft.installed) = 2 ] &&
+	! grep -q 'hook forward' $NS_TMP/nft.installed"
 check "ODATA leaves by the first rule of every hook" sh -c "
 	[ \$(grep -A1 'type filter hook' $NS_TMP/nft.installed |
-		grep -c 'ip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept') = 3 ]"
-check "one queue rule per hook and interface" \
-	test "$(grep -c 'counter queue num 21 bypass' "$NS_TMP/nft.installed")" = 6
+		grep -c 'ip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept') = 2 ]"
+check "one queue rule per hook and interface, and 4 for multicast SPM/RDATA (IP, UDP)" sh -c "
+	[ \$(grep -c 'counter queue num 21 bypass' $NS_TMP/nft.installed) = 8 ] &&
+	[ \$(grep -c 'ip daddr 224.0.0.0/4 counter queue num 21 bypass' $NS_TMP/nft.installed) = 4 ]"
 check "everyone else's rules unchanged" others_unchanged
 
 # A second start (after a crash) with another interface set replaces, never duplicates.
@@ -110,8 +112,8 @@ check "... and removed" sh -c "! ip netns exec $(ns a) nft list tables | grep -q
 "$H" rules-script --backend nft --if a1,a2 --queue 21 |
 	sed 's/queue num [0-9]* bypass/accept/' >"$NS_TMP/nft.accept"
 check "nft accepts the generated script (queue swapped for accept)" nsx a nft -f "$NS_TMP/nft.accept"
-check "nft table has the three hooks" sh -c "
-	ip netns exec $(ns a) nft list table ip pgmrouter | grep -c 'type filter hook' | grep -qx 3"
+check "nft table has the two hooks" sh -c "
+	ip netns exec $(ns a) nft list table ip pgmrouter | grep -c 'type filter hook' | grep -qx 2"
 "$H" rules-script --backend nft --remove >"$NS_TMP/nft.remove"
 check "the removal script removes it" nsx a nft -f "$NS_TMP/nft.remove"
 check "and a second removal is harmless" nsx a nft -f "$NS_TMP/nft.remove"
@@ -123,29 +125,33 @@ UPD=$BG_PID
 check "run-time update applied" wait_for 10 grep -q '^rules updated interfaces=1' "$NS_TMP/update.out"
 check "update: queue rules for a2 only" sh -c "
 	t=\$(ip netns exec $(ns a) nft list table ip pgmrouter 2>/dev/null);
-	[ \$(echo \"\$t\" | grep -c 'name \"a2\" counter') = 3 ] && ! echo \"\$t\" | grep -q '\"a1\"'"
+	[ \$(echo \"\$t\" | grep -c 'name \"a2\" counter') = 2 ] && ! echo \"\$t\" | grep -q '\"a1\"'"
 kill "$UPD"
 wait_exit "$UPD" 10
 check "update: removed at exit, the rest as before" sh -c "
 	! ip netns exec $(ns a) nft list tables | grep -q pgmrouter && [ \"\$(ip netns exec $(ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//')\" = \"\$(cat $NS_TMP/ipt.before)\" ]"
 
 # ---- iptables: chosen explicitly (the fallback for kernels without nf_tables) ----
+# An earlier version's chain at the forward hook, with its jump: removed by the install.
+nsx a iptables -t mangle -N PGMROUTER-FWD
+nsx a iptables -t mangle -A PGMROUTER-FWD -p 113 -j NFQUEUE --queue-num 21 --queue-bypass
+nsx a iptables -t mangle -I FORWARD 1 -j PGMROUTER-FWD
 nsx a "$H" rules-install --backend iptables --if a1,a2 --queue 21 >"$NS_TMP/ipt.out" 2>&1
 check "iptables install succeeds" grep -q '^backend=iptables ' "$NS_TMP/ipt.out"
 saved_rules a >"$NS_TMP/ipt.installed"
-check "3 chains of ours" test "$(grep -c '^:PGMROUTER-' "$NS_TMP/ipt.installed")" = 3
-check "our jump is first in PREROUTING, INPUT, FORWARD" sh -c "
+check "2 chains of ours; the earlier version's forward chain and jump are gone" sh -c "
+	[ \$(grep -c '^:PGMROUTER-' $NS_TMP/ipt.installed) = 2 ] && ! grep -q 'PGMROUTER-FWD' $NS_TMP/ipt.installed"
+check "our jump is first in PREROUTING, INPUT" sh -c "
 	grep -A0 -m1 '^-A PREROUTING ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-PRE' &&
-	grep -m1 '^-A INPUT ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-IN' &&
-	grep -m1 '^-A FORWARD ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-FWD'"
+	grep -m1 '^-A INPUT ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-IN'"
 check "ODATA returns first in each chain (IP, UDP)" sh -c "
-	for c in PRE IN FWD; do
+	for c in PRE IN; do
 		grep '^-A PGMROUTER-'\$c' ' $NS_TMP/ipt.installed | head -n 2 | grep -c '=0x4\" -j RETURN\$' | grep -qx 2 || exit 1
 	done"
 # per interface and encapsulation: prerouting by type, multicast NAK/NNAK, too short; input
-# and forward by type, too short
-check "14 queue rules per interface" \
-	test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$NS_TMP/ipt.installed")" = 28
+# by type, too short; and multicast SPM/RDATA from any interface (IP, UDP)
+check "10 queue rules per interface, 2 for any" \
+	test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$NS_TMP/ipt.installed")" = 22
 # (iptables-save prints the u32 tests in its own way: "...@0x4>>0x18&0xf=0x1,0x2,0xa")
 grep -o '&0xf=[0-9a-fx,]*' "$NS_TMP/ipt.installed" | sort -u >"$NS_TMP/types"
 check "type lists: ODATA (returns); SPM,RDATA; POLL,POLR,NCF; RDATA,NAK,NNAK; NAK,NNAK" \
@@ -161,9 +167,9 @@ check "iptables: no nftables table of ours" sh -c "! ip netns exec $(ns a) nft l
 nsx a "$H" rules-install --backend iptables --if a2 --queue 21 >/dev/null 2>&1
 saved_rules a >"$NS_TMP/ipt.again"
 check "iptables restart: still one jump per hook" \
-	test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$NS_TMP/ipt.again")" = 3
+	test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$NS_TMP/ipt.again")" = 2
 check "iptables restart: rules only for a2" sh -c "
-	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $NS_TMP/ipt.again) = 14 ] && ! grep '^-A PGMROUTER-' $NS_TMP/ipt.again | grep -q a1"
+	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $NS_TMP/ipt.again) = 10 ] && ! grep '^-A PGMROUTER-' $NS_TMP/ipt.again | grep -q a1"
 # Switching backends removes the other one's leftovers.
 nsx a "$H" rules-install --if a1 --queue 21 >/dev/null 2>&1
 check "auto after iptables: nftables, and nothing left in iptables" sh -c "

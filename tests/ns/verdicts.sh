@@ -1,8 +1,9 @@
 #!/bin/bash
-# Verdicts reach the wire: an accept with a rewritten payload (SPM path NLA replaced by the
-# egress interface's address as rtnl reports it, checksum recomputed) arrives rewritten at both
-# receivers, each copy with its own path; a drop verdict removes
-# exactly the dropped type; everything else still arrives. The consumer's debug capture holds
+# Verdicts reach the wire: an accept with a rewritten payload (SPM path NLA replaced, checksum
+# recomputed; SPMs are queued once, at prerouting) arrives rewritten at both receivers, the
+# kernel forwarding the rewritten packet; a drop verdict removes exactly the dropped type;
+# everything else still arrives. (pgmrouterd's per-egress paths are its own copies:
+# router_repair.sh.) The consumer's debug capture holds
 # every queued packet and reads back with the pcap reader.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -11,30 +12,30 @@ Q=41
 C="$NS_TMP/consumer.out"
 start_receiver_sniffers
 
-start_consumer "$C" --queue $Q --if up0,d1,d2 --rewrite-spm-path egress \
+start_consumer "$C" --queue $Q --if up0,d1,d2 --rewrite-spm-path 198.18.9.9 \
 	--pcap "$NS_TMP/queued.pcap" || exit 1
 send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type spm --count 3
 send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type odata --count 2
 for r in r1 r2; do
-	[ $r = r1 ] && path=198.18.2.1 || path=198.18.3.1
-	check "$r: 3 SPM arrive with path $path (its egress) and a valid checksum" wait_for 10 sh -c "
+	path=198.18.9.9
+	check "$r: 3 SPM arrive with path $path (rewritten) and a valid checksum" wait_for 10 sh -c "
 		[ \$(grep -c 'type=SPM csum=ok spm_path=$path ' $NS_TMP/$r.sniff) = 3 ]"
 	check "$r: no SPM with the original path" \
 		test "$(count_lines "$NS_TMP/$r.sniff" "type=SPM .*spm_path=$SRC_ADDR")" = 0
 	check "$r: ODATA untouched" wait_for 5 sh -c "[ \$(grep -c 'type=ODATA csum=ok' $NS_TMP/$r.sniff) = 2 ]"
 done
-check "consumer: 6 rewritten verdicts" test "$(count_lines "$C" 'type=SPM verdict=rewritten')" = 6
+check "consumer: 3 rewritten verdicts" test "$(count_lines "$C" 'type=SPM verdict=rewritten')" = 3
 kill "$CONSUMER_PID"
 wait_exit "$CONSUMER_PID" 10
-check "consumer stats count 6 rewritten, no kernel errors" \
-	grep -Eq '^stats .* rewritten=6 .* netlink_errors=0 ' "$C"
-check "capture: 6 records written" grep -q '^pcap written=6 ' "$C"
+check "consumer stats count 3 rewritten, no kernel errors" \
+	grep -Eq '^stats .* rewritten=3 .* netlink_errors=0 ' "$C"
+check "capture: 3 records written" grep -q '^pcap written=3 ' "$C"
 "$HARNESS" pcap-read "$NS_TMP/queued.pcap" >"$NS_TMP/pcap.out" 2>&1
-check "capture reads back: 6 SPM datagrams from the source to the group" \
-	test "$(count_lines "$NS_TMP/pcap.out" "^dgram ts=[0-9]+\.[0-9]{6} v4 len=56 $SRC_ADDR > $GROUP proto=113 type=SPM")" = 6
+check "capture reads back: 3 SPM datagrams from the source to the group" \
+	test "$(count_lines "$NS_TMP/pcap.out" "^dgram ts=[0-9]+\.[0-9]{6} v4 len=56 $SRC_ADDR > $GROUP proto=113 type=SPM")" = 3
 if command -v tshark >/dev/null; then
-	check "capture: tshark decodes the 6 records as PGM SPM" test "$(tshark -r "$NS_TMP/queued.pcap" \
-		-T fields -e pgm.hdr.type 2>/dev/null | grep -c '^0x00$')" = 6
+	check "capture: tshark decodes the 3 records as PGM SPM" test "$(tshark -r "$NS_TMP/queued.pcap" \
+		-T fields -e pgm.hdr.type 2>/dev/null | grep -c '^0x00$')" = 3
 fi
 
 start_consumer "$C.2" --queue $Q --if up0,d1,d2 --drop RDATA || exit 1
@@ -46,6 +47,6 @@ for r in r1 r2; do
 		[ \$(grep -c 'type=POLL' $NS_TMP/$r.sniff) = 1 ] && [ \$(grep -c 'type=ODATA' $NS_TMP/$r.sniff) = 3 ]"
 	check "$r: dropped RDATA never arrives" test "$(count_lines "$NS_TMP/$r.sniff" 'type=RDATA')" = 0
 done
-check "consumer: 4 drop verdicts (2 RDATA x 2 copies)" \
-	test "$(count_lines "$C.2" 'type=RDATA verdict=drop')" = 4
+check "consumer: 2 drop verdicts (2 RDATA, queued once each)" \
+	test "$(count_lines "$C.2" 'type=RDATA verdict=drop')" = 2
 finish

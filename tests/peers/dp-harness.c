@@ -527,10 +527,8 @@ static int cmd_consume(const struct opts *o)
 		struct rules_counters rc_;
 
 		if (rules_read_counters(r, &rc_, err, sizeof(err)) == 0)
-			printf("rules matched prerouting=%" PRIu64 " input=%" PRIu64
-			       " forward=%" PRIu64 "\n",
-				rc_.packets[RULES_IPT_PRE], rc_.packets[RULES_IPT_IN],
-				rc_.packets[RULES_IPT_FWD]);
+			printf("rules matched prerouting=%" PRIu64 " input=%" PRIu64 "\n",
+				rc_.packets[RULES_IPT_PRE], rc_.packets[RULES_IPT_IN]);
 		else
 			warn_err(err);
 	}

@@ -42,6 +42,8 @@ static const char expected_nft[] =
 	"\t\t@th,32,8 & 0xf == 0xa goto queue-prerouting\n"
 	"\t\t@th,32,8 & 0xf == 0x8 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
 	"\t\t@th,32,8 & 0xf == 0x9 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x0 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"
+	"\t\t@th,32,8 & 0xf == 0x5 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"
 	"\t}\n"
 	"\n"
 	"\tchain udp-prerouting {\n"
@@ -51,6 +53,8 @@ static const char expected_nft[] =
 	"\t\t@th,96,8 & 0xf == 0xa goto queue-prerouting\n"
 	"\t\t@th,96,8 & 0xf == 0x8 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
 	"\t\t@th,96,8 & 0xf == 0x9 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x0 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"
+	"\t\t@th,96,8 & 0xf == 0x5 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"
 	"\t}\n"
 	"\n"
 	"\tchain queue-prerouting {\n"
@@ -83,30 +87,6 @@ static const char expected_nft[] =
 	"\t\tfib daddr type != local accept\n"
 	"\t\tiifname \"eth0\" counter queue num 3 bypass\n"
 	"\t}\n"
-	"\n"
-	"\tchain forward {\n"
-	"\t\ttype filter hook forward priority mangle - 1; policy accept;\n"
-	"\t\tip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept\n"
-	"\t\tip protocol 113 goto pgm-forward\n"
-	"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x4 ip length >= 44 accept\n"
-	"\t\tudp dport 3055-3056 goto udp-forward\n"
-	"\t}\n"
-	"\n"
-	"\tchain pgm-forward {\n"
-	"\t\tip length < 36 goto queue-forward\n"
-	"\t\t@th,32,8 & 0xf == 0x0 goto queue-forward\n"
-	"\t\t@th,32,8 & 0xf == 0x5 goto queue-forward\n"
-	"\t}\n"
-	"\n"
-	"\tchain udp-forward {\n"
-	"\t\tip length < 44 goto queue-forward\n"
-	"\t\t@th,96,8 & 0xf == 0x0 goto queue-forward\n"
-	"\t\t@th,96,8 & 0xf == 0x5 goto queue-forward\n"
-	"\t}\n"
-	"\n"
-	"\tchain queue-forward {\n"
-	"\t\toifname \"eth0\" counter queue num 3 bypass\n"
-	"\t}\n"
 	"}\n";
 
 static const char expected_ipt[] =
@@ -114,7 +94,6 @@ static const char expected_ipt[] =
 	"*mangle\n"
 	":PGMROUTER-PRE - [0:0]\n"
 	":PGMROUTER-IN - [0:0]\n"
-	":PGMROUTER-FWD - [0:0]\n"
 	"-A PGMROUTER-PRE -p 113 -m u32 --u32 \"0&0xFFFF=36:65535&&4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x4\" -j RETURN\n"
 	"-A PGMROUTER-PRE -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"0&0xFFFF=44:65535&&4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x4\" -j RETURN\n"
 	"-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x1,0x2,0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
@@ -123,21 +102,16 @@ static const char expected_ipt[] =
 	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x1,0x2,0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -p 113 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -p udp -m multiport --dports 3055,3056 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x0,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-IN -p 113 -m u32 --u32 \"0&0xFFFF=36:65535&&4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x4\" -j RETURN\n"
 	"-A PGMROUTER-IN -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"0&0xFFFF=44:65535&&4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x4\" -j RETURN\n"
 	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-IN -i eth0 -p 113 -m addrtype --dst-type LOCAL -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x5,0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-IN -i eth0 -p udp -m multiport --dports 3055,3056 -m addrtype --dst-type LOCAL -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-FWD -p 113 -m u32 --u32 \"0&0xFFFF=36:65535&&4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x4\" -j RETURN\n"
-	"-A PGMROUTER-FWD -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"0&0xFFFF=44:65535&&4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x4\" -j RETURN\n"
-	"-A PGMROUTER-FWD -o eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-FWD -o eth0 -p 113 -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-FWD -o eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x0,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
-	"-A PGMROUTER-FWD -o eth0 -p udp -m multiport --dports 3055,3056 -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-I PREROUTING 1 -j PGMROUTER-PRE\n"
 	"-I INPUT 1 -j PGMROUTER-IN\n"
-	"-I FORWARD 1 -j PGMROUTER-FWD\n"
 	"COMMIT\n";
 
 static struct rules_config config(uint16_t queue)
@@ -205,37 +179,49 @@ START_TEST(test_every_rule_has_bypass_and_no_odata)
 	char *n = rules_nft_script(&cfg, two_ifs, 2, true);
 	char *i = rules_ipt_script(&cfg, &none, two_ifs, 2, true);
 
-	/* nftables: one queue rule per hook and interface, behind the classifying chains */
-	ck_assert_uint_eq(count(n, "counter queue num 9 bypass\n"), 6);
-	ck_assert_uint_eq(count(n, "queue num"), 6);
-	ck_assert_uint_eq(count(n, "\"vlan.10\""), 3);
+	/* nftables: one queue rule per hook and interface, behind the classifying chains, and
+	   the multicast SPM and RDATA (replicated by the daemon) from any interface, IP and UDP */
+	ck_assert_uint_eq(count(n, "counter queue num 9 bypass\n"), 4 + 4);
+	ck_assert_uint_eq(count(n, "queue num"), 8);
+	ck_assert_uint_eq(count(n, "\"vlan.10\""), 2);
+	ck_assert_uint_eq(count(n, "ip daddr 224.0.0.0/4 counter queue num 9 bypass\n"), 4);
 	/* iptables: per interface (IP, UDP) x (prerouting 3: by type, multicast NAK/NNAK, too
-	   short; input 2; forward 2) */
-	ck_assert_uint_eq(count(i, "-j NFQUEUE --queue-num 9 --queue-bypass\n"), 28);
-	ck_assert_uint_eq(count(i, "NFQUEUE"), 28);
-	ck_assert_uint_eq(count(i, " vlan.10 "), 14);
+	   short; input 2), and one SPM/RDATA rule each for IP and UDP */
+	ck_assert_uint_eq(count(i, "-j NFQUEUE --queue-num 9 --queue-bypass\n"), 20 + 2);
+	ck_assert_uint_eq(count(i, "NFQUEUE"), 22);
+	ck_assert_uint_eq(count(i, " vlan.10 "), 10);
+	/* no forward hook: the kernel forwards every copy of ODATA without a rule */
+	ck_assert_ptr_null(strstr(n, "forward"));
+	ck_assert_ptr_null(strstr(i, "FORWARD"));
+	ck_assert_ptr_null(strstr(i, "-FWD"));
 	/* the short-datagram rules cannot take a valid PGM packet (the smallest is 16 bytes) */
-	ck_assert_uint_eq(count(n, "ip length < 36 goto queue-"), 3);
-	ck_assert_uint_eq(count(n, "ip length < 44 goto queue-"), 3);
-	ck_assert_uint_eq(count(i, "--length 0:35 "), 6);
-	ck_assert_uint_eq(count(i, "--length 0:43 "), 6);
+	ck_assert_uint_eq(count(n, "ip length < 36 goto queue-"), 2);
+	ck_assert_uint_eq(count(n, "ip length < 44 goto queue-"), 2);
+	ck_assert_uint_eq(count(i, "--length 0:35 "), 4);
+	ck_assert_uint_eq(count(i, "--length 0:43 "), 4);
 	/* ODATA (type 4) only ever in the rules that let it pass, first in every hook, and only
 	   when long enough (a short one is queued as malformed) */
-	ck_assert_uint_eq(count(n, "== 0x4 "), 6);
+	ck_assert_uint_eq(count(n, "== 0x4 "), 4);
 	ck_assert(lines_with_also(n, "== 0x4 ", " accept"));
 	ck_assert(lines_with_also(n, "@th,32,8 & 0xf == 0x4 ", "ip length >= 36 accept"));
 	ck_assert(lines_with_also(n, "@th,96,8 & 0xf == 0x4 ", "ip length >= 44 accept"));
-	ck_assert_uint_eq(count(i, "=0x4\""), 6);
+	ck_assert_uint_eq(count(i, "=0x4\""), 4);
 	ck_assert(lines_with_also(i, "=0x4\"", " -j RETURN"));
-	ck_assert_uint_eq(count(i, " -i ") + count(i, " -o "), 28); /* only queue rules name one */
+	ck_assert_uint_eq(count(i, " -i ") + count(i, " -o "), 20); /* only queue rules name one */
 	ck_assert(!strstr(i, ",0x4"));
 	ck_assert(lines_with_also(i, "0x4", "RETURN"));
-	/* multicast NAKs and NNAKs at prerouting only, over IP and UDP */
+	/* multicast NAKs and NNAKs at prerouting only, over IP and UDP, from the interfaces;
+	   multicast SPM and RDATA from any */
 	ck_assert_uint_eq(count(n, "ip daddr 224.0.0.0/4 goto queue-prerouting\n"), 4);
-	ck_assert_uint_eq(count(n, "224.0.0.0/4"), 4);
+	ck_assert_uint_eq(count(n, "224.0.0.0/4"), 8);
+	ck_assert(lines_with_also(n, "== 0x0 ", "ip daddr 224.0.0.0/4 counter queue"));
+	ck_assert(lines_with_also(n, "== 0x5 ip", "ip daddr 224.0.0.0/4 counter queue"));
 	ck_assert_uint_eq(count(i, "-A PGMROUTER-PRE -i vlan.10 -p 113 -d 224.0.0.0/4 "), 1);
-	ck_assert_uint_eq(count(i, "-d 224.0.0.0/4 "), 4);
-	ck_assert(lines_with_also(i, "-d 224.0.0.0/4 ", "=0x8,0x9\" -j NFQUEUE"));
+	ck_assert_uint_eq(count(i, "-A PGMROUTER-PRE -p 113 -d 224.0.0.0/4 "), 1);
+	ck_assert_uint_eq(count(i, "-d 224.0.0.0/4 "), 6);
+	ck_assert_uint_eq(count(i, "=0x8,0x9\" -j NFQUEUE"), 4);
+	ck_assert_uint_eq(count(i, "=0x0,0x5\" -j NFQUEUE"), 2);
+	ck_assert(lines_with_also(i, "=0x0,0x5\"", "-d 224.0.0.0/4 "));
 	free(n);
 	free(i);
 }
@@ -252,8 +238,8 @@ START_TEST(test_udp_off_and_single_port)
 	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
 	ck_assert_ptr_null(strstr(n, "udp"));
 	ck_assert_ptr_null(strstr(i, "udp"));
-	ck_assert_uint_eq(count(n, "queue num"), 3);
-	ck_assert_uint_eq(count(i, "NFQUEUE"), 7);
+	ck_assert_uint_eq(count(n, "queue num"), 2 + 2);
+	ck_assert_uint_eq(count(i, "NFQUEUE"), 5 + 1);
 	free(n);
 	free(i);
 
@@ -261,9 +247,9 @@ START_TEST(test_udp_off_and_single_port)
 	cfg.udp_ucast_port = cfg.udp_mcast_port = 7500;
 	n = rules_nft_script(&cfg, one_if, 1, true);
 	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
-	ck_assert_uint_eq(count(n, "udp dport 7500 @th,96,8 & 0xf == 0x4 ip length >= 44 accept\n"), 3);
-	ck_assert_uint_eq(count(n, "udp dport 7500 goto udp-"), 3);
-	ck_assert_uint_eq(count(i, "-p udp --dport 7500 "), 3 + 7);
+	ck_assert_uint_eq(count(n, "udp dport 7500 @th,96,8 & 0xf == 0x4 ip length >= 44 accept\n"), 2);
+	ck_assert_uint_eq(count(n, "udp dport 7500 goto udp-"), 2);
+	ck_assert_uint_eq(count(i, "-p udp --dport 7500 "), 2 + 5 + 1);
 	ck_assert_ptr_null(strstr(i, "multiport"));
 	free(n);
 	free(i);
@@ -272,10 +258,10 @@ START_TEST(test_udp_off_and_single_port)
 	cfg.udp_ucast_port = 4000;
 	cfg.udp_mcast_port = 3056;
 	n = rules_nft_script(&cfg, one_if, 1, true);
-	ck_assert_uint_eq(count(n, "udp dport 3056 @th,96,8 & 0xf == 0x4 "), 3);
-	ck_assert_uint_eq(count(n, "udp dport 4000 @th,96,8 & 0xf == 0x4 "), 3);
-	ck_assert_uint_eq(count(n, "udp dport 3056 goto udp-forward\n"), 1);
-	ck_assert_uint_eq(count(n, "udp dport 4000 goto udp-forward\n"), 1);
+	ck_assert_uint_eq(count(n, "udp dport 3056 @th,96,8 & 0xf == 0x4 "), 2);
+	ck_assert_uint_eq(count(n, "udp dport 4000 @th,96,8 & 0xf == 0x4 "), 2);
+	ck_assert_uint_eq(count(n, "udp dport 3056 goto udp-input\n"), 1);
+	ck_assert_uint_eq(count(n, "udp dport 4000 goto udp-input\n"), 1);
 	ck_assert_ptr_null(strstr(n, "{ "));
 	free(n);
 }
@@ -289,9 +275,9 @@ START_TEST(test_empty_interface_set)
 	char *i = rules_ipt_script(&cfg, &none, NULL, 0, true);
 
 	/* chains and jumps exist, nothing is queued */
-	ck_assert_uint_eq(count(n, "type filter hook"), 3);
+	ck_assert_uint_eq(count(n, "type filter hook"), 2);
 	ck_assert_ptr_null(strstr(n, "queue num"));
-	ck_assert_uint_eq(count(i, "-I "), 3);
+	ck_assert_uint_eq(count(i, "-I "), 2);
 	ck_assert_ptr_null(strstr(i, "NFQUEUE"));
 	free(n);
 	free(i);
@@ -465,11 +451,11 @@ START_TEST(test_nft_batch)
 	ck_assert_uint_eq(v.deltable, 1);
 	text = rules_nft_script(&cfg, two_ifs, 2, true);
 	ck_assert_uint_eq(v.chains, count(text, "\tchain "));
-	ck_assert_uint_eq(v.base_chains, 3);
+	ck_assert_uint_eq(v.base_chains, 2);
 	ck_assert_uint_eq(v.rules, count(text, "\t\t") - count(text, "\t\ttype filter"));
-	ck_assert_uint_eq(v.target_exprs, 6); /* one per hook and interface */
+	ck_assert_uint_eq(v.target_exprs, 8); /* one per hook and interface; SPM, RDATA x IP, UDP */
 	ck_assert_uint_eq(v.queue_exprs, 0);
-	ck_assert_uint_eq(v.counter_exprs, 6);
+	ck_assert_uint_eq(v.counter_exprs, 8);
 	ck_assert_uint_eq(v.compat_matches, 0); /* every match is native */
 	ck_assert(v.acked);
 	free(buf);
@@ -477,7 +463,7 @@ START_TEST(test_nft_batch)
 
 	n = rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
 	v = view_batch(buf, len);
-	ck_assert_uint_eq(v.queue_exprs, 6);
+	ck_assert_uint_eq(v.queue_exprs, 8);
 	ck_assert_uint_eq(v.target_exprs, 0);
 	free(buf);
 
@@ -559,7 +545,18 @@ START_TEST(test_custom_name)
 	ck_assert_str_eq(rules_ipt_chain_name(&cfg, RULES_IPT_FWD, buf, sizeof(buf)), "PGM_B-FWD");
 	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
 	n = rules_nft_script(&cfg, one_if, 1, true);
-	ck_assert_ptr_nonnull(strstr(i, "-I FORWARD 1 -j PGM_B-FWD\n"));
+	ck_assert_ptr_nonnull(strstr(i, "-I PREROUTING 1 -j PGM_B-PRE\n"));
+	ck_assert_ptr_null(strstr(i, "-I FORWARD")); /* the retired hook */
+	free(i);
+	/* what an earlier version left at the forward hook goes */
+	{
+		struct rules_ipt_state old = {0};
+
+		old.jumps[RULES_IPT_FWD] = 1;
+		old.chain_present[RULES_IPT_FWD] = true;
+		i = rules_ipt_script(&cfg, &old, one_if, 1, true);
+		ck_assert_ptr_nonnull(strstr(i, "-D FORWARD -j PGM_B-FWD\n-F PGM_B-FWD\n-X PGM_B-FWD\n"));
+	}
 	ck_assert_ptr_nonnull(strstr(n, "table ip pgm_b {\n"));
 	free(i);
 	free(n);
