@@ -1024,6 +1024,37 @@ static size_t apply_rewrite(const uint8_t *payload, size_t len, const struct pgm
 	return len;
 }
 
+/* A parsed packet through the control plane: see process_datagram(). */
+static enum cp_verdict process_parsed(const uint8_t *payload, size_t len, const struct pgm_ip *ip,
+	const struct pgm_packet *pkt, int in_ifindex, int out_ifindex, cp_time_t now,
+	size_t *rw_len)
+{
+	struct cp_packet in;
+	struct cp_result res;
+
+	*rw_len = 0;
+	in.ip = ip;
+	in.pkt = pkt;
+	in.in_ifindex = in_ifindex;
+	in.out_ifindex = out_ifindex;
+	in.now = now;
+	A->cur_pkt = pkt;
+	A->cur_ip = ip;
+	cp_packet(A->cp, &in, &res);
+	A->cur_pkt = NULL;
+	A->cur_ip = NULL;
+	if (log_debug_enabled(LOG_CAT_PACKETS) || A->replay)
+		print_packet(ip, pkt, in_ifindex, out_ifindex, &res);
+	if (res.verdict == CP_ACCEPT_REWRITTEN) {
+		*rw_len = apply_rewrite(payload, len, ip, pkt, &res.rewrite);
+		if (*rw_len == 0) {
+			A->stats.rewrite_failed++;
+			return CP_ACCEPT;
+		}
+	}
+	return res.verdict;
+}
+
 /*
  * One packet through the control plane. Returns the verdict; a rewritten payload is left in
  * A->rwbuf with its length in *rw_len.
@@ -1033,8 +1064,6 @@ static enum cp_verdict process_datagram(const uint8_t *payload, size_t len, unsi
 {
 	struct pgm_ip ip;
 	struct pgm_packet pkt;
-	struct cp_packet in;
-	struct cp_result res;
 	enum pgm_err err;
 
 	*rw_len = 0;
@@ -1064,26 +1093,7 @@ static enum cp_verdict process_datagram(const uint8_t *payload, size_t len, unsi
 		}
 		return CP_DROP;
 	}
-	in.ip = &ip;
-	in.pkt = &pkt;
-	in.in_ifindex = in_ifindex;
-	in.out_ifindex = out_ifindex;
-	in.now = now;
-	A->cur_pkt = &pkt;
-	A->cur_ip = &ip;
-	cp_packet(A->cp, &in, &res);
-	A->cur_pkt = NULL;
-	A->cur_ip = NULL;
-	if (log_debug_enabled(LOG_CAT_PACKETS) || A->replay)
-		print_packet(&ip, &pkt, in_ifindex, out_ifindex, &res);
-	if (res.verdict == CP_ACCEPT_REWRITTEN) {
-		*rw_len = apply_rewrite(payload, len, &ip, &pkt, &res.rewrite);
-		if (*rw_len == 0) {
-			A->stats.rewrite_failed++;
-			return CP_ACCEPT;
-		}
-	}
-	return res.verdict;
+	return process_parsed(payload, len, &ip, &pkt, in_ifindex, out_ifindex, now, rw_len);
 }
 
 /*
@@ -1196,7 +1206,7 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 			send_copy(oif, ip, np->len, (uint8_t)(ttl - 1), &pip, csum);
 			continue;
 		}
-		v = process_datagram(ip, np->len, flags, in, oif, now, &rw_len);
+		v = process_parsed(ip, np->len, &pip, &pkt, in, oif, now, &rw_len);
 		if (v == CP_DROP) {
 			A->stats.copies_held++;
 			continue;

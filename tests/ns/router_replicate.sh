@@ -1,0 +1,85 @@
+#!/bin/bash
+# pgmrouterd replicates SPM and RDATA to a group itself, from the kernel's multicast routes:
+#  - the routes are mirrored from rtnetlink: smcroute's route is known at start, a route added at
+#    run time is used by the next packet, a removed one is forgotten;
+#  - copies go only where the route says, TTL decremented, not below the interface's threshold;
+#  - an interface without router assist gets the SPM unchanged, the assisted one rewritten;
+#  - no route: left to the kernel, counted (and the kernel, with no route, forwards nothing);
+#  - off the route's incoming interface: left to the kernel, counted, not forwarded;
+#  - nothing of it is seen at the forward hook: there is no rule of ours there.
+. "$(dirname "$0")/lib_router.sh"
+router_need
+TSI="010203040506\.1234"
+GROUP2=239.192.0.2
+topo_router
+sniffers || exit 1
+router_conf "$NS_TMP/r.conf"
+router_start "$NS_TMP/r.conf" || exit 1
+repl() { dp "j['replication']['$1']"; }
+spm() { # spm SQN PATH [GROUP]: the SPM as the receivers' sniffers print it
+	echo "^pgm src=$SRC_ADDR dst=${3:-$GROUP} ttl=15 ra=0 encap=ip csum=ok type=SPM \| SPM $TSI sqn $1 .* path $2 "
+}
+smc() { nsx rtr smcroutectl -u "$NS_TMP/smcroute.sock" "$@"; }
+
+check "the route smcroute installed is known at start" test "$(repl routes)" -ge 1
+check "no rule of ours at the forward hook" test "$(nsx rtr nft list table ip pgmrouter | grep -c 'hook forward')" = 0
+
+# ---- the route: both downstream interfaces, each copy with its own path ----
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 1 --trail 1 --lead 1
+check "SPM 1: one copy on d1 with path $D1_ADDR" wait_seen 10 r1 "$(spm 1 $D1_ADDR)" 1
+check "SPM 1: one copy on d2 with path $D2_ADDR" wait_seen 10 r2 "$(spm 1 $D2_ADDR)" 1
+check "replicated 1, 2 copies sent, nothing failed" eval "
+	[ $(repl replicated) = 1 ] && [ $(repl copies) = 2 ] && [ $(repl copies_failed) = 0 ]"
+
+# ---- TTL: a datagram the kernel would not forward (TTL 1, threshold 1) makes no copy ----
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 2 --trail 1 --lead 2 --ttl 1
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 3 --trail 1 --lead 3
+check "SPM 3 arrives on d1 and d2" eval "wait_seen 10 r1 '$(spm 3 $D1_ADDR)' 1 && wait_seen 10 r2 '$(spm 3 $D2_ADDR)' 1"
+check "SPM 2 (TTL 1) went nowhere" eval "[ $(seen r1 'SPM $TSI sqn 2 ') = 0 ] && [ $(seen r2 'SPM $TSI sqn 2 ') = 0 ]"
+check "copies: 2 for SPM 1, none for SPM 2, 2 for SPM 3" test "$(repl copies)" = 4
+
+# ---- no route: left to the kernel, counted ----
+nr=$(repl no_route)
+inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 4 --trail 1 --lead 4
+check "no route for $GROUP2: left to the kernel and counted" wait_for 10 eval "[ \$(repl no_route) = $((nr + 1)) ]"
+
+# ---- a route added at run time: d1 only ----
+# (The SPM without a route left the kernel an unresolved entry for it: the route replaces it.)
+smc add up0 $SRC_ADDR $GROUP2 d1
+check "the added route is mirrored" wait_for 10 jtrue "show ip pgm router dataplane json" \
+	"j['replication']['route_messages'] > 0"
+sleep 0.5
+inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 5 --trail 1 --lead 5
+check "SPM 5 to $GROUP2 on d1 with path $D1_ADDR" wait_seen 10 r1 "$(spm 5 $D1_ADDR $GROUP2)" 1
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 6 --trail 1 --lead 6
+wait_seen 10 r2 "SPM $TSI sqn 6 " 1
+check "... and not on d2" test "$(seen r2 "dst=$GROUP2 ")" = 0
+smc del up0 $SRC_ADDR $GROUP2
+sleep 0.5
+nr=$(repl no_route)
+inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 10 --trail 1 --lead 10
+check "the removed route is forgotten: the next SPM to $GROUP2 has no route" \
+	wait_for 10 eval "[ \$(repl no_route) = $((nr + 1)) ]"
+check "... and is not forwarded" test "$(seen r1 "SPM $TSI sqn 10 ")" = 0
+
+# ---- off the route's incoming interface: left to the kernel, not forwarded ----
+wi=$(repl wrong_interface)
+inj r1 dn --src $SRC_ADDR --dst $GROUP --type spm --sqn 7 --trail 1 --lead 7
+check "an SPM of the route's source arriving on d1: counted as off the route" \
+	wait_for 10 eval "[ \$(repl wrong_interface) = $((wi + 1)) ]"
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 8 --trail 1 --lead 8
+wait_seen 10 r2 "SPM $TSI sqn 8 " 1
+check "... and the kernel did not forward it to d2" test "$(seen r2 "SPM $TSI sqn 7 ")" = 0
+
+# ---- an interface without router assist: its copy leaves unchanged ----
+cli "configure terminal" "interface d2" "no ip pgm router" "end" >/dev/null
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 9 --trail 1 --lead 9
+check "SPM 9 on d1 (assisted) with path $D1_ADDR" wait_seen 10 r1 "$(spm 9 $D1_ADDR)" 1
+check "SPM 9 on d2 (not assisted) unchanged: path $SRC_ADDR" wait_seen 10 r2 "$(spm 9 $SRC_ADDR)" 1
+check "nothing failed on the packet path" jtrue "show ip pgm router dataplane json" \
+	"j['path']['malformed'] == 0 and j['path']['send_failed'] == 0 and j['replication']['copies_failed'] == 0"
+check "show ip pgm router dataplane (text) reports replication" \
+	eval "cli 'show ip pgm router dataplane' | grep -Eq '^  Replication: [0-9]+ SPM/RDATA replicated'"
+check "the daemon is still running" kill -0 "$DAEMON_PID"
+[ "$NS_FAILS" -gt 0 ] && { log "daemon log:"; sed 's/^/    /' "$DLOG" | tail -40; }
+finish
