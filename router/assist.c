@@ -1412,12 +1412,18 @@ int assist_start(char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (mfc_open(A->mfc, err, errlen) < 0)
-		goto fail;
-	A->mfc_io = ev_io_add(pgmrouterd.loop, mfc_fd(A->mfc), EV_READ, on_mfc_readable, NULL);
-	if (A->mfc_io == NULL) {
-		snprintf(err, errlen, "event loop: %s", strerror(errno));
-		goto fail;
+	if (mfc_open(A->mfc, err, errlen) < 0) {
+		/* A kernel without multicast routing: nothing to replicate by, so SPM and RDATA
+		   are left to the kernel (counted as without a route). */
+		log_warnx("%s; SPM and RDATA to groups go unassisted", err);
+		err[0] = '\0';
+	} else {
+		A->mfc_io = ev_io_add(
+			pgmrouterd.loop, mfc_fd(A->mfc), EV_READ, on_mfc_readable, NULL);
+		if (A->mfc_io == NULL) {
+			snprintf(err, errlen, "event loop: %s", strerror(errno));
+			goto fail;
+		}
 	}
 	rawsock_config_default(&rsc);
 	A->raw = rawsock_open(&rsc, err, errlen);

@@ -3,8 +3,9 @@
 # from the source through the router namespace to two receiver LANs, as fast as the sender can,
 # counted where the router delivers it (the receiver LANs' bridge counters). Sides, interleaved in
 # every repetition: plain kernel forwarding (the baseline), empty nftables base chains at the
-# daemon's hooks (the price of a hook at all), the interception rules with the accept-all
-# consumer, and pgmrouterd. ODATA never enters the queue, so the ratio to the
+# daemon's hooks (the price of a hook at all), the earlier layout's ODATA rules with a forward
+# hook (for comparison), the interception rules with the accept-all consumer, and pgmrouterd.
+# ODATA never enters the queue, so the ratio to the
 # kernel's rate should stay >= 0.97 (README). Also the sender's CPU time per delivered packet,
 # which includes the kernel's forwarding done in its context (veth, softirq): the same ratio,
 # less disturbed by other work on the machine than the packet rate.
@@ -18,7 +19,7 @@ bench_begin odata "$@"
 # than the spread of one repetition's ratio (about +-5 % on this shared machine).
 [ "$BENCH_SMOKE" = 1 ] || BENCH_REPS=${BENCH_REPS_OVERRIDE:-9}
 
-SIDES=${BENCH_ODATA_SIDES:-"kernel hooks acceptall pgmrouterd"} # kernel first: the baseline
+SIDES=${BENCH_ODATA_SIDES:-"kernel hooks forward acceptall pgmrouterd"} # kernel first: the baseline
 SECONDS_PER_RUN=${BENCH_ODATA_SECONDS:-3}
 SIZES=${BENCH_ODATA_SIZES:-"small:32 large:1400"} # TSDU bytes: packet rate, then bit rate
 if [ "$BENCH_SMOKE" = 1 ]; then
