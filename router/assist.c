@@ -1171,6 +1171,9 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 	bool assisted, csum = np->skb_info & NFQA_SKB_CSUMNOTREADY;
 	struct pgm_ip pip;
 	struct pgm_packet pkt;
+	int unchanged[MFC_MAX_OIFS];
+	unsigned nunchanged = 0;
+	bool all_unchanged = true;
 
 	/* Not parseable: handled once, not once per copy, so it is counted once. */
 	if (pgm_parse_ip(ip, np->len, &A->udp_ports, &pip) != PGM_ERR_OK ||
@@ -1192,9 +1195,11 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 		assisted = r->oif[i] != in && if_assisted(r->oif[i]);
 	if (!assisted)
 		return CP_ACCEPT; /* nothing of ours on this route: the kernel forwards it */
-	A->stats.replicated++;
 	/* In the kernel's order: ip_mr_forward walks the interfaces from the highest vif down,
-	   rtnetlink lists them from the lowest up. */
+	   rtnetlink lists them from the lowest up. Rewritten copies go at once (the rewrite
+	   buffer is reused); unchanged ones wait: when every copy is unchanged (RDATA asked for
+	   on every interface of the route, or an interface without router assist), the kernel's
+	   own forwarding makes exactly them, and the original is accepted instead. */
 	for (unsigned i = r->noifs; i-- > 0;) {
 		size_t rw_len;
 		enum cp_verdict v;
@@ -1203,20 +1208,28 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 		if (oif == in || ttl <= r->ttl[i])
 			continue; /* as ip_mr_forward: TTL must exceed the interface's threshold */
 		if (!if_assisted(oif)) {
-			send_copy(oif, ip, np->len, (uint8_t)(ttl - 1), &pip, csum);
+			unchanged[nunchanged++] = oif;
 			continue;
 		}
 		v = process_parsed(ip, np->len, &pip, &pkt, in, oif, now, &rw_len);
 		if (v == CP_DROP) {
 			A->stats.copies_held++;
-			continue;
-		}
-		if (v == CP_ACCEPT_REWRITTEN)
+			all_unchanged = false;
+		} else if (v == CP_ACCEPT_REWRITTEN) {
 			A->stats.rewritten++;
-		send_copy(oif, v == CP_ACCEPT_REWRITTEN ? A->rwbuf : ip,
-			v == CP_ACCEPT_REWRITTEN ? rw_len : np->len, (uint8_t)(ttl - 1), &pip,
-			csum && v != CP_ACCEPT_REWRITTEN);
+			all_unchanged = false;
+			send_copy(oif, A->rwbuf, rw_len, (uint8_t)(ttl - 1), &pip, false);
+		} else {
+			unchanged[nunchanged++] = oif;
+		}
 	}
+	if (all_unchanged) {
+		A->stats.repl_by_kernel++;
+		return CP_ACCEPT;
+	}
+	A->stats.replicated++;
+	for (unsigned i = 0; i < nunchanged; i++)
+		send_copy(unchanged[i], ip, np->len, (uint8_t)(ttl - 1), &pip, csum);
 	return CP_DROP;
 }
 
@@ -1565,11 +1578,12 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			(unsigned long long)as->max_round_packets);
 		print(ctx,
 			"\"replication\":{\"replicated\":%llu,\"copies\":%llu,\"copies_failed\":%llu,"
-			"\"held\":%llu,\"no_route\":%llu,\"wrong_interface\":%llu,"
+			"\"held\":%llu,\"by_kernel\":%llu,\"no_route\":%llu,\"wrong_interface\":%llu,"
 			"\"routes\":%zu,\"route_messages\":%llu,\"route_resyncs\":%llu}}\n",
 			(unsigned long long)as->replicated, (unsigned long long)as->copies,
 			(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held,
-			(unsigned long long)as->repl_no_route, (unsigned long long)as->repl_wrong_if,
+			(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_no_route,
+			(unsigned long long)as->repl_wrong_if,
 			A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
 			(unsigned long long)ms.resyncs);
 		return;
@@ -1629,9 +1643,10 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		   "%llu held back\n",
 		(unsigned long long)as->replicated, (unsigned long long)as->copies,
 		(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held);
-	print(ctx, "    left to the kernel: %llu without a multicast route, %llu off the route's "
-		   "incoming interface\n",
-		(unsigned long long)as->repl_no_route, (unsigned long long)as->repl_wrong_if);
+	print(ctx, "    left to the kernel: %llu with every copy unchanged, %llu without a multicast "
+		   "route, %llu off the route's incoming interface\n",
+		(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_no_route,
+		(unsigned long long)as->repl_wrong_if);
 	print(ctx, "    multicast routes: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
 		A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
 		(unsigned long long)ms.resyncs);

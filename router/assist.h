@@ -128,6 +128,7 @@ struct assist_stats {
 	uint64_t copies;	  /* copies sent, one per outgoing interface */
 	uint64_t copies_failed;	  /* of those, refused by the raw socket */
 	uint64_t copies_held;	  /* copies the control plane dropped (RDATA nobody asked for) */
+	uint64_t repl_by_kernel;  /* every copy unchanged: accepted, the kernel forwards them */
 	uint64_t repl_no_route;	  /* no multicast route (yet): left to the kernel */
 	uint64_t repl_wrong_if;	  /* arrived off the route's incoming interface: left to the kernel */
 	uint64_t originated;	 /* packets built and sent */

@@ -148,6 +148,8 @@ check "RDATA sqn 6 (asked by both) reaches r1 and r2" eval "
 	[ $(seen r1 "$(rdata 6)") = 1 ] && [ $(seen r2 "$(rdata 6)") = 1 ]"
 check "unsolicited RDATA sqn 9 reaches neither" eval "
 	[ $(seen r1 "$(rdata 9)") = 0 ] && [ $(seen r2 "$(rdata 9)") = 0 ]"
+check "RDATA sqn 6, asked for on every interface, was left to the kernel's forwarding (once)" \
+	test "$(dp "j['replication']['by_kernel']")" = 1
 check "RDATA counters: 3 forwarded, 1 without repair state on each interface" eval "
 	[ \$(( \$(ev d1 rdata-forwarded) + \$(ev d2 rdata-forwarded) )) = 3 ] &&
 	[ \$(( \$(ev d1 rdata-no-state) + \$(ev d2 rdata-no-state) )) = 2 ]"
