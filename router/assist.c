@@ -1643,8 +1643,8 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		   "%llu held back\n",
 		(unsigned long long)as->replicated, (unsigned long long)as->copies,
 		(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held);
-	print(ctx, "    left to the kernel: %llu with every copy unchanged, %llu without a multicast "
-		   "route, %llu off the route's incoming interface\n",
+	print(ctx, "    left to the kernel: %llu with every copy unchanged, %llu without a route, "
+		   "%llu off its incoming interface\n",
 		(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_no_route,
 		(unsigned long long)as->repl_wrong_if);
 	print(ctx, "    multicast routes: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
