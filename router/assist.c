@@ -1172,6 +1172,7 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 	struct pgm_ip pip;
 	struct pgm_packet pkt;
 	int unchanged[MFC_MAX_OIFS];
+	bool oif_assisted[MFC_MAX_OIFS];
 	unsigned nunchanged = 0;
 	bool all_unchanged = true;
 
@@ -1191,8 +1192,10 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 		return CP_ACCEPT;
 	}
 	assisted = if_assisted(in);
-	for (unsigned i = 0; i < r->noifs && !assisted; i++)
-		assisted = r->oif[i] != in && if_assisted(r->oif[i]);
+	for (unsigned i = 0; i < r->noifs; i++) {
+		oif_assisted[i] = r->oif[i] != in && if_assisted(r->oif[i]);
+		assisted = assisted || oif_assisted[i];
+	}
 	if (!assisted)
 		return CP_ACCEPT; /* nothing of ours on this route: the kernel forwards it */
 	/* In the kernel's order: ip_mr_forward walks the interfaces from the highest vif down,
@@ -1207,7 +1210,7 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 
 		if (oif == in || ttl <= r->ttl[i])
 			continue; /* as ip_mr_forward: TTL must exceed the interface's threshold */
-		if (!if_assisted(oif)) {
+		if (!oif_assisted[i]) {
 			unchanged[nunchanged++] = oif;
 			continue;
 		}
