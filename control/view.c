@@ -50,6 +50,13 @@ bool cp_get_if(const struct cp *cp, int ifindex, struct cp_if_view *v)
 	return true;
 }
 
+bool cp_if_assisted(const struct cp *cp, int ifindex)
+{
+	const struct cp_iface *ifp = cp_iface_find(cp, ifindex);
+
+	return ifp != NULL && ifp->assist;
+}
+
 static int nla_cmp(const struct pgm_nla *a, const struct pgm_nla *b)
 {
 	if (a->afi != b->afi)

@@ -1130,13 +1130,6 @@ static bool replicable(const struct nfqueue_packet *np)
 	return type == PGM_SPM || type == PGM_RDATA;
 }
 
-static bool if_assisted(int ifindex)
-{
-	struct cp_if_view v;
-
-	return cp_get_if(A->cp, ifindex, &v) && v.assist;
-}
-
 /* One copy out of oif. A UDP checksum the sender left to the hardware (NFQA_SKB_CSUMNOTREADY:
    only the pseudo-header sum is in the field) is completed here, as the egress device would. */
 static void send_copy(
@@ -1191,9 +1184,9 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 		A->stats.repl_wrong_if++;
 		return CP_ACCEPT;
 	}
-	assisted = if_assisted(in);
+	assisted = cp_if_assisted(A->cp, in);
 	for (unsigned i = 0; i < r->noifs; i++) {
-		oif_assisted[i] = r->oif[i] != in && if_assisted(r->oif[i]);
+		oif_assisted[i] = r->oif[i] != in && cp_if_assisted(A->cp, r->oif[i]);
 		assisted = assisted || oif_assisted[i];
 	}
 	if (!assisted)

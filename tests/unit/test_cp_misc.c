@@ -352,6 +352,15 @@ START_TEST(test_interface_table)
 	ck_assert_int_eq(cp_if_add(env.cp, 0, "bad"), -1);
 	ck_assert_int_eq(cp_if_add(env.cp, -3, "bad"), -1);
 	ck_assert(!cp_get_if(env.cp, CP_TEST_XX, &v));
+	/* the packet path's question, without a view */
+	ck_assert(cp_if_assisted(env.cp, CP_TEST_D1));
+	ck_assert(!cp_if_assisted(env.cp, CP_TEST_XX));
+	ck_assert_int_eq(cp_if_add(env.cp, 900, "plain"), 0);
+	ck_assert(!cp_if_assisted(env.cp, 900));
+	ck_assert_int_eq(cp_if_set_assist(env.cp, 900, true), 0);
+	ck_assert(cp_if_assisted(env.cp, 900));
+	cp_if_remove(env.cp, 900);
+	ck_assert(!cp_if_assisted(env.cp, 900));
 	/* operations on unknown interfaces are harmless */
 	cp_if_remove(env.cp, CP_TEST_XX);
 	cp_if_set_addr(env.cp, CP_TEST_XX, NULL);
