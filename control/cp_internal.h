@@ -392,6 +392,7 @@ struct cp {
 
 	struct cp_pool sessions;
 	struct cp_htab session_tab;
+	uint32_t last_session; /* cp_session_lookup()'s last hit, CP_NIL after its deletion */
 	struct cp_wheel session_wheel;
 
 	struct cp_pool repairs;
@@ -447,6 +448,8 @@ static inline struct cp_session *cp_session_at(const struct cp *cp, uint32_t id)
 	return (struct cp_session *)cp_pool_at(&cp->sessions, id);
 }
 uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi);
+/* The same, remembering the hit: the copies of one datagram look the TSI up once. */
+uint32_t cp_session_lookup(struct cp *cp, const struct pgm_tsi *tsi);
 void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why);
 void cp_session_timer(struct cp *cp, uint32_t id, cp_time_t now);
 void cp_sessions_reschedule(struct cp *cp);

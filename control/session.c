@@ -50,6 +50,7 @@ void cp_sessions_init(struct cp *cp)
 	cp_pool_init(
 		&cp->sessions, sizeof(struct cp_session), offsetof(struct cp_session, hash_next));
 	cp_htab_init(&cp->session_tab, 1024);
+	cp->last_session = CP_NIL;
 	cp_wheel_init(&cp->session_wheel, session_tnode, cp);
 }
 
@@ -85,6 +86,18 @@ uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi)
 		id = s->hash_next;
 	}
 	return CP_NIL;
+}
+
+uint32_t cp_session_lookup(struct cp *cp, const struct pgm_tsi *tsi)
+{
+	uint32_t id = cp->last_session;
+
+	if (id != CP_NIL && cp_session_at(cp, id)->tsi_key == tsi_word(tsi))
+		return id;
+	id = cp_session_find(cp, tsi);
+	if (id != CP_NIL)
+		cp->last_session = id;
+	return id;
 }
 
 static void session_schedule(struct cp *cp, uint32_t id)
@@ -150,6 +163,8 @@ void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 	}
 	cp_htab_remove(&cp->session_tab, &(struct cp_htab_ops){session_link, session_hash, cp}, id,
 		session_hash(cp, id));
+	if (cp->last_session == id)
+		cp->last_session = CP_NIL;
 	cp_pool_free(&cp->sessions, id);
 }
 
@@ -318,7 +333,7 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	bool ours = in->out_ifindex == 0 || (out_if != NULL && out_if->assist);
 
 	pgm_packet_tsi(spm, &tsi);
-	id = cp_session_find(cp, &tsi);
+	id = cp_session_lookup(cp, &tsi);
 	if (id != CP_NIL && pgm_opt_has(&spm->opt, PGM_OPT_NBR_UNREACH)) {
 		/* not a regular SPM: it carries the last regular SQN and no window (15.3.2) */
 		cp_count_in(NULL, cp_session_at(cp, id), PGM_SPM);

@@ -360,6 +360,10 @@ START_TEST(test_session_expiry)
 	cp_test_nak(&p, PGM_NAK, 5, NULL, 0);
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_NO_SESSION), 1);
+	/* the next SPM of the TSI starts a new session: the deleted one is not found again */
+	ck_assert_int_eq(spm(3, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
+	ck_assert(cp_test_session(&env, NULL));
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_SESSIONS_CREATED), 2);
 }
 END_TEST
 
