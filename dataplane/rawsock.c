@@ -205,8 +205,8 @@ static ssize_t rawsock_sendmsg(struct rawsock *rs, const struct msghdr *msg)
 
 static void rawsock_send_queued(struct rawsock *rs);
 
-/* Queues a checked datagram (a copy, TTL overridden in it) for the next flush. */
-static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len)
+/* Queues a checked datagram (a copy, TTL overridden in it unless 0) for the next flush. */
+static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len, uint8_t ttl)
 {
 	struct rawsock_slot *slot;
 	struct msghdr *msg;
@@ -219,8 +219,8 @@ static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, si
 	copy = rs->arena + rs->arena_used;
 	rs->arena_used += len;
 	memcpy(copy, ip, len);
-	if (rs->cfg.ttl > 0)
-		copy[8] = (uint8_t)rs->cfg.ttl;
+	if (ttl > 0)
+		copy[8] = ttl;
 	memset(msg, 0, sizeof(*msg));
 	rawsock_address(
 		msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), copy, ifindex);
@@ -262,9 +262,10 @@ static void rawsock_send_queued(struct rawsock *rs)
 	rs->arena_used = 0;
 }
 
-int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t len)
+/* Sends (or queues) one datagram with its TTL replaced by ttl, unless 0. */
+static int rawsock_send_common(
+	struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len, uint8_t ttl)
 {
-	const uint8_t *ip = datagram;
 	uint8_t header[IPV4_MAX_HEADER];
 	_Alignas(struct cmsghdr) char control[PKTINFO_CONTROL_ROOM];
 	struct sockaddr_in dst;
@@ -277,14 +278,14 @@ int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t l
 	if ((ihl = rawsock_check(rs, ifindex, ip, len)) == 0)
 		return -1;
 	if (rs->batching) {
-		rawsock_queue(rs, ifindex, ip, len);
+		rawsock_queue(rs, ifindex, ip, len, ttl);
 		return 0;
 	}
 	/* The header is copied so the TTL can be overridden without touching the caller's
 	 * buffer; the kernel recomputes the checksum of HDRINCL datagrams. */
 	memcpy(header, ip, ihl);
-	if (rs->cfg.ttl > 0)
-		header[8] = (uint8_t)rs->cfg.ttl;
+	if (ttl > 0)
+		header[8] = ttl;
 	iov[0].iov_base = header;
 	iov[0].iov_len = ihl;
 	iov[1].iov_base = (void *)(ip + ihl);
@@ -300,6 +301,18 @@ int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t l
 		return -1;
 	}
 	return 0;
+}
+
+int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t len)
+{
+	return rawsock_send_common(rs, ifindex, datagram, len, (uint8_t)rs->cfg.ttl);
+}
+
+int rawsock_send_ttl(struct rawsock *rs, int ifindex, const void *datagram, size_t len, uint8_t ttl)
+{
+	if (ttl == 0)
+		return rawsock_bad_input(rs);
+	return rawsock_send_common(rs, ifindex, datagram, len, ttl);
 }
 
 void rawsock_batch_begin(struct rawsock *rs)

@@ -59,6 +59,11 @@ int rawsock_fd(const struct rawsock *rs);
  */
 int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t len);
 /*
+ * The same with the TTL given (1..255) in place of the datagram's and of the configured one: a
+ * forwarded copy, sent from the caller's buffer, which is left unchanged.
+ */
+int rawsock_send_ttl(struct rawsock *rs, int ifindex, const void *datagram, size_t len, uint8_t ttl);
+/*
  * rawsock_send() queues from here on (a malformed datagram is still refused at once, and
  * counted); returns 0 then means queued.
  */

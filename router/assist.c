@@ -1131,20 +1131,28 @@ static bool replicable(const struct nfqueue_packet *np)
 }
 
 /* One copy out of oif. A UDP checksum the sender left to the hardware (NFQA_SKB_CSUMNOTREADY:
-   only the pseudo-header sum is in the field) is completed here, as the egress device would. */
+   only the pseudo-header sum is in the field) is completed here, as the egress device would.
+   Otherwise the copy goes from the caller's buffer, with only the TTL replaced. */
 static void send_copy(
 	int oif, const uint8_t *datagram, size_t len, uint8_t ttl, const struct pgm_ip *ip, bool csum)
 {
-	if (len > sizeof(A->txbuf)) {
-		A->stats.copies_failed++;
-		return;
+	int rc;
+
+	if ((csum && ip->udp) || A->capture != NULL) {
+		if (len > sizeof(A->txbuf)) {
+			A->stats.copies_failed++;
+			return;
+		}
+		memcpy(A->txbuf, datagram, len);
+		A->txbuf[8] = ttl;
+		if (csum && ip->udp)
+			pgm_ip_fix_udp_checksum(A->txbuf, ip);
+		capture_packet(A->txbuf, len);
+		rc = rawsock_send(A->raw, oif, A->txbuf, len);
+	} else {
+		rc = rawsock_send_ttl(A->raw, oif, datagram, len, ttl);
 	}
-	memcpy(A->txbuf, datagram, len);
-	A->txbuf[8] = ttl;
-	if (csum && ip->udp)
-		pgm_ip_fix_udp_checksum(A->txbuf, ip);
-	capture_packet(A->txbuf, len);
-	if (rawsock_send(A->raw, oif, A->txbuf, len) < 0) {
+	if (rc < 0) {
 		A->stats.copies_failed++;
 		A->stats.send_failed++;
 		return;

@@ -187,6 +187,52 @@ START_TEST(test_batch_refuses_malformed_at_once)
 }
 END_TEST
 
+START_TEST(test_send_ttl_replaces_the_ttl_and_leaves_the_buffer)
+{
+	struct rawsock_config cfg;
+	struct rawsock *rs;
+	struct rawsock_stats st;
+	char err[256];
+	uint8_t dgram[64], before[64];
+	uint32_t tags[4];
+	uint8_t ttls[4];
+	uint64_t sent, failed;
+	size_t len;
+	int rx;
+
+	if (!rawsock_test_netns())
+		return;
+	rawsock_config_default(&cfg);
+	cfg.ttl = 33; /* a forwarded copy's TTL is its own, not the configured one */
+	rs = rawsock_open(&cfg, err, sizeof(err));
+	ck_assert_msg(rs != NULL, "%s", err);
+	rx = socket(AF_INET, SOCK_RAW, PROTO_PGM);
+	ck_assert_int_ge(rx, 0);
+	len = rawsock_test_datagram(dgram, htonl(INADDR_LOOPBACK), 1);
+	memcpy(before, dgram, len);
+	ck_assert_int_eq(rawsock_send_ttl(rs, 0, dgram, len, 5), 0);
+	rawsock_batch_begin(rs);
+	dgram[20] ^= 0x80; /* another tag */
+	memcpy(before, dgram, len);
+	ck_assert_int_eq(rawsock_send_ttl(rs, 0, dgram, len, 6), 0);
+	ck_assert_int_eq(rawsock_send_ttl(rs, 0, dgram, len, 0), -1); /* TTL 0: refused */
+	ck_assert_int_eq(errno, EINVAL);
+	rawsock_batch_end(rs, &sent, &failed);
+	ck_assert_uint_eq(sent, 1);
+	ck_assert_uint_eq(failed, 0);
+	ck_assert_mem_eq(dgram, before, len);
+	ck_assert_uint_eq(rawsock_test_receive(rx, tags, ttls, 4), 2);
+	ck_assert_uint_eq(ttls[0], 5);
+	ck_assert_uint_eq(ttls[1], 6);
+	ck_assert_uint_ne(tags[0], tags[1]);
+	rawsock_get_stats(rs, &st);
+	ck_assert_uint_eq(st.packets, 2);
+	ck_assert_uint_eq(st.bad_input, 1);
+	close(rx);
+	rawsock_close(rs);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rawsock");
@@ -196,6 +242,7 @@ int main(void)
 
 	tcase_add_test(tc, test_batch_delivers_in_order_and_counts_like_single_sends);
 	tcase_add_test(tc, test_batch_refuses_malformed_at_once);
+	tcase_add_test(tc, test_send_ttl_replaces_the_ttl_and_leaves_the_buffer);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
