@@ -682,8 +682,11 @@ static void rewrite_bytes(uint8_t *tpdu, size_t tpdu_len, size_t off, const void
 	size_t words = (end - start) / 2, i;
 	uint16_t csum = get16(tpdu + 6);
 
-	for (i = 0; i < end - start; i++)
-		old_words[i] = start + i < tpdu_len ? tpdu[start + i] : 0;
+	if (end <= tpdu_len)
+		memcpy(old_words, tpdu + start, end - start);
+	else
+		for (i = 0; i < end - start; i++)
+			old_words[i] = start + i < tpdu_len ? tpdu[start + i] : 0;
 	memcpy(new_words, old_words, end - start);
 	memcpy(new_words + (off - start), src, n);
 	memcpy(tpdu + off, src, n);

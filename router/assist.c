@@ -740,6 +740,15 @@ static void action_header(const struct cp_action *a, bool upstream, struct pgm_h
 	memcpy(hdr->gsi, a->tsi.gsi, PGM_GSI_LEN);
 }
 
+/* Marks the options whose bits are set in mask (pgm_options order) OPT_INVALID. */
+static bool rewrite_opts_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned mask)
+{
+	for (; mask != 0; mask &= mask - 1)
+		if (!pgm_rewrite_opt_invalid(tpdu, pkt, (unsigned)__builtin_ctz(mask)))
+			return false;
+	return true;
+}
+
 /* A copy of the packet being processed (forwarded NAK/NNAK, re-sourced RDATA), rewritten. */
 static size_t copy_tpdu(const struct cp_action *a, const struct pgm_packet *cur, uint8_t *tpdu,
 	size_t cap)
@@ -751,9 +760,8 @@ static size_t copy_tpdu(const struct cp_action *a, const struct pgm_packet *cur,
 		return 0;
 	if (a->pkt_cnt_rewrite && !pgm_rewrite_parity_pkt_cnt(tpdu, cur, a->tgs, a->pkt_cnt))
 		return 0;
-	for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++)
-		if ((a->opt_invalid_mask & (1u << i)) && !pgm_rewrite_opt_invalid(tpdu, cur, i))
-			return 0;
+	if (!rewrite_opts_invalid(tpdu, cur, a->opt_invalid_mask))
+		return 0;
 	return cur->tpdu_len;
 }
 
@@ -1016,9 +1024,8 @@ static size_t apply_rewrite(const uint8_t *payload, size_t len, const struct pgm
 	if (rw->nak_bo_ivl &&
 		!pgm_rewrite_nak_bo_ivl(tpdu, pkt, rw->nak_bo_ivl_us, rw->nak_bo_ivl_sqn))
 		return 0;
-	for (unsigned i = 0; i < PGM_MAX_OPTIONS; i++)
-		if ((rw->opt_invalid_mask & (1u << i)) && !pgm_rewrite_opt_invalid(tpdu, pkt, i))
-			return 0;
+	if (!rewrite_opts_invalid(tpdu, pkt, rw->opt_invalid_mask))
+		return 0;
 	if (ip->udp)
 		pgm_ip_fix_udp_checksum(A->rwbuf, ip);
 	return len;
