@@ -5,37 +5,32 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
-#define RTNL_RXBUF	     (64u * 1024)
-#define RTNL_SOCKET_RCVBUF   (4 * 1024 * 1024)
-#define RTNL_DUMP_TIMEOUT_MS 5000
-#define RTNL_DUMP_RETRIES    5
+#include "dataplane/nlmirror.h"
+
+#define RTNL_DUMP_RETRIES 5
 
 struct rtnl {
-	struct mnl_socket *nl;
-	int fd;
-	uint32_t portid;
-	uint32_t seq;
+	struct nlmirror *nm;
 	rtnl_event_fn fn;
 	void *ctx;
 	struct rtnl_if **ifs; /* sorted by ifindex */
 	size_t nifs, cap;
 	unsigned generation; /* of the dump in progress */
-	bool dump_interrupted;
-	uint8_t *rxbuf;
+	/* messages and resyncs are counted by nm, and some of errors and ignored */
 	struct rtnl_stats st;
 };
+
+static const struct nlmirror_ops rtnl_mirror_ops;
 
 struct rtnl *rtnl_new(rtnl_event_fn fn, void *ctx)
 {
@@ -43,7 +38,11 @@ struct rtnl *rtnl_new(rtnl_event_fn fn, void *ctx)
 
 	if (rt == NULL)
 		return NULL;
-	rt->fd = -1;
+	rt->nm = nlmirror_new(&rtnl_mirror_ops, rt);
+	if (rt->nm == NULL) {
+		free(rt);
+		return NULL;
+	}
 	rt->fn = fn;
 	rt->ctx = ctx;
 	return rt;
@@ -62,9 +61,7 @@ void rtnl_free(struct rtnl *rt)
 	for (size_t i = 0; i < rt->nifs; i++)
 		rtnl_if_free(rt->ifs[i]);
 	free(rt->ifs);
-	if (rt->nl != NULL)
-		mnl_socket_close(rt->nl);
-	free(rt->rxbuf);
+	nlmirror_free(rt->nm);
 	free(rt);
 }
 
@@ -132,7 +129,14 @@ void rtnl_foreach_if(
 
 void rtnl_get_stats(const struct rtnl *rt, struct rtnl_stats *st)
 {
+	struct nlmirror_stats ns;
+
+	nlmirror_get_stats(rt->nm, &ns);
 	*st = rt->st;
+	st->messages = ns.messages;
+	st->resyncs = ns.resyncs;
+	st->ignored += ns.ignored;
+	st->errors += ns.errors;
 }
 
 char *rtnl_addr_format(const struct rtnl_addr *a, char *buf, size_t len)
@@ -231,8 +235,9 @@ static int attr_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
-static void handle_link(struct rtnl *rt, const struct nlmsghdr *nlh)
+static void handle_link(void *ctx, const struct nlmsghdr *nlh)
 {
+	struct rtnl *rt = ctx;
 	const struct ifinfomsg *ifi;
 	struct attr_table t = {.max = IFLA_MAX};
 	struct rtnl_if *ifp;
@@ -306,8 +311,9 @@ static bool addr_same(const struct rtnl_addr *a, const struct rtnl_addr *b)
 	       memcmp(a->addr, b->addr, n) == 0;
 }
 
-static void handle_addr(struct rtnl *rt, const struct nlmsghdr *nlh)
+static void handle_addr(void *ctx, const struct nlmsghdr *nlh)
 {
+	struct rtnl *rt = ctx;
 	const struct ifaddrmsg *ifa;
 	struct attr_table t = {.max = IFA_MAX};
 	const struct nlattr *addr_attr;
@@ -388,117 +394,31 @@ static void handle_addr(struct rtnl *rt, const struct nlmsghdr *nlh)
 		emit(rt, RTNL_IF_CHANGED, ifp, RTNL_CHANGE_PRIMARY4, NULL, NULL);
 }
 
-/* Handles a buffer of messages; returns messages handled and sets *done on NLMSG_DONE of seq. */
-static int handle_buffer(
-	struct rtnl *rt, const void *buf, size_t len, uint32_t dump_seq, bool *done)
-{
-	int remaining = (int)len, handled = 0;
-
-	for (const struct nlmsghdr *nlh = buf; mnl_nlmsg_ok(nlh, remaining);
-		nlh = mnl_nlmsg_next(nlh, &remaining)) {
-		handled++;
-		rt->st.messages++;
-		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-			rt->dump_interrupted = true;
-		switch (nlh->nlmsg_type) {
-		case RTM_NEWLINK:
-		case RTM_DELLINK:
-			handle_link(rt, nlh);
-			break;
-		case RTM_NEWADDR:
-		case RTM_DELADDR:
-			handle_addr(rt, nlh);
-			break;
-		case NLMSG_DONE:
-			if (done != NULL && nlh->nlmsg_seq == dump_seq)
-				*done = true;
-			break;
-		case NLMSG_ERROR:
-			if (nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(struct nlmsgerr))) {
-				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-				if (e->error != 0)
-					rt->st.errors++;
-				if (done != NULL && nlh->nlmsg_seq == dump_seq)
-					*done = true;
-			}
-			break;
-		default:
-			rt->st.ignored++;
-			break;
-		}
-	}
-	return handled;
-}
-
 int rtnl_input(struct rtnl *rt, const void *buf, size_t len)
 {
-	return handle_buffer(rt, buf, len, 0, NULL);
+	return nlmirror_input(rt->nm, buf, len);
 }
 
 /* ---- socket ---- */
-
-static int monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
-/* One dump request (RTM_GETLINK or RTM_GETADDR), read to its end. */
-static int dump_one(struct rtnl *rt, uint16_t type)
-{
-	_Alignas(8) char req[128];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
-	struct rtgenmsg *g;
-	int deadline = monotonic_ms() + RTNL_DUMP_TIMEOUT_MS;
-	bool done = false;
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = ++rt->seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->rtgen_family = AF_UNSPEC;
-	if (mnl_socket_sendto(rt->nl, nlh, nlh->nlmsg_len) < 0)
-		return -1;
-	while (!done) {
-		struct pollfd pfd = {.fd = rt->fd, .events = POLLIN};
-		int left = deadline - monotonic_ms();
-		ssize_t n;
-
-		if (left <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
-			return -1;
-		n = recv(rt->fd, rt->rxbuf, RTNL_RXBUF, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			if (errno == ENOBUFS)
-				continue; /* notifications lost: this dump is being redone anyway */
-			return -1;
-		}
-		handle_buffer(rt, rt->rxbuf, (size_t)n, nlh->nlmsg_seq, &done);
-	}
-	return 0;
-}
 
 /*
  * A full dump: links, then addresses. Interfaces and addresses not seen in it are gone (missed
  * notifications) and are reported removed.
  */
-static int full_dump(struct rtnl *rt)
+static int full_dump(void *ctx)
 {
+	struct rtnl *rt = ctx;
+	const struct rtgenmsg g = {.rtgen_family = AF_UNSPEC};
+
 	for (int attempt = 0; attempt < RTNL_DUMP_RETRIES; attempt++) {
+		bool links_interrupted, addrs_interrupted;
+
 		rt->generation++;
-		rt->dump_interrupted = false;
 		rt->st.dumps++;
-		if (dump_one(rt, RTM_GETLINK) < 0 || dump_one(rt, RTM_GETADDR) < 0)
+		if (nlmirror_dump(rt->nm, RTM_GETLINK, &g, sizeof(g), &links_interrupted) < 0 ||
+			nlmirror_dump(rt->nm, RTM_GETADDR, &g, sizeof(g), &addrs_interrupted) < 0)
 			return -1;
-		if (rt->dump_interrupted)
+		if (links_interrupted || addrs_interrupted)
 			continue; /* the kernel's tables changed mid-dump: NLM_F_DUMP_INTR */
 		/* Sweep what the dump did not show. */
 		for (size_t i = rt->nifs; i-- > 0;) {
@@ -527,87 +447,37 @@ static int full_dump(struct rtnl *rt)
 	return -1;
 }
 
+static const unsigned rtnl_groups[] = {RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR};
+
+static const struct nlmirror_handler rtnl_handlers[] = {
+	{RTM_NEWLINK, handle_link},
+	{RTM_DELLINK, handle_link},
+	{RTM_NEWADDR, handle_addr},
+	{RTM_DELADDR, handle_addr},
+};
+
+static const struct nlmirror_ops rtnl_mirror_ops = {
+	.name = "rtnl",
+	.changes = "link and address changes",
+	.table = "interfaces and addresses",
+	.groups = rtnl_groups,
+	.ngroups = sizeof(rtnl_groups) / sizeof(rtnl_groups[0]),
+	.handlers = rtnl_handlers,
+	.nhandlers = sizeof(rtnl_handlers) / sizeof(rtnl_handlers[0]),
+	.full_dump = full_dump,
+};
+
 int rtnl_open(struct rtnl *rt, char *err, size_t errlen)
 {
-	int rcvbuf = RTNL_SOCKET_RCVBUF;
-	unsigned groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
-
-	if (rt->nl != NULL) {
-		snprintf(err, errlen, "rtnl: already open");
-		return -1;
-	}
-	rt->rxbuf = malloc(RTNL_RXBUF);
-	if (rt->rxbuf == NULL) {
-		snprintf(err, errlen, "rtnl: out of memory");
-		return -1;
-	}
-	rt->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (rt->nl == NULL) {
-		snprintf(err, errlen, "rtnl: cannot open a route netlink socket: %s",
-			strerror(errno));
-		return -1;
-	}
-	if (mnl_socket_bind(rt->nl, groups, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(err, errlen, "rtnl: cannot subscribe to link and address changes: %s",
-			strerror(errno));
-		mnl_socket_close(rt->nl);
-		rt->nl = NULL;
-		return -1;
-	}
-	rt->fd = mnl_socket_get_fd(rt->nl);
-	rt->portid = mnl_socket_get_portid(rt->nl);
-	if (setsockopt(rt->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
-		(void)setsockopt(rt->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	if (full_dump(rt) < 0) {
-		snprintf(err, errlen, "rtnl: cannot dump interfaces and addresses: %s",
-			strerror(errno));
-		mnl_socket_close(rt->nl);
-		rt->nl = NULL;
-		rt->fd = -1;
-		return -1;
-	}
-	return 0;
+	return nlmirror_open(rt->nm, err, errlen);
 }
 
 int rtnl_fd(const struct rtnl *rt)
 {
-	return rt->fd;
+	return nlmirror_fd(rt->nm);
 }
 
 int rtnl_process(struct rtnl *rt)
 {
-	int handled = 0;
-	bool resync = false;
-
-	if (rt->nl == NULL) {
-		errno = EBADF;
-		return -1;
-	}
-	for (;;) {
-		ssize_t n = recv(rt->fd, rt->rxbuf, RTNL_RXBUF, MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			if (errno == ENOBUFS) {
-				/* The kernel dropped notifications: only a dump tells what changed.
-				 */
-				resync = true;
-				continue;
-			}
-			rt->st.errors++;
-			return -1;
-		}
-		handled += handle_buffer(rt, rt->rxbuf, (size_t)n, 0, NULL);
-	}
-	if (resync) {
-		rt->st.resyncs++;
-		if (full_dump(rt) < 0) {
-			rt->st.errors++;
-			return -1;
-		}
-	}
-	return handled;
+	return nlmirror_process(rt->nm);
 }
