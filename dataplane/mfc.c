@@ -1,21 +1,15 @@
 /* The kernel's multicast forwarding cache, mirrored from rtnetlink: see mfc.h. */
 #include "dataplane/mfc.h"
 
-#include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/mroute.h>
 #include <linux/rtnetlink.h>
-#include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 
-#define MFC_RXBUF	    (64u * 1024)
-#define MFC_SOCKET_RCVBUF   (4 * 1024 * 1024)
-#define MFC_DUMP_TIMEOUT_MS 5000
-#define MFC_MIN_BUCKETS	    64u
+#include "dataplane/nlmirror.h"
+
+#define MFC_MIN_BUCKETS 64u
 
 struct mfc_node {
 	struct mfc_node *next;
@@ -23,14 +17,14 @@ struct mfc_node {
 };
 
 struct mfc {
-	struct mnl_socket *nl;
-	int fd;
-	uint32_t seq;
+	struct nlmirror *nm;
 	struct mfc_node **buckets;
 	size_t nbuckets, count;
-	uint8_t *rxbuf;
+	/* messages and resyncs are counted by nm, and some of errors and ignored */
 	struct mfc_stats st;
 };
+
+static const struct nlmirror_ops mfc_mirror_ops;
 
 struct mfc *mfc_new(void)
 {
@@ -38,9 +32,11 @@ struct mfc *mfc_new(void)
 
 	if (m == NULL)
 		return NULL;
-	m->fd = -1;
+	m->nm = nlmirror_new(&mfc_mirror_ops, m);
 	m->buckets = calloc(MFC_MIN_BUCKETS, sizeof(*m->buckets));
-	if (m->buckets == NULL) {
+	if (m->nm == NULL || m->buckets == NULL) {
+		nlmirror_free(m->nm);
+		free(m->buckets);
 		free(m);
 		return NULL;
 	}
@@ -67,9 +63,7 @@ void mfc_free(struct mfc *m)
 		return;
 	clear_all(m);
 	free(m->buckets);
-	if (m->nl != NULL)
-		mnl_socket_close(m->nl);
-	free(m->rxbuf);
+	nlmirror_free(m->nm);
 	free(m);
 }
 
@@ -173,7 +167,14 @@ size_t mfc_count(const struct mfc *m)
 
 void mfc_get_stats(const struct mfc *m, struct mfc_stats *st)
 {
+	struct nlmirror_stats ns;
+
+	nlmirror_get_stats(m->nm, &ns);
 	*st = m->st;
+	st->messages = ns.messages;
+	st->resyncs = ns.resyncs;
+	st->ignored += ns.ignored;
+	st->errors += ns.errors;
 }
 
 /* ---- messages ---- */
@@ -223,8 +224,9 @@ static bool parse_oifs(const struct nlattr *a, struct mfc_route *r)
 	return true;
 }
 
-static void handle_route(struct mfc *m, const struct nlmsghdr *nlh)
+static void handle_route(void *ctx, const struct nlmsghdr *nlh)
 {
+	struct mfc *m = ctx;
 	const struct nlattr *tb[RTA_MAX + 1] = {0};
 	const struct rtmsg *rtm;
 	struct mfc_route r;
@@ -269,173 +271,53 @@ static void handle_route(struct mfc *m, const struct nlmsghdr *nlh)
 	upsert(m, &r);
 }
 
-static int handle_buffer(struct mfc *m, const void *buf, size_t len, uint32_t dump_seq, bool *done)
-{
-	int remaining = (int)len, handled = 0;
-
-	for (const struct nlmsghdr *nlh = buf; mnl_nlmsg_ok(nlh, remaining);
-		nlh = mnl_nlmsg_next(nlh, &remaining)) {
-		handled++;
-		m->st.messages++;
-		switch (nlh->nlmsg_type) {
-		case RTM_NEWROUTE:
-		case RTM_DELROUTE:
-			handle_route(m, nlh);
-			break;
-		case NLMSG_DONE:
-			if (done != NULL && nlh->nlmsg_seq == dump_seq)
-				*done = true;
-			break;
-		case NLMSG_ERROR:
-			if (nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(struct nlmsgerr))) {
-				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-				if (e->error != 0)
-					m->st.errors++;
-			}
-			if (done != NULL && nlh->nlmsg_seq == dump_seq)
-				*done = true;
-			break;
-		default:
-			m->st.ignored++;
-			break;
-		}
-	}
-	return handled;
-}
-
 int mfc_input(struct mfc *m, const void *buf, size_t len)
 {
-	return handle_buffer(m, buf, len, 0, NULL);
+	return nlmirror_input(m->nm, buf, len);
 }
 
 /* ---- socket ---- */
 
-static int monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 /* The whole cache again: the old copy is dropped first, so entries gone meanwhile go too. */
-static int dump(struct mfc *m)
+static int full_dump(void *ctx)
 {
-	_Alignas(8) char req[128];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
-	struct rtmsg *rtm;
-	int deadline = monotonic_ms() + MFC_DUMP_TIMEOUT_MS;
-	bool done = false;
+	struct mfc *m = ctx;
+	const struct rtmsg rtm = {.rtm_family = RTNL_FAMILY_IPMR};
 
-	nlh->nlmsg_type = RTM_GETROUTE;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = ++m->seq;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = RTNL_FAMILY_IPMR;
 	m->st.dumps++;
 	clear_all(m);
-	if (mnl_socket_sendto(m->nl, nlh, nlh->nlmsg_len) < 0)
-		return -1;
-	while (!done) {
-		struct pollfd pfd = {.fd = m->fd, .events = POLLIN};
-		int left = deadline - monotonic_ms();
-		ssize_t n;
-
-		if (left <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
-			return -1;
-		n = recv(m->fd, m->rxbuf, MFC_RXBUF, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == ENOBUFS)
-				continue;
-			return -1;
-		}
-		handle_buffer(m, m->rxbuf, (size_t)n, nlh->nlmsg_seq, &done);
-	}
-	return 0;
+	return nlmirror_dump(m->nm, RTM_GETROUTE, &rtm, sizeof(rtm), NULL);
 }
+
+static const unsigned mfc_groups[] = {RTNLGRP_IPV4_MROUTE};
+
+static const struct nlmirror_handler mfc_handlers[] = {
+	{RTM_NEWROUTE, handle_route},
+	{RTM_DELROUTE, handle_route},
+};
+
+static const struct nlmirror_ops mfc_mirror_ops = {
+	.name = "mfc",
+	.changes = "multicast route changes",
+	.table = "the multicast forwarding cache",
+	.groups = mfc_groups,
+	.ngroups = sizeof(mfc_groups) / sizeof(mfc_groups[0]),
+	.handlers = mfc_handlers,
+	.nhandlers = sizeof(mfc_handlers) / sizeof(mfc_handlers[0]),
+	.full_dump = full_dump,
+};
 
 int mfc_open(struct mfc *m, char *err, size_t errlen)
 {
-	int rcvbuf = MFC_SOCKET_RCVBUF;
-	unsigned group = RTNLGRP_IPV4_MROUTE;
-
-	if (m->nl != NULL) {
-		snprintf(err, errlen, "mfc: already open");
-		return -1;
-	}
-	if (m->rxbuf == NULL && (m->rxbuf = malloc(MFC_RXBUF)) == NULL) {
-		snprintf(err, errlen, "mfc: out of memory");
-		return -1;
-	}
-	m->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (m->nl == NULL) {
-		snprintf(err, errlen, "mfc: cannot open a route netlink socket: %s",
-			strerror(errno));
-		return -1;
-	}
-	if (mnl_socket_bind(m->nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
-		mnl_socket_setsockopt(m->nl, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0) {
-		snprintf(err, errlen,
-			"mfc: cannot subscribe to multicast route changes: %s", strerror(errno));
-		goto fail;
-	}
-	m->fd = mnl_socket_get_fd(m->nl);
-	if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
-		(void)setsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	if (dump(m) < 0) {
-		snprintf(err, errlen, "mfc: cannot dump the multicast forwarding cache: %s",
-			strerror(errno));
-		goto fail;
-	}
-	return 0;
-fail:
-	mnl_socket_close(m->nl);
-	m->nl = NULL;
-	m->fd = -1;
-	return -1;
+	return nlmirror_open(m->nm, err, errlen);
 }
 
 int mfc_fd(const struct mfc *m)
 {
-	return m->fd;
+	return nlmirror_fd(m->nm);
 }
 
 int mfc_process(struct mfc *m)
 {
-	bool resync = false;
-
-	if (m->nl == NULL) {
-		errno = EBADF;
-		return -1;
-	}
-	for (;;) {
-		ssize_t n = recv(m->fd, m->rxbuf, MFC_RXBUF, MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			if (errno == ENOBUFS) {
-				resync = true; /* notifications lost: only a dump tells */
-				continue;
-			}
-			m->st.errors++;
-			return -1;
-		}
-		handle_buffer(m, m->rxbuf, (size_t)n, 0, NULL);
-	}
-	if (resync) {
-		m->st.resyncs++;
-		if (dump(m) < 0) {
-			m->st.errors++;
-			return -1;
-		}
-	}
-	return 0;
+	return nlmirror_process(m->nm) < 0 ? -1 : 0;
 }
