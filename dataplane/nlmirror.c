@@ -127,12 +127,12 @@ int nlmirror_input(struct nlmirror *nm, const void *buf, size_t len)
 	return handle_buffer(nm, buf, len, NULL);
 }
 
-static int monotonic_ms(void)
+static int64_t monotonic_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int nlmirror_dump(struct nlmirror *nm, uint16_t type, const void *family_header, size_t len,
@@ -141,7 +141,7 @@ int nlmirror_dump(struct nlmirror *nm, uint16_t type, const void *family_header,
 	_Alignas(8) char req[128];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
 	struct dump_progress dump = {.seq = ++nm->seq};
-	int deadline = monotonic_ms() + NLMIRROR_DUMP_TIMEOUT_MS;
+	int64_t deadline = monotonic_ms() + NLMIRROR_DUMP_TIMEOUT_MS;
 
 	if (nm->nl == NULL) {
 		errno = EBADF;
@@ -159,14 +159,14 @@ int nlmirror_dump(struct nlmirror *nm, uint16_t type, const void *family_header,
 		return -1;
 	while (!dump.done) {
 		struct pollfd pfd = {.fd = nm->fd, .events = POLLIN};
-		int left = deadline - monotonic_ms();
+		int64_t left = deadline - monotonic_ms();
 		ssize_t n;
 
 		if (left <= 0) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
-		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
 			return -1;
 		n = recv(nm->fd, nm->rxbuf, NLMIRROR_RXBUF, MSG_DONTWAIT);
 		if (n < 0) {
