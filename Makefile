@@ -35,7 +35,8 @@ VERSION := 0.9.0
 DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov valgrind \
 	libmnl-dev libnetfilter-queue-dev libpcap-dev check libsubunit-dev \
 	libpgm-dev libzmq3-dev libreadline-dev \
-	iptables nftables smcroute iproute2 tshark jq gnuplot-nox procps psmisc
+	iptables nftables smcroute iproute2 tshark jq gnuplot-nox procps psmisc \
+	linux-perf
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wvla -Wformat=2 -Wno-format-nonliteral

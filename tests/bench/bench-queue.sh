@@ -261,6 +261,82 @@ for scenario in $SCENARIOS; do
 	fi
 done
 
+# Where the CPU goes (perf) ---------------------------------------------------------------------
+
+# perf_one SCENARIO SIDE: the measured phase once more, at the offered rate, with the side's
+# process sampled by perf (cpu-clock, so no hardware counters are needed; kernel call chains).
+# Rows: user-space and kernel microseconds per queued packet. The report, per packet: the top
+# functions by their own samples, and the kernel's time by system call (sending, receiving,
+# verdicts, waiting), to $BENCH_RESULTS/queue-perf-*.txt. Not the capacity figure: sampling
+# costs the sampled process a little.
+perf_one() {
+	local scenario=$1 side=$2 data report pid perf_pid q0 q1 n user kernel
+	data="$BENCH_RESULTS/queue-perf-$scenario-$side.data"
+	report="$BENCH_RESULTS/queue-perf-$scenario-$side.txt"
+	rm -f "$data"
+	GSI=$((GSI + 1))
+	if ! bench_side_up "$side" r1; then
+		bench_missing "perf_${scenario}_${side}_user_us" "$BENCH_SIDE_REASON"
+		return
+	fi
+	pid=${BENCH_SIDE_PID[r1]}
+	prepare "$scenario"
+	q0=$(bench_queue_stats r1)
+	perf record -q -e cpu-clock -F "$PERF_FREQ" -g -p "$pid" -o "$data" >/dev/null 2>&1 &
+	perf_pid=$!
+	sleep 0.5 # attached
+	# shellcheck disable=SC2046
+	flood "$scenario" -r "$OFFER_RATE" $(limits "$scenario") >/dev/null
+	bench_queue_drain r1
+	kill -INT "$perf_pid" 2>/dev/null
+	wait "$perf_pid" 2>/dev/null
+	q1=$(bench_queue_stats r1)
+	bench_side_down "$side" r1
+	n=$(handled "$q0" "$q1")
+	read -r user kernel < <(perf report -i "$data" --no-children --sort dso -g none -q -n \
+		2>/dev/null | awk '$3 ~ /^\[kernel/ { k += $2; next } $2 ~ /^[0-9]+$/ { u += $2 }
+			END { print u + 0, k + 0 }')
+	if [ "$n" -le 0 ] || [ "$((user + kernel))" -eq 0 ]; then
+		bench_missing "perf_${scenario}_${side}_user_us" "no perf samples (handled $n)"
+		return
+	fi
+	# samples / frequency = seconds on the CPU
+	bench_row "perf_${scenario}_${side}_user_us" \
+		"$(bench_div "$user" "$((PERF_FREQ * n))e-6" 2)" "us/packet (user space)"
+	bench_row "perf_${scenario}_${side}_kernel_us" \
+		"$(bench_div "$kernel" "$((PERF_FREQ * n))e-6" 2)" "us/packet (kernel)"
+	{
+		echo "# $scenario, $side: $n queued packets at $OFFER_RATE/s; $user user-space and" \
+			"$kernel kernel samples at $PERF_FREQ Hz; microseconds per packet"
+		echo "# by function (own samples):"
+		perf report -i "$data" --no-children --sort dso,sym -g none -q -n 2>/dev/null |
+			awk -v f="$PERF_FREQ" -v n="$n" 'NF >= 4 && $2 ~ /^[0-9]+$/ {
+				fn = $0; sub(/^ *[0-9.]+% +[0-9]+ +/, "", fn)
+				printf "%8.3f  %s\n", $2 / f / n * 1e6, fn }' | head -n 15
+		echo "# kernel, by system call (samples under it):"
+		perf report -i "$data" --children --sort sym -g none -q -n 2>/dev/null |
+			awk -v f="$PERF_FREQ" -v n="$n" -v t="$((user + kernel))" \
+				'$5 ~ /^__x64_sys_|^handle_softirqs$/ {
+				pct = $1; sub(/%/, "", pct)
+				printf "%8.3f  %s\n", pct / 100 * t / f / n * 1e6, $5 }' | head -n 8
+	} >"$report"
+	rm -f "$data"
+	sed 's/^/    /' "$report" >&2
+}
+
+PERF_FREQ=2999
+PERF_SCENARIOS=${PERF_SCENARIOS:-$SCENARIOS}
+[ "$BENCH_SMOKE" = 1 ] && PERF_SCENARIOS="nak"
+if ! command -v perf >/dev/null || ! perf record -q -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
+	bench_missing perf "perf (linux-perf) not installed or cannot sample here"
+else
+	for scenario in $PERF_SCENARIOS; do
+		for side in $SIDES; do
+			perf_one "$scenario" "$side"
+		done
+	done
+fi
+
 # Instructions per packet (callgrind) ----------------------------------------------------------
 
 # callgrind_one SCENARIO SIDE: the measured phase, CG_PACKETS packets at CG_RATE, under
