@@ -17,6 +17,7 @@
 #include "cli/vty.h"
 #include "router/event.h"
 #include "router/log.h"
+#include "tests/unit/check_run.h"
 
 /* Feeds `data` to a reader through a socketpair `step` bytes at a time; returns frames seen. */
 static int feed(const uint8_t *data, size_t len, size_t step, struct ctl_frame *frames, int max,
@@ -214,16 +215,12 @@ static Suite *cli_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	log_init("test_cli", true, false);
 	cmd_engine_init();
 	cmd_install(flood_cmds, CMD_COUNT(flood_cmds));
-	sr = srunner_create(cli_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = check_run(cli_suite());
 	cmd_engine_free();
-	return failed == 0 ? 0 : 1;
+	return rc;
 }

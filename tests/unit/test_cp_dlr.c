@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_fixture.h"
+#include "tests/unit/check_run.h"
 
 #define UP_DLR	"198.18.0.77" /* a receiver-DLR on the upstream link */
 #define OFF_DLR "198.18.2.77" /* a receiver-DLR on d2 */
@@ -570,8 +571,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: DLRs (9.5.3)");
 	TCase *tc = tcase_create("dlr");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_9_5_3_2_upstream_dlr_learned_and_used);
@@ -588,9 +587,5 @@ int main(void)
 	tcase_add_test(tc, test_9_5_3_udp_encapsulation);
 	tcase_add_test(tc, test_9_5_3_2_parity_fallback_and_nnak);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

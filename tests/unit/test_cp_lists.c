@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_fixture.h"
+#include "tests/unit/check_run.h"
 
 static void setup(void)
 {
@@ -320,8 +321,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: NAK lists and NNAKs (9.3.3, 9.5.3.2)");
 	TCase *tc = tcase_create("lists");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_9_3_3_list_one_ncf_one_forward);
@@ -338,9 +337,5 @@ int main(void)
 	tcase_add_test(tc, test_11_6_parity_nak_stateless);
 	tcase_add_test(tc, test_11_6_parity_nak_with_group_size);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

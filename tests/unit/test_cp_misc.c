@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_fixture.h"
+#include "tests/unit/check_run.h"
 
 #define UNKNOWN_OPT 0x2a
 
@@ -679,8 +680,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: options, other types, limits, views");
 	TCase *tc = tcase_create("misc");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
@@ -709,9 +708,5 @@ int main(void)
 	tcase_add_test(tc, test_ncf_advertises_configured_nak_bo_ivl);
 	tcase_add_test(tc, test_no_emit_callback);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

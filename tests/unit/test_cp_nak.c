@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_fixture.h"
+#include "tests/unit/check_run.h"
 
 static void setup(void)
 {
@@ -674,8 +675,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: NAK (7.2, 7.3, 7.4, 7.7)");
 	TCase *tc = tcase_create("nak");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_7_2_nak_confirmed_and_forwarded);
@@ -705,9 +704,5 @@ int main(void)
 	tcase_add_test(tc, test_7_3_no_repeats_at_rate_zero);
 	tcase_add_test(tc, test_7_3_late_timer_run_keeps_rate);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

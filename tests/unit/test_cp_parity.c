@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_fixture.h"
+#include "tests/unit/check_run.h"
 
 #define TG 0x40u
 
@@ -381,8 +382,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: parity repair state (11.6)");
 	TCase *tc = tcase_create("parity");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_11_6_nak_creates_group_state_and_parity_ncf);
@@ -399,9 +398,5 @@ int main(void)
 	tcase_add_test(tc, test_9_5_3_1_parity_only_to_parity_dlrs);
 	tcase_add_test(tc, test_9_5_3_2_offtree_parity_rdata);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_fixture.h"
+#include "tests/unit/check_run.h"
 
 #define BO_IVL	    100000u /* µs */
 #define PARENT_PATH "198.18.0.100"
@@ -237,8 +238,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: POLL child role (14.5)");
 	TCase *tc = tcase_create("poll");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_14_5_general_poll_gets_one_polr_within_bo_ivl);
@@ -252,9 +251,5 @@ int main(void)
 	tcase_add_test(tc, test_14_5_random_backoff_is_seeded_and_spread);
 	tcase_add_test(tc, test_14_5_session_expiry_cancels);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -12,6 +12,7 @@
 
 #include "control/cp_internal.h"
 #include "tests/unit/cp_test_util.h"
+#include "tests/unit/check_run.h"
 
 #define REQUIRE(cond, ...)                                                                         \
 	do {                                                                                       \
@@ -281,15 +282,9 @@ int main(void)
 {
 	Suite *s = suite_create("control: random traffic");
 	TCase *tc = tcase_create("random");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_random_traffic_keeps_invariants, 0, 6);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_fixture.h"
+#include "tests/unit/check_run.h"
 
 static void setup(void)
 {
@@ -385,8 +386,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: NCF and RDATA (7.3, 7.5, 7.8)");
 	TCase *tc = tcase_create("repair");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_7_5_unsolicited_ncf_anticipates);
@@ -409,9 +408,5 @@ int main(void)
 	tcase_add_test(tc, test_7_8_rdata_special_forms);
 	tcase_add_test(tc, test_7_8_rdata_after_rdata_ivl_finds_nothing);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

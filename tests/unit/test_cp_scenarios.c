@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "tests/unit/cp_test_util.h"
+#include "tests/unit/check_run.h"
 
 #define MS(x)	   CP_MS(x)
 #define RUN(table) cp_test_run(&env, table, sizeof(table) / sizeof(table[0]))
@@ -277,8 +278,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: scenarios");
 	TCase *tc = tcase_create("scenarios");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_scenario_nak_storm_two_lans);
@@ -291,9 +290,5 @@ int main(void)
 	tcase_add_test(tc, test_scenario_nnaks);
 	tcase_add_test(tc, test_scenario_udp);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

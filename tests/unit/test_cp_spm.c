@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_util.h"
+#include "tests/unit/check_run.h"
 
 static struct cp_test_env env;
 
@@ -395,8 +396,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: SPM (7.1)");
 	TCase *tc = tcase_create("spm");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_7_1_spm_creates_source_path_state);
@@ -414,9 +413,5 @@ int main(void)
 	tcase_add_test(tc, test_session_expiry);
 	tcase_add_test(tc, test_session_lifetime_zero_and_change);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_fixture.h"
+#include "tests/unit/check_run.h"
 
 static void spm(uint32_t sqn)
 {
@@ -306,8 +307,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: implosion prevention (15)");
 	TCase *tc = tcase_create("unreach");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_15_3_1_dup_nak_max_then_unicast_ncfs);
@@ -319,9 +318,5 @@ int main(void)
 	tcase_add_test(tc, test_15_2_1_configured_value_in_ncfs_and_spms);
 	tcase_add_test(tc, test_15_2_1_tuning_doubles_and_halves);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "control/cp_internal.h"
+#include "tests/unit/check_run.h"
 
 /* ---- timing wheel ---- */
 
@@ -339,8 +340,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: wheel, pools, hash tables");
 	TCase *tc = tcase_create("structures");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_wheel_matches_reference, 0, 4);
@@ -349,9 +348,5 @@ int main(void)
 	tcase_add_test(tc, test_table_grows_incrementally);
 	tcase_add_test(tc, test_siphash13);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

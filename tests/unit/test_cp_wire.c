@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tests/unit/cp_test_util.h"
+#include "tests/unit/check_run.h"
 
 #define BUF 2048
 
@@ -375,8 +376,6 @@ int main(void)
 {
 	Suite *s = suite_create("control: on the wire");
 	TCase *tc = tcase_create("wire");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_wire_spm_copies_rewritten);
@@ -386,9 +385,5 @@ int main(void)
 	tcase_add_test(tc, test_wire_udp_encapsulation);
 	tcase_add_test(tc, test_wire_rdata_constrained);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tests/peers/dlr_core.h"
+#include "tests/unit/check_run.h"
 
 /* A fake TPDU whose bytes name its SQN, so a wrong slot shows. */
 static size_t fake_tpdu(uint8_t *buf, uint32_t sqn)
@@ -601,11 +602,5 @@ static Suite *dlr_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(dlr_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(dlr_suite());
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "router/event.h"
+#include "tests/unit/check_run.h"
 
 struct record {
 	int order[8];
@@ -99,15 +100,9 @@ int main(void)
 {
 	Suite *s = suite_create("event");
 	TCase *tc = tcase_create("timers");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, timers_fire_in_deadline_order);
 	tcase_add_test(tc, timers_past_deadline_and_repeated_runs);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dataplane/mfc.h"
+#include "tests/unit/check_run.h"
 
 struct oif {
 	int ifindex;
@@ -205,17 +206,11 @@ int main(void)
 {
 	Suite *s = suite_create("mfc");
 	TCase *tc = tcase_create("mfc");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, add_lookup_remove);
 	tcase_add_test(tc, star_g_and_tables);
 	tcase_add_test(tc, malformed_counted);
 	tcase_add_test(tc, many_entries);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dataplane/nfq.h"
+#include "tests/unit/check_run.h"
 
 /* ---- a model of the kernel's queue, fed with what the batcher emits ---- */
 
@@ -306,8 +307,6 @@ int main(void)
 {
 	Suite *s = suite_create("nfq");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_in_order_same_verdict_is_one_batch);
 	tcase_add_test(tc, test_verdict_change_closes_batch);
@@ -319,9 +318,5 @@ int main(void)
 	tcase_add_test(tc, test_parse_proc_queue);
 	tcase_add_test(tc, test_parse_proc_netlink);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dataplane/nlmirror.h"
+#include "tests/unit/check_run.h"
 
 struct seen {
 	int links;
@@ -156,16 +157,10 @@ int main(void)
 {
 	Suite *s = suite_create("nlmirror");
 	TCase *tc = tcase_create("nlmirror");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, control_messages_kept);
 	tcase_add_test(tc, closed_socket);
 	tcase_add_test(tc, open_dumps);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dataplane/pcapio.h"
+#include "tests/unit/check_run.h"
 
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
@@ -423,8 +424,6 @@ int main(void)
 {
 	Suite *s = suite_create("pcapio");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip);
@@ -438,9 +437,5 @@ int main(void)
 	tcase_add_test(tc, test_reader_errors);
 	tcase_add_test(tc, test_link_offsets);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

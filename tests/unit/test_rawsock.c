@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dataplane/rawsock.h"
+#include "tests/unit/check_run.h"
 
 #define PROTO_PGM 113
 
@@ -237,16 +238,10 @@ int main(void)
 {
 	Suite *s = suite_create("rawsock");
 	TCase *tc = tcase_create("batch");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_batch_delivers_in_order_and_counts_like_single_sends);
 	tcase_add_test(tc, test_batch_refuses_malformed_at_once);
 	tcase_add_test(tc, test_send_ttl_replaces_the_ttl_and_leaves_the_buffer);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(s);
 }

@@ -13,6 +13,7 @@
 
 #include "control/control.h"
 #include "router/assist.h"
+#include "tests/unit/check_run.h"
 
 struct counts {
 	const struct cp_counters *up, *down;
@@ -111,16 +112,10 @@ int main(void)
 {
 	Suite *s = suite_create("replay");
 	TCase *tc = tcase_create("fixtures");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_replay_openpgm_ip);
 	tcase_add_test(tc, test_replay_openpgm_udp);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

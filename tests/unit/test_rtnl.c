@@ -13,6 +13,7 @@
 #include <linux/rtnetlink.h>
 
 #include "dataplane/rtnl.h"
+#include "tests/unit/check_run.h"
 
 #define MAX_EVENTS 64
 
@@ -315,8 +316,6 @@ int main(void)
 {
 	Suite *s = suite_create("rtnl");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_links_and_lookup);
 	tcase_add_test(tc, test_link_changes_and_rename);
@@ -325,9 +324,5 @@ int main(void)
 	tcase_add_test(tc, test_foreign_and_malformed);
 	tcase_add_test(tc, test_foreach_in_ifindex_order);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -16,6 +16,7 @@
 
 #include "dataplane/rules.h"
 #include "dataplane/rules_layout.h"
+#include "tests/unit/check_run.h"
 
 static const char *const one_if[] = {"eth0"};
 static const char *const two_ifs[] = {"eth0", "vlan.10"};
@@ -702,8 +703,6 @@ int main(void)
 {
 	Suite *s = suite_create("rules");
 	TCase *tc = tcase_create("scripts");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_nft_script_exact);
 	tcase_add_test(tc, test_ipt_script_exact);
@@ -721,9 +720,5 @@ int main(void)
 	tcase_add_test(tc, test_handle_before_install);
 	tcase_add_test(tc, test_counter_parsers);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run(s);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "wire_test.h"
+#include "tests/unit/check_run.h"
 
 #define BUF	  2048
 #define MAX_CASES 128
@@ -695,11 +696,5 @@ static Suite *build_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(build_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(build_suite());
 }

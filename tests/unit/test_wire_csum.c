@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "wire_test.h"
+#include "tests/unit/check_run.h"
 
 /* RFC 1071 section 3 example: words 0001 f203 f4f5 f6f7 sum to 0xddf2. */
 START_TEST(test_rfc1071_example)
@@ -189,11 +190,5 @@ static Suite *csum_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(csum_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(csum_suite());
 }

@@ -12,6 +12,7 @@
 
 #include "dataplane/pgm_pcap_check.h"
 #include "wire_test.h"
+#include "tests/unit/check_run.h"
 
 #define FIXTURES "tests/fixtures/*.pcap"
 
@@ -165,8 +166,7 @@ int main(void)
 {
 	Suite *s = suite_create("wire_fixtures");
 	TCase *tc = tcase_create("fixtures");
-	SRunner *sr;
-	int failed, n;
+	int n, rc;
 
 	find_fixtures();
 	n = fixtures.gl_pathc > 0 ? (int)fixtures.gl_pathc : 1; /* 1: fail, naming the glob */
@@ -177,11 +177,8 @@ int main(void)
 		tcase_add_loop_test(tc, test_fixture_ncfs_match_builder, 0, n);
 	}
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = check_run(s);
 	if (globbed)
 		globfree(&fixtures);
-	return failed == 0 ? 0 : 1;
+	return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "wire_test.h"
+#include "tests/unit/check_run.h"
 
 #define BUF 2048
 
@@ -260,11 +261,5 @@ static Suite *ip_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ip_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(ip_suite());
 }

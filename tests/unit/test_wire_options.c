@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "wire_test.h"
+#include "tests/unit/check_run.h"
 
 #define BUF 2048
 
@@ -432,11 +433,5 @@ static Suite *options_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(options_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(options_suite());
 }

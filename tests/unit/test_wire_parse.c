@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "wire_test.h"
+#include "tests/unit/check_run.h"
 
 #define BUF 2048
 
@@ -1348,11 +1349,5 @@ static Suite *parse_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(parse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(parse_suite());
 }

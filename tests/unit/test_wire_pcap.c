@@ -12,6 +12,7 @@
 
 #include "dataplane/pgm_pcap_check.h"
 #include "wire_test.h"
+#include "tests/unit/check_run.h"
 
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
@@ -276,11 +277,5 @@ static Suite *pcap_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(pcap_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(pcap_suite());
 }

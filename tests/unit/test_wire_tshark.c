@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "wire_test.h"
+#include "tests/unit/check_run.h"
 
 #define MAX_CASES 128
 
@@ -466,11 +467,5 @@ static Suite *tshark_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tshark_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return check_run(tshark_suite());
 }
