@@ -448,7 +448,8 @@ static inline struct cp_session *cp_session_at(const struct cp *cp, uint32_t id)
 	return (struct cp_session *)cp_pool_at(&cp->sessions, id);
 }
 uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi);
-/* The same, remembering the hit: the copies of one datagram look the TSI up once. */
+/* The same, remembering the hit, for the packet path: the copies of one datagram, and a run of
+   packets of one TSI (a NAK storm, the NCFs answering it), look it up once. */
 uint32_t cp_session_lookup(struct cp *cp, const struct pgm_tsi *tsi);
 void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why);
 void cp_session_timer(struct cp *cp, uint32_t id, cp_time_t now);

@@ -76,7 +76,7 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 	}
 	out->verdict = CP_DROP;
 	pgm_packet_tsi(pkt, &tsi);
-	sid = cp_session_find(cp, &tsi);
+	sid = cp_session_lookup(cp, &tsi);
 	if (sid == CP_NIL) {
 		cp_count(cp, in_if, NULL, no_session, 1);
 		return CP_NIL;

@@ -70,7 +70,7 @@ void cp_ncf(
 	uint32_t sid;
 
 	pgm_packet_tsi(pkt, &tsi);
-	sid = cp_session_find(cp, &tsi);
+	sid = cp_session_lookup(cp, &tsi);
 	if (sid == CP_NIL) {
 		cp_count(cp, in_if, NULL, CP_C_NCF_NO_SESSION, 1);
 		return;
