@@ -179,16 +179,6 @@ void mfc_get_stats(const struct mfc *m, struct mfc_stats *st)
 
 /* ---- messages ---- */
 
-static int attr_cb(const struct nlattr *attr, void *data)
-{
-	const struct nlattr **tb = data;
-	int type = mnl_attr_get_type(attr);
-
-	if (mnl_attr_type_valid(attr, RTA_MAX) > 0)
-		tb[type] = attr;
-	return MNL_CB_OK;
-}
-
 static bool attr_in4(const struct nlattr *a, struct in_addr *out)
 {
 	if (a == NULL || mnl_attr_get_payload_len(a) != 4)
@@ -241,7 +231,7 @@ static void handle_route(void *ctx, const struct nlmsghdr *nlh)
 		m->st.ignored++;
 		return;
 	}
-	if (mnl_attr_parse(nlh, sizeof(*rtm), attr_cb, tb) != MNL_CB_OK) {
+	if (!nlmirror_attrs(nlh, sizeof(*rtm), tb, RTA_MAX)) {
 		m->st.invalid++;
 		return;
 	}

@@ -127,6 +127,28 @@ int nlmirror_input(struct nlmirror *nm, const void *buf, size_t len)
 	return handle_buffer(nm, buf, len, NULL);
 }
 
+struct attr_table {
+	const struct nlattr **tb;
+	unsigned max;
+};
+
+static int attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct attr_table *t = data;
+	unsigned type = mnl_attr_get_type(attr);
+
+	if (type <= t->max)
+		t->tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+bool nlmirror_attrs(const struct nlmsghdr *nlh, size_t len, const struct nlattr **tb, unsigned max)
+{
+	struct attr_table t = {tb, max};
+
+	return mnl_attr_parse(nlh, (unsigned)len, attr_cb, &t) == MNL_CB_OK;
+}
+
 static int64_t monotonic_ms(void)
 {
 	struct timespec ts;

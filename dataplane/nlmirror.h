@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct nlattr;
 struct nlmsghdr;
 
 struct nlmirror_handler {
@@ -75,5 +76,10 @@ int nlmirror_process(struct nlmirror *nm);
  * the number of messages handled. */
 int nlmirror_input(struct nlmirror *nm, const void *buf, size_t len);
 void nlmirror_get_stats(const struct nlmirror *nm, struct nlmirror_stats *st);
+
+/* The attributes after a message's family header of len bytes, by type: tb[type] for every type
+ * up to max (tb has max + 1 entries, zeroed by the caller; a later attribute of a type wins);
+ * types above max are skipped. Returns false when the attributes do not parse. */
+bool nlmirror_attrs(const struct nlmsghdr *nlh, size_t len, const struct nlattr **tb, unsigned max);
 
 #endif /* PGMROUTER_NLMIRROR_H */

@@ -220,26 +220,11 @@ static bool update_primary4(struct rtnl_if *ifp)
 
 /* ---- message parsing ---- */
 
-struct attr_table {
-	const struct nlattr *tb[IFLA_MAX > IFA_MAX ? IFLA_MAX + 1 : IFA_MAX + 1];
-	int max;
-};
-
-static int attr_cb(const struct nlattr *attr, void *data)
-{
-	struct attr_table *t = data;
-	int type = mnl_attr_get_type(attr);
-
-	if (type <= t->max)
-		t->tb[type] = attr;
-	return MNL_CB_OK;
-}
-
 static void handle_link(void *ctx, const struct nlmsghdr *nlh)
 {
 	struct rtnl *rt = ctx;
 	const struct ifinfomsg *ifi;
-	struct attr_table t = {.max = IFLA_MAX};
+	const struct nlattr *tb[IFLA_MAX + 1] = {0};
 	struct rtnl_if *ifp;
 	char name[IF_NAMESIZE], old_name[IF_NAMESIZE];
 	unsigned changes = 0;
@@ -262,13 +247,12 @@ static void handle_link(void *ctx, const struct nlmsghdr *nlh)
 		if_remove(rt, ifi->ifi_index);
 		return;
 	}
-	if (mnl_attr_parse(nlh, sizeof(*ifi), attr_cb, &t) != MNL_CB_OK ||
-		t.tb[IFLA_IFNAME] == NULL ||
-		mnl_attr_validate(t.tb[IFLA_IFNAME], MNL_TYPE_STRING) < 0) {
+	if (!nlmirror_attrs(nlh, sizeof(*ifi), tb, IFLA_MAX) || tb[IFLA_IFNAME] == NULL ||
+		mnl_attr_validate(tb[IFLA_IFNAME], MNL_TYPE_STRING) < 0) {
 		rt->st.malformed++;
 		return;
 	}
-	snprintf(name, sizeof(name), "%s", mnl_attr_get_str(t.tb[IFLA_IFNAME]));
+	snprintf(name, sizeof(name), "%s", mnl_attr_get_str(tb[IFLA_IFNAME]));
 	is_new = rtnl_if_by_index(rt, ifi->ifi_index) == NULL;
 	ifp = if_insert(rt, ifi->ifi_index);
 	if (ifp == NULL) {
@@ -289,8 +273,8 @@ static void handle_link(void *ctx, const struct nlmsghdr *nlh)
 	ifp->flags = ifi->ifi_flags;
 	ifp->up = (ifi->ifi_flags & IFF_UP) != 0;
 	ifp->running = (ifi->ifi_flags & IFF_RUNNING) != 0;
-	if (t.tb[IFLA_MTU] != NULL && mnl_attr_validate(t.tb[IFLA_MTU], MNL_TYPE_U32) == 0) {
-		uint32_t mtu = mnl_attr_get_u32(t.tb[IFLA_MTU]);
+	if (tb[IFLA_MTU] != NULL && mnl_attr_validate(tb[IFLA_MTU], MNL_TYPE_U32) == 0) {
+		uint32_t mtu = mnl_attr_get_u32(tb[IFLA_MTU]);
 
 		if (!is_new && mtu != ifp->mtu)
 			changes |= RTNL_CHANGE_MTU;
@@ -315,7 +299,7 @@ static void handle_addr(void *ctx, const struct nlmsghdr *nlh)
 {
 	struct rtnl *rt = ctx;
 	const struct ifaddrmsg *ifa;
-	struct attr_table t = {.max = IFA_MAX};
+	const struct nlattr *tb[IFA_MAX + 1] = {0};
 	const struct nlattr *addr_attr;
 	struct rtnl_addr a;
 	struct rtnl_if *ifp;
@@ -330,14 +314,14 @@ static void handle_addr(void *ctx, const struct nlmsghdr *nlh)
 		rt->st.ignored++;
 		return;
 	}
-	if (mnl_attr_parse(nlh, sizeof(*ifa), attr_cb, &t) != MNL_CB_OK) {
+	if (!nlmirror_attrs(nlh, sizeof(*ifa), tb, IFA_MAX)) {
 		rt->st.malformed++;
 		return;
 	}
 	alen = ifa->ifa_family == AF_INET ? 4 : 16;
 	/* IFA_LOCAL is the interface's own address; IFA_ADDRESS is the peer's on point-to-point
 	 * links and the same as IFA_LOCAL otherwise (IPv6 sends IFA_ADDRESS only). */
-	addr_attr = t.tb[IFA_LOCAL] ? t.tb[IFA_LOCAL] : t.tb[IFA_ADDRESS];
+	addr_attr = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
 	if (addr_attr == NULL || mnl_attr_get_payload_len(addr_attr) < alen ||
 		(ifa->ifa_family == AF_INET && ifa->ifa_prefixlen > 32) ||
 		ifa->ifa_prefixlen > 128) {
@@ -349,8 +333,8 @@ static void handle_addr(void *ctx, const struct nlmsghdr *nlh)
 	a.prefixlen = ifa->ifa_prefixlen;
 	a.scope = ifa->ifa_scope;
 	a.flags = ifa->ifa_flags;
-	if (t.tb[IFA_FLAGS] != NULL && mnl_attr_get_payload_len(t.tb[IFA_FLAGS]) >= 4)
-		a.flags = mnl_attr_get_u32(t.tb[IFA_FLAGS]);
+	if (tb[IFA_FLAGS] != NULL && mnl_attr_get_payload_len(tb[IFA_FLAGS]) >= 4)
+		a.flags = mnl_attr_get_u32(tb[IFA_FLAGS]);
 	a.seen_generation = rt->generation;
 	memcpy(a.addr, mnl_attr_get_payload(addr_attr), alen);
 
