@@ -74,6 +74,16 @@ struct assist {
 	char *capture_path;
 	struct pgm_udp_ports udp_ports;
 	char nfq_error[128]; /* last receive failure, for show */
+	/* SPM fan-out by the kernel: the paths last asked of the rules, and the egress
+	   interfaces whose SPM copies the installed rules rewrite, with the address they write */
+	struct rules_fanout_path fanout_req[RULES_MAX_FANOUT];
+	unsigned nfanout_req;
+	struct {
+		int ifindex;
+		uint8_t addr[4];
+	} fanout[RULES_MAX_FANOUT];
+	unsigned nfanout;
+	uint32_t fanout_mark; /* of the installed rules; 0: none */
 
 	/* The packet being processed, for actions built from it. */
 	const struct pgm_packet *cur_pkt;
@@ -150,6 +160,7 @@ static void conf_default(struct assist_conf *c)
 	c->udp = true;
 	c->udp_ucast_port = PGM_DEFAULT_UDP_UCAST_PORT;
 	c->udp_mcast_port = PGM_DEFAULT_UDP_MCAST_PORT;
+	c->fanout_mark = 1u << ASSIST_DEFAULT_FANOUT_BIT;
 	c->session_lifetime_s = cp.session_lifetime_s;
 	c->max_sessions = cp.max_sessions;
 	c->max_repair_states = cp.max_repair_states;
@@ -324,6 +335,8 @@ const char *assist_ifname(int ifindex, char *buf, size_t len)
 
 /* ---- applying configuration to the running packet path ---- */
 
+static bool if_primary4(int ifindex, struct pgm_nla *out);
+
 static size_t enabled_names(const char **names, size_t max)
 {
 	size_t n = 0;
@@ -332,6 +345,71 @@ static size_t enabled_names(const char **names, size_t max)
 		if (A->ifs[i].enabled)
 			names[n++] = A->ifs[i].name;
 	return n;
+}
+
+/*
+ * SPM fan-out by the kernel: the paths the rules should rewrite, one per interface with router
+ * assist that exists and has an IPv4 address (the one the control plane writes as SPM_PATH).
+ */
+static unsigned fanout_paths(struct rules_fanout_path *p)
+{
+	unsigned n = 0;
+
+	if (A->conf.fanout_mark == 0 || A->cp == NULL)
+		return 0;
+	for (size_t i = 0; i < A->nifs && n < RULES_MAX_FANOUT; i++) {
+		struct pgm_nla addr;
+		int ifindex;
+
+		if (!A->ifs[i].enabled || (ifindex = assist_ifindex(A->ifs[i].name)) == 0 ||
+			!if_primary4(ifindex, &addr) || !rules_ifname_valid(A->ifs[i].name))
+			continue;
+		memset(&p[n], 0, sizeof(p[n]));
+		snprintf(p[n].ifname, sizeof(p[n].ifname), "%s", A->ifs[i].name);
+		memcpy(p[n].addr, addr.addr, 4);
+		n++;
+	}
+	return n;
+}
+
+/* Asks the rules for the current paths (taking effect at their next install or update). */
+static void fanout_request(void)
+{
+	A->nfanout_req = fanout_paths(A->fanout_req);
+	if (A->rules != NULL)
+		(void)rules_set_fanout(A->rules, A->conf.fanout_mark, A->fanout_req, A->nfanout_req);
+}
+
+/* The paths changed since the rules were last asked (an address, an interface came or went). */
+static bool fanout_stale(void)
+{
+	struct rules_fanout_path p[RULES_MAX_FANOUT];
+	unsigned n = fanout_paths(p);
+
+	return n != A->nfanout_req || (n > 0 && memcmp(p, A->fanout_req, n * sizeof(p[0])) != 0);
+}
+
+/* What the installed rules rewrite, by ifindex, for the packet path. */
+static void fanout_sync_installed(void)
+{
+	const struct rules_fanout_path *p;
+	unsigned n;
+	uint32_t mark;
+
+	A->nfanout = 0;
+	A->fanout_mark = 0;
+	if (A->rules == NULL || !rules_fanout_active(A->rules, &p, &n, &mark))
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		int ifindex = assist_ifindex(p[i].ifname);
+
+		if (ifindex == 0)
+			continue;
+		A->fanout[A->nfanout].ifindex = ifindex;
+		memcpy(A->fanout[A->nfanout].addr, p[i].addr, 4);
+		A->nfanout++;
+	}
+	A->fanout_mark = A->nfanout > 0 ? mark : 0;
 }
 
 static int rules_apply(char *err, size_t errlen)
@@ -343,8 +421,12 @@ static int rules_apply(char *err, size_t errlen)
 		return 0;
 	n = enabled_names(names, CP_MAX_INTERFACES);
 	A->stats.rules_updates++;
-	if (rules_update(A->rules, names, n, err, errlen) < 0)
+	fanout_request();
+	if (rules_update(A->rules, names, n, err, errlen) < 0) {
+		fanout_sync_installed();
 		return -1;
+	}
+	fanout_sync_installed();
 	log_debug(LOG_CAT_DATAPLANE, "interception rules updated: %zu interface%s", n,
 		n == 1 ? "" : "s");
 	return 0;
@@ -433,6 +515,14 @@ int assist_set_backend(enum rules_backend backend, char *err, size_t errlen)
 void assist_set_ncf_ttl(uint8_t ttl)
 {
 	A->conf.ncf_ttl = ttl;
+}
+
+int assist_set_fanout(uint32_t mark, char *err, size_t errlen)
+{
+	if (A->conf.fanout_mark == mark)
+		return 0;
+	A->conf.fanout_mark = mark;
+	return rules_apply(err, errlen);
 }
 
 int assist_set_udp(bool enabled, uint16_t ucast_port, uint16_t mcast_port, char *err,
@@ -641,6 +731,16 @@ static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
 		break;
 	default:
 		break;
+	}
+	fanout_sync_installed(); /* ifindexes may have changed */
+	if (A->running && A->rules != NULL && rules_installed(A->rules) && fanout_stale()) {
+		char err[256];
+
+		if (rules_apply(err, sizeof(err)) < 0)
+			log_warnx("SPM fan-out: %s", err);
+		else
+			log_debug(LOG_CAT_DATAPLANE, "SPM fan-out: %u interface%s", A->nfanout,
+				A->nfanout == 1 ? "" : "s");
 	}
 }
 
@@ -1031,15 +1131,12 @@ static size_t apply_rewrite(const uint8_t *payload, size_t len, const struct pgm
 	return len;
 }
 
-/* A parsed packet through the control plane: see process_datagram(). */
-static enum cp_verdict process_parsed(const uint8_t *payload, size_t len, const struct pgm_ip *ip,
-	const struct pgm_packet *pkt, int in_ifindex, int out_ifindex, cp_time_t now,
-	size_t *rw_len)
+/* A parsed packet (or one copy of it) through the control plane: its verdict and rewrite. */
+static void process_copy(const struct pgm_ip *ip, const struct pgm_packet *pkt, int in_ifindex,
+	int out_ifindex, cp_time_t now, struct cp_result *res)
 {
 	struct cp_packet in;
-	struct cp_result res;
 
-	*rw_len = 0;
 	in.ip = ip;
 	in.pkt = pkt;
 	in.in_ifindex = in_ifindex;
@@ -1047,11 +1144,22 @@ static enum cp_verdict process_parsed(const uint8_t *payload, size_t len, const 
 	in.now = now;
 	A->cur_pkt = pkt;
 	A->cur_ip = ip;
-	cp_packet(A->cp, &in, &res);
+	cp_packet(A->cp, &in, res);
 	A->cur_pkt = NULL;
 	A->cur_ip = NULL;
 	if (log_debug_enabled(LOG_CAT_PACKETS) || A->replay)
-		print_packet(ip, pkt, in_ifindex, out_ifindex, &res);
+		print_packet(ip, pkt, in_ifindex, out_ifindex, res);
+}
+
+/* A parsed packet through the control plane: see process_datagram(). */
+static enum cp_verdict process_parsed(const uint8_t *payload, size_t len, const struct pgm_ip *ip,
+	const struct pgm_packet *pkt, int in_ifindex, int out_ifindex, cp_time_t now,
+	size_t *rw_len)
+{
+	struct cp_result res;
+
+	*rw_len = 0;
+	process_copy(ip, pkt, in_ifindex, out_ifindex, now, &res);
 	if (res.verdict == CP_ACCEPT_REWRITTEN) {
 		*rw_len = apply_rewrite(payload, len, ip, pkt, &res.rewrite);
 		if (*rw_len == 0) {
@@ -1169,7 +1277,59 @@ static void send_copy(
 		A->stats.originated++;
 }
 
-static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags, cp_time_t now)
+/* The address the installed fan-out rules write as SPM_PATH into copies leaving by oif, or
+   NULL when they leave those copies alone. */
+static const uint8_t *fanout_addr(int oif)
+{
+	for (unsigned i = 0; i < A->nfanout; i++)
+		if (A->fanout[i].ifindex == oif)
+			return A->fanout[i].addr;
+	return NULL;
+}
+
+struct repl_copy {
+	int oif;
+	struct cp_result res;
+};
+
+#define SPM_PATH_ADDR_OFFSET 32 /* where the fan-out rules write, bytes into the PGM header */
+
+/*
+ * SPM fan-out by the kernel: whether the kernel's own forwarding of the marked original, with
+ * the forward-hook rules, makes exactly the copies the control plane decided. Every copy must be
+ * unchanged by an interface the rules leave alone, or have only SPM_PATH rewritten, to the
+ * address the rules write on its interface. The PGM checksum must be there to be updated (0:
+ * the sender sent none, and an update would invent a wrong one). A capture wants the copies.
+ */
+static bool fanout_matches(const struct pgm_packet *pkt, const struct repl_copy *c, unsigned n)
+{
+	if (A->fanout_mark == 0 || pkt->type != PGM_SPM || pkt->checksum == 0 ||
+		pkt->path.afi != PGM_AFI_IP || pkt->path_offset != SPM_PATH_ADDR_OFFSET ||
+		A->capture != NULL)
+		return false;
+	for (unsigned i = 0; i < n; i++) {
+		const uint8_t *addr = fanout_addr(c[i].oif);
+		const struct cp_rewrite *rw = &c[i].res.rewrite;
+
+		if (c[i].res.verdict == CP_ACCEPT) {
+			if (addr != NULL)
+				return false;
+			continue;
+		}
+		if (c[i].res.verdict != CP_ACCEPT_REWRITTEN || addr == NULL || !rw->spm_path ||
+			rw->nak_bo_ivl || rw->opt_invalid_mask != 0 || rw->path.afi != PGM_AFI_IP ||
+			memcmp(rw->path.addr, addr, 4) != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Returns the verdict for the original. *mark: accept it with the fan-out mark, the kernel
+ * makes the copies (fanout_matches).
+ */
+static enum cp_verdict replicate(
+	const struct nfqueue_packet *np, unsigned flags, cp_time_t now, bool *mark)
 {
 	const uint8_t *ip = np->payload;
 	const struct mfc_route *r;
@@ -1179,11 +1339,13 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 	bool assisted, csum = np->skb_info & NFQA_SKB_CSUMNOTREADY;
 	struct pgm_ip pip;
 	struct pgm_packet pkt;
+	struct repl_copy copies[MFC_MAX_OIFS];
 	int unchanged[MFC_MAX_OIFS];
 	bool oif_assisted[MFC_MAX_OIFS];
-	unsigned nunchanged = 0;
+	unsigned ncopies = 0, nunchanged = 0;
 	bool all_unchanged = true;
 
+	*mark = false;
 	/* Not parseable: handled once, not once per copy, so it is counted once. */
 	if (pgm_parse_ip(ip, np->len, &A->udp_ports, &pip) != PGM_ERR_OK ||
 		pgm_parse(ip + pip.pgm_offset, pip.pgm_len, flags, &pkt) != PGM_ERR_OK)
@@ -1207,38 +1369,53 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 	if (!assisted)
 		return CP_ACCEPT; /* nothing of ours on this route: the kernel forwards it */
 	/* In the kernel's order: ip_mr_forward walks the interfaces from the highest vif down,
-	   rtnetlink lists them from the lowest up. Rewritten copies go at once (the rewrite
-	   buffer is reused); unchanged ones wait: when every copy is unchanged (RDATA asked for
-	   on every interface of the route, or an interface without router assist), the kernel's
-	   own forwarding makes exactly them, and the original is accepted instead. */
+	   rtnetlink lists them from the lowest up. */
 	for (unsigned i = r->noifs; i-- > 0;) {
-		size_t rw_len;
-		enum cp_verdict v;
-		int oif = r->oif[i];
+		struct repl_copy *c;
 
-		if (oif == in || ttl <= r->ttl[i])
+		if (r->oif[i] == in || ttl <= r->ttl[i])
 			continue; /* as ip_mr_forward: TTL must exceed the interface's threshold */
-		if (!oif_assisted[i]) {
-			unchanged[nunchanged++] = oif;
+		c = &copies[ncopies++];
+		c->oif = r->oif[i];
+		c->res.verdict = CP_ACCEPT;
+		if (!oif_assisted[i])
 			continue;
-		}
-		v = process_parsed(ip, np->len, &pip, &pkt, in, oif, now, &rw_len);
-		if (v == CP_DROP) {
-			A->stats.copies_held++;
-			all_unchanged = false;
-		} else if (v == CP_ACCEPT_REWRITTEN) {
-			A->stats.rewritten++;
-			all_unchanged = false;
-			send_copy(oif, A->rwbuf, rw_len, (uint8_t)(ttl - 1), &pip, false);
-		} else {
-			unchanged[nunchanged++] = oif;
-		}
+		process_copy(&pip, &pkt, in, c->oif, now, &c->res);
+		all_unchanged = all_unchanged && c->res.verdict == CP_ACCEPT;
 	}
+	/* When every copy is unchanged (RDATA asked for on every interface of the route, or
+	   interfaces without router assist), the kernel's own forwarding makes exactly them. */
 	if (all_unchanged) {
 		A->stats.repl_by_kernel++;
 		return CP_ACCEPT;
 	}
+	if (fanout_matches(&pkt, copies, ncopies)) {
+		A->stats.fanout++;
+		A->stats.fanout_copies += ncopies;
+		*mark = true;
+		return CP_ACCEPT;
+	}
+	/* Rewritten copies go at once (the rewrite buffer is reused); unchanged ones after. */
 	A->stats.replicated++;
+	for (unsigned i = 0; i < ncopies; i++) {
+		const struct repl_copy *c = &copies[i];
+		size_t rw_len;
+
+		if (c->res.verdict == CP_DROP) {
+			A->stats.copies_held++;
+			continue;
+		}
+		if (c->res.verdict == CP_ACCEPT_REWRITTEN) {
+			rw_len = apply_rewrite(ip, np->len, &pip, &pkt, &c->res.rewrite);
+			if (rw_len != 0) {
+				A->stats.rewritten++;
+				send_copy(c->oif, A->rwbuf, rw_len, (uint8_t)(ttl - 1), &pip, false);
+				continue;
+			}
+			A->stats.rewrite_failed++; /* goes unchanged */
+		}
+		unchanged[nunchanged++] = c->oif;
+	}
 	for (unsigned i = 0; i < nunchanged; i++)
 		send_copy(unchanged[i], ip, np->len, (uint8_t)(ttl - 1), &pip, csum);
 	return CP_DROP;
@@ -1258,8 +1435,14 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 	if (np->skb_info & NFQA_SKB_CSUMNOTREADY)
 		flags |= PGM_PARSE_NO_UDP_CHECKSUM;
 	if (replicable(np)) {
-		v = replicate(np, flags, ev_time_now());
-		if (nfqueue_verdict(q, np->id, v == CP_DROP ? NFQUEUE_DROP : NFQUEUE_ACCEPT) < 0)
+		bool mark;
+
+		v = replicate(np, flags, ev_time_now(), &mark);
+		if (mark)
+			rc = nfqueue_verdict_mark(q, np->id, np->mark | A->fanout_mark);
+		else
+			rc = nfqueue_verdict(q, np->id, v == CP_DROP ? NFQUEUE_DROP : NFQUEUE_ACCEPT);
+		if (rc < 0)
 			A->stats.verdict_errors++;
 		return;
 	}
@@ -1382,10 +1565,15 @@ static int dataplane_open(char *err, size_t errlen)
 		return -1;
 	}
 	n = enabled_names(names, CP_MAX_INTERFACES);
+	fanout_request();
 	if (rules_install(A->rules, A->conf.backend, names, n, err, errlen) < 0) {
 		dataplane_close();
 		return -1;
 	}
+	fanout_sync_installed();
+	if (rules_fanout_refused(A->rules)[0] != '\0')
+		log_warnx("SPM fan-out by the kernel refused (%s): the daemon sends SPM copies",
+			rules_fanout_refused(A->rules));
 	log_info("interception rules installed (%s, queue %u, %zu interface%s)",
 		rules_backend_name(rules_backend(A->rules)), A->conf.queue_num, n, n == 1 ? "" : "s");
 	return 0;
@@ -1590,13 +1778,19 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		print(ctx,
 			"\"replication\":{\"replicated\":%llu,\"copies\":%llu,\"copies_failed\":%llu,"
 			"\"held\":%llu,\"by_kernel\":%llu,\"no_route\":%llu,\"wrong_interface\":%llu,"
-			"\"routes\":%zu,\"route_messages\":%llu,\"route_resyncs\":%llu}}\n",
+			"\"routes\":%zu,\"route_messages\":%llu,\"route_resyncs\":%llu},",
 			(unsigned long long)as->replicated, (unsigned long long)as->copies,
 			(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held,
 			(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_no_route,
 			(unsigned long long)as->repl_wrong_if,
 			A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
 			(unsigned long long)ms.resyncs);
+		print(ctx,
+			"\"fanout\":{\"mark\":%u,\"active\":%s,\"interfaces\":%u,\"spms\":%llu,"
+			"\"copies\":%llu,\"rules_rewrote\":%llu}}\n",
+			A->conf.fanout_mark, A->fanout_mark != 0 ? "true" : "false", A->nfanout,
+			(unsigned long long)as->fanout, (unsigned long long)as->fanout_copies,
+			(unsigned long long)rcnt.fanout_rewrites);
 		return;
 	}
 	print(ctx, "PGM router assist data plane: %s\n", A->running ? "running" : "not running");
@@ -1661,6 +1855,22 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 	print(ctx, "    multicast routes: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
 		A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
 		(unsigned long long)ms.resyncs);
+	if (A->conf.fanout_mark == 0)
+		print(ctx, "  SPM fan-out by the kernel: off (the daemon sends every copy)\n");
+	else if (A->fanout_mark == 0)
+		print(ctx, "  SPM fan-out by the kernel: mark 0x%08x, not active (%s)\n",
+			A->conf.fanout_mark,
+			A->rules != NULL && rules_fanout_refused(A->rules)[0] != '\0'
+				? rules_fanout_refused(A->rules)
+			: A->rules != NULL && rules_backend(A->rules) == RULES_BACKEND_IPTABLES
+				? "the iptables backend cannot rewrite"
+				: "no interface with router assist and an IPv4 address");
+	else
+		print(ctx, "  SPM fan-out by the kernel: mark 0x%08x, %u interface%s; %llu SPMs, "
+			   "%llu copies; rules rewrote %llu\n",
+			A->fanout_mark, A->nfanout, A->nfanout == 1 ? "" : "s",
+			(unsigned long long)as->fanout, (unsigned long long)as->fanout_copies,
+			(unsigned long long)rcnt.fanout_rewrites);
 	print(ctx, "  Interfaces: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
 		A->rtnl != NULL ? rtnl_if_count(A->rtnl) : 0, (unsigned long long)ts.messages,
 		(unsigned long long)ts.resyncs);

@@ -320,7 +320,7 @@ perf_one() {
 				pct = $1; sub(/%/, "", pct)
 				printf "%8.3f  %s\n", pct / 100 * t / f / n * 1e6, $5 }' | head -n 8
 	} >"$report"
-	rm -f "$data"
+	[ "${BENCH_KEEP_PERF:-0}" = 1 ] || rm -f "$data"
 	sed 's/^/    /' "$report" >&2
 }
 

@@ -256,6 +256,14 @@ rules_per_if() {
 	*) echo 0 ;;
 	esac
 }
+# fanout_rules_per_if NAME: the SPM fan-out's rewrite rules per interface with an address
+# (nftables: one per encapsulation; iptables: none, the daemon sends the copies).
+fanout_rules_per_if() {
+	case $(our_backend "$1") in
+	nftables) echo 2 ;;
+	*) echo 0 ;;
+	esac
+}
 # rules_any_if NAME: queue rules naming no interface (multicast SPM and RDATA at prerouting, which
 # the daemon replicates): nftables one per type and encapsulation, iptables one per encapsulation.
 rules_any_if() {
@@ -265,11 +273,12 @@ rules_any_if() {
 	*) echo 0 ;;
 	esac
 }
-# our_entries NAME: how many hooks enter our rules: base chains of our table, or jumps to our
-# chains from the built-in ones (both 2 when installed once: prerouting, input).
+# our_entries NAME: how many hooks enter our queue rules: base chains of our table, or jumps to
+# our chains from the built-in ones (both 2 when installed once: prerouting, input; the SPM
+# fan-out's forward chain queues nothing).
 our_entries() {
 	case $(our_backend "$1") in
-	nftables) our_rules_in "$1" | grep -c 'type filter hook' ;;
+	nftables) our_rules_in "$1" | grep -cE 'type filter hook (prerouting|input) ' ;;
 	iptables) saved_rules "$1" | grep -c '^-A [A-Z]* -j PGMROUTER-' ;;
 	*) echo 0 ;;
 	esac
