@@ -241,14 +241,18 @@ static void layout_classify(struct layout *L, const struct rules_hook *h, unsign
 #define PGM_CSUM_OFF	  6
 
 /*
- * SPM fan-out (rules.h): the forward hook's chain. The kernel runs it for every copy of every
- * packet it forwards; a packet without the mark, ODATA among them, leaves by the first rule.
- * A marked SPM copy leaving by a listed interface gets that interface's address as SPM_PATH.
+ * SPM fan-out (rules.h): the forward hook's chains. The kernel runs them for every copy of every
+ * packet it forwards; a packet without the mark, ODATA among them, leaves by the first rule. A
+ * marked SPM goes to its encapsulation's chain, where the rule of the copy's egress interface
+ * writes that interface's address as SPM_PATH. The interface is each rule's only match, so a
+ * copy walks two expressions per interface listed before its own.
  */
 static void layout_fanout(struct layout *L, const struct rules_config *cfg)
 {
 	const struct rules_hook *h = &rules_hooks[RULES_IPT_FWD];
-	unsigned base = layout_chain(L, "", h->nft_chain, RULES_IPT_FWD), nranges;
+	unsigned base = layout_chain(L, "", h->nft_chain, RULES_IPT_FWD);
+	unsigned pgm = layout_chain(L, "pgm-", h->nft_chain, -1);
+	unsigned udp = cfg->udp ? layout_chain(L, "udp-", h->nft_chain, -1) : 0, nranges;
 	uint16_t lo[2], hi[2];
 	struct rule *r;
 
@@ -258,26 +262,32 @@ static void layout_fanout(struct layout *L, const struct rules_config *cfg)
 	r = layout_rule(L, base);
 	rule_mark_clear(r, cfg->fanout_mark);
 	rule_verdict(r, V_ACCEPT, 0);
+	r = layout_rule(L, base);
+	rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
+	rule_match(r, M_PGM_TYPE, RULES_T_SPM, 0, 4);
+	rule_match(r, M_IP_LEN_GE, 20 + SPM_PATH_ADDR_OFF + 4, 0, 0);
+	rule_verdict(r, V_GOTO, pgm);
+	for (unsigned k = 0; k < nranges; k++) {
+		r = layout_rule(L, base);
+		rule_match(r, M_UDP_DPORT, lo[k], hi[k], 0);
+		rule_match(r, M_PGM_TYPE, RULES_T_SPM, 0, 8 + 4);
+		rule_match(r, M_IP_LEN_GE, 20 + 8 + SPM_PATH_ADDR_OFF + 4, 0, 0);
+		rule_verdict(r, V_GOTO, udp);
+	}
 	for (unsigned i = 0; i < cfg->nfanout; i++) {
 		const struct rules_fanout_path *p = &cfg->fanout[i];
 
-		r = layout_rule(L, base);
-		rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
-		rule_match(r, M_PGM_TYPE, RULES_T_SPM, 0, 4);
-		rule_match(r, M_IP_LEN_GE, 20 + SPM_PATH_ADDR_OFF + 4, 0, 0);
+		r = layout_rule(L, pgm);
 		rule_ifname(r, true, p->ifname);
 		rule_set(r, SPM_PATH_ADDR_OFF, PGM_CSUM_OFF, p->addr);
 		rule_verdict(r, V_ACCEPT, 0);
-		for (unsigned k = 0; k < nranges; k++) {
-			/* the UDP checksum needs no update: the PGM packet's sum does not change */
-			r = layout_rule(L, base);
-			rule_match(r, M_UDP_DPORT, lo[k], hi[k], 0);
-			rule_match(r, M_PGM_TYPE, RULES_T_SPM, 0, 8 + 4);
-			rule_match(r, M_IP_LEN_GE, 20 + 8 + SPM_PATH_ADDR_OFF + 4, 0, 0);
-			rule_ifname(r, true, p->ifname);
-			rule_set(r, 8 + SPM_PATH_ADDR_OFF, 8 + PGM_CSUM_OFF, p->addr);
-			rule_verdict(r, V_ACCEPT, 0);
-		}
+		if (!cfg->udp)
+			continue;
+		/* the UDP checksum needs no update: the PGM packet's sum does not change */
+		r = layout_rule(L, udp);
+		rule_ifname(r, true, p->ifname);
+		rule_set(r, 8 + SPM_PATH_ADDR_OFF, 8 + PGM_CSUM_OFF, p->addr);
+		rule_verdict(r, V_ACCEPT, 0);
 	}
 }
 

@@ -595,14 +595,20 @@ START_TEST(test_nft_fanout)
 		"\tchain forward {\n"
 		"\t\ttype filter hook forward priority mangle - 1; policy accept;\n"
 		"\t\tmeta mark & 0x00100000 == 0x00000000 accept\n"
-		"\t\tip protocol 113 @th,32,8 & 0xf == 0x0 ip length >= 56 oifname \"eth0\" counter "
-		"@th,256,32 set 0xc0000201 accept # the netlink rule also updates the checksum at "
-		"@th,48,16\n"
-		"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x0 ip length >= 64 oifname \"eth0\" "
-		"counter @th,320,32 set 0xc0000201 accept # the netlink rule also updates the "
-		"checksum at @th,112,16\n"
-		"\t\tip protocol 113 @th,32,8 & 0xf == 0x0 ip length >= 56 oifname \"vlan.10\" "
-		"counter @th,256,32 set 0xc6336407 accept"));
+		"\t\tip protocol 113 @th,32,8 & 0xf == 0x0 ip length >= 56 goto pgm-forward\n"
+		"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x0 ip length >= 64 goto udp-forward\n"
+		"\t}\n"
+		"\n"
+		"\tchain pgm-forward {\n"
+		"\t\toifname \"eth0\" counter @th,256,32 set 0xc0000201 accept # the netlink rule "
+		"also updates the checksum at @th,48,16\n"
+		"\t\toifname \"vlan.10\" counter @th,256,32 set 0xc6336407 accept # the netlink rule "
+		"also updates the checksum at @th,48,16\n"
+		"\t}\n"
+		"\n"
+		"\tchain udp-forward {\n"
+		"\t\toifname \"eth0\" counter @th,320,32 set 0xc0000201 accept # the netlink rule "
+		"also updates the checksum at @th,112,16\n"));
 	free(text);
 	ck_assert_int_gt(rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf,
 				 &len),
@@ -616,9 +622,10 @@ START_TEST(test_nft_fanout)
 	ck_assert_uint_eq(ps[0].csum_offset, 6);
 	ck_assert_uint_eq(ps[0].csum_type, NFT_PAYLOAD_CSUM_INET);
 	ck_assert_mem_eq(ps[0].value, a0, 4);
-	ck_assert_uint_eq(ps[1].offset, 8 + 32);
-	ck_assert_uint_eq(ps[1].csum_offset, 8 + 6);
-	ck_assert_uint_eq(ps[1].csum_type, NFT_PAYLOAD_CSUM_INET);
+	ck_assert_mem_eq(ps[1].value, a1, 4);
+	ck_assert_uint_eq(ps[2].offset, 8 + 32); /* the UDP chain's rules */
+	ck_assert_uint_eq(ps[2].csum_offset, 8 + 6);
+	ck_assert_uint_eq(ps[2].csum_type, NFT_PAYLOAD_CSUM_INET);
 	ck_assert_mem_eq(ps[3].value, a1, 4);
 	free(buf);
 
