@@ -97,8 +97,7 @@ static void reload_end(void)
 		assist_set_udp(true, PGM_DEFAULT_UDP_UCAST_PORT, PGM_DEFAULT_UDP_MCAST_PORT, err,
 			sizeof(err)) < 0)
 		log_warnx("reload: udp-encapsulation: %s", err);
-	if (!(global_seen & (1u << G_FANOUT)) &&
-		assist_set_fanout(1u << ASSIST_DEFAULT_FANOUT_BIT, err, sizeof(err)) < 0)
+	if (!(global_seen & (1u << G_FANOUT)) && assist_set_fanout(0, err, sizeof(err)) < 0)
 		log_warnx("reload: spm-fanout: %s", err);
 	if (!(global_seen & (1u << G_LIFETIME))) {
 		struct cp_config d;
@@ -389,9 +388,9 @@ static void write_global(struct cfg_buf *b)
 		 c->udp_mcast_port != PGM_DEFAULT_UDP_MCAST_PORT)
 		cfg_printf(b, "ip pgm router udp-encapsulation ports %u %u\n", c->udp_ucast_port,
 			c->udp_mcast_port);
-	if (c->fanout_mark == 0)
-		cfg_printf(b, "no ip pgm router spm-fanout\n");
-	else if (c->fanout_mark != 1u << ASSIST_DEFAULT_FANOUT_BIT)
+	if (c->fanout_mark == 1u << ASSIST_DEFAULT_FANOUT_BIT)
+		cfg_printf(b, "ip pgm router spm-fanout\n");
+	else if (c->fanout_mark != 0)
 		cfg_printf(b, "ip pgm router spm-fanout mark-bit %d\n", __builtin_ctz(c->fanout_mark));
 	if (c->session_lifetime_s != d.session_lifetime_s)
 		cfg_printf(b, "ip pgm router session-lifetime %u\n", c->session_lifetime_s);
@@ -1210,8 +1209,8 @@ static const struct cmd_def pgm_cmds[] = {
 		.no_spec = "ip pgm router ncf-ttl [<1-255>]",
 		.no_help = PGM_ROUTER_HELP "IP TTL of the NCFs the router multicasts\nTTL\n"},
 	{.spec = "ip pgm router spm-fanout [mark-bit <0-31>]",
-		.help = PGM_ROUTER_HELP "SPM copies made by the kernel's multicast forwarding, "
-					"SPM_PATH written by a forward-hook rule (nftables)\n"
+		.help = PGM_ROUTER_HELP "SPM copies made by the kernel, SPM_PATH written at the "
+					"forward hook (nftables)\n"
 					"The packet mark bit that selects them\nBit number, default 20 "
 					"(0x00100000)\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG),

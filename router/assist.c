@@ -85,6 +85,11 @@ struct assist {
 	unsigned nfanout;
 	uint32_t fanout_mark; /* of the installed rules; 0: none */
 
+	/* The time packets are handled at: the loop's, taken after its wait, until the end of the
+	   receive round (packet_now) */
+	cp_time_t pkt_now;
+	bool pkt_now_fresh;
+
 	/* The packet being processed, for actions built from it. */
 	const struct pgm_packet *cur_pkt;
 	const struct pgm_ip *cur_ip;
@@ -160,7 +165,7 @@ static void conf_default(struct assist_conf *c)
 	c->udp = true;
 	c->udp_ucast_port = PGM_DEFAULT_UDP_UCAST_PORT;
 	c->udp_mcast_port = PGM_DEFAULT_UDP_MCAST_PORT;
-	c->fanout_mark = 1u << ASSIST_DEFAULT_FANOUT_BIT;
+	c->fanout_mark = 0; /* off: ODATA enters no hook after routing (README, Performance) */
 	c->session_lifetime_s = cp.session_lifetime_s;
 	c->max_sessions = cp.max_sessions;
 	c->max_repair_states = cp.max_repair_states;
@@ -1002,6 +1007,7 @@ static void sends_flush(void *ctx)
 	uint64_t sent, failed;
 
 	(void)ctx;
+	A->pkt_now_fresh = false; /* the end of a receive round */
 	if (!A->sends_batched)
 		return;
 	rawsock_batch_send(A->raw, &sent, &failed);
@@ -1421,6 +1427,17 @@ static enum cp_verdict replicate(
 	return CP_DROP;
 }
 
+/* The clock for the packets of one receive round: one reading per round, not one per packet
+   (a round is at most one recvmmsg batch: well under a millisecond, the timers' grid). */
+static cp_time_t packet_now(void)
+{
+	if (!A->pkt_now_fresh) {
+		A->pkt_now = ev_time_now();
+		A->pkt_now_fresh = true;
+	}
+	return A->pkt_now;
+}
+
 static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet *np)
 {
 	unsigned flags = 0;
@@ -1437,7 +1454,7 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 	if (replicable(np)) {
 		bool mark;
 
-		v = replicate(np, flags, ev_time_now(), &mark);
+		v = replicate(np, flags, packet_now(), &mark);
 		if (mark)
 			rc = nfqueue_verdict_mark(q, np->id, np->mark | A->fanout_mark);
 		else
@@ -1447,7 +1464,7 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 		return;
 	}
 	v = process_datagram(np->payload, np->len, flags, (int)np->in_ifindex,
-		(int)np->out_ifindex, ev_time_now(), &rw_len);
+		(int)np->out_ifindex, packet_now(), &rw_len);
 	if (v == CP_ACCEPT_REWRITTEN) {
 		A->stats.rewritten++;
 		capture_packet(A->rwbuf, rw_len);
@@ -1498,12 +1515,13 @@ static void on_cp_timer(struct ev_loop *loop, void *arg)
 
 static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
 {
-	(void)loop;
 	(void)fd;
 	(void)events;
 	(void)arg;
 	cp_log_mask_sync();
 	A->stats.last_round_packets = 0;
+	A->pkt_now = ev_now(loop); /* read after the loop's wait */
+	A->pkt_now_fresh = true;
 	/* A bounded number of receive calls per round keeps the CLI and timers responsive under
 	   a flood; the rest is read on the next round. */
 	sends_batch_begin();

@@ -28,8 +28,8 @@
 #define ASSIST_DEFAULT_NCF_TTL 255
 #define ASSIST_DEFAULT_UNICAST_TTL 64
 #define ASSIST_DEFAULT_CAPTURE_MB 64
-/* SPM fan-out by the kernel: the packet mark bit the daemon sets on SPMs whose copies the
-   kernel makes and the forward-hook rules rewrite (bit 20, 0x00100000) */
+/* SPM fan-out by the kernel (off by default): the packet mark bit the daemon sets on SPMs whose
+   copies the kernel makes and the forward-hook rules rewrite, unless configured (0x00100000) */
 #define ASSIST_DEFAULT_FANOUT_BIT 20
 
 /* Per-interface settings that can be configured; a bit per field of struct cp_if_config. */

@@ -256,14 +256,6 @@ rules_per_if() {
 	*) echo 0 ;;
 	esac
 }
-# fanout_rules_per_if NAME: the SPM fan-out's rewrite rules per interface with an address
-# (nftables: one per encapsulation; iptables: none, the daemon sends the copies).
-fanout_rules_per_if() {
-	case $(our_backend "$1") in
-	nftables) echo 2 ;;
-	*) echo 0 ;;
-	esac
-}
 # rules_any_if NAME: queue rules naming no interface (multicast SPM and RDATA at prerouting, which
 # the daemon replicates): nftables one per type and encapsulation, iptables one per encapsulation.
 rules_any_if() {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPM fan-out by the kernel (the default with nftables): pgmrouterd accepts an SPM marked, the
+# SPM fan-out by the kernel (`ip pgm router spm-fanout`, nftables): pgmrouterd accepts an SPM marked, the
 # kernel's multicast forwarding makes the copies and a forward-hook rule writes each copy's
 # SPM_PATH with the PGM checksum updated:
 #  - each copy carries its egress interface's address, with a valid PGM checksum, over IP and
@@ -15,7 +15,7 @@ router_need
 TSI="010203040506\.1234"
 topo_router
 sniffers || exit 1
-router_conf "$NS_TMP/r.conf"
+router_conf "$NS_TMP/r.conf" "ip pgm router spm-fanout"
 router_start "$NS_TMP/r.conf" || exit 1
 fo() { dp "j['fanout']['$1']"; }
 repl() { dp "j['replication']['$1']"; }
@@ -25,8 +25,8 @@ spm() { # spm SQN PATH [ENCAP]: the SPM as the receivers' sniffers print it, che
 
 check "the fan-out is active on 3 interfaces" eval "[ \$(fo active) = True ] && [ \$(fo interfaces) = 3 ]"
 check "our forward chain rewrites SPM_PATH on d1 and d2" eval "
-	nsx rtr nft list chain ip pgmrouter forward | grep -q 'oifname \"d1\".* set 0x' &&
-	nsx rtr nft list chain ip pgmrouter forward | grep -q 'oifname \"d2\".* set 0x'"
+	nsx rtr nft list chain ip pgmrouter pgm-forward | grep -q 'oifname \"d1\".* set 0x' &&
+	nsx rtr nft list chain ip pgmrouter pgm-forward | grep -q 'oifname \"d2\".* set 0x'"
 
 # ---- the kernel makes both copies, each with its own path ----
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 1 --trail 1 --lead 1
@@ -71,7 +71,7 @@ nsx rtr sysctl -qw net.ipv4.conf.d1.promote_secondaries=1
 nsx rtr ip addr add "$NEW_D1/24" dev d1
 nsx rtr ip addr del "$D1_ADDR/24" dev d1
 check "the rules write d1's new address" wait_for 10 eval \
-	"nsx rtr nft list chain ip pgmrouter forward | grep -q \"oifname \\\"d1\\\".* set 0x$(printf '%02x' ${NEW_D1//./ })\""
+	"nsx rtr nft list chain ip pgmrouter pgm-forward | grep -q \"oifname \\\"d1\\\".* set 0x$(printf '%02x' ${NEW_D1//./ })\""
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 6 --trail 1 --lead 6
 check "SPM 6 on d1 with path $NEW_D1" wait_seen 10 r1 "$(spm 6 $NEW_D1)" 1
 check "SPM 6 on d2 with path $D2_ADDR" wait_seen 10 r2 "$(spm 6 $D2_ADDR)" 1
@@ -87,14 +87,18 @@ check "ODATA on d1 and d2, checksum valid" eval "
 cli "configure terminal" "no ip pgm router spm-fanout" "end" >/dev/null
 check "no rule of ours at the forward hook" wait_for 10 eval \
 	"[ \$(nsx rtr nft list table ip pgmrouter | grep -c 'hook forward') = 0 ]"
-check "running config says so" eval "cli 'show running-config' | grep -qx 'no ip pgm router spm-fanout'"
+check "running config says so (no spm-fanout line: the default)" eval "! cli 'show running-config' | grep -q 'spm-fanout'"
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 7 --trail 1 --lead 7
 check "SPM 7 on d1 with path $D1_ADDR (the daemon's copy)" wait_seen 10 r1 "$(spm 7 $D1_ADDR)" 1
 check "... replicated" wait_for 10 eval "[ \$(repl replicated) = 3 ]"
-cli "configure terminal" "ip pgm router spm-fanout" "end" >/dev/null
-check "back on" wait_for 10 eval "[ \$(fo active) = True ]"
+cli "configure terminal" "ip pgm router spm-fanout mark-bit 3" "end" >/dev/null
+check "back on, with mark 0x8" wait_for 10 eval "[ \$(fo active) = True ] && [ \$(fo mark) = 8 ]"
+check "running config: ip pgm router spm-fanout mark-bit 3" eval "cli 'show running-config' | grep -qx 'ip pgm router spm-fanout mark-bit 3'"
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 9 --trail 1 --lead 9
+check "SPM 9 on d2 with path $D2_ADDR (fanned out with mark 0x8)" wait_seen 10 r2 "$(spm 9 $D2_ADDR)" 1
+check "... fanned out (SPMs 1, 2, 5, 6, 9)" wait_for 10 eval "[ \$(fo spms) = 5 ]"
 check "show ip pgm router dataplane (text) reports the fan-out" \
-	eval "cli 'show ip pgm router dataplane' | grep -Eq '^  SPM fan-out by the kernel: mark 0x00100000, 3 interfaces'"
+	eval "cli 'show ip pgm router dataplane' | grep -Eq '^  SPM fan-out by the kernel: mark 0x00000008, 3 interfaces'"
 check "nothing failed on the packet path" jtrue "show ip pgm router dataplane json" \
 	"j['path']['malformed'] == 0 and j['path']['send_failed'] == 0 and j['path']['rewrite_failed'] == 0"
 
@@ -102,8 +106,8 @@ check "nothing failed on the packet path" jtrue "show ip pgm router dataplane js
 kill -9 "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null
 check "the forward chain is still there" eval "nsx rtr nft list chain ip pgmrouter forward >/dev/null 2>&1"
-inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 8 --trail 1 --lead 8
-check "SPM 8 on d1 unchanged (path $SRC_ADDR): unmarked, not rewritten" wait_seen 10 r1 "$(spm 8 $SRC_ADDR)" 1
-check "SPM 8 on d2 unchanged" wait_seen 10 r2 "$(spm 8 $SRC_ADDR)" 1
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 10 --trail 1 --lead 10
+check "SPM 10 on d1 unchanged (path $SRC_ADDR): unmarked, not rewritten" wait_seen 10 r1 "$(spm 10 $SRC_ADDR)" 1
+check "SPM 10 on d2 unchanged" wait_seen 10 r2 "$(spm 10 $SRC_ADDR)" 1
 [ "$NS_FAILS" -gt 0 ] && { log "daemon log:"; sed 's/^/    /' "$DLOG" | tail -40; }
 finish

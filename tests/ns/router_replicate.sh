@@ -7,15 +7,15 @@
 #  - no route: left to the kernel, counted (and the kernel, with no route, forwards nothing);
 #  - off the route's incoming interface: left to the kernel, counted, not forwarded;
 #  - nothing of it is seen at the forward hook: there is no rule of ours there.
-# With `no ip pgm router spm-fanout`: the daemon sends every copy itself (router_fanout.sh has
-# the SPM copies the kernel makes).
+# The default (no `ip pgm router spm-fanout`): the daemon sends every copy itself
+# (router_fanout.sh has the SPM copies the kernel makes).
 . "$(dirname "$0")/lib_router.sh"
 router_need
 TSI="010203040506\.1234"
 GROUP2=239.192.0.2
 topo_router
 sniffers || exit 1
-router_conf "$NS_TMP/r.conf" "no ip pgm router spm-fanout"
+router_conf "$NS_TMP/r.conf"
 router_start "$NS_TMP/r.conf" || exit 1
 repl() { dp "j['replication']['$1']"; }
 spm() { # spm SQN PATH [GROUP]: the SPM as the receivers' sniffers print it
