@@ -24,6 +24,19 @@ static inline uint64_t repair_word(uint32_t session, uint32_t sqn, bool parity)
 	return (uint64_t)session << 32 | (uint64_t)parity << 63 | sqn;
 }
 
+/*
+ * The bucket of a state: the keyed hash of its TSI and SQN block (SQN / 16), with the SQN's
+ * place in the block as the lowest bits. Consecutive SQNs of a TSI land in consecutive buckets,
+ * so a loss burst's NAKs, the NCFs confirming them and the RDATA repairing them touch one cache
+ * line of buckets per 16 SQNs, not one each (under a NAK flood, a table of 60,000 states missed
+ * the caches on nearly every lookup). Which blocks collide stays as unpredictable as before.
+ */
+static inline uint64_t repair_key_hash(const struct cp *cp, uint32_t session, uint32_t sqn,
+	bool parity)
+{
+	return cp_hash64(&cp->hash_key, repair_word(session, sqn >> 4, parity)) << 4 | (sqn & 15);
+}
+
 static uint32_t *repair_link(void *ctx, uint32_t id)
 {
 	return &cp_repair_at(ctx, id)->hash_next;
@@ -34,8 +47,7 @@ static uint64_t repair_hash(void *ctx, uint32_t id)
 	struct cp *cp = ctx;
 	const struct cp_repair *r = cp_repair_at(cp, id);
 
-	return cp_hash64(
-		&cp->hash_key, repair_word(r->session, r->sqn, (r->flags & CP_REPAIR_PARITY) != 0));
+	return repair_key_hash(cp, r->session, r->sqn, (r->flags & CP_REPAIR_PARITY) != 0);
 }
 
 static struct cp_tnode *repair_tnode(void *ctx, uint32_t id)
@@ -74,7 +86,7 @@ void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session
 
 static uint32_t repair_find(const struct cp *cp, uint32_t session, uint32_t sqn, bool parity)
 {
-	uint64_t h = cp_hash64(&cp->hash_key, repair_word(session, sqn, parity));
+	uint64_t h = repair_key_hash(cp, session, sqn, parity);
 	uint8_t want = parity ? CP_REPAIR_PARITY : 0;
 
 	for (uint32_t id = cp_htab_first(&cp->repair_tab, h); id != CP_NIL;) {
