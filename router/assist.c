@@ -1332,10 +1332,11 @@ static bool fanout_matches(const struct pgm_packet *pkt, const struct repl_copy 
 
 /*
  * Returns the verdict for the original. *mark: accept it with the fan-out mark, the kernel
- * makes the copies (fanout_matches).
+ * makes the copies (fanout_matches). CP_ACCEPT_REWRITTEN: accept it rewritten, A->rwbuf with
+ * *rw_len bytes (the route's one copy).
  */
-static enum cp_verdict replicate(
-	const struct nfqueue_packet *np, unsigned flags, cp_time_t now, bool *mark)
+static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags, cp_time_t now,
+	bool *mark, size_t *rw_len)
 {
 	const uint8_t *ip = np->payload;
 	const struct mfc_route *r;
@@ -1352,10 +1353,11 @@ static enum cp_verdict replicate(
 	bool all_unchanged = true;
 
 	*mark = false;
+	*rw_len = 0;
 	/* Not parseable: handled once, not once per copy, so it is counted once. */
 	if (pgm_parse_ip(ip, np->len, &A->udp_ports, &pip) != PGM_ERR_OK ||
 		pgm_parse(ip + pip.pgm_offset, pip.pgm_len, flags, &pkt) != PGM_ERR_OK)
-		return process_datagram(ip, np->len, flags, in, 0, now, &(size_t){0});
+		return process_datagram(ip, np->len, flags, in, 0, now, rw_len);
 	memcpy(&src, ip + 12, 4);
 	memcpy(&grp, ip + 16, 4);
 	r = mfc_lookup(A->mfc, src, grp);
@@ -1401,21 +1403,31 @@ static enum cp_verdict replicate(
 		*mark = true;
 		return CP_ACCEPT;
 	}
+	if (ncopies == 1 && copies[0].res.verdict == CP_ACCEPT_REWRITTEN) {
+		/* The route's one copy: the kernel forwards the rewritten original (TTL and all) */
+		*rw_len = apply_rewrite(ip, np->len, &pip, &pkt, &copies[0].res.rewrite);
+		if (*rw_len != 0) {
+			A->stats.repl_single++;
+			return CP_ACCEPT_REWRITTEN;
+		}
+		A->stats.rewrite_failed++; /* the copy goes unchanged, below */
+		copies[0].res.verdict = CP_ACCEPT;
+	}
 	/* Rewritten copies go at once (the rewrite buffer is reused); unchanged ones after. */
 	A->stats.replicated++;
 	for (unsigned i = 0; i < ncopies; i++) {
 		const struct repl_copy *c = &copies[i];
-		size_t rw_len;
+		size_t len;
 
 		if (c->res.verdict == CP_DROP) {
 			A->stats.copies_held++;
 			continue;
 		}
 		if (c->res.verdict == CP_ACCEPT_REWRITTEN) {
-			rw_len = apply_rewrite(ip, np->len, &pip, &pkt, &c->res.rewrite);
-			if (rw_len != 0) {
+			len = apply_rewrite(ip, np->len, &pip, &pkt, &c->res.rewrite);
+			if (len != 0) {
 				A->stats.rewritten++;
-				send_copy(c->oif, A->rwbuf, rw_len, (uint8_t)(ttl - 1), &pip, false);
+				send_copy(c->oif, A->rwbuf, len, (uint8_t)(ttl - 1), &pip, false);
 				continue;
 			}
 			A->stats.rewrite_failed++; /* goes unchanged */
@@ -1443,6 +1455,7 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 	unsigned flags = 0;
 	size_t rw_len;
 	enum cp_verdict v;
+	bool mark = false;
 	int rc;
 
 	(void)ctx;
@@ -1451,21 +1464,14 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 	capture_packet(np->payload, np->len);
 	if (np->skb_info & NFQA_SKB_CSUMNOTREADY)
 		flags |= PGM_PARSE_NO_UDP_CHECKSUM;
-	if (replicable(np)) {
-		bool mark;
-
-		v = replicate(np, flags, packet_now(), &mark);
-		if (mark)
-			rc = nfqueue_verdict_mark(q, np->id, np->mark | A->fanout_mark);
-		else
-			rc = nfqueue_verdict(q, np->id, v == CP_DROP ? NFQUEUE_DROP : NFQUEUE_ACCEPT);
-		if (rc < 0)
-			A->stats.verdict_errors++;
-		return;
-	}
-	v = process_datagram(np->payload, np->len, flags, (int)np->in_ifindex,
-		(int)np->out_ifindex, packet_now(), &rw_len);
-	if (v == CP_ACCEPT_REWRITTEN) {
+	if (replicable(np))
+		v = replicate(np, flags, packet_now(), &mark, &rw_len);
+	else
+		v = process_datagram(np->payload, np->len, flags, (int)np->in_ifindex,
+			(int)np->out_ifindex, packet_now(), &rw_len);
+	if (mark) {
+		rc = nfqueue_verdict_mark(q, np->id, np->mark | A->fanout_mark);
+	} else if (v == CP_ACCEPT_REWRITTEN) {
 		A->stats.rewritten++;
 		capture_packet(A->rwbuf, rw_len);
 		rc = nfqueue_verdict_payload(q, np->id, A->rwbuf, rw_len);
@@ -1795,12 +1801,13 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			(unsigned long long)as->max_round_packets);
 		print(ctx,
 			"\"replication\":{\"replicated\":%llu,\"copies\":%llu,\"copies_failed\":%llu,"
-			"\"held\":%llu,\"by_kernel\":%llu,\"no_route\":%llu,\"wrong_interface\":%llu,"
+			"\"held\":%llu,\"by_kernel\":%llu,\"single_rewritten\":%llu,"
+			"\"no_route\":%llu,\"wrong_interface\":%llu,"
 			"\"routes\":%zu,\"route_messages\":%llu,\"route_resyncs\":%llu},",
 			(unsigned long long)as->replicated, (unsigned long long)as->copies,
 			(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held,
-			(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_no_route,
-			(unsigned long long)as->repl_wrong_if,
+			(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_single,
+			(unsigned long long)as->repl_no_route, (unsigned long long)as->repl_wrong_if,
 			A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
 			(unsigned long long)ms.resyncs);
 		print(ctx,
@@ -1866,10 +1873,10 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		   "%llu held back\n",
 		(unsigned long long)as->replicated, (unsigned long long)as->copies,
 		(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held);
-	print(ctx, "    left to the kernel: %llu with every copy unchanged, %llu without a route, "
-		   "%llu off its incoming interface\n",
-		(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_no_route,
-		(unsigned long long)as->repl_wrong_if);
+	print(ctx, "    left to the kernel: %llu with every copy unchanged, %llu with its one copy "
+		   "rewritten, %llu without a route, %llu off its incoming interface\n",
+		(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_single,
+		(unsigned long long)as->repl_no_route, (unsigned long long)as->repl_wrong_if);
 	print(ctx, "    multicast routes: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
 		A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
 		(unsigned long long)ms.resyncs);

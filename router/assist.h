@@ -135,6 +135,7 @@ struct assist_stats {
 	uint64_t copies_failed;	  /* of those, refused by the raw socket */
 	uint64_t copies_held;	  /* copies the control plane dropped (RDATA nobody asked for) */
 	uint64_t repl_by_kernel;  /* every copy unchanged: accepted, the kernel forwards them */
+	uint64_t repl_single;	  /* the route's one copy rewritten: accepted so, the kernel forwards it */
 	uint64_t repl_no_route;	  /* no multicast route (yet): left to the kernel */
 	uint64_t repl_wrong_if;	  /* arrived off the route's incoming interface: left to the kernel */
 	uint64_t fanout;	  /* SPMs accepted marked: the kernel made the copies, rules rewrote */

@@ -3,6 +3,7 @@
 #  - the routes are mirrored from rtnetlink: smcroute's route is known at start, a route added at
 #    run time is used by the next packet, a removed one is forgotten;
 #  - copies go only where the route says, TTL decremented, not below the interface's threshold;
+#  - a route with one outgoing interface: the original is accepted rewritten, the kernel forwards it;
 #  - an interface without router assist gets the SPM unchanged, the assisted one rewritten;
 #  - no route: left to the kernel, counted (and the kernel, with no route, forwards nothing);
 #  - off the route's incoming interface: left to the kernel, counted, not forwarded;
@@ -51,8 +52,12 @@ smc add up0 $SRC_ADDR $GROUP2 d1
 check "the added route is mirrored" wait_for 10 jtrue "show ip pgm router dataplane json" \
 	"j['replication']['route_messages'] > 0"
 sleep 0.5
+rp=$(repl replicated)
+sr=$(repl single_rewritten)
 inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 5 --trail 1 --lead 5
-check "SPM 5 to $GROUP2 on d1 with path $D1_ADDR" wait_seen 10 r1 "$(spm 5 $D1_ADDR $GROUP2)" 1
+check "SPM 5 to $GROUP2 on d1 with path $D1_ADDR (TTL decremented, checksum valid)" wait_seen 10 r1 "$(spm 5 $D1_ADDR $GROUP2)" 1
+check "... the route's one copy: the original accepted rewritten, not replicated" eval "
+	[ $(repl single_rewritten) = $((sr + 1)) ] && [ $(repl replicated) = $rp ]"
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 6 --trail 1 --lead 6
 wait_seen 10 r2 "SPM $TSI sqn 6 " 1
 check "... and not on d2" test "$(seen r2 "dst=$GROUP2 ")" = 0
