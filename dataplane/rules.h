@@ -30,7 +30,8 @@
  * so PGM keeps flowing unassisted while the daemon is down. The rules live at mangle priority
  * (nftables: mangle - 1, just before the mangle table) so an accept verdict continues into the
  * filter table: the administrator's filter rules still apply to what we accept. No packet mark
- * is read or written.
+ * is read or written, except by the SPM fan-out when configured (struct rules_config): its
+ * forward chain reads one bit the daemon sets in its verdict.
  *
  * Backends:
  *  - nftables (table `ip NAME`): committed over nf_tables netlink (no tool needed). Its queue
