@@ -28,7 +28,6 @@ enum global_setting {
 	G_BACKEND,
 	G_NCF_TTL,
 	G_UDP,
-	G_FANOUT,
 	G_LIFETIME,
 	G_MAX_SESSIONS,
 	G_MAX_REPAIR,
@@ -97,8 +96,6 @@ static void reload_end(void)
 		assist_set_udp(true, PGM_DEFAULT_UDP_UCAST_PORT, PGM_DEFAULT_UDP_MCAST_PORT, err,
 			sizeof(err)) < 0)
 		log_warnx("reload: udp-encapsulation: %s", err);
-	if (!(global_seen & (1u << G_FANOUT)) && assist_set_fanout(0, err, sizeof(err)) < 0)
-		log_warnx("reload: spm-fanout: %s", err);
 	if (!(global_seen & (1u << G_LIFETIME))) {
 		struct cp_config d;
 
@@ -194,19 +191,6 @@ static int cmd_ncf_ttl(struct cmd_session *s, const struct cmd_args *a)
 	mark_global(G_NCF_TTL);
 	assist_set_ncf_ttl(
 		a->negate ? ASSIST_DEFAULT_NCF_TTL : (uint8_t)cmd_arg_int(a, "<1-255>", 255));
-	return CMD_OK;
-}
-
-static int cmd_fanout(struct cmd_session *s, const struct cmd_args *a)
-{
-	char err[256];
-	uint32_t mark = 0;
-
-	if (!a->negate)
-		mark = 1u << cmd_arg_int(a, "<0-31>", ASSIST_DEFAULT_FANOUT_BIT);
-	mark_global(G_FANOUT);
-	if (assist_set_fanout(mark, err, sizeof(err)) < 0)
-		return fail(s, err);
 	return CMD_OK;
 }
 
@@ -388,10 +372,6 @@ static void write_global(struct cfg_buf *b)
 		 c->udp_mcast_port != PGM_DEFAULT_UDP_MCAST_PORT)
 		cfg_printf(b, "ip pgm router udp-encapsulation ports %u %u\n", c->udp_ucast_port,
 			c->udp_mcast_port);
-	if (c->fanout_mark == 1u << ASSIST_DEFAULT_FANOUT_BIT)
-		cfg_printf(b, "ip pgm router spm-fanout\n");
-	else if (c->fanout_mark != 0)
-		cfg_printf(b, "ip pgm router spm-fanout mark-bit %d\n", __builtin_ctz(c->fanout_mark));
 	if (c->session_lifetime_s != d.session_lifetime_s)
 		cfg_printf(b, "ip pgm router session-lifetime %u\n", c->session_lifetime_s);
 	if (c->max_sessions != 0)
@@ -1208,17 +1188,6 @@ static const struct cmd_def pgm_cmds[] = {
 		.handler = cmd_ncf_ttl,
 		.no_spec = "ip pgm router ncf-ttl [<1-255>]",
 		.no_help = PGM_ROUTER_HELP "IP TTL of the NCFs the router multicasts\nTTL\n"},
-	{.spec = "ip pgm router spm-fanout [mark-bit <0-31>]",
-		.help = PGM_ROUTER_HELP "SPM copies made by the kernel, SPM_PATH written at the "
-					"forward hook (nftables)\n"
-					"The packet mark bit that selects them\nBit number, default 20 "
-					"(0x00100000)\n",
-		.modes = CMD_MODE(CMD_NODE_CONFIG),
-		.priv = CMD_PRIV_ADMIN,
-		.handler = cmd_fanout,
-		.no_spec = "ip pgm router spm-fanout [mark-bit <0-31>]",
-		.no_help = PGM_ROUTER_HELP "The daemon sends every SPM copy itself\n"
-					   "The packet mark bit\nBit number\n"},
 	{.spec = "ip pgm router udp-encapsulation [ports <1-65535>$ucast <1-65535>$mcast]",
 		.help = PGM_ROUTER_HELP "Intercept PGM over UDP (OpenPGM, ZeroMQ epgm)\n"
 					"UDP ports\nUnicast port (NAKs), default 3055\n"

@@ -566,23 +566,6 @@ int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, siz
 	return 0;
 }
 
-int nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, uint32_t mark)
-{
-	struct nlmsghdr *nlh;
-
-	if (nfqueue_batcher_verdict(&q->order, id, NFQUEUE_ACCEPT, false, nfqueue_emit, q) < 0)
-		return nfqueue_bad_verdict(q);
-	nlh = nfq_nlmsg_put(
-		nfqueue_tx_reserve(q, NFQUEUE_SMALL_MSG), NFQNL_MSG_VERDICT, q->queue_num);
-	nfq_nlmsg_verdict_put(nlh, (int)id, NF_ACCEPT);
-	nfq_nlmsg_verdict_put_mark(nlh, mark);
-	nfqueue_tx_commit(q, nlh, 1);
-	q->st.verdict_messages++;
-	q->st.accepted++;
-	q->st.marked++;
-	return 0;
-}
-
 /* ---- receive ---- */
 
 static void nfqueue_handle_packet(struct nfqueue *q, const struct nlmsghdr *nlh)

@@ -85,8 +85,6 @@ int nfqueue_process(struct nfqueue *q, unsigned max_rounds);
 int nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v);
 /* Accept with the payload replaced by buf (copied at once; the caller may reuse buf). */
 int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, size_t len);
-/* Accept with the packet's mark (skb->mark) set to `mark`, for rules at later hooks to see. */
-int nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, uint32_t mark);
 /* Sends collected verdicts now (nfqueue_process does this at the end of every round). */
 int nfqueue_flush(struct nfqueue *q);
 /*
@@ -118,7 +116,6 @@ struct nfqueue_stats {
 	uint64_t packets;  /* packets handed to the callback */
 	uint64_t bytes;
 	uint64_t accepted, dropped, rewritten; /* verdicts by kind */
-	uint64_t marked;		       /* accepted with a mark set */
 	uint64_t verdict_messages;	       /* NFQNL_MSG_VERDICT messages sent */
 	uint64_t batches;		       /* NFQNL_MSG_VERDICT_BATCH messages sent */
 	uint64_t batched;		       /* verdicts carried by those batches */

@@ -600,11 +600,6 @@ struct rules {
 	bool ipt_created_mangle; /* the mangle table did not exist before our first install */
 	char **ifnames;
 	size_t ifcount;
-	/* The fan-out of the installed rules (rules.h): mark 0 when they have none. */
-	uint32_t fanout_mark;
-	unsigned nfanout;
-	struct rules_fanout_path fanout[RULES_MAX_FANOUT];
-	char fanout_reason[300]; /* why the kernel refused it ("" if it did not) */
 };
 
 struct rules *rules_new(const struct rules_config *cfg)
@@ -618,49 +613,6 @@ struct rules *rules_new(const struct rules_config *cfg)
 	else
 		rules_config_default(&r->cfg);
 	return r;
-}
-
-int rules_set_fanout(struct rules *r, uint32_t mark, const struct rules_fanout_path *paths,
-	unsigned count)
-{
-	if (count > RULES_MAX_FANOUT)
-		return -1;
-	for (unsigned i = 0; i < count; i++)
-		if (!rules_ifname_valid(paths[i].ifname))
-			return -1;
-	r->cfg.fanout_mark = mark;
-	r->cfg.nfanout = count;
-	if (count > 0)
-		memcpy(r->cfg.fanout, paths, count * sizeof(*paths));
-	return 0;
-}
-
-bool rules_fanout_active(const struct rules *r, const struct rules_fanout_path **paths,
-	unsigned *count, uint32_t *mark)
-{
-	if (paths != NULL)
-		*paths = r->fanout;
-	if (count != NULL)
-		*count = r->nfanout;
-	if (mark != NULL)
-		*mark = r->fanout_mark;
-	return r->installed && r->fanout_mark != 0 && r->nfanout > 0;
-}
-
-const char *rules_fanout_refused(const struct rules *r)
-{
-	return r->fanout_reason;
-}
-
-/* What the installed rules fan out: the configuration's paths with nftables, none otherwise. */
-static void rules_set_installed_fanout(struct rules *r)
-{
-	bool on = r->installed && r->backend == RULES_BACKEND_NFT && r->fanout_reason[0] == '\0';
-
-	r->fanout_mark = on ? r->cfg.fanout_mark : 0;
-	r->nfanout = on ? r->cfg.nfanout : 0;
-	if (r->nfanout > 0)
-		memcpy(r->fanout, r->cfg.fanout, r->nfanout * sizeof(r->fanout[0]));
 }
 
 static void rules_set_ifnames(struct rules *r, const char *const *ifnames, size_t count)
@@ -842,20 +794,8 @@ static int nft_apply(struct rules *r, const char *const *ifnames, size_t count, 
 {
 	char why[200];
 
-	r->fanout_reason[0] = '\0';
 	if (rules_nft_commit(&r->cfg, ifnames, count, install, r->nft_queue, why, sizeof(why)) == 0)
 		return 0;
-	if (install && r->cfg.fanout_mark != 0 && r->cfg.nfanout > 0) {
-		/* A kernel that refuses the fan-out's rewrite rules: the daemon sends the copies */
-		struct rules_config plain = r->cfg;
-
-		plain.fanout_mark = 0;
-		if (rules_nft_commit(&plain, ifnames, count, true, r->nft_queue, r->fanout_reason,
-			    sizeof(r->fanout_reason)) == 0) {
-			snprintf(r->fanout_reason, sizeof(r->fanout_reason), "%s", why);
-			return 0;
-		}
-	}
 	snprintf(err, errlen, "rules: nftables: cannot %s the table: %.160s",
 		install ? "install" : "remove", why);
 	return -1;
@@ -1028,7 +968,6 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
 	r->backend = chosen;
 	r->installed = true;
 	rules_set_ifnames(r, ifnames, count);
-	rules_set_installed_fanout(r);
 	return 0;
 }
 
@@ -1053,10 +992,8 @@ int rules_update(
 		rc = nft_apply(r, ifnames, count, true, err, errlen);
 	else
 		rc = ipt_apply(r, ifnames, count, true, err, errlen);
-	if (rc == 0) {
+	if (rc == 0)
 		rules_set_ifnames(r, ifnames, count);
-		rules_set_installed_fanout(r);
-	}
 	return rc;
 }
 
@@ -1085,7 +1022,6 @@ int rules_remove(struct rules *r, char *err, size_t errlen)
 	if (rc == 0) {
 		r->installed = false;
 		rules_set_ifnames(r, NULL, 0);
-		rules_set_installed_fanout(r);
 	}
 	return rc;
 }

@@ -30,8 +30,7 @@
  * so PGM keeps flowing unassisted while the daemon is down. The rules live at mangle priority
  * (nftables: mangle - 1, just before the mangle table) so an accept verdict continues into the
  * filter table: the administrator's filter rules still apply to what we accept. No packet mark
- * is read or written, except by the SPM fan-out when configured (struct rules_config): its
- * forward chain reads one bit the daemon sets in its verdict.
+ * is read or written.
  *
  * Backends:
  *  - nftables (table `ip NAME`): committed over nf_tables netlink (no tool needed). Its queue
@@ -67,12 +66,6 @@ bool rules_backend_parse(const char *text, enum rules_backend *b);
 #define RULES_DEFAULT_NAME "pgmrouter"
 #define RULES_NAME_MAX	   24
 
-#define RULES_MAX_FANOUT 64
-struct rules_fanout_path {
-	char ifname[16];
-	uint8_t addr[4]; /* IPv4, network order: what SPM_PATH becomes on this interface */
-};
-
 struct rules_config {
 	char name[RULES_NAME_MAX]; /* nft table name; iptables chains are NAME-PRE/-IN/-FWD in
 				      upper case. Letters, digits, '_' and '-' only, at most 16. */
@@ -80,14 +73,6 @@ struct rules_config {
 	bool udp;		 /* also intercept PGM over UDP */
 	uint16_t udp_ucast_port; /* default 3055 */
 	uint16_t udp_mcast_port; /* default 3056 */
-	/* SPM fan-out by the kernel (nftables backend only; 0 turns it off): the daemon accepts
-	   an SPM with this mark bit set instead of sending its copies, the kernel's multicast
-	   forwarding makes the copies, and a rule at the forward hook writes each copy's
-	   SPM_PATH: the egress interface's address, for each interface listed, with the PGM
-	   checksum updated. Copies by other interfaces are left as they are. */
-	uint32_t fanout_mark;
-	unsigned nfanout;
-	struct rules_fanout_path fanout[RULES_MAX_FANOUT];
 	/* The iptables backend's tools, looked up in PATH when not absolute. */
 	char iptables_restore[64];
 	char iptables_save[64];
@@ -146,17 +131,6 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
  * rules stay. */
 int rules_update(
 	struct rules *r, const char *const *ifnames, size_t count, char *err, size_t errlen);
-/* The fan-out paths (see struct rules_config) for the next rules_install or rules_update. More
- * than RULES_MAX_FANOUT, or a name rules_ifname_valid refuses, returns -1 and changes nothing. */
-int rules_set_fanout(struct rules *r, uint32_t mark, const struct rules_fanout_path *paths,
-	unsigned count);
-/* Whether the installed rules rewrite SPM copies at the forward hook (nftables, a mark, at
- * least one path), and the paths they were installed with. */
-bool rules_fanout_active(const struct rules *r, const struct rules_fanout_path **paths,
-	unsigned *count, uint32_t *mark);
-/* Why the kernel refused the fan-out's rules at the last install or update, which then went
- * ahead without them; "" when it did not. */
-const char *rules_fanout_refused(const struct rules *r);
 /* Removes every rule and chain of ours (also those of a crashed earlier run). */
 int rules_remove(struct rules *r, char *err, size_t errlen);
 
@@ -169,7 +143,6 @@ int rules_remove(struct rules *r, char *err, size_t errlen);
 struct rules_counters {
 	uint64_t packets[RULES_IPT_CHAIN_COUNT];
 	uint64_t bytes[RULES_IPT_CHAIN_COUNT];
-	uint64_t fanout_rewrites; /* SPM copies whose SPM_PATH the forward-hook rules wrote */
 };
 int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen);
 /* The parser of `iptables-save -c -t mangle` (exposed for tests). */

@@ -22,11 +22,8 @@
  * There is no forward hook: SPM and RDATA to a group, the packets whose copies need decisions
  * of their own, are taken at prerouting and replicated by the daemon (router/assist.c), so the
  * kernel forwards every copy of everything else without entering netfilter after routing. The
- * forward hook of earlier versions is in rules_hooks as retired: nothing is queued there and
- * the iptables backend removes a chain an earlier version left. The one exception is the SPM
- * fan-out when configured (nftables only): a forward chain whose first rule accepts every
- * packet without the fan-out's mark, then per encapsulation a chain of SPM_PATH rewrites, one
- * rule per interface (rules_nft.c, layout_fanout).
+ * forward hook of earlier versions is in rules_hooks as retired: nothing is installed there and
+ * the iptables backend removes a chain an earlier version left.
  *
  * Every match is a native expression (payload, meta, fib, cmp, bitwise): nothing goes through
  * the xtables compatibility layer for a packet that is not queued. ODATA, the fast path, costs

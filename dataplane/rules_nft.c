@@ -64,14 +64,12 @@ enum match_kind {
 	M_IIFNAME,     /* iifname == ifname */
 	M_OIFNAME,     /* oifname == ifname */
 	M_NOT_LOCAL,   /* fib daddr type != local */
-	M_MARK_CLEAR,  /* meta mark & v == 0 */
 };
 
 struct match {
 	enum match_kind kind;
 	uint8_t off;
 	uint16_t a, b;
-	uint32_t v;
 	const char *ifname;
 };
 
@@ -82,11 +80,6 @@ struct rule {
 	unsigned nmatch;
 	enum verdict_kind verdict;
 	unsigned target; /* chain index for V_GOTO */
-	/* A statement before the verdict: @th,set_off,32 set set_value, with the ones'-complement
-	   checksum at @th,csum_off updated (SPM fan-out) */
-	bool set;
-	uint8_t set_off, csum_off;
-	uint8_t set_value[4];
 };
 
 struct chain {
@@ -150,23 +143,6 @@ static void rule_ifname(struct rule *r, bool out, const char *ifname)
 	if (r == NULL || r->nmatch == LAYOUT_MAX_MATCHES)
 		return;
 	r->m[r->nmatch++] = (struct match){.kind = out ? M_OIFNAME : M_IIFNAME, .ifname = ifname};
-}
-
-static void rule_mark_clear(struct rule *r, uint32_t mask)
-{
-	if (r == NULL || r->nmatch == LAYOUT_MAX_MATCHES)
-		return;
-	r->m[r->nmatch++] = (struct match){.kind = M_MARK_CLEAR, .v = mask};
-}
-
-static void rule_set(struct rule *r, uint8_t off, uint8_t csum_off, const uint8_t value[4])
-{
-	if (r == NULL)
-		return;
-	r->set = true;
-	r->set_off = off;
-	r->csum_off = csum_off;
-	memcpy(r->set_value, value, 4);
 }
 
 static void rule_verdict(struct rule *r, enum verdict_kind v, unsigned target)
@@ -235,62 +211,6 @@ static void layout_classify(struct layout *L, const struct rules_hook *h, unsign
 	}
 }
 
-/* SPM_PATH's address, bytes into the PGM header: the common header (16), SPM_SQN, SPM_TRAIL,
-   SPM_LEAD (12), NLA_AFI and reserved (4); and the PGM checksum's place. */
-#define SPM_PATH_ADDR_OFF 32
-#define PGM_CSUM_OFF	  6
-
-/*
- * SPM fan-out (rules.h): the forward hook's chains. The kernel runs them for every copy of every
- * packet it forwards; a packet without the mark, ODATA among them, leaves by the first rule. A
- * marked SPM goes to its encapsulation's chain, where the rule of the copy's egress interface
- * writes that interface's address as SPM_PATH. The interface is each rule's only match, so a
- * copy walks two expressions per interface listed before its own.
- */
-static void layout_fanout(struct layout *L, const struct rules_config *cfg)
-{
-	const struct rules_hook *h = &rules_hooks[RULES_IPT_FWD];
-	unsigned base = layout_chain(L, "", h->nft_chain, RULES_IPT_FWD);
-	unsigned pgm = layout_chain(L, "pgm-", h->nft_chain, -1);
-	unsigned udp = cfg->udp ? layout_chain(L, "udp-", h->nft_chain, -1) : 0, nranges;
-	uint16_t lo[2], hi[2];
-	struct rule *r;
-
-	if (L->failed)
-		return;
-	nranges = cfg->udp ? udp_port_ranges(cfg, lo, hi) : 0;
-	r = layout_rule(L, base);
-	rule_mark_clear(r, cfg->fanout_mark);
-	rule_verdict(r, V_ACCEPT, 0);
-	r = layout_rule(L, base);
-	rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
-	rule_match(r, M_PGM_TYPE, RULES_T_SPM, 0, 4);
-	rule_match(r, M_IP_LEN_GE, 20 + SPM_PATH_ADDR_OFF + 4, 0, 0);
-	rule_verdict(r, V_GOTO, pgm);
-	for (unsigned k = 0; k < nranges; k++) {
-		r = layout_rule(L, base);
-		rule_match(r, M_UDP_DPORT, lo[k], hi[k], 0);
-		rule_match(r, M_PGM_TYPE, RULES_T_SPM, 0, 8 + 4);
-		rule_match(r, M_IP_LEN_GE, 20 + 8 + SPM_PATH_ADDR_OFF + 4, 0, 0);
-		rule_verdict(r, V_GOTO, udp);
-	}
-	for (unsigned i = 0; i < cfg->nfanout; i++) {
-		const struct rules_fanout_path *p = &cfg->fanout[i];
-
-		r = layout_rule(L, pgm);
-		rule_ifname(r, true, p->ifname);
-		rule_set(r, SPM_PATH_ADDR_OFF, PGM_CSUM_OFF, p->addr);
-		rule_verdict(r, V_ACCEPT, 0);
-		if (!cfg->udp)
-			continue;
-		/* the UDP checksum needs no update: the PGM packet's sum does not change */
-		r = layout_rule(L, udp);
-		rule_ifname(r, true, p->ifname);
-		rule_set(r, 8 + SPM_PATH_ADDR_OFF, 8 + PGM_CSUM_OFF, p->addr);
-		rule_verdict(r, V_ACCEPT, 0);
-	}
-}
-
 static int layout_build(
 	struct layout *L, const struct rules_config *cfg, const char *const *ifnames, size_t count)
 {
@@ -346,8 +266,6 @@ static int layout_build(
 			rule_verdict(r, V_QUEUE, 0);
 		}
 	}
-	if (cfg->fanout_mark != 0 && cfg->nfanout > 0)
-		layout_fanout(L, cfg);
 	if (L->failed) {
 		layout_free(L);
 		return -1;
@@ -389,9 +307,6 @@ static void text_match(struct rules_text *t, const struct match *m)
 	case M_NOT_LOCAL:
 		rules_text_printf(t, "fib daddr type != local");
 		break;
-	case M_MARK_CLEAR:
-		rules_text_printf(t, "meta mark & 0x%08x == 0x00000000", m->v);
-		break;
 	}
 }
 
@@ -432,17 +347,7 @@ char *rules_nft_script(
 				text_match(&t, &r->m[mi]);
 				rules_text_printf(&t, " ");
 			}
-			if (r->set)
-				rules_text_printf(&t, "counter @th,%u,32 set 0x%02x%02x%02x%02x ",
-					r->set_off * 8u, r->set_value[0], r->set_value[1],
-					r->set_value[2], r->set_value[3]);
-			if (r->set)
-				/* nft's language has no checksum offset for a raw payload */
-				rules_text_printf(&t,
-					"accept # the netlink rule also updates the checksum at "
-					"@th,%u,16\n",
-					r->csum_off * 8u);
-			else if (r->verdict == V_ACCEPT)
+			if (r->verdict == V_ACCEPT)
 				rules_text_printf(&t, "accept\n");
 			else if (r->verdict == V_GOTO)
 				rules_text_printf(&t, "goto %s\n", L.chains[r->target].name);
@@ -619,26 +524,6 @@ static void ex_verdict(struct nlmsghdr *nlh, int32_t code, const char *chain)
 	expr_end(nlh, e);
 }
 
-/* value into the register, then into the packet at @th,off with the checksum at @th,csum_off
-   updated incrementally (RFC 1624; a result of 0 is written as 0xffff) */
-static void ex_payload_set(struct nlmsghdr *nlh, uint32_t off, uint32_t csum_off, const void *v,
-	size_t len)
-{
-	struct expr e = expr_begin(nlh, "immediate");
-
-	put_u32(nlh, NFTA_IMMEDIATE_DREG, NFT_REG);
-	put_value(nlh, NFTA_IMMEDIATE_DATA, v, len);
-	expr_end(nlh, e);
-	e = expr_begin(nlh, "payload");
-	put_u32(nlh, NFTA_PAYLOAD_SREG, NFT_REG);
-	put_u32(nlh, NFTA_PAYLOAD_BASE, NFT_PAYLOAD_TRANSPORT_HEADER);
-	put_u32(nlh, NFTA_PAYLOAD_OFFSET, off);
-	put_u32(nlh, NFTA_PAYLOAD_LEN, (uint32_t)len);
-	put_u32(nlh, NFTA_PAYLOAD_CSUM_TYPE, NFT_PAYLOAD_CSUM_INET);
-	put_u32(nlh, NFTA_PAYLOAD_CSUM_OFFSET, csum_off);
-	expr_end(nlh, e);
-}
-
 static void ex_counter(struct nlmsghdr *nlh)
 {
 	struct expr e = expr_begin(nlh, "counter");
@@ -735,11 +620,6 @@ static void ex_match(struct nlmsghdr *nlh, const struct match *m)
 		expr_end(nlh, e);
 		ex_cmp(nlh, NFT_CMP_NEQ, &rtn_local, sizeof(rtn_local));
 		break;
-	case M_MARK_CLEAR:
-		ex_meta(nlh, NFT_META_MARK);
-		ex_bitwise(nlh, &m->v, sizeof(m->v));
-		ex_cmp(nlh, NFT_CMP_EQ, &(uint32_t){0}, sizeof(uint32_t));
-		break;
 	}
 }
 
@@ -799,10 +679,6 @@ static void msg_rule(struct batch *b, const char *table, const struct layout *L,
 	exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
 	for (unsigned i = 0; i < r->nmatch; i++)
 		ex_match(nlh, &r->m[i]);
-	if (r->set) {
-		ex_counter(nlh);
-		ex_payload_set(nlh, r->set_off, r->csum_off, r->set_value, 4);
-	}
 	switch (r->verdict) {
 	case V_ACCEPT:
 		ex_verdict(nlh, NF_ACCEPT, NULL);
@@ -1317,8 +1193,6 @@ static void parse_rule(const struct nlmsghdr *nlh, struct rules_counters *c)
 	if (queues && counted) {
 		c->packets[hook] += packets;
 		c->bytes[hook] += bytes;
-	} else if (counted && hook == RULES_IPT_FWD) {
-		c->fanout_rewrites += packets; /* the fan-out's rewrite rules */
 	}
 }
 
@@ -1345,7 +1219,6 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		d->c->packets[i] += one.packets[i];
 		d->c->bytes[i] += one.bytes[i];
 	}
-	d->c->fanout_rewrites += one.fanout_rewrites;
 	return MNL_CB_OK;
 }
 

@@ -74,16 +74,6 @@ struct assist {
 	char *capture_path;
 	struct pgm_udp_ports udp_ports;
 	char nfq_error[128]; /* last receive failure, for show */
-	/* SPM fan-out by the kernel: the paths last asked of the rules, and the egress
-	   interfaces whose SPM copies the installed rules rewrite, with the address they write */
-	struct rules_fanout_path fanout_req[RULES_MAX_FANOUT];
-	unsigned nfanout_req;
-	struct {
-		int ifindex;
-		uint8_t addr[4];
-	} fanout[RULES_MAX_FANOUT];
-	unsigned nfanout;
-	uint32_t fanout_mark; /* of the installed rules; 0: none */
 
 	/* The time packets are handled at: the loop's, taken after its wait, until the end of the
 	   receive round (packet_now) */
@@ -165,7 +155,6 @@ static void conf_default(struct assist_conf *c)
 	c->udp = true;
 	c->udp_ucast_port = PGM_DEFAULT_UDP_UCAST_PORT;
 	c->udp_mcast_port = PGM_DEFAULT_UDP_MCAST_PORT;
-	c->fanout_mark = 0; /* off: ODATA enters no hook after routing (README, Performance) */
 	c->session_lifetime_s = cp.session_lifetime_s;
 	c->max_sessions = cp.max_sessions;
 	c->max_repair_states = cp.max_repair_states;
@@ -340,8 +329,6 @@ const char *assist_ifname(int ifindex, char *buf, size_t len)
 
 /* ---- applying configuration to the running packet path ---- */
 
-static bool if_primary4(int ifindex, struct pgm_nla *out);
-
 static size_t enabled_names(const char **names, size_t max)
 {
 	size_t n = 0;
@@ -350,71 +337,6 @@ static size_t enabled_names(const char **names, size_t max)
 		if (A->ifs[i].enabled)
 			names[n++] = A->ifs[i].name;
 	return n;
-}
-
-/*
- * SPM fan-out by the kernel: the paths the rules should rewrite, one per interface with router
- * assist that exists and has an IPv4 address (the one the control plane writes as SPM_PATH).
- */
-static unsigned fanout_paths(struct rules_fanout_path *p)
-{
-	unsigned n = 0;
-
-	if (A->conf.fanout_mark == 0 || A->cp == NULL)
-		return 0;
-	for (size_t i = 0; i < A->nifs && n < RULES_MAX_FANOUT; i++) {
-		struct pgm_nla addr;
-		int ifindex;
-
-		if (!A->ifs[i].enabled || (ifindex = assist_ifindex(A->ifs[i].name)) == 0 ||
-			!if_primary4(ifindex, &addr) || !rules_ifname_valid(A->ifs[i].name))
-			continue;
-		memset(&p[n], 0, sizeof(p[n]));
-		snprintf(p[n].ifname, sizeof(p[n].ifname), "%s", A->ifs[i].name);
-		memcpy(p[n].addr, addr.addr, 4);
-		n++;
-	}
-	return n;
-}
-
-/* Asks the rules for the current paths (taking effect at their next install or update). */
-static void fanout_request(void)
-{
-	A->nfanout_req = fanout_paths(A->fanout_req);
-	if (A->rules != NULL)
-		(void)rules_set_fanout(A->rules, A->conf.fanout_mark, A->fanout_req, A->nfanout_req);
-}
-
-/* The paths changed since the rules were last asked (an address, an interface came or went). */
-static bool fanout_stale(void)
-{
-	struct rules_fanout_path p[RULES_MAX_FANOUT];
-	unsigned n = fanout_paths(p);
-
-	return n != A->nfanout_req || (n > 0 && memcmp(p, A->fanout_req, n * sizeof(p[0])) != 0);
-}
-
-/* What the installed rules rewrite, by ifindex, for the packet path. */
-static void fanout_sync_installed(void)
-{
-	const struct rules_fanout_path *p;
-	unsigned n;
-	uint32_t mark;
-
-	A->nfanout = 0;
-	A->fanout_mark = 0;
-	if (A->rules == NULL || !rules_fanout_active(A->rules, &p, &n, &mark))
-		return;
-	for (unsigned i = 0; i < n; i++) {
-		int ifindex = assist_ifindex(p[i].ifname);
-
-		if (ifindex == 0)
-			continue;
-		A->fanout[A->nfanout].ifindex = ifindex;
-		memcpy(A->fanout[A->nfanout].addr, p[i].addr, 4);
-		A->nfanout++;
-	}
-	A->fanout_mark = A->nfanout > 0 ? mark : 0;
 }
 
 static int rules_apply(char *err, size_t errlen)
@@ -426,12 +348,8 @@ static int rules_apply(char *err, size_t errlen)
 		return 0;
 	n = enabled_names(names, CP_MAX_INTERFACES);
 	A->stats.rules_updates++;
-	fanout_request();
-	if (rules_update(A->rules, names, n, err, errlen) < 0) {
-		fanout_sync_installed();
+	if (rules_update(A->rules, names, n, err, errlen) < 0)
 		return -1;
-	}
-	fanout_sync_installed();
 	log_debug(LOG_CAT_DATAPLANE, "interception rules updated: %zu interface%s", n,
 		n == 1 ? "" : "s");
 	return 0;
@@ -520,14 +438,6 @@ int assist_set_backend(enum rules_backend backend, char *err, size_t errlen)
 void assist_set_ncf_ttl(uint8_t ttl)
 {
 	A->conf.ncf_ttl = ttl;
-}
-
-int assist_set_fanout(uint32_t mark, char *err, size_t errlen)
-{
-	if (A->conf.fanout_mark == mark)
-		return 0;
-	A->conf.fanout_mark = mark;
-	return rules_apply(err, errlen);
 }
 
 int assist_set_udp(bool enabled, uint16_t ucast_port, uint16_t mcast_port, char *err,
@@ -736,16 +646,6 @@ static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
 		break;
 	default:
 		break;
-	}
-	fanout_sync_installed(); /* ifindexes may have changed */
-	if (A->running && A->rules != NULL && rules_installed(A->rules) && fanout_stale()) {
-		char err[256];
-
-		if (rules_apply(err, sizeof(err)) < 0)
-			log_warnx("SPM fan-out: %s", err);
-		else
-			log_debug(LOG_CAT_DATAPLANE, "SPM fan-out: %u interface%s", A->nfanout,
-				A->nfanout == 1 ? "" : "s");
 	}
 }
 
@@ -1283,60 +1183,17 @@ static void send_copy(
 		A->stats.originated++;
 }
 
-/* The address the installed fan-out rules write as SPM_PATH into copies leaving by oif, or
-   NULL when they leave those copies alone. */
-static const uint8_t *fanout_addr(int oif)
-{
-	for (unsigned i = 0; i < A->nfanout; i++)
-		if (A->fanout[i].ifindex == oif)
-			return A->fanout[i].addr;
-	return NULL;
-}
-
 struct repl_copy {
 	int oif;
 	struct cp_result res;
 };
 
-#define SPM_PATH_ADDR_OFFSET 32 /* where the fan-out rules write, bytes into the PGM header */
-
 /*
- * SPM fan-out by the kernel: whether the kernel's own forwarding of the marked original, with
- * the forward-hook rules, makes exactly the copies the control plane decided. Every copy must be
- * unchanged by an interface the rules leave alone, or have only SPM_PATH rewritten, to the
- * address the rules write on its interface. The PGM checksum must be there to be updated (0:
- * the sender sent none, and an update would invent a wrong one). A capture wants the copies.
- */
-static bool fanout_matches(const struct pgm_packet *pkt, const struct repl_copy *c, unsigned n)
-{
-	if (A->fanout_mark == 0 || pkt->type != PGM_SPM || pkt->checksum == 0 ||
-		pkt->path.afi != PGM_AFI_IP || pkt->path_offset != SPM_PATH_ADDR_OFFSET ||
-		A->capture != NULL)
-		return false;
-	for (unsigned i = 0; i < n; i++) {
-		const uint8_t *addr = fanout_addr(c[i].oif);
-		const struct cp_rewrite *rw = &c[i].res.rewrite;
-
-		if (c[i].res.verdict == CP_ACCEPT) {
-			if (addr != NULL)
-				return false;
-			continue;
-		}
-		if (c[i].res.verdict != CP_ACCEPT_REWRITTEN || addr == NULL || !rw->spm_path ||
-			rw->nak_bo_ivl || rw->opt_invalid_mask != 0 || rw->path.afi != PGM_AFI_IP ||
-			memcmp(rw->path.addr, addr, 4) != 0)
-			return false;
-	}
-	return true;
-}
-
-/*
- * Returns the verdict for the original. *mark: accept it with the fan-out mark, the kernel
- * makes the copies (fanout_matches). CP_ACCEPT_REWRITTEN: accept it rewritten, A->rwbuf with
+ * Returns the verdict for the original. CP_ACCEPT_REWRITTEN: accept it rewritten, A->rwbuf with
  * *rw_len bytes (the route's one copy).
  */
-static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags, cp_time_t now,
-	bool *mark, size_t *rw_len)
+static enum cp_verdict replicate(
+	const struct nfqueue_packet *np, unsigned flags, cp_time_t now, size_t *rw_len)
 {
 	const uint8_t *ip = np->payload;
 	const struct mfc_route *r;
@@ -1352,7 +1209,6 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 	unsigned ncopies = 0, nunchanged = 0;
 	bool all_unchanged = true;
 
-	*mark = false;
 	*rw_len = 0;
 	/* Not parseable: handled once, not once per copy, so it is counted once. */
 	if (pgm_parse_ip(ip, np->len, &A->udp_ports, &pip) != PGM_ERR_OK ||
@@ -1395,12 +1251,6 @@ static enum cp_verdict replicate(const struct nfqueue_packet *np, unsigned flags
 	   interfaces without router assist), the kernel's own forwarding makes exactly them. */
 	if (all_unchanged) {
 		A->stats.repl_by_kernel++;
-		return CP_ACCEPT;
-	}
-	if (fanout_matches(&pkt, copies, ncopies)) {
-		A->stats.fanout++;
-		A->stats.fanout_copies += ncopies;
-		*mark = true;
 		return CP_ACCEPT;
 	}
 	if (ncopies == 1 && copies[0].res.verdict == CP_ACCEPT_REWRITTEN) {
@@ -1455,7 +1305,6 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 	unsigned flags = 0;
 	size_t rw_len;
 	enum cp_verdict v;
-	bool mark = false;
 	int rc;
 
 	(void)ctx;
@@ -1465,13 +1314,11 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 	if (np->skb_info & NFQA_SKB_CSUMNOTREADY)
 		flags |= PGM_PARSE_NO_UDP_CHECKSUM;
 	if (replicable(np))
-		v = replicate(np, flags, packet_now(), &mark, &rw_len);
+		v = replicate(np, flags, packet_now(), &rw_len);
 	else
 		v = process_datagram(np->payload, np->len, flags, (int)np->in_ifindex,
 			(int)np->out_ifindex, packet_now(), &rw_len);
-	if (mark) {
-		rc = nfqueue_verdict_mark(q, np->id, np->mark | A->fanout_mark);
-	} else if (v == CP_ACCEPT_REWRITTEN) {
+	if (v == CP_ACCEPT_REWRITTEN) {
 		A->stats.rewritten++;
 		capture_packet(A->rwbuf, rw_len);
 		rc = nfqueue_verdict_payload(q, np->id, A->rwbuf, rw_len);
@@ -1589,15 +1436,10 @@ static int dataplane_open(char *err, size_t errlen)
 		return -1;
 	}
 	n = enabled_names(names, CP_MAX_INTERFACES);
-	fanout_request();
 	if (rules_install(A->rules, A->conf.backend, names, n, err, errlen) < 0) {
 		dataplane_close();
 		return -1;
 	}
-	fanout_sync_installed();
-	if (rules_fanout_refused(A->rules)[0] != '\0')
-		log_warnx("SPM fan-out by the kernel refused (%s): the daemon sends SPM copies",
-			rules_fanout_refused(A->rules));
 	log_info("interception rules installed (%s, queue %u, %zu interface%s)",
 		rules_backend_name(rules_backend(A->rules)), A->conf.queue_num, n, n == 1 ? "" : "s");
 	return 0;
@@ -1803,19 +1645,13 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			"\"replication\":{\"replicated\":%llu,\"copies\":%llu,\"copies_failed\":%llu,"
 			"\"held\":%llu,\"by_kernel\":%llu,\"single_rewritten\":%llu,"
 			"\"no_route\":%llu,\"wrong_interface\":%llu,"
-			"\"routes\":%zu,\"route_messages\":%llu,\"route_resyncs\":%llu},",
+			"\"routes\":%zu,\"route_messages\":%llu,\"route_resyncs\":%llu}}\n",
 			(unsigned long long)as->replicated, (unsigned long long)as->copies,
 			(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held,
 			(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_single,
 			(unsigned long long)as->repl_no_route, (unsigned long long)as->repl_wrong_if,
 			A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
 			(unsigned long long)ms.resyncs);
-		print(ctx,
-			"\"fanout\":{\"mark\":%u,\"active\":%s,\"interfaces\":%u,\"spms\":%llu,"
-			"\"copies\":%llu,\"rules_rewrote\":%llu}}\n",
-			A->conf.fanout_mark, A->fanout_mark != 0 ? "true" : "false", A->nfanout,
-			(unsigned long long)as->fanout, (unsigned long long)as->fanout_copies,
-			(unsigned long long)rcnt.fanout_rewrites);
 		return;
 	}
 	print(ctx, "PGM router assist data plane: %s\n", A->running ? "running" : "not running");
@@ -1880,22 +1716,6 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 	print(ctx, "    multicast routes: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
 		A->mfc != NULL ? mfc_count(A->mfc) : 0, (unsigned long long)ms.messages,
 		(unsigned long long)ms.resyncs);
-	if (A->conf.fanout_mark == 0)
-		print(ctx, "  SPM fan-out by the kernel: off (the daemon sends every copy)\n");
-	else if (A->fanout_mark == 0)
-		print(ctx, "  SPM fan-out by the kernel: mark 0x%08x, not active (%s)\n",
-			A->conf.fanout_mark,
-			A->rules != NULL && rules_fanout_refused(A->rules)[0] != '\0'
-				? rules_fanout_refused(A->rules)
-			: A->rules != NULL && rules_backend(A->rules) == RULES_BACKEND_IPTABLES
-				? "the iptables backend cannot rewrite"
-				: "no interface with router assist and an IPv4 address");
-	else
-		print(ctx, "  SPM fan-out by the kernel: mark 0x%08x, %u interface%s; %llu SPMs, "
-			   "%llu copies; rules rewrote %llu\n",
-			A->fanout_mark, A->nfanout, A->nfanout == 1 ? "" : "s",
-			(unsigned long long)as->fanout, (unsigned long long)as->fanout_copies,
-			(unsigned long long)rcnt.fanout_rewrites);
 	print(ctx, "  Interfaces: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",
 		A->rtnl != NULL ? rtnl_if_count(A->rtnl) : 0, (unsigned long long)ts.messages,
 		(unsigned long long)ts.resyncs);

@@ -28,9 +28,6 @@
 #define ASSIST_DEFAULT_NCF_TTL 255
 #define ASSIST_DEFAULT_UNICAST_TTL 64
 #define ASSIST_DEFAULT_CAPTURE_MB 64
-/* SPM fan-out by the kernel (off by default): the packet mark bit the daemon sets on SPMs whose
-   copies the kernel makes and the forward-hook rules rewrite, unless configured (0x00100000) */
-#define ASSIST_DEFAULT_FANOUT_BIT 20
 
 /* Per-interface settings that can be configured; a bit per field of struct cp_if_config. */
 enum assist_timer {
@@ -71,7 +68,6 @@ struct assist_conf {
 	uint8_t ncf_ttl;
 	bool udp;
 	uint16_t udp_ucast_port, udp_mcast_port;
-	uint32_t fanout_mark; /* SPM fan-out by the kernel: the mark (one bit); 0 = off */
 	uint32_t session_lifetime_s, max_sessions, max_repair_states;
 	/* DLRs and polls (struct cp_config) */
 	bool dlr_redirect, dlr_discovery, poll_reply;
@@ -94,8 +90,6 @@ const struct assist_conf *assist_conf(void);
 int assist_set_queue(uint16_t queue_num, char *err, size_t errlen);
 int assist_set_backend(enum rules_backend backend, char *err, size_t errlen);
 void assist_set_ncf_ttl(uint8_t ttl);
-/* SPM fan-out by the kernel with this mark (0: the daemon sends every copy itself). */
-int assist_set_fanout(uint32_t mark, char *err, size_t errlen);
 int assist_set_udp(bool enabled, uint16_t ucast_port, uint16_t mcast_port, char *err,
 	size_t errlen);
 void assist_set_session_lifetime(uint32_t seconds);
@@ -138,8 +132,6 @@ struct assist_stats {
 	uint64_t repl_single;	  /* the route's one copy rewritten: accepted so, the kernel forwards it */
 	uint64_t repl_no_route;	  /* no multicast route (yet): left to the kernel */
 	uint64_t repl_wrong_if;	  /* arrived off the route's incoming interface: left to the kernel */
-	uint64_t fanout;	  /* SPMs accepted marked: the kernel made the copies, rules rewrote */
-	uint64_t fanout_copies;	  /* the copies it made of them (by the multicast route's view) */
 	uint64_t originated;	 /* packets built and sent */
 	uint64_t build_failed;	 /* actions that could not be built */
 	uint64_t send_failed;	 /* raw socket refused */

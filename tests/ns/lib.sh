@@ -265,12 +265,11 @@ rules_any_if() {
 	*) echo 0 ;;
 	esac
 }
-# our_entries NAME: how many hooks enter our queue rules: base chains of our table, or jumps to
-# our chains from the built-in ones (both 2 when installed once: prerouting, input; the SPM
-# fan-out's forward chain queues nothing).
+# our_entries NAME: how many hooks enter our rules: base chains of our table, or jumps to our
+# chains from the built-in ones (both 2 when installed once: prerouting, input).
 our_entries() {
 	case $(our_backend "$1") in
-	nftables) our_rules_in "$1" | grep -cE 'type filter hook (prerouting|input) ' ;;
+	nftables) our_rules_in "$1" | grep -c 'type filter hook' ;;
 	iptables) saved_rules "$1" | grep -c '^-A [A-Z]* -j PGMROUTER-' ;;
 	*) echo 0 ;;
 	esac

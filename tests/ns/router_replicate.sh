@@ -8,8 +8,6 @@
 #  - no route: left to the kernel, counted (and the kernel, with no route, forwards nothing);
 #  - off the route's incoming interface: left to the kernel, counted, not forwarded;
 #  - nothing of it is seen at the forward hook: there is no rule of ours there.
-# The default (no `ip pgm router spm-fanout`): the daemon sends every copy itself
-# (router_fanout.sh has the SPM copies the kernel makes).
 . "$(dirname "$0")/lib_router.sh"
 router_need
 TSI="010203040506\.1234"

@@ -483,172 +483,6 @@ START_TEST(test_nft_batch)
 }
 END_TEST
 
-/* The payload-set statements of a batch's rules: where they write, what, which checksum. */
-struct payload_set {
-	uint32_t offset, csum_type, csum_offset;
-	uint8_t value[4];
-};
-
-static unsigned view_payload_sets(const uint8_t *buf, size_t len, struct payload_set *out,
-	unsigned max)
-{
-	int remaining = (int)len;
-	unsigned n = 0;
-
-	for (const struct nlmsghdr *nlh = (const void *)buf; mnl_nlmsg_ok(nlh, remaining);
-		nlh = mnl_nlmsg_next(nlh, &remaining)) {
-		const struct nlattr *attr, *e, *a, *d;
-		uint8_t imm[4] = {0};
-
-		if (nlh->nlmsg_type != (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE))
-			continue;
-		mnl_attr_for_each(attr, nlh, sizeof(struct nfgenmsg))
-		{
-			if (mnl_attr_get_type(attr) != NFTA_RULE_EXPRESSIONS)
-				continue;
-			mnl_attr_for_each_nested(e, attr)
-			{
-				const char *name = NULL;
-				const struct nlattr *data = NULL;
-
-				mnl_attr_for_each_nested(a, e)
-				{
-					if (mnl_attr_get_type(a) == NFTA_EXPR_NAME)
-						name = mnl_attr_get_str(a);
-					else if (mnl_attr_get_type(a) == NFTA_EXPR_DATA)
-						data = a;
-				}
-				if (name == NULL || data == NULL)
-					continue;
-				if (strcmp(name, "immediate") == 0) {
-					mnl_attr_for_each_nested(a, data)
-					{
-						if (mnl_attr_get_type(a) != NFTA_IMMEDIATE_DATA)
-							continue;
-						mnl_attr_for_each_nested(d, a)
-						{
-							if (mnl_attr_get_type(d) == NFTA_DATA_VALUE &&
-								mnl_attr_get_payload_len(d) == 4)
-								memcpy(imm, mnl_attr_get_payload(d), 4);
-						}
-					}
-					continue;
-				}
-				if (strcmp(name, "payload") != 0 || n == max)
-					continue;
-				bool set = false;
-				struct payload_set ps = {0};
-
-				mnl_attr_for_each_nested(a, data)
-				{
-					uint32_t v = ntohl(mnl_attr_get_u32(a));
-
-					switch (mnl_attr_get_type(a)) {
-					case NFTA_PAYLOAD_SREG: set = true; break;
-					case NFTA_PAYLOAD_OFFSET: ps.offset = v; break;
-					case NFTA_PAYLOAD_CSUM_TYPE: ps.csum_type = v; break;
-					case NFTA_PAYLOAD_CSUM_OFFSET: ps.csum_offset = v; break;
-					default: break;
-					}
-				}
-				if (!set)
-					continue;
-				memcpy(ps.value, imm, 4);
-				out[n++] = ps;
-			}
-		}
-	}
-	return n;
-}
-
-START_TEST(test_nft_fanout)
-{
-	static const uint8_t a0[4] = {192, 0, 2, 1}, a1[4] = {198, 51, 100, 7};
-	struct rules_fanout_path paths[2] = {{"eth0", {0}}, {"vlan.10", {0}}};
-	struct rules_config cfg = config(7);
-	struct payload_set ps[8];
-	struct batch_view v;
-	struct rules *r;
-	uint8_t *buf;
-	size_t len;
-	char *text;
-
-	memcpy(paths[0].addr, a0, 4);
-	memcpy(paths[1].addr, a1, 4);
-	/* Off (no mark, or no path): no forward chain at all, ODATA never sees the hook. */
-	cfg.nfanout = 2;
-	memcpy(cfg.fanout, paths, sizeof(paths));
-	text = rules_nft_script(&cfg, two_ifs, 2, true);
-	ck_assert_uint_eq(count(text, "hook forward"), 0);
-	free(text);
-	cfg.fanout_mark = 0x00100000;
-	cfg.nfanout = 0;
-	text = rules_nft_script(&cfg, two_ifs, 2, true);
-	ck_assert_uint_eq(count(text, "hook forward"), 0);
-	free(text);
-
-	/* On: unmarked packets leave by the first rule; then per interface and encapsulation a
-	   marked SPM gets that interface's address at SPM_PATH. */
-	cfg.nfanout = 2;
-	text = rules_nft_script(&cfg, two_ifs, 2, true);
-	ck_assert_ptr_nonnull(strstr(text,
-		"\tchain forward {\n"
-		"\t\ttype filter hook forward priority mangle - 1; policy accept;\n"
-		"\t\tmeta mark & 0x00100000 == 0x00000000 accept\n"
-		"\t\tip protocol 113 @th,32,8 & 0xf == 0x0 ip length >= 56 goto pgm-forward\n"
-		"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x0 ip length >= 64 goto udp-forward\n"
-		"\t}\n"
-		"\n"
-		"\tchain pgm-forward {\n"
-		"\t\toifname \"eth0\" counter @th,256,32 set 0xc0000201 accept # the netlink rule "
-		"also updates the checksum at @th,48,16\n"
-		"\t\toifname \"vlan.10\" counter @th,256,32 set 0xc6336407 accept # the netlink rule "
-		"also updates the checksum at @th,48,16\n"
-		"\t}\n"
-		"\n"
-		"\tchain udp-forward {\n"
-		"\t\toifname \"eth0\" counter @th,320,32 set 0xc0000201 accept # the netlink rule "
-		"also updates the checksum at @th,112,16\n"));
-	free(text);
-	ck_assert_int_gt(rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf,
-				 &len),
-		0);
-	v = view_batch(buf, len);
-	ck_assert_uint_eq(v.base_chains, 3);
-	ck_assert_uint_eq(v.queue_exprs, 8); /* nothing queued at the forward hook */
-	ck_assert_uint_eq(v.counter_exprs, 8 + 4);
-	ck_assert_uint_eq(view_payload_sets(buf, len, ps, 8), 4);
-	ck_assert_uint_eq(ps[0].offset, 32);
-	ck_assert_uint_eq(ps[0].csum_offset, 6);
-	ck_assert_uint_eq(ps[0].csum_type, NFT_PAYLOAD_CSUM_INET);
-	ck_assert_mem_eq(ps[0].value, a0, 4);
-	ck_assert_mem_eq(ps[1].value, a1, 4);
-	ck_assert_uint_eq(ps[2].offset, 8 + 32); /* the UDP chain's rules */
-	ck_assert_uint_eq(ps[2].csum_offset, 8 + 6);
-	ck_assert_uint_eq(ps[2].csum_type, NFT_PAYLOAD_CSUM_INET);
-	ck_assert_mem_eq(ps[3].value, a1, 4);
-	free(buf);
-
-	/* PGM over UDP not intercepted: the IP rule per interface only */
-	cfg.udp = false;
-	ck_assert_int_gt(rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf,
-				 &len),
-		0);
-	ck_assert_uint_eq(view_payload_sets(buf, len, ps, 8), 2);
-	free(buf);
-
-	/* The handle: paths are checked, and nothing is active before an install. */
-	r = rules_new(NULL);
-	ck_assert_int_eq(rules_set_fanout(r, 0x10, paths, 2), 0);
-	ck_assert(!rules_fanout_active(r, NULL, NULL, NULL));
-	strcpy(paths[1].ifname, "bad name");
-	ck_assert_int_eq(rules_set_fanout(r, 0x10, paths, 2), -1);
-	ck_assert_int_eq(rules_set_fanout(r, 0x10, paths, RULES_MAX_FANOUT + 1), -1);
-	ck_assert_str_eq(rules_fanout_refused(r), "");
-	rules_free(r);
-}
-END_TEST
-
 START_TEST(test_parse_save)
 {
 	static const char save[] =
@@ -848,8 +682,7 @@ START_TEST(test_counter_parsers)
 	len += put_dump_rule(dump + len, "queue-input", true, "queue", 4, 224);
 	len += put_dump_rule(dump + len, "queue-forward", true, "target", 7, 392);
 	len += put_dump_rule(dump + len, "queue-forward", true, "target", 1, 56);
-	/* a counter without a queue at the forward hook: the SPM fan-out's rewrites */
-	len += put_dump_rule(dump + len, "forward", true, NULL, 1000, 1);
+	len += put_dump_rule(dump + len, "forward", true, NULL, 1000, 1); /* no queue: skipped */
 	len += put_dump_rule(dump + len, "queue-forward", false, "target", 0, 0);
 	len += put_dump_rule(dump + len, "elsewhere", true, "target", 1000, 1); /* not ours */
 	rules_nft_parse_dump(dump, len, &c);
@@ -858,7 +691,6 @@ START_TEST(test_counter_parsers)
 	ck_assert_uint_eq(c.packets[RULES_IPT_FWD], 8);
 	ck_assert_uint_eq(c.bytes[RULES_IPT_IN], 224);
 	ck_assert_uint_eq(c.bytes[RULES_IPT_FWD], 448);
-	ck_assert_uint_eq(c.fanout_rewrites, 1000);
 	rules_nft_parse_dump(dump, 0, &c);
 	ck_assert_uint_eq(c.packets[RULES_IPT_FWD], 0);
 	/* a truncated dump is read as far as it goes */
@@ -881,7 +713,6 @@ int main(void)
 	tcase_add_test(tc, test_reinstall_replaces_old_jumps);
 	tcase_add_test(tc, test_probe_scripts_leave_nothing);
 	tcase_add_test(tc, test_nft_batch);
-	tcase_add_test(tc, test_nft_fanout);
 	tcase_add_test(tc, test_parse_save);
 	tcase_add_test(tc, test_custom_name);
 	tcase_add_test(tc, test_interface_names);
