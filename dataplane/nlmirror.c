@@ -17,6 +17,7 @@
 #define NLMIRROR_RXBUF		 (64u * 1024)
 #define NLMIRROR_SOCKET_RCVBUF	 (4 * 1024 * 1024)
 #define NLMIRROR_DUMP_TIMEOUT_MS 5000
+#define NLMIRROR_DUMP_TRIES	 3 /* full dumps in a row while notifications keep being lost */
 
 struct nlmirror {
 	const struct nlmirror_ops *ops;
@@ -26,6 +27,7 @@ struct nlmirror {
 	uint32_t seq;
 	uint8_t *rxbuf;
 	struct nlmirror_stats st;
+	bool lost_in_dump; /* ENOBUFS while a dump was read: notifications lost during it */
 };
 
 /* The dump being read, if any. */
@@ -192,7 +194,10 @@ int nlmirror_dump(struct nlmirror *nm, uint16_t type, const void *family_header,
 			return -1;
 		n = recv(nm->fd, nm->rxbuf, NLMIRROR_RXBUF, MSG_DONTWAIT);
 		if (n < 0) {
-			/* ENOBUFS: notifications were dropped (dump replies never are); read on. */
+			/* ENOBUFS: notifications were dropped (dump replies never are); read on,
+			   and dump again after this one (dump_until_clean). */
+			if (errno == ENOBUFS)
+				nm->lost_in_dump = true;
 			if (errno == EINTR || errno == EAGAIN || errno == ENOBUFS)
 				continue;
 			return -1;
@@ -201,6 +206,25 @@ int nlmirror_dump(struct nlmirror *nm, uint16_t type, const void *family_header,
 	}
 	if (interrupted != NULL)
 		*interrupted = dump.interrupted;
+	return 0;
+}
+
+/*
+ * The mirror's full dump, again while notifications were lost during it: a change after the
+ * dump passed its entry, with its notification dropped, is in neither. A few tries; if
+ * notifications are still being lost, the flag stays and the next nlmirror_process dumps.
+ */
+static int dump_until_clean(struct nlmirror *nm)
+{
+	for (int i = 0; i < NLMIRROR_DUMP_TRIES; i++) {
+		if (i > 0)
+			nm->st.resyncs++;
+		nm->lost_in_dump = false;
+		if (nm->ops->full_dump(nm->ctx) < 0)
+			return -1;
+		if (!nm->lost_in_dump)
+			break;
+	}
 	return 0;
 }
 
@@ -245,7 +269,7 @@ int nlmirror_open(struct nlmirror *nm, char *err, size_t errlen)
 	}
 	if (setsockopt(nm->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
 		(void)setsockopt(nm->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	if (ops->full_dump(nm->ctx) < 0) {
+	if (dump_until_clean(nm) < 0) {
 		snprintf(err, errlen, "%s: cannot dump %s: %s", ops->name, ops->table,
 			strerror(errno));
 		close_socket(nm);
@@ -257,7 +281,7 @@ int nlmirror_open(struct nlmirror *nm, char *err, size_t errlen)
 int nlmirror_process(struct nlmirror *nm)
 {
 	int handled = 0;
-	bool resync = false;
+	bool resync = nm->lost_in_dump;
 
 	if (nm->nl == NULL) {
 		errno = EBADF;
@@ -283,7 +307,7 @@ int nlmirror_process(struct nlmirror *nm)
 	}
 	if (resync) {
 		nm->st.resyncs++;
-		if (nm->ops->full_dump(nm->ctx) < 0) {
+		if (dump_until_clean(nm) < 0) {
 			nm->st.errors++;
 			return -1;
 		}

@@ -47,7 +47,7 @@ struct nlmirror_ops {
 
 struct nlmirror_stats {
 	uint64_t messages; /* netlink messages handled, NLMSG_DONE and NLMSG_ERROR included */
-	uint64_t resyncs;  /* full dumps after lost notifications (ENOBUFS) */
+	uint64_t resyncs;  /* full dumps after lost notifications (ENOBUFS), during a dump too */
 	uint64_t ignored;  /* messages of a type without a handler */
 	uint64_t errors;   /* netlink error replies, socket failures, failed resynchronisations */
 };

@@ -1,14 +1,22 @@
 /*
  * The route netlink socket behind the mirrors: which messages reach the mirror's handlers, which
  * the module keeps (NLMSG_DONE, NLMSG_ERROR) or ignores, what is counted, the calls that need an
- * open socket, and a real open: subscription, a link dump read to its end, a second open refused.
+ * open socket, and a real open: subscription, a link dump read to its end, a second open refused;
+ * in a network namespace of its own, notifications lost while the first dump is read (ENOBUFS)
+ * make a second dump.
  */
 #include <check.h>
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "dataplane/nlmirror.h"
 #include "tests/unit/check_run.h"
@@ -153,6 +161,82 @@ START_TEST(open_dumps)
 }
 END_TEST
 
+/* lo up and down, n times: a link notification each time. */
+static void toggle_lo(int n)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+		ifr.ifr_flags ^= IFF_UP;
+		ck_assert_int_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+	}
+	close(fd);
+}
+
+/* The first full dump starts with the socket's receive buffer overrun by link notifications
+   (shrunk to its minimum, lo toggled, then restored): they are lost during that dump. */
+static int dump_links_after_overrun(void *ctx)
+{
+	struct seen *s = ctx;
+	int tiny = 1, normal = 1 << 20;
+
+	if (s->full_dumps == 0) {
+		ck_assert_int_eq(setsockopt(nlmirror_fd(s->nm), SOL_SOCKET, SO_RCVBUFFORCE, &tiny,
+					 sizeof(tiny)),
+			0);
+		toggle_lo(64);
+		ck_assert_int_eq(setsockopt(nlmirror_fd(s->nm), SOL_SOCKET, SO_RCVBUFFORCE,
+					 &normal, sizeof(normal)),
+			0);
+	}
+	return dump_links(ctx);
+}
+
+static const struct nlmirror_ops overrun_ops = {
+	.name = "test",
+	.changes = "link changes",
+	.table = "links",
+	.groups = groups,
+	.ngroups = 1,
+	.handlers = handlers,
+	.nhandlers = 1,
+	.full_dump = dump_links_after_overrun,
+};
+
+START_TEST(lost_during_dump)
+{
+	struct seen s = {0};
+	struct nlmirror *nm;
+	struct nlmirror_stats st;
+	char err[256] = "";
+
+	if (unshare(CLONE_NEWNET) < 0) {
+		fprintf(stderr,
+			"test_nlmirror: cannot create a network namespace (%s): needs root, "
+			"lost_during_dump not run\n",
+			strerror(errno));
+		return;
+	}
+	nm = nlmirror_new(&overrun_ops, &s);
+	ck_assert_ptr_nonnull(nm);
+	s.nm = nm;
+	ck_assert_msg(nlmirror_open(nm, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(s.full_dumps, 2); /* the second after the lost notifications */
+	nlmirror_get_stats(nm, &st);
+	ck_assert_uint_eq(st.resyncs, 1);
+	ck_assert_uint_eq(st.errors, 0);
+	/* nothing pending: the next read dumps nothing more */
+	ck_assert_int_ge(nlmirror_process(nm), 0);
+	ck_assert_int_eq(s.full_dumps, 2);
+	nlmirror_free(nm);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nlmirror");
@@ -161,6 +245,7 @@ int main(void)
 	tcase_add_test(tc, control_messages_kept);
 	tcase_add_test(tc, closed_socket);
 	tcase_add_test(tc, open_dumps);
+	tcase_add_test(tc, lost_during_dump);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
