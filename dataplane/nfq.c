@@ -663,10 +663,9 @@ int nfqueue_process(struct nfqueue *q, unsigned max_rounds)
 		uint64_t before = q->st.packets;
 		int n;
 
-		for (unsigned i = 0; i < q->batch; i++) {
-			q->msgs[i].msg_hdr.msg_flags = 0;
-			q->msgs[i].msg_len = 0;
-		}
+		/* No reset of the batch's entries between calls: recvmmsg writes msg_len and
+		   msg_flags of every message it fills, and only those are read (the entries have
+		   no name or control buffer for it to shrink). */
 		n = recvmmsg(q->fd, q->msgs, q->batch, MSG_DONTWAIT, NULL);
 		if (n < 0) {
 			if (errno == EINTR)
