@@ -75,8 +75,7 @@ struct assist {
 	struct pgm_udp_ports udp_ports;
 	char nfq_error[128]; /* last receive failure, for show */
 
-	/* The time packets are handled at: the loop's, taken after its wait, until the end of the
-	   receive round (packet_now) */
+	/* The time the packets of one receive round are handled at (packet_now) */
 	cp_time_t pkt_now;
 	bool pkt_now_fresh;
 
@@ -1368,13 +1367,15 @@ static void on_cp_timer(struct ev_loop *loop, void *arg)
 
 static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
 {
+	(void)loop;
 	(void)fd;
 	(void)events;
 	(void)arg;
 	cp_log_mask_sync();
 	A->stats.last_round_packets = 0;
-	A->pkt_now = ev_now(loop); /* read after the loop's wait */
-	A->pkt_now_fresh = true;
+	/* The first packet reads the clock: not the loop's reading from before this wakeup's
+	   other handlers (a timer run among them), so the control plane's time never goes back */
+	A->pkt_now_fresh = false;
 	/* A bounded number of receive calls per round keeps the CLI and timers responsive under
 	   a flood; the rest is read on the next round. */
 	sends_batch_begin();
