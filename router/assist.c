@@ -1203,9 +1203,8 @@ static enum cp_verdict replicate(
 	struct pgm_ip pip;
 	struct pgm_packet pkt;
 	struct repl_copy copies[MFC_MAX_OIFS];
-	int unchanged[MFC_MAX_OIFS];
 	bool oif_assisted[MFC_MAX_OIFS];
-	unsigned ncopies = 0, nunchanged = 0;
+	unsigned ncopies = 0;
 	bool all_unchanged = true;
 
 	*rw_len = 0;
@@ -1265,26 +1264,25 @@ static enum cp_verdict replicate(
 	/* Rewritten copies go at once (the rewrite buffer is reused); unchanged ones after. */
 	A->stats.replicated++;
 	for (unsigned i = 0; i < ncopies; i++) {
-		const struct repl_copy *c = &copies[i];
+		struct repl_copy *c = &copies[i];
 		size_t len;
 
 		if (c->res.verdict == CP_DROP) {
 			A->stats.copies_held++;
-			continue;
-		}
-		if (c->res.verdict == CP_ACCEPT_REWRITTEN) {
+		} else if (c->res.verdict == CP_ACCEPT_REWRITTEN) {
 			len = apply_rewrite(ip, np->len, &pip, &pkt, &c->res.rewrite);
 			if (len != 0) {
 				A->stats.rewritten++;
 				send_copy(c->oif, A->rwbuf, len, (uint8_t)(ttl - 1), &pip, false);
-				continue;
+			} else {
+				A->stats.rewrite_failed++;
+				c->res.verdict = CP_ACCEPT; /* goes unchanged */
 			}
-			A->stats.rewrite_failed++; /* goes unchanged */
 		}
-		unchanged[nunchanged++] = c->oif;
 	}
-	for (unsigned i = 0; i < nunchanged; i++)
-		send_copy(unchanged[i], ip, np->len, (uint8_t)(ttl - 1), &pip, csum);
+	for (unsigned i = 0; i < ncopies; i++)
+		if (copies[i].res.verdict == CP_ACCEPT)
+			send_copy(copies[i].oif, ip, np->len, (uint8_t)(ttl - 1), &pip, csum);
 	return CP_DROP;
 }
 
