@@ -270,6 +270,9 @@ static void handle_link(void *ctx, const struct nlmsghdr *nlh)
 		changes |= RTNL_CHANGE_RUNNING;
 	if (!is_new && ((ifp->flags ^ ifi->ifi_flags) & ~(unsigned)(IFF_UP | IFF_RUNNING)))
 		changes |= RTNL_CHANGE_FLAGS;
+	if (!is_new && ifp->type != ifi->ifi_type)
+		changes |= RTNL_CHANGE_TYPE;
+	ifp->type = ifi->ifi_type;
 	ifp->flags = ifi->ifi_flags;
 	ifp->up = (ifi->ifi_flags & IFF_UP) != 0;
 	ifp->running = (ifi->ifi_flags & IFF_RUNNING) != 0;

@@ -36,6 +36,7 @@ struct rtnl_if {
 	int ifindex;
 	char name[IF_NAMESIZE];
 	unsigned flags; /* IFF_* from the link message */
+	unsigned short type; /* ARPHRD_*: the link layer (ARPHRD_ETHER for Ethernet, veth, VLANs) */
 	bool up;	/* administratively up (IFF_UP) */
 	bool running;	/* operationally up (IFF_RUNNING) */
 	uint32_t mtu;
@@ -62,6 +63,7 @@ enum rtnl_event_type {
 #define RTNL_CHANGE_MTU	     0x08
 #define RTNL_CHANGE_PRIMARY4 0x10
 #define RTNL_CHANGE_FLAGS    0x20 /* other IFF_ flags */
+#define RTNL_CHANGE_TYPE     0x40 /* the link layer (ARPHRD_*) */
 
 struct rtnl_event {
 	enum rtnl_event_type type;

@@ -730,7 +730,7 @@ static void on_rtnl(void *ctx, const struct rtnl_event *ev)
 		print_if("if-removed", ev->ifp);
 		break;
 	case RTNL_IF_CHANGED:
-		printf("if-changed index=%d name=%s changes=%s%s%s%s%s%s old=%s\n",
+		printf("if-changed index=%d name=%s changes=%s%s%s%s%s%s%s old=%s\n",
 			ev->ifp->ifindex, ev->ifp->name,
 			ev->changes & RTNL_CHANGE_NAME ? "name," : "",
 			ev->changes & RTNL_CHANGE_UP ? "up," : "",
@@ -738,6 +738,7 @@ static void on_rtnl(void *ctx, const struct rtnl_event *ev)
 			ev->changes & RTNL_CHANGE_MTU ? "mtu," : "",
 			ev->changes & RTNL_CHANGE_PRIMARY4 ? "primary4," : "",
 			ev->changes & RTNL_CHANGE_FLAGS ? "flags," : "",
+			ev->changes & RTNL_CHANGE_TYPE ? "type," : "",
 			ev->old_name ? ev->old_name : "-");
 		print_if("  now", ev->ifp);
 		break;

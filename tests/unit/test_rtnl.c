@@ -4,6 +4,7 @@
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <net/if_arp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,8 @@ static void commit(struct nlmsghdr *nlh)
 	buflen += NLMSG_ALIGN(nlh->nlmsg_len);
 }
 
+static unsigned short link_type; /* ifi_type of the links put_link() makes (ARPHRD_*) */
+
 static void put_link(
 	uint16_t type, int family, int ifindex, const char *name, unsigned flags, uint32_t mtu)
 {
@@ -76,6 +79,7 @@ static void put_link(
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 
 	ifi->ifi_family = (unsigned char)family;
+	ifi->ifi_type = link_type;
 	ifi->ifi_index = ifindex;
 	ifi->ifi_flags = flags;
 	if (name)
@@ -176,6 +180,15 @@ START_TEST(test_link_changes_and_rename)
 	put_link(RTM_NEWLINK, AF_UNSPEC, 4, "down1", IFF_UP | IFF_RUNNING | IFF_PROMISC, 1400);
 	feed(rt);
 	ck_assert_uint_eq(events[3].changes, RTNL_CHANGE_FLAGS);
+	/* the link layer is kept and its change reported (the output path depends on it) */
+	ck_assert_uint_eq(rtnl_if_by_index(rt, 4)->type, 0);
+	link_type = ARPHRD_ETHER;
+	put_link(RTM_NEWLINK, AF_UNSPEC, 4, "down1", IFF_UP | IFF_RUNNING | IFF_PROMISC, 1400);
+	feed(rt);
+	link_type = 0;
+	ck_assert_int_eq(nevents, 5);
+	ck_assert_uint_eq(events[4].changes, RTNL_CHANGE_TYPE);
+	ck_assert_uint_eq(rtnl_if_by_index(rt, 4)->type, ARPHRD_ETHER);
 	rtnl_free(rt);
 }
 END_TEST
