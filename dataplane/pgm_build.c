@@ -782,15 +782,6 @@ bool pgm_rewrite_opt_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsign
 
 /* ---- IP and UDP ---- */
 
-static uint16_t ip_header_checksum(const uint8_t *h, size_t len)
-{
-	uint32_t sum = pgm_csum_partial(h, len, 0);
-
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 #define IPV4_HEADER_LEN 20
 #define IPV6_HEADER_LEN 40
 #define UDP_HEADER_LEN	8
@@ -835,7 +826,7 @@ size_t pgm_build_ip(uint8_t *out, size_t cap, const struct pgm_ip_params *p, con
 			h[21] = 4;
 		}
 		/* The IP header checksum has no "0 means none": plain complement. */
-		put16(h + 10, ip_header_checksum(h, ip_len));
+		put16(h + 10, pgm_ip_header_checksum(h, ip_len));
 	} else {
 		put32(h, 0x60000000u | (uint32_t)p->tos << 20);
 		put16(h + 4, (uint16_t)(udp_len + tpdu_len));

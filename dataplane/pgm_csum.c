@@ -143,6 +143,15 @@ uint16_t pgm_csum_fold(uint32_t sum)
 	return csum == 0 ? 0xffff : csum;
 }
 
+uint16_t pgm_ip_header_checksum(const uint8_t *h, size_t len)
+{
+	uint32_t sum = pgm_csum_partial(h, len, 0);
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum; /* no "0 means none" here: the plain complement */
+}
+
 bool pgm_csum_verifies(const void *buf, size_t len)
 {
 	/* All ones reads the same in either byte order: no swap needed. */

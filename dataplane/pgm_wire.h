@@ -341,6 +341,8 @@ enum pgm_err pgm_parse_datagram(const uint8_t *buf, size_t len, const struct pgm
 uint32_t pgm_csum_partial(const void *buf, size_t len, uint32_t sum);
 /* Fold a partial sum and complement it; 0 becomes 0xffff (the PGM rule for "computed"). */
 uint16_t pgm_csum_fold(uint32_t sum);
+/* The IPv4 header checksum of h (len bytes, its checksum field zeroed by the caller). */
+uint16_t pgm_ip_header_checksum(const uint8_t *h, size_t len);
 /* The checksum of a whole TPDU, ignoring the value currently in its checksum field. */
 uint16_t pgm_checksum(const uint8_t *tpdu, size_t len);
 /* Writes the checksum into a TPDU. */
