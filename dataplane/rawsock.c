@@ -1,10 +1,14 @@
 /*
- * Packet output through one IP_HDRINCL raw socket, egress chosen per packet with IP_PKTINFO.
+ * Packet output through one IP_HDRINCL raw socket, egress chosen per packet with IP_PKTINFO, and
+ * multicast onto Ethernet links through one packet socket (see rawsock.h).
  */
 #include "dataplane/rawsock.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +17,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "dataplane/pgm_wire.h"
+
 #define IPV4_MAX_HEADER 60
 /* Room for the IP_PKTINFO control message: at least CMSG_SPACE(sizeof(struct in_pktinfo)),
  * which not every compiler takes as a constant in a struct member's size. */
@@ -20,7 +26,8 @@
 
 /* One queued datagram: its destination and egress, the datagram itself in the arena. */
 struct rawsock_slot {
-	struct sockaddr_in dst;
+	struct sockaddr_in dst; /* through the IP stack */
+	struct sockaddr_ll ll;	/* through the link layer */
 	struct {
 		/* aligned as a cmsghdr; not a union with one, whose flexible array member would
 		   make this slot a variable-sized type in the middle of struct rawsock */
@@ -30,17 +37,24 @@ struct rawsock_slot {
 };
 
 struct rawsock {
-	int fd;
+	int fd;	     /* the raw socket */
+	int link_fd; /* the packet socket (sends only), -1 without one */
+	bool link_output;
+	uint8_t *ether; /* bit per ifindex: an Ethernet link layer */
+	size_t ether_bytes;
+	uint16_t next_id; /* IP id for datagrams that come without one (link layer only) */
 	struct rawsock_config cfg;
 	struct rawsock_stats st;
 
-	/* rawsock_batch_begin() .. rawsock_batch_flush(): datagrams queued for one sendmmsg() */
+	/* rawsock_batch_begin() .. rawsock_batch_flush(): datagrams queued for sendmmsg(), one
+	   call per socket (queued through the IP stack, link_queued through the link layer) */
 	bool batching;
-	unsigned queued;
+	unsigned queued, link_queued;
 	size_t arena_used;
 	uint64_t batch_sent, batch_failed; /* outcomes since the batch began */
 	struct rawsock_slot slots[RAWSOCK_BATCH_MAX];
 	struct mmsghdr msgs[RAWSOCK_BATCH_MAX];
+	struct mmsghdr link_msgs[RAWSOCK_BATCH_MAX];
 	uint8_t arena[RAWSOCK_BATCH_BYTES];
 };
 
@@ -66,6 +80,7 @@ struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t
 		free(rs);
 		return NULL;
 	}
+	rs->link_fd = -1;
 	rs->fd = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_RAW);
 	if (rs->fd < 0) {
 		if (errno == EPERM || errno == EACCES)
@@ -91,7 +106,51 @@ struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t
 		if (setsockopt(rs->fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
 			(void)setsockopt(rs->fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
 	}
+	/* Protocol 0: the socket receives nothing. Without it, everything goes by the IP stack. */
+	rs->link_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (rs->link_fd < 0)
+		rs->st.link_errno = errno;
+	if (rs->link_fd >= 0 && rs->cfg.sndbuf != 0) {
+		int val = (int)rs->cfg.sndbuf;
+
+		if (setsockopt(rs->link_fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
+			(void)setsockopt(rs->link_fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
+	}
+	rs->link_output = rs->link_fd >= 0;
+	rs->next_id = (uint16_t)getpid();
 	return rs;
+}
+
+bool rawsock_set_link_output(struct rawsock *rs, bool enabled)
+{
+	rs->link_output = enabled && rs->link_fd >= 0;
+	return rs->link_output == enabled;
+}
+
+int rawsock_set_link(struct rawsock *rs, int ifindex, bool ethernet)
+{
+	size_t byte = (size_t)ifindex / 8;
+
+	if (ifindex <= 0)
+		return -1;
+	if (byte >= rs->ether_bytes) {
+		size_t n = byte + 1 > 2 * rs->ether_bytes ? byte + 1 : 2 * rs->ether_bytes;
+		uint8_t *e;
+
+		if (!ethernet)
+			return 0;
+		e = realloc(rs->ether, n);
+		if (e == NULL)
+			return -1; /* that interface's multicast goes by the IP stack */
+		memset(e + rs->ether_bytes, 0, n - rs->ether_bytes);
+		rs->ether = e;
+		rs->ether_bytes = n;
+	}
+	if (ethernet)
+		rs->ether[byte] |= (uint8_t)(1u << (ifindex % 8));
+	else
+		rs->ether[byte] &= (uint8_t)~(1u << (ifindex % 8));
+	return 0;
 }
 
 void rawsock_close(struct rawsock *rs)
@@ -100,6 +159,9 @@ void rawsock_close(struct rawsock *rs)
 		return;
 	if (rs->fd >= 0)
 		close(rs->fd);
+	if (rs->link_fd >= 0)
+		close(rs->link_fd);
+	free(rs->ether);
 	free(rs);
 }
 
@@ -163,6 +225,59 @@ static void rawsock_address(struct msghdr *msg, struct sockaddr_in *dst, void *c
 	}
 }
 
+/*
+ * Whether a datagram goes through the link layer: multicast out of a given Ethernet interface,
+ * where the frame's destination is the group's own MAC address (RFC 1112 6.4) and the IP stack
+ * would add nothing but a route lookup. Multicast loopback needs the IP stack.
+ */
+static bool rawsock_by_link(const struct rawsock *rs, int ifindex, const uint8_t *ip)
+{
+	size_t byte = (size_t)ifindex / 8;
+
+	return rs->link_output && !rs->cfg.multicast_loop && ifindex > 0 &&
+	       (ip[16] & 0xf0) == 0xe0 && byte < rs->ether_bytes &&
+	       (rs->ether[byte] & (1u << (ifindex % 8))) != 0;
+}
+
+/* The frame's destination: ifindex, and 01:00:5e with the low 23 bits of the group. */
+static void rawsock_link_address(struct sockaddr_ll *ll, int ifindex, const uint8_t *ip)
+{
+	memset(ll, 0, sizeof(*ll));
+	ll->sll_family = AF_PACKET;
+	ll->sll_protocol = htons(ETH_P_IP);
+	ll->sll_ifindex = ifindex;
+	ll->sll_halen = ETH_ALEN;
+	ll->sll_addr[0] = 0x01;
+	ll->sll_addr[1] = 0x00;
+	ll->sll_addr[2] = 0x5e;
+	ll->sll_addr[3] = ip[17] & 0x7f;
+	ll->sll_addr[4] = ip[18];
+	ll->sll_addr[5] = ip[19];
+}
+
+/*
+ * What the IP stack does to a header it is given (IP_HDRINCL), done here for the link layer: the
+ * TTL replaced unless 0, an id where there is none, the header checksum.
+ */
+static void rawsock_link_header(struct rawsock *rs, uint8_t *h, size_t ihl, uint8_t ttl)
+{
+	if (ttl > 0)
+		h[8] = ttl;
+	if (h[4] == 0 && h[5] == 0) {
+		if (++rs->next_id == 0)
+			rs->next_id = 1;
+		h[4] = (uint8_t)(rs->next_id >> 8);
+		h[5] = (uint8_t)rs->next_id;
+	}
+	h[10] = h[11] = 0;
+	{
+		uint16_t c = pgm_ip_header_checksum(h, ihl);
+
+		h[10] = (uint8_t)(c >> 8);
+		h[11] = (uint8_t)c;
+	}
+}
+
 /* Counts one datagram's outcome: n bytes sent, or the send's errno e. */
 static void rawsock_count(struct rawsock *rs, ssize_t n, int e)
 {
@@ -193,12 +308,12 @@ static void rawsock_count(struct rawsock *rs, ssize_t n, int e)
 	rs->st.bytes += (uint64_t)n;
 }
 
-static ssize_t rawsock_sendmsg(struct rawsock *rs, const struct msghdr *msg)
+static ssize_t rawsock_sendmsg(int fd, const struct msghdr *msg)
 {
 	ssize_t n;
 
 	do {
-		n = sendmsg(rs->fd, msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = sendmsg(fd, msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
 	return n;
 }
@@ -212,38 +327,48 @@ static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, si
 	struct msghdr *msg;
 	uint8_t *copy;
 
-	if (rs->queued == RAWSOCK_BATCH_MAX || rs->arena_used + len > sizeof(rs->arena))
+	if (rs->queued + rs->link_queued == RAWSOCK_BATCH_MAX ||
+		rs->arena_used + len > sizeof(rs->arena))
 		rawsock_send_queued(rs);
-	slot = &rs->slots[rs->queued];
-	msg = &rs->msgs[rs->queued].msg_hdr;
+	slot = &rs->slots[rs->queued + rs->link_queued];
 	copy = rs->arena + rs->arena_used;
 	rs->arena_used += len;
 	memcpy(copy, ip, len);
-	if (ttl > 0)
-		copy[8] = ttl;
-	memset(msg, 0, sizeof(*msg));
-	rawsock_address(
-		msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), copy, ifindex);
+	if (rawsock_by_link(rs, ifindex, ip)) {
+		msg = &rs->link_msgs[rs->link_queued++].msg_hdr;
+		memset(msg, 0, sizeof(*msg));
+		rawsock_link_header(rs, copy, (size_t)(copy[0] & 0x0f) * 4, ttl);
+		rawsock_link_address(&slot->ll, ifindex, copy);
+		msg->msg_name = &slot->ll;
+		msg->msg_namelen = sizeof(slot->ll);
+	} else {
+		msg = &rs->msgs[rs->queued++].msg_hdr;
+		memset(msg, 0, sizeof(*msg));
+		if (ttl > 0)
+			copy[8] = ttl;
+		rawsock_address(
+			msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), copy, ifindex);
+	}
 	slot->iov.iov_base = copy;
 	slot->iov.iov_len = len;
 	msg->msg_iov = &slot->iov;
 	msg->msg_iovlen = 1;
-	rs->queued++;
 }
 
 /*
- * Sends the queued datagrams in order, as few sendmmsg() calls as the kernel allows, and counts
- * each outcome as a sendmsg() of its own would. sendmmsg() reports an error only when nothing
- * went, so after a partial send the call starts again at the datagram it stopped at: that one's
- * error is then known (a transient refusal, a full buffer, may go through the second time).
+ * Sends count queued datagrams of one socket in order, as few sendmmsg() calls as the kernel
+ * allows, and counts each outcome as a sendmsg() of its own would. sendmmsg() reports an error
+ * only when nothing went, so after a partial send the call starts again at the datagram it
+ * stopped at: that one's error is then known (a transient refusal, a full buffer, may go
+ * through the second time). Returns the datagrams sent.
  */
-static void rawsock_send_queued(struct rawsock *rs)
+static uint64_t rawsock_send_msgs(struct rawsock *rs, int fd, struct mmsghdr *msgs, unsigned count)
 {
 	unsigned done = 0;
+	uint64_t sent = 0;
 
-	while (done < rs->queued) {
-		int n = sendmmsg(
-			rs->fd, rs->msgs + done, rs->queued - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (done < count) {
+		int n = sendmmsg(fd, msgs + done, count - done, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -254,11 +379,20 @@ static void rawsock_send_queued(struct rawsock *rs)
 			continue;
 		}
 		for (int i = 0; i < n; i++)
-			rawsock_count(rs, (ssize_t)rs->msgs[done + (unsigned)i].msg_len, 0);
+			rawsock_count(rs, (ssize_t)msgs[done + (unsigned)i].msg_len, 0);
 		rs->batch_sent += (unsigned)n;
+		sent += (unsigned)n;
 		done += (unsigned)n;
 	}
-	rs->queued = 0;
+	return sent;
+}
+
+/* The link layer's datagrams first (multicast onto LANs), then the IP stack's. */
+static void rawsock_send_queued(struct rawsock *rs)
+{
+	rs->st.link_packets += rawsock_send_msgs(rs, rs->link_fd, rs->link_msgs, rs->link_queued);
+	(void)rawsock_send_msgs(rs, rs->fd, rs->msgs, rs->queued);
+	rs->queued = rs->link_queued = 0;
 	rs->arena_used = 0;
 }
 
@@ -269,10 +403,12 @@ static int rawsock_send_common(
 	uint8_t header[IPV4_MAX_HEADER];
 	_Alignas(struct cmsghdr) char control[PKTINFO_CONTROL_ROOM];
 	struct sockaddr_in dst;
+	struct sockaddr_ll ll;
 	struct iovec iov[2];
 	struct msghdr msg = {0};
 	size_t ihl;
 	ssize_t n;
+	bool by_link;
 	int e;
 
 	if ((ihl = rawsock_check(rs, ifindex, ip, len)) == 0)
@@ -284,22 +420,32 @@ static int rawsock_send_common(
 	/* The header is copied so the TTL can be overridden without touching the caller's
 	 * buffer; the kernel recomputes the checksum of HDRINCL datagrams. */
 	memcpy(header, ip, ihl);
-	if (ttl > 0)
-		header[8] = ttl;
 	iov[0].iov_base = header;
 	iov[0].iov_len = ihl;
 	iov[1].iov_base = (void *)(ip + ihl);
 	iov[1].iov_len = len - ihl;
 	msg.msg_iov = iov;
 	msg.msg_iovlen = len > ihl ? 2 : 1;
-	rawsock_address(&msg, &dst, control, sizeof(control), ip, ifindex);
-	n = rawsock_sendmsg(rs, &msg);
+	by_link = rawsock_by_link(rs, ifindex, ip);
+	if (by_link) {
+		rawsock_link_header(rs, header, ihl, ttl);
+		rawsock_link_address(&ll, ifindex, ip);
+		msg.msg_name = &ll;
+		msg.msg_namelen = sizeof(ll);
+	} else {
+		if (ttl > 0)
+			header[8] = ttl;
+		rawsock_address(&msg, &dst, control, sizeof(control), ip, ifindex);
+	}
+	n = rawsock_sendmsg(by_link ? rs->link_fd : rs->fd, &msg);
 	e = errno;
 	rawsock_count(rs, n, e);
 	if (n < 0) {
 		errno = e;
 		return -1;
 	}
+	if (by_link)
+		rs->st.link_packets++;
 	return 0;
 }
 
@@ -337,4 +483,6 @@ void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed)
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st)
 {
 	*st = rs->st;
+	st->link_available = rs->link_fd >= 0;
+	st->link_output = rs->link_output;
 }

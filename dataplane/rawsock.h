@@ -15,11 +15,20 @@
  * The socket is non-blocking: a full send buffer drops the packet and counts it.
  * IPv6 output is not supported (RFC 3208 gives PGM no IPv6 Router Alert value).
  *
+ * Multicast out of an Ethernet interface (rawsock_set_link) goes through a packet socket instead,
+ * as a frame to the group's MAC address (RFC 1112 6.4), with the header completed as the IP stack
+ * would (the checksum, an id where the caller left 0): the same frame, without the route lookup
+ * and IP output of every datagram, which cost more than half of the kernel's work per copy. It
+ * also passes by the netfilter output and postrouting hooks, as the kernel's own forwarding does
+ * not; rawsock_set_link_output(rs, false) sends everything through the IP stack. Taps and queueing
+ * disciplines still see the frames. Unicast, interfaces of other link layers and multicast
+ * loopback always use the IP stack.
+ *
  * Batches: the packets a burst of input makes (an NCF and a NAK per NAK received, a timer run's
  * repeats) can go in one sendmmsg() instead of a sendmsg() each. Between rawsock_batch_begin()
  * and rawsock_batch_end(), rawsock_send() checks and copies the datagram and returns 0;
- * rawsock_batch_send(), the end, or a full batch send them in the order given and count every
- * outcome as a send of its own would.
+ * rawsock_batch_send(), the end, or a full batch send them in the order given (those through the
+ * link layer first) and count every outcome as a send of its own would.
  */
 #ifndef PGMROUTER_RAWSOCK_H
 #define PGMROUTER_RAWSOCK_H
@@ -45,7 +54,11 @@ struct rawsock_stats {
 	uint64_t unreachable; /* ENETUNREACH, EHOSTUNREACH, ENODEV, ENXIO (interface gone) */
 	uint64_t bad_input;   /* not a well-formed IPv4 datagram, or ifindex invalid */
 	uint64_t other_errors;
+	uint64_t link_packets; /* of packets: sent through the link layer */
 	int last_errno;
+	int link_errno;	     /* why the packet socket did not open */
+	bool link_available; /* the packet socket is open */
+	bool link_output;    /* and in use */
 };
 
 struct rawsock;
@@ -75,5 +88,13 @@ void rawsock_batch_begin(struct rawsock *rs);
 void rawsock_batch_send(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
 void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st);
+/*
+ * Records whether ifindex is an Ethernet link (ARPHRD_ETHER: Ethernet, veth, VLAN, bridge, bond),
+ * where multicast can go through the link layer. Returns 0, or -1 (out of memory, bad ifindex;
+ * that interface then stays with the IP stack).
+ */
+int rawsock_set_link(struct rawsock *rs, int ifindex, bool ethernet);
+/* Link-layer output on or off (on when the packet socket opened); false when it cannot be on. */
+bool rawsock_set_link_output(struct rawsock *rs, bool enabled);
 
 #endif /* PGMROUTER_RAWSOCK_H */

@@ -1,21 +1,27 @@
 /*
  * Raw socket output: single sends and batches (sendmmsg) deliver the same datagrams in the same
  * order and count every outcome the same way, a refused datagram in the middle of a batch
- * included. Each test runs in a network namespace of its own (only its loopback), so it needs
- * root; without it the tests say so and pass nothing off as checked.
+ * included; multicast through the link layer makes the very frame the IP stack makes. Each test
+ * runs in a network namespace of its own, so it needs root; without it the tests say so and pass
+ * nothing off as checked.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "dataplane/pgm_wire.h"
 #include "dataplane/rawsock.h"
 #include "tests/unit/check_run.h"
 
@@ -234,6 +240,122 @@ START_TEST(test_send_ttl_replaces_the_ttl_and_leaves_the_buffer)
 }
 END_TEST
 
+/* Frames of PGM over IPv4 leaving ifindex, as captured there: up to max, each into frames[i]. */
+static unsigned rawsock_test_capture(int cap, uint8_t frames[][128], size_t *lens, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max) {
+		struct pollfd p = {.fd = cap, .events = POLLIN};
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		ssize_t len;
+
+		if (poll(&p, 1, 300) <= 0)
+			break;
+		len = recvfrom(cap, frames[n], sizeof(frames[n]), 0, (struct sockaddr *)&from, &fl);
+		if (len < 14 + 20 || from.sll_pkttype != PACKET_OUTGOING ||
+			frames[n][12] != 0x08 || frames[n][13] != 0x00 || frames[n][14 + 9] != PROTO_PGM)
+			continue; /* IPv6 neighbour discovery and the like */
+		lens[n++] = (size_t)len;
+	}
+	return n;
+}
+
+START_TEST(test_link_layer_makes_the_frame_the_ip_stack_makes)
+{
+	struct rawsock *rs;
+	struct rawsock_stats st;
+	char err[256];
+	uint8_t dgram[64], before[64], frames[6][128];
+	size_t lens[6], len;
+	uint64_t sent, failed;
+	struct sockaddr_ll bind_to = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	static const uint8_t group_mac[6] = {0x01, 0x00, 0x5e, 0x01, 0x02, 0x03};
+	uint8_t h[60];
+	int ifindex, cap;
+
+	if (!rawsock_test_netns())
+		return;
+	ck_assert_int_eq(system("ip link add v0 type veth peer name v1 && ip link set v0 up && "
+				"ip link set v1 up && ip addr add 192.0.2.1/24 dev v0"),
+		0);
+	ifindex = (int)if_nametoindex("v0");
+	ck_assert_int_gt(ifindex, 0);
+	cap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	ck_assert_int_ge(cap, 0);
+	bind_to.sll_ifindex = ifindex;
+	ck_assert_int_eq(bind(cap, (struct sockaddr *)&bind_to, sizeof(bind_to)), 0);
+	rs = rawsock_open(NULL, err, sizeof(err));
+	ck_assert_msg(rs != NULL, "%s", err);
+	ck_assert_int_eq(rawsock_set_link(rs, ifindex, true), 0);
+	len = rawsock_test_datagram(dgram, htonl(0xef010203u) /* 239.1.2.3 */, 7);
+	dgram[4] = 0x12; /* an id: kept by both paths */
+	dgram[5] = 0x34;
+	memcpy(before, dgram, len);
+
+	/* 1: link layer, single; 2: link layer, batched; 3: the IP stack */
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 8), 0);
+	rawsock_batch_begin(rs);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 8), 0);
+	rawsock_batch_end(rs, &sent, &failed);
+	ck_assert_uint_eq(sent, 1);
+	ck_assert_uint_eq(failed, 0);
+	ck_assert_int_eq(rawsock_set_link(rs, ifindex, false), 0);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 8), 0);
+	/* 4: link layer again, a datagram without an id; 5: link output off, the IP stack */
+	ck_assert_int_eq(rawsock_set_link(rs, ifindex, true), 0);
+	dgram[4] = dgram[5] = 0;
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 8), 0);
+	ck_assert(rawsock_set_link_output(rs, false));
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 8), 0);
+	ck_assert_mem_eq(dgram + 6, before + 6, len - 6); /* the caller's buffer untouched */
+
+	ck_assert_uint_eq(rawsock_test_capture(cap, frames, lens, 6), 5);
+	for (int i = 0; i < 5; i++)
+		ck_assert_uint_eq(lens[i], 14 + len);
+	/* the frames of both paths are the same bytes: addresses, header, checksum, payload */
+	ck_assert_mem_eq(frames[0], frames[2], lens[0]);
+	ck_assert_mem_eq(frames[1], frames[2], lens[0]);
+	ck_assert_mem_eq(frames[0], group_mac, 6);
+	ck_assert_uint_eq(frames[0][14 + 8], 8);
+	/* without an id, the link layer gives one, as the IP stack does; the checksum covers it */
+	ck_assert(frames[3][14 + 4] != 0 || frames[3][14 + 5] != 0);
+	ck_assert(frames[4][14 + 4] != 0 || frames[4][14 + 5] != 0);
+	memcpy(h, frames[3] + 14, 20);
+	h[10] = h[11] = 0;
+	ck_assert_uint_eq(pgm_ip_header_checksum(h, 20), (unsigned)(frames[3][24] << 8 | frames[3][25]));
+	ck_assert_mem_eq(frames[3] + 14 + 20, frames[2] + 14 + 20, len - 20);
+
+	rawsock_get_stats(rs, &st);
+	ck_assert_uint_eq(st.packets, 5);
+	ck_assert_uint_eq(st.link_packets, 3);
+	ck_assert(st.link_available);
+	ck_assert(!st.link_output);
+	close(cap);
+	rawsock_close(rs);
+}
+END_TEST
+
+START_TEST(test_link_table_grows_and_refuses_bad_indexes)
+{
+	struct rawsock *rs;
+	char err[256];
+
+	if (!rawsock_test_netns())
+		return;
+	rs = rawsock_open(NULL, err, sizeof(err));
+	ck_assert_msg(rs != NULL, "%s", err);
+	ck_assert_int_eq(rawsock_set_link(rs, 0, true), -1);
+	ck_assert_int_eq(rawsock_set_link(rs, -3, true), -1);
+	ck_assert_int_eq(rawsock_set_link(rs, 5, true), 0);
+	ck_assert_int_eq(rawsock_set_link(rs, 100000, true), 0); /* far beyond: grows */
+	ck_assert_int_eq(rawsock_set_link(rs, 100000, false), 0);
+	ck_assert_int_eq(rawsock_set_link(rs, 200000, false), 0); /* nothing to record */
+	rawsock_close(rs);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rawsock");
@@ -242,6 +364,8 @@ int main(void)
 	tcase_add_test(tc, test_batch_delivers_in_order_and_counts_like_single_sends);
 	tcase_add_test(tc, test_batch_refuses_malformed_at_once);
 	tcase_add_test(tc, test_send_ttl_replaces_the_ttl_and_leaves_the_buffer);
+	tcase_add_test(tc, test_link_layer_makes_the_frame_the_ip_stack_makes);
+	tcase_add_test(tc, test_link_table_grows_and_refuses_bad_indexes);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
