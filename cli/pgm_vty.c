@@ -34,6 +34,7 @@ enum global_setting {
 	G_DLR_REDIRECT,
 	G_DLR_DISCOVERY,
 	G_POLL_RESPONSE,
+	G_LINK_OUTPUT,
 	G_COUNT
 };
 
@@ -96,6 +97,9 @@ static void reload_end(void)
 		assist_set_udp(true, PGM_DEFAULT_UDP_UCAST_PORT, PGM_DEFAULT_UDP_MCAST_PORT, err,
 			sizeof(err)) < 0)
 		log_warnx("reload: udp-encapsulation: %s", err);
+	if (!(global_seen & (1u << G_LINK_OUTPUT)) &&
+		assist_set_link_output(true, err, sizeof(err)) < 0)
+		log_warnx("reload: link-layer-output: %s", err);
 	if (!(global_seen & (1u << G_LIFETIME))) {
 		struct cp_config d;
 
@@ -270,6 +274,16 @@ static int cmd_dlr_discovery(struct cmd_session *s, const struct cmd_args *a)
 	return CMD_OK;
 }
 
+static int cmd_link_output(struct cmd_session *s, const struct cmd_args *a)
+{
+	char err[256];
+
+	mark_global(G_LINK_OUTPUT);
+	if (assist_set_link_output(!a->negate, err, sizeof(err)) < 0)
+		return fail(s, err);
+	return CMD_OK;
+}
+
 static int cmd_poll_response(struct cmd_session *s, const struct cmd_args *a)
 {
 	(void)s;
@@ -372,6 +386,8 @@ static void write_global(struct cfg_buf *b)
 		 c->udp_mcast_port != PGM_DEFAULT_UDP_MCAST_PORT)
 		cfg_printf(b, "ip pgm router udp-encapsulation ports %u %u\n", c->udp_ucast_port,
 			c->udp_mcast_port);
+	if (!c->link_output)
+		cfg_printf(b, "no ip pgm router link-layer-output\n");
 	if (c->session_lifetime_s != d.session_lifetime_s)
 		cfg_printf(b, "ip pgm router session-lifetime %u\n", c->session_lifetime_s);
 	if (c->max_sessions != 0)
@@ -1197,6 +1213,13 @@ static const struct cmd_def pgm_cmds[] = {
 		.handler = cmd_udp,
 		.no_spec = "ip pgm router udp-encapsulation",
 		.no_help = PGM_ROUTER_HELP "Intercept PGM over UDP (OpenPGM, ZeroMQ epgm)\n"},
+	{.spec = "ip pgm router link-layer-output",
+		.help = PGM_ROUTER_HELP "Send multicast onto Ethernet links through a packet socket "
+					"(no route lookup; bypasses netfilter output hooks)\n",
+		.modes = CMD_MODE(CMD_NODE_CONFIG),
+		.priv = CMD_PRIV_ADMIN,
+		.handler = cmd_link_output,
+		.no_spec = CMD_NO_SAME},
 	{.spec = "ip pgm router session-lifetime <0-86400>",
 		.help = PGM_ROUTER_HELP "How long a session lives without SPMs\n"
 					"Seconds (0: forever)\n",

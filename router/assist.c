@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netfilter.h>
+#include <net/if_arp.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -152,6 +153,7 @@ static void conf_default(struct assist_conf *c)
 	c->backend = RULES_BACKEND_AUTO;
 	c->ncf_ttl = ASSIST_DEFAULT_NCF_TTL;
 	c->udp = true;
+	c->link_output = true;
 	c->udp_ucast_port = PGM_DEFAULT_UDP_UCAST_PORT;
 	c->udp_mcast_port = PGM_DEFAULT_UDP_MCAST_PORT;
 	c->session_lifetime_s = cp.session_lifetime_s;
@@ -467,6 +469,16 @@ int assist_set_udp(bool enabled, uint16_t ucast_port, uint16_t mcast_port, char 
 	return 0;
 }
 
+int assist_set_link_output(bool enabled, char *err, size_t errlen)
+{
+	A->conf.link_output = enabled;
+	if (A->raw != NULL && !rawsock_set_link_output(A->raw, enabled)) {
+		snprintf(err, errlen, "no packet socket: multicast goes through the IP stack");
+		return -1;
+	}
+	return 0;
+}
+
 void assist_set_session_lifetime(uint32_t seconds)
 {
 	A->conf.session_lifetime_s = seconds;
@@ -587,11 +599,21 @@ void assist_if_forget(const char *name)
 
 /* ---- interfaces from rtnetlink ---- */
 
+/* Whether the interface's multicast can go through the link layer (rawsock.h). */
+static void raw_link_from_rtnl(const struct rtnl_if *ifp, bool present)
+{
+	if (A->raw != NULL &&
+		rawsock_set_link(A->raw, ifp->ifindex, present && ifp->type == ARPHRD_ETHER) < 0)
+		log_warnx("%s: multicast out of it goes through the IP stack (out of memory)",
+			ifp->name);
+}
+
 static void cp_if_from_rtnl(const struct rtnl_if *ifp)
 {
 	struct pgm_nla addr = {0};
 	struct assist_if *ifc;
 
+	raw_link_from_rtnl(ifp, true);
 	if (cp_if_add(A->cp, ifp->ifindex, ifp->name) < 0) {
 		log_warnx("%s: not tracked: the control plane's interface table is full", ifp->name);
 		return;
@@ -626,10 +648,13 @@ static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
 	case RTNL_IF_REMOVED:
 		ifc = if_find(ifp->name);
 		cp_if_remove(A->cp, ifp->ifindex);
+		raw_link_from_rtnl(ifp, false);
 		if (ifc != NULL && ifc->enabled)
 			log_info("%s: removed; router assist waits for it to come back", ifp->name);
 		break;
 	case RTNL_IF_CHANGED:
+		if (ev->changes & RTNL_CHANGE_TYPE)
+			raw_link_from_rtnl(ifp, true);
 		if (ev->changes & RTNL_CHANGE_NAME) {
 			/* The control plane knows interfaces by index and name; a rename makes it
 			   another interface for the configuration (which is by name). */
@@ -1477,6 +1502,18 @@ int assist_start(char *err, size_t errlen)
 	}
 	A->cp_log_mask = ~0u;
 	cp_log_mask_sync();
+	/* before the interfaces: each says whether its multicast can go by the link layer */
+	rawsock_config_default(&rsc);
+	A->raw = rawsock_open(&rsc, err, errlen);
+	if (A->raw == NULL)
+		goto fail;
+	if (!rawsock_set_link_output(A->raw, A->conf.link_output)) {
+		struct rawsock_stats st;
+
+		rawsock_get_stats(A->raw, &st);
+		log_warnx("no packet socket (%s): multicast goes through the IP stack",
+			strerror(st.link_errno));
+	}
 	if (rtnl_open(A->rtnl, err, errlen) < 0)
 		goto fail;
 	/* rtnl_open reported the existing interfaces before the control plane was reachable
@@ -1502,9 +1539,7 @@ int assist_start(char *err, size_t errlen)
 			goto fail;
 		}
 	}
-	rawsock_config_default(&rsc);
-	A->raw = rawsock_open(&rsc, err, errlen);
-	if (A->raw == NULL || A->rtnl_io == NULL)
+	if (A->rtnl_io == NULL)
 		goto fail;
 	A->running = true;
 	if (dataplane_open(err, errlen) < 0) {
@@ -1624,9 +1659,11 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			(unsigned long long)rcnt.packets[RULES_IPT_PRE],
 			(unsigned long long)rcnt.packets[RULES_IPT_IN]);
 		print(ctx,
-			"\"output\":{\"packets\":%llu,\"bytes\":%llu,\"would_block\":%llu,"
+			"\"output\":{\"packets\":%llu,\"bytes\":%llu,\"link_layer\":%llu,"
+			"\"link_layer_output\":%s,\"would_block\":%llu,"
 			"\"unreachable\":%llu,\"errors\":%llu},",
 			(unsigned long long)rs.packets, (unsigned long long)rs.bytes,
+			(unsigned long long)rs.link_packets, rs.link_output ? "true" : "false",
 			(unsigned long long)rs.would_block, (unsigned long long)rs.unreachable,
 			(unsigned long long)(rs.too_big + rs.bad_input + rs.other_errors));
 		print(ctx,
@@ -1693,6 +1730,11 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		(unsigned long long)rs.packets, (unsigned long long)rs.bytes,
 		(unsigned long long)rs.would_block, (unsigned long long)rs.unreachable,
 		(unsigned long long)(rs.too_big + rs.bad_input + rs.other_errors));
+	print(ctx, "    %llu multicast through the link layer (%s), the rest through the IP stack\n",
+		(unsigned long long)rs.link_packets,
+		rs.link_output		 ? "on"
+		: !rs.link_available && A->raw != NULL ? "unavailable: no packet socket"
+							 : "off");
 	print(ctx, "  Packet path: %llu packets, %llu not PGM, %llu malformed, %llu rewritten "
 		   "(%llu rewrites failed)\n",
 		(unsigned long long)as->packets, (unsigned long long)as->not_pgm,

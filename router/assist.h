@@ -68,6 +68,7 @@ struct assist_conf {
 	uint8_t ncf_ttl;
 	bool udp;
 	uint16_t udp_ucast_port, udp_mcast_port;
+	bool link_output; /* multicast onto Ethernet through the link layer (rawsock.h) */
 	uint32_t session_lifetime_s, max_sessions, max_repair_states;
 	/* DLRs and polls (struct cp_config) */
 	bool dlr_redirect, dlr_discovery, poll_reply;
@@ -92,6 +93,7 @@ int assist_set_backend(enum rules_backend backend, char *err, size_t errlen);
 void assist_set_ncf_ttl(uint8_t ttl);
 int assist_set_udp(bool enabled, uint16_t ucast_port, uint16_t mcast_port, char *err,
 	size_t errlen);
+int assist_set_link_output(bool enabled, char *err, size_t errlen);
 void assist_set_session_lifetime(uint32_t seconds);
 void assist_set_dlr(bool redirect, bool discovery, uint32_t poll_ivl_ms, uint32_t poll_bo_ivl_ms);
 void assist_set_poll_reply(bool enabled);

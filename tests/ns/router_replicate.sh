@@ -7,7 +7,9 @@
 #  - an interface without router assist gets the SPM unchanged, the assisted one rewritten;
 #  - no route: left to the kernel, counted (and the kernel, with no route, forwards nothing);
 #  - off the route's incoming interface: left to the kernel, counted, not forwarded;
-#  - nothing of it is seen at the forward hook: there is no rule of ours there.
+#  - nothing of it is seen at the forward hook: there is no rule of ours there;
+#  - the copies go through the link layer (d1, d2 are Ethernet), and through the IP stack with
+#    `no ip pgm router link-layer-output`, the same on the wire.
 . "$(dirname "$0")/lib_router.sh"
 router_need
 TSI="010203040506\.1234"
@@ -17,6 +19,7 @@ sniffers || exit 1
 router_conf "$NS_TMP/r.conf"
 router_start "$NS_TMP/r.conf" || exit 1
 repl() { dp "j['replication']['$1']"; }
+out() { dp "j['output']['$1']"; }
 spm() { # spm SQN PATH [GROUP]: the SPM as the receivers' sniffers print it
 	echo "^pgm src=$SRC_ADDR dst=${3:-$GROUP} ttl=15 ra=0 encap=ip csum=ok type=SPM \| SPM $TSI sqn $1 .* path $2 "
 }
@@ -38,6 +41,7 @@ inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 3 --trail 1 --lead 3
 check "SPM 3 arrives on d1 and d2" eval "wait_seen 10 r1 '$(spm 3 $D1_ADDR)' 1 && wait_seen 10 r2 '$(spm 3 $D2_ADDR)' 1"
 check "SPM 2 (TTL 1) went nowhere" eval "[ $(seen r1 'SPM $TSI sqn 2 ') = 0 ] && [ $(seen r2 'SPM $TSI sqn 2 ') = 0 ]"
 check "copies: 2 for SPM 1, none for SPM 2, 2 for SPM 3" test "$(repl copies)" = 4
+check "... sent through the link layer" test "$(out link_layer)" -ge 4
 
 # ---- no route: left to the kernel, counted ----
 nr=$(repl no_route)
@@ -81,6 +85,19 @@ cli "configure terminal" "interface d2" "no ip pgm router" "end" >/dev/null
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 9 --trail 1 --lead 9
 check "SPM 9 on d1 (assisted) with path $D1_ADDR" wait_seen 10 r1 "$(spm 9 $D1_ADDR)" 1
 check "SPM 9 on d2 (not assisted) unchanged: path $SRC_ADDR" wait_seen 10 r2 "$(spm 9 $SRC_ADDR)" 1
+# ---- link-layer output off: the copies go through the IP stack, the same on the wire ----
+cli "configure terminal" "interface d2" "ip pgm router" "exit" "no ip pgm router link-layer-output" \
+	"end" >/dev/null
+ll=$(out link_layer)
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 11 --trail 1 --lead 11
+check "link-layer output off: SPM 11 on d1 with path $D1_ADDR" wait_seen 10 r1 "$(spm 11 $D1_ADDR)" 1
+check "... and on d2 with path $D2_ADDR" wait_seen 10 r2 "$(spm 11 $D2_ADDR)" 1
+check "... both through the IP stack" eval "[ $(out link_layer) = $ll ] && [ $(dp "j['output']['link_layer_output']") = False ]"
+check "the running config says so" eval "cli 'show running-config' | grep -qx 'no ip pgm router link-layer-output'"
+cli "configure terminal" "ip pgm router link-layer-output" "end" >/dev/null
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 12 --trail 1 --lead 12
+check "on again: SPM 12 on d1 and d2 through the link layer" eval "wait_seen 10 r1 '$(spm 12 $D1_ADDR)' 1 &&
+	wait_seen 10 r2 '$(spm 12 $D2_ADDR)' 1 && [ \$(out link_layer) = $((ll + 2)) ]"
 check "nothing failed on the packet path" jtrue "show ip pgm router dataplane json" \
 	"j['path']['malformed'] == 0 and j['path']['send_failed'] == 0 and j['replication']['copies_failed'] == 0"
 check "show ip pgm router dataplane (text) reports replication" \
