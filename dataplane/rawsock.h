@@ -1,7 +1,8 @@
 /*
  * Packet output: one raw IPv4 socket (IPPROTO_RAW, so IP_HDRINCL) that sends complete datagrams
  * built by the caller (pgm_build_ip): NCFs and POLLs multicast with the data source's address as
- * IP source and Router Alert in the header, NAKs unicast upstream from the router's own address.
+ * IP source and Router Alert in the header, NAKs unicast upstream from the router's own address;
+ * and one packet socket for multicast onto Ethernet links (below).
  *
  * The egress interface is chosen per packet with an IP_PKTINFO control message (ipi_ifindex):
  * one descriptor serves every interface, nothing has to follow interfaces that come, go or get
@@ -18,10 +19,10 @@
  * Multicast out of an Ethernet interface (rawsock_set_link) goes through a packet socket instead,
  * as a frame to the group's MAC address (RFC 1112 6.4), with the header completed as the IP stack
  * would (the checksum, an id where the caller left 0): the same frame, without the route lookup
- * and IP output of every datagram, which cost more than half of the kernel's work per copy. It
- * also passes by the netfilter output and postrouting hooks, as the kernel's own forwarding does
- * not; rawsock_set_link_output(rs, false) sends everything through the IP stack. Taps and queueing
- * disciplines still see the frames. Unicast, interfaces of other link layers and multicast
+ * (for multicast, a route entry allocated and freed per datagram) and the IP output path. Such
+ * frames skip netfilter's output and postrouting hooks, which the raw socket's datagrams pass;
+ * rawsock_set_link_output(rs, false) sends everything through the IP stack. Queueing disciplines
+ * and capture taps still see them. Unicast, interfaces of other link layers and multicast
  * loopback always use the IP stack.
  *
  * Batches: the packets a burst of input makes (an NCF and a NAK per NAK received, a timer run's

@@ -911,8 +911,9 @@ static void on_action(void *ctx, const struct cp_action *a)
 
 /*
  * Packets originated while handling a burst (a receive round, a timer run) are queued and sent
- * together, one sendmmsg() instead of a sendmsg() each; they still leave in the order made and
- * before the verdicts of the packets that made them (nfqueue_set_before_verdicts).
+ * together, one sendmmsg() per output socket instead of a sendmsg() each (multicast onto Ethernet
+ * first, then the rest, each in the order made), before the verdicts of the packets that made
+ * them (nfqueue_set_before_verdicts).
  */
 static void sends_batch_begin(void)
 {

@@ -6,8 +6,8 @@
 #       puts the source MS milliseconds away (default 100: everything it sends is delayed, as
 #       across a WAN), drops 5 % of the ODATA into LAN a and 3 % into trunk t2, streams OpenPGM
 #       for S seconds (default 20) without router assist, then again with pgmrouterd in every
-#       router; shows what the routers say (show ip pgm router state, traffic) and the two runs
-#       side by side, and removes everything.
+#       router; shows what the routers say (show ip pgm router state, traffic, dataplane) and
+#       the two runs side by side, and removes everything.
 #   tests/lab/demo.sh --interactive [--hosts N] [--delay MS]
 #       Builds the same topology with pgmrouterd in every router, starts a slow endless stream
 #       (50 messages/s, up to an hour), leaves it all running and opens a pgmrouter session on
@@ -288,6 +288,7 @@ routers_up || lab_die "pgmrouterd did not start"
 stream with
 echo
 cli e1 "show ip pgm router traffic"
+cli e1 "show ip pgm router dataplane"
 for r in $TOPO_ROUTERS; do
 	if ! lab_router_running "$r"; then
 		echo "!!! pgmrouterd in $r died; the end of its log:"
