@@ -129,27 +129,42 @@ bool rawsock_set_link_output(struct rawsock *rs, bool enabled)
 
 int rawsock_set_link(struct rawsock *rs, int ifindex, bool ethernet)
 {
-	size_t byte = (size_t)ifindex / 8;
+	size_t byte;
+	uint8_t bit;
 
-	if (ifindex <= 0)
+	if (ifindex <= 0) {
+		errno = ERANGE;
 		return -1;
+	}
+	byte = (size_t)ifindex / 8;
+	bit = (uint8_t)(1u << (ifindex % 8));
+	if (!ethernet) {
+		if (byte < rs->ether_bytes)
+			rs->ether[byte] &= (uint8_t)~bit;
+		return 0; /* beyond the table: nothing recorded, nothing to forget */
+	}
+	if (ifindex > RAWSOCK_LINK_MAX_IFINDEX) {
+		errno = ERANGE;
+		return -1;
+	}
 	if (byte >= rs->ether_bytes) {
-		size_t n = byte + 1 > 2 * rs->ether_bytes ? byte + 1 : 2 * rs->ether_bytes;
+		size_t cap = RAWSOCK_LINK_MAX_IFINDEX / 8 + 1, n = 2 * rs->ether_bytes;
 		uint8_t *e;
 
-		if (!ethernet)
-			return 0;
+		if (n < byte + 1)
+			n = byte + 1;
+		if (n > cap)
+			n = cap;
 		e = realloc(rs->ether, n);
-		if (e == NULL)
+		if (e == NULL) {
+			errno = ENOMEM;
 			return -1; /* that interface's multicast goes by the IP stack */
+		}
 		memset(e + rs->ether_bytes, 0, n - rs->ether_bytes);
 		rs->ether = e;
 		rs->ether_bytes = n;
 	}
-	if (ethernet)
-		rs->ether[byte] |= (uint8_t)(1u << (ifindex % 8));
-	else
-		rs->ether[byte] &= (uint8_t)~(1u << (ifindex % 8));
+	rs->ether[byte] |= bit;
 	return 0;
 }
 

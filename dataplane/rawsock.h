@@ -91,9 +91,11 @@ void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st);
 /*
  * Records whether ifindex is an Ethernet link (ARPHRD_ETHER: Ethernet, veth, VLAN, bridge, bond),
- * where multicast can go through the link layer. Returns 0, or -1 (out of memory, bad ifindex;
- * that interface then stays with the IP stack).
+ * where multicast can go through the link layer: a bit per ifindex, up to
+ * RAWSOCK_LINK_MAX_IFINDEX (128 KiB). Returns 0, or -1 with errno ENOMEM, or ERANGE for an
+ * ifindex outside 1..RAWSOCK_LINK_MAX_IFINDEX; that interface then stays with the IP stack.
  */
+#define RAWSOCK_LINK_MAX_IFINDEX (1 << 20)
 int rawsock_set_link(struct rawsock *rs, int ifindex, bool ethernet);
 /* Link-layer output on or off (on when the packet socket opened); false when it cannot be on. */
 bool rawsock_set_link_output(struct rawsock *rs, bool enabled);

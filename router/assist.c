@@ -604,8 +604,8 @@ static void raw_link_from_rtnl(const struct rtnl_if *ifp, bool present)
 {
 	if (A->raw != NULL &&
 		rawsock_set_link(A->raw, ifp->ifindex, present && ifp->type == ARPHRD_ETHER) < 0)
-		log_warnx("%s: multicast out of it goes through the IP stack (out of memory)",
-			ifp->name);
+		log_warnx("%s: multicast out of it goes through the IP stack (ifindex %d: %s)",
+			ifp->name, ifp->ifindex, strerror(errno));
 }
 
 static void cp_if_from_rtnl(const struct rtnl_if *ifp)

@@ -347,11 +347,16 @@ START_TEST(test_link_table_grows_and_refuses_bad_indexes)
 	rs = rawsock_open(NULL, err, sizeof(err));
 	ck_assert_msg(rs != NULL, "%s", err);
 	ck_assert_int_eq(rawsock_set_link(rs, 0, true), -1);
+	ck_assert_int_eq(errno, ERANGE);
 	ck_assert_int_eq(rawsock_set_link(rs, -3, true), -1);
+	ck_assert_int_eq(rawsock_set_link(rs, RAWSOCK_LINK_MAX_IFINDEX + 1, true), -1);
+	ck_assert_int_eq(errno, ERANGE);
+	/* an interface of another link layer needs no entry, whatever its index */
+	ck_assert_int_eq(rawsock_set_link(rs, RAWSOCK_LINK_MAX_IFINDEX + 1, false), 0);
 	ck_assert_int_eq(rawsock_set_link(rs, 5, true), 0);
-	ck_assert_int_eq(rawsock_set_link(rs, 100000, true), 0); /* far beyond: grows */
-	ck_assert_int_eq(rawsock_set_link(rs, 100000, false), 0);
-	ck_assert_int_eq(rawsock_set_link(rs, 200000, false), 0); /* nothing to record */
+	ck_assert_int_eq(rawsock_set_link(rs, 200000, false), 0); /* beyond the table: nothing */
+	ck_assert_int_eq(rawsock_set_link(rs, RAWSOCK_LINK_MAX_IFINDEX, true), 0); /* grows */
+	ck_assert_int_eq(rawsock_set_link(rs, RAWSOCK_LINK_MAX_IFINDEX, false), 0);
 	rawsock_close(rs);
 }
 END_TEST
