@@ -293,6 +293,25 @@ static void rawsock_link_header(struct rawsock *rs, uint8_t *h, size_t ihl, uint
 	}
 }
 
+/*
+ * A message's destination (msg zeroed by the caller), through the link layer or the IP stack,
+ * into slot; h is the header that goes (a copy of the caller's, changed here as that path needs).
+ */
+static void rawsock_destination(struct rawsock *rs, bool by_link, struct msghdr *msg,
+	struct rawsock_slot *slot, uint8_t *h, int ifindex, uint8_t ttl)
+{
+	if (by_link) {
+		rawsock_link_header(rs, h, (size_t)(h[0] & 0x0f) * 4, ttl);
+		rawsock_link_address(&slot->ll, ifindex, h);
+		msg->msg_name = &slot->ll;
+		msg->msg_namelen = sizeof(slot->ll);
+		return;
+	}
+	if (ttl > 0)
+		h[8] = ttl;
+	rawsock_address(msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), h, ifindex);
+}
+
 /* Counts one datagram's outcome: n bytes sent, or the send's errno e. */
 static void rawsock_count(struct rawsock *rs, ssize_t n, int e)
 {
@@ -341,29 +360,18 @@ static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, si
 	struct rawsock_slot *slot;
 	struct msghdr *msg;
 	uint8_t *copy;
+	bool by_link = rawsock_by_link(rs, ifindex, ip);
 
 	if (rs->queued + rs->link_queued == RAWSOCK_BATCH_MAX ||
 		rs->arena_used + len > sizeof(rs->arena))
 		rawsock_send_queued(rs);
 	slot = &rs->slots[rs->queued + rs->link_queued];
+	msg = by_link ? &rs->link_msgs[rs->link_queued++].msg_hdr : &rs->msgs[rs->queued++].msg_hdr;
 	copy = rs->arena + rs->arena_used;
 	rs->arena_used += len;
 	memcpy(copy, ip, len);
-	if (rawsock_by_link(rs, ifindex, ip)) {
-		msg = &rs->link_msgs[rs->link_queued++].msg_hdr;
-		memset(msg, 0, sizeof(*msg));
-		rawsock_link_header(rs, copy, (size_t)(copy[0] & 0x0f) * 4, ttl);
-		rawsock_link_address(&slot->ll, ifindex, copy);
-		msg->msg_name = &slot->ll;
-		msg->msg_namelen = sizeof(slot->ll);
-	} else {
-		msg = &rs->msgs[rs->queued++].msg_hdr;
-		memset(msg, 0, sizeof(*msg));
-		if (ttl > 0)
-			copy[8] = ttl;
-		rawsock_address(
-			msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), copy, ifindex);
-	}
+	memset(msg, 0, sizeof(*msg));
+	rawsock_destination(rs, by_link, msg, slot, copy, ifindex, ttl);
 	slot->iov.iov_base = copy;
 	slot->iov.iov_len = len;
 	msg->msg_iov = &slot->iov;
@@ -416,9 +424,7 @@ static int rawsock_send_common(
 	struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len, uint8_t ttl)
 {
 	uint8_t header[IPV4_MAX_HEADER];
-	_Alignas(struct cmsghdr) char control[PKTINFO_CONTROL_ROOM];
-	struct sockaddr_in dst;
-	struct sockaddr_ll ll;
+	struct rawsock_slot slot; /* its destination and control room; iov is the two below */
 	struct iovec iov[2];
 	struct msghdr msg = {0};
 	size_t ihl;
@@ -432,8 +438,8 @@ static int rawsock_send_common(
 		rawsock_queue(rs, ifindex, ip, len, ttl);
 		return 0;
 	}
-	/* The header is copied so the TTL can be overridden without touching the caller's
-	 * buffer; the kernel recomputes the checksum of HDRINCL datagrams. */
+	/* The header is copied so it can be changed (TTL, id, checksum) without touching the
+	 * caller's buffer. */
 	memcpy(header, ip, ihl);
 	iov[0].iov_base = header;
 	iov[0].iov_len = ihl;
@@ -442,16 +448,7 @@ static int rawsock_send_common(
 	msg.msg_iov = iov;
 	msg.msg_iovlen = len > ihl ? 2 : 1;
 	by_link = rawsock_by_link(rs, ifindex, ip);
-	if (by_link) {
-		rawsock_link_header(rs, header, ihl, ttl);
-		rawsock_link_address(&ll, ifindex, ip);
-		msg.msg_name = &ll;
-		msg.msg_namelen = sizeof(ll);
-	} else {
-		if (ttl > 0)
-			header[8] = ttl;
-		rawsock_address(&msg, &dst, control, sizeof(control), ip, ifindex);
-	}
+	rawsock_destination(rs, by_link, &msg, &slot, header, ifindex, ttl);
 	n = rawsock_sendmsg(by_link ? rs->link_fd : rs->fd, &msg);
 	e = errno;
 	rawsock_count(rs, n, e);

@@ -7,8 +7,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netfilter.h>
-#include <net/if_arp.h>
 #include <linux/netfilter/nfnetlink_queue.h>
+#include <net/if_arp.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
