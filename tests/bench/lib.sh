@@ -172,6 +172,17 @@ bench_lan_settle() {
 	return 1
 }
 
+# bench_softnet_drops: packets the kernel dropped, all CPUs together, because a CPU's input
+# backlog was full (/proc/net/softnet_stat, second column; the machine's, not one namespace's).
+# On veth a packet sent is received in the sender's context, so a busy receiving CPU loses some.
+bench_softnet_drops() {
+	local n=0 _processed dropped _rest
+	while read -r _processed dropped _rest; do
+		n=$((n + 16#$dropped))
+	done </proc/net/softnet_stat
+	echo "$n"
+}
+
 # bench_queue_stats ROUTER: the kernel's view of NFQUEUE $BENCH_QUEUE in ROUTER's namespace:
 # "bound id_sequence queue_total socket_drops" (bound 0 and zeros when nothing is bound). The
 # drops are the bound socket's (a full receive buffer, fail-open: accepted unassisted).
