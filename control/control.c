@@ -415,7 +415,7 @@ cp_time_t cp_timers(struct cp *cp, cp_time_t now)
 	return cp_next_deadline(cp);
 }
 
-cp_time_t cp_next_deadline(const struct cp *cp)
+cp_time_t cp_next_deadline(struct cp *cp)
 {
 	cp_time_t a = cp_wheel_next(&cp->repair_wheel), b = cp_wheel_next(&cp->session_wheel);
 	cp_time_t c = cp_wheel_next(&cp->polr_wheel);

@@ -355,7 +355,7 @@ void cp_count_error(struct cp *cp, int ifindex, enum pgm_err err);
  * UINT64_MAX when nothing is pending.
  */
 cp_time_t cp_timers(struct cp *cp, cp_time_t now);
-cp_time_t cp_next_deadline(const struct cp *cp);
+cp_time_t cp_next_deadline(struct cp *cp);
 
 /* Clear operations. `group` NULL = all. */
 void cp_clear_counters(struct cp *cp, int ifindex /* 0 = all */);

@@ -138,6 +138,10 @@ struct cp_wheel {
 	struct cp_tnode *(*node)(void *ctx, uint32_t id);
 	void *ctx;
 	size_t count; /* scheduled entries, expired ones included */
+	/* cp_wheel_next()'s answer while next_valid: lowered as entries are placed, recomputed
+	   after the wheel advances or a list it may have come from empties */
+	cp_time_t next;
+	bool next_valid;
 };
 
 void cp_wheel_init(
@@ -150,7 +154,7 @@ void cp_wheel_advance(struct cp_wheel *wheel, cp_time_t now);
 /* Takes the next expired entry off the wheel, or CP_NIL. */
 uint32_t cp_wheel_pop_expired(struct cp_wheel *wheel);
 /* A time at or before the earliest deadline; UINT64_MAX when empty. */
-cp_time_t cp_wheel_next(const struct cp_wheel *wheel);
+cp_time_t cp_wheel_next(struct cp_wheel *wheel);
 
 static inline void cp_tnode_init(struct cp_tnode *n)
 {

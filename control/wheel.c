@@ -46,7 +46,10 @@ static void list_append(struct cp_wheel *w, unsigned index, uint32_t id, struct 
 	h->prev = id;
 }
 
-/* Unlinks n; if that empties a slot list, clears the slot's pending bit. */
+/*
+ * Unlinks n; if that empties a slot list, clears the slot's pending bit. An emptied slot or
+ * expired list may have been the earliest: the cached next deadline is recomputed when asked.
+ */
 static void unlink_node(struct cp_wheel *w, struct cp_tnode *n)
 {
 	struct cp_tnode *prev = node_of(w, n->prev), *next = node_of(w, n->next);
@@ -59,8 +62,19 @@ static void unlink_node(struct cp_wheel *w, struct cp_tnode *n)
 		if (index < EXPIRED_LIST)
 			w->pending[index / CP_WHEEL_SLOTS] &=
 				~((uint64_t)1 << (index % CP_WHEEL_SLOTS));
+		if (index <= EXPIRED_LIST)
+			w->next_valid = false;
 	}
 	n->next = n->prev = CP_NIL;
+}
+
+/* The time slot `slot` of `level` starts at, relative to the wheel's time. */
+static inline cp_time_t slot_start(const struct cp_wheel *w, unsigned level, unsigned slot)
+{
+	unsigned shift = level * CP_WHEEL_BITS, upper = shift + CP_WHEEL_BITS;
+	cp_time_t base = upper < 64 ? (w->now >> upper) << upper : 0;
+
+	return base | ((cp_time_t)slot << shift);
 }
 
 void cp_wheel_init(struct cp_wheel *w, struct cp_tnode *(*node)(void *ctx, uint32_t id), void *ctx)
@@ -68,6 +82,8 @@ void cp_wheel_init(struct cp_wheel *w, struct cp_tnode *(*node)(void *ctx, uint3
 	memset(w, 0, sizeof(*w));
 	for (unsigned i = 0; i < CP_WHEEL_SENTINELS; i++)
 		list_init(w, i);
+	w->next = UINT64_MAX;
+	w->next_valid = true;
 	w->node = node;
 	w->ctx = ctx;
 }
@@ -80,6 +96,7 @@ static void place(struct cp_wheel *w, uint32_t id, struct cp_tnode *n)
 
 	if (n->deadline <= w->now) {
 		list_append(w, EXPIRED_LIST, id, n);
+		w->next = w->now;
 		return;
 	}
 	diff = n->deadline ^ w->now;
@@ -87,6 +104,8 @@ static void place(struct cp_wheel *w, uint32_t id, struct cp_tnode *n)
 	slot = (unsigned)(n->deadline >> (level * CP_WHEEL_BITS)) & (CP_WHEEL_SLOTS - 1);
 	list_append(w, level * CP_WHEEL_SLOTS + slot, id, n);
 	w->pending[level] |= (uint64_t)1 << slot;
+	if (w->next_valid && slot_start(w, level, slot) < w->next)
+		w->next = slot_start(w, level, slot);
 }
 
 void cp_wheel_schedule(struct cp_wheel *w, uint32_t id, cp_time_t deadline)
@@ -166,6 +185,7 @@ void cp_wheel_advance(struct cp_wheel *w, cp_time_t now)
 		}
 	}
 	w->now = now;
+	w->next_valid = false;
 	while (!list_empty(w, SCRATCH_LIST)) {
 		uint32_t id = w->sentinel[SCRATCH_LIST].next;
 		struct cp_tnode *n = node_of(w, id);
@@ -187,21 +207,28 @@ uint32_t cp_wheel_pop_expired(struct cp_wheel *w)
 	return id;
 }
 
-cp_time_t cp_wheel_next(const struct cp_wheel *w)
+/* The answer without the cache. */
+static cp_time_t wheel_next(const struct cp_wheel *w)
 {
 	if (!list_empty(w, EXPIRED_LIST))
 		return w->now;
 	for (unsigned level = 0; level < CP_WHEEL_LEVELS; level++) {
-		unsigned shift = level * CP_WHEEL_BITS, upper = shift + CP_WHEEL_BITS;
-		unsigned slot;
-		cp_time_t base;
-
-		if (w->pending[level] == 0)
-			continue;
 		/* the lowest occupied slot; all are after the current digit */
-		slot = (unsigned)__builtin_ctzll(w->pending[level]);
-		base = upper < 64 ? (w->now >> upper) << upper : 0;
-		return base | ((cp_time_t)slot << shift);
+		if (w->pending[level] != 0)
+			return slot_start(w, level, (unsigned)__builtin_ctzll(w->pending[level]));
 	}
 	return UINT64_MAX;
+}
+
+/*
+ * Asked after every receive round, and most rounds only add entries: the cached answer is
+ * lowered as they are placed (place()) and recomputed only when it may have gone up.
+ */
+cp_time_t cp_wheel_next(struct cp_wheel *w)
+{
+	if (!w->next_valid) {
+		w->next = wheel_next(w);
+		w->next_valid = true;
+	}
+	return w->next;
 }

@@ -48,6 +48,19 @@ static cp_time_t random_delay(void)
 			ck_abort_msg(__VA_ARGS__);                                                 \
 	} while (0)
 
+/* The next deadline as cp_wheel_next() defines it, from the wheel's bitmaps (nothing expired). */
+static cp_time_t next_from_bitmaps(const struct cp_wheel *w)
+{
+	for (unsigned level = 0; level < CP_WHEEL_LEVELS; level++) {
+		unsigned shift = level * CP_WHEEL_BITS, upper = shift + CP_WHEEL_BITS;
+
+		if (w->pending[level] != 0)
+			return (upper < 64 ? (w->now >> upper) << upper : 0) |
+			       (cp_time_t)__builtin_ctzll(w->pending[level]) << shift;
+	}
+	return UINT64_MAX;
+}
+
 static void check_against_reference(struct cp_wheel *w)
 {
 	cp_time_t min = UINT64_MAX;
@@ -72,6 +85,9 @@ static void check_against_reference(struct cp_wheel *w)
 			min = ref_deadline[i];
 	}
 	REQUIRE(w->count == count, "count %zu, expected %zu", w->count, count);
+	/* the cached answer is the one computed afresh */
+	REQUIRE(cp_wheel_next(w) == next_from_bitmaps(w), "next %llu, from the bitmaps %llu",
+		(unsigned long long)cp_wheel_next(w), (unsigned long long)next_from_bitmaps(w));
 	if (count == 0)
 		REQUIRE(cp_wheel_next(w) == UINT64_MAX, "next deadline of an empty wheel");
 	else
