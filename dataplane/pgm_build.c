@@ -459,6 +459,28 @@ size_t pgm_build_ncf_from_nak(uint8_t *out, size_t cap, const struct pgm_packet 
 	return pgm_build_nak(out, cap, PGM_NCF, &hdr, sqn, &nak->nak_src, &nak->nak_grp, &opts);
 }
 
+size_t pgm_build_ncf_from_plain_nak(uint8_t *out, size_t cap, const struct pgm_packet *nak)
+{
+	size_t src_at = PGM_HEADER_LEN + 4, grp_at, len = nak->tpdu_len;
+	uint16_t sport;
+
+	if (nak->type != PGM_NAK || nak->opt_flags != 0 || nak->tsdu_len != 0 || len > cap ||
+		!nla_valid(&nak->nak_src) || !nla_valid(&nak->nak_grp))
+		return 0;
+	grp_at = src_at + 4 + pgm_nla_len(&nak->nak_src);
+	if (len != grp_at + 4 + pgm_nla_len(&nak->nak_grp) || get16(nak->tpdu + src_at + 2) != 0 ||
+		get16(nak->tpdu + grp_at + 2) != 0)
+		return 0;
+	memcpy(out, nak->tpdu, len);
+	/* 8.3: downstream port order */
+	sport = get16(out);
+	put16(out, get16(out + 2));
+	put16(out + 2, sport);
+	out[4] = PGM_NCF;
+	pgm_checksum_set(out, len);
+	return len;
+}
+
 size_t pgm_build_ncf_from_nak_tgs(uint8_t *out, size_t cap, const struct pgm_packet *nak,
 	uint32_t tgs, uint32_t pkt_cnt, const struct pgm_build_options *o)
 {

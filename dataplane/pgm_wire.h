@@ -467,6 +467,13 @@ size_t pgm_packet_serialize(uint8_t *out, size_t cap, const struct pgm_packet *p
 size_t pgm_build_ncf_from_nak(uint8_t *out, size_t cap, const struct pgm_packet *nak,
 	uint32_t parity_pkt_cnt, const struct pgm_build_options *o);
 /*
+ * The same for the common case, a NAK with no options and no NCF options to add: the NAK's bytes
+ * with the ports swapped back, the type changed and the checksum made again, which is what
+ * pgm_build_ncf_from_nak writes for it. Returns 0 for any other NAK (options, a TSDU length,
+ * nonzero reserved NLA bytes) or if cap is too small: then build it with pgm_build_ncf_from_nak.
+ */
+size_t pgm_build_ncf_from_plain_nak(uint8_t *out, size_t cap, const struct pgm_packet *nak);
+/*
  * For a parity NAK, parity_pkt_cnt above becomes NCF_PKT_CNT and must already be
  * max(NAK_PKT_CNT, the interface's known count) (11.6): without the group size the builder
  * replaces the low bits that hold parity_pkt_cnt and can detect a smaller count only where

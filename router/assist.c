@@ -820,6 +820,11 @@ static size_t build_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap)
 			o.path_nla = &a->path;
 		}
 		if (cur != NULL) {
+			size_t len;
+
+			if (!a->nak_bo_ivl && !a->nbr_unreach &&
+				(len = pgm_build_ncf_from_plain_nak(tpdu, cap, cur)) != 0)
+				return len;
 			o.nak_list = NULL;
 			o.nak_list_count = 0;
 			o.extra_header_flags = 0;

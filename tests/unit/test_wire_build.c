@@ -164,6 +164,52 @@ START_TEST(test_builder_invalid_params)
 }
 END_TEST
 
+/* The plain NAK's NCF: the bytes of the general builder, and a refusal for any other NAK. */
+START_TEST(test_ncf_from_plain_nak)
+{
+	static const char *const addrs[][2] = {{"198.18.0.1", "239.192.0.9"},
+		{"2001:db8::1", "239.192.0.9"}, {"198.18.0.1", "ff3e::8000:1"}};
+	struct pgm_header_params up = wire_test_upstream();
+	uint8_t nak[BUF], plain[BUF], general[BUF];
+	struct pgm_packet n;
+	size_t len;
+
+	for (unsigned i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		struct pgm_nla s = wire_test_nla(addrs[i][0]), g = wire_test_nla(addrs[i][1]);
+
+		parse_ok(nak, pgm_build_nak(nak, sizeof(nak), PGM_NAK, &up, 4000000000u + i, &s, &g,
+				      NULL),
+			&n);
+		len = pgm_build_ncf_from_plain_nak(plain, sizeof(plain), &n);
+		ck_assert_uint_gt(len, 0);
+		ck_assert_uint_eq(len, pgm_build_ncf_from_nak(general, sizeof(general), &n, 0, NULL));
+		ck_assert_mem_eq(plain, general, len);
+		ck_assert(pgm_csum_verifies(plain, len));
+		/* the buffer must hold it */
+		ck_assert_uint_eq(pgm_build_ncf_from_plain_nak(plain, len - 1, &n), 0);
+	}
+	{
+		struct pgm_nla s = wire_test_nla("198.18.0.1"), g = wire_test_nla("239.192.0.9");
+		uint32_t list[1] = {7};
+		struct pgm_build_options with_list = {.nak_list = list, .nak_list_count = 1};
+		struct pgm_build_options parity = {.extra_header_flags = PGM_OPT_PARITY};
+
+		/* options, parity, a nonzero reserved half, another type: the general path's */
+		parse_ok(nak, pgm_build_nak(nak, sizeof(nak), PGM_NAK, &up, 5, &s, &g, &with_list), &n);
+		ck_assert_uint_eq(pgm_build_ncf_from_plain_nak(plain, sizeof(plain), &n), 0);
+		parse_ok(nak, pgm_build_nak(nak, sizeof(nak), PGM_NAK, &up, 5, &s, &g, &parity), &n);
+		ck_assert_uint_eq(pgm_build_ncf_from_plain_nak(plain, sizeof(plain), &n), 0);
+		len = pgm_build_nak(nak, sizeof(nak), PGM_NAK, &up, 5, &s, &g, NULL);
+		nak[PGM_HEADER_LEN + 4 + 3] = 1;
+		pgm_checksum_set(nak, len);
+		parse_ok(nak, len, &n);
+		ck_assert_uint_eq(pgm_build_ncf_from_plain_nak(plain, sizeof(plain), &n), 0);
+		parse_ok(nak, pgm_build_nak(nak, sizeof(nak), PGM_NNAK, &up, 5, &s, &g, NULL), &n);
+		ck_assert_uint_eq(pgm_build_ncf_from_plain_nak(plain, sizeof(plain), &n), 0);
+	}
+}
+END_TEST
+
 /* NCF from a NAK (7.2, 8.3, 9.3.3, 11.6). */
 START_TEST(test_ncf_from_nak)
 {
@@ -680,6 +726,7 @@ static Suite *build_suite(void)
 	tcase_add_test(builders, test_builder_fields);
 	tcase_add_test(builders, test_builder_invalid_params);
 	tcase_add_test(builders, test_ncf_from_nak);
+	tcase_add_test(builders, test_ncf_from_plain_nak);
 	tcase_add_test(builders, test_nak_ncf_for_tsi);
 	tcase_add_test(builders, test_rewrite_spm_path);
 	tcase_add_test(builders, test_rewrite_nak_bo_ivl);
