@@ -433,6 +433,8 @@ void cp_foreach_if(const struct cp *cp, cp_if_cb cb, void *ctx);
 bool cp_get_if(const struct cp *cp, int ifindex, struct cp_if_view *v);
 /* Whether router assist is enabled on ifindex: cp_get_if()'s `assist`, without the view. */
 bool cp_if_assisted(const struct cp *cp, int ifindex);
+/* The address cp_if_set_addr() gave ifindex: cp_get_if()'s `addr`, without the view. */
+bool cp_if_addr(const struct cp *cp, int ifindex, struct pgm_nla *addr);
 int cp_if_slot_ifindex(const struct cp *cp, unsigned slot);
 /* Sessions in a stable order (group, source, TSI); `group` NULL = all. */
 void cp_foreach_session(const struct cp *cp, const struct pgm_nla *group, cp_session_cb cb,

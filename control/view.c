@@ -57,6 +57,16 @@ bool cp_if_assisted(const struct cp *cp, int ifindex)
 	return ifp != NULL && ifp->assist;
 }
 
+bool cp_if_addr(const struct cp *cp, int ifindex, struct pgm_nla *addr)
+{
+	const struct cp_iface *ifp = cp_iface_find(cp, ifindex);
+
+	if (ifp == NULL)
+		return false;
+	*addr = ifp->addr;
+	return true;
+}
+
 static int nla_cmp(const struct pgm_nla *a, const struct pgm_nla *b)
 {
 	if (a->afi != b->afi)

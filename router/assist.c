@@ -753,12 +753,7 @@ bool assist_capture_active(const char **path)
 
 static bool if_primary4(int ifindex, struct pgm_nla *out)
 {
-	struct cp_if_view v;
-
-	if (!cp_get_if(A->cp, ifindex, &v) || v.addr.afi != PGM_AFI_IP)
-		return false;
-	*out = v.addr;
-	return true;
+	return cp_if_addr(A->cp, ifindex, out) && out->afi == PGM_AFI_IP;
 }
 
 /* Header fields for a downstream (SPM, POLL) or upstream (POLR) packet of the action's TSI. */
