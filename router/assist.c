@@ -960,6 +960,12 @@ static const char *verdict_name(enum cp_verdict v)
 	}
 }
 
+/* Whether a line of this category goes anywhere: formatting it costs more than the decision. */
+static bool line_wanted(enum log_category cat)
+{
+	return A->replay ? !A->replay_quiet : log_debug_enabled(cat);
+}
+
 static void emit_line(enum log_category cat, const char *line)
 {
 	if (A->replay) {
@@ -976,6 +982,8 @@ static void print_action(const struct cp_action *a, const uint8_t *tpdu, size_t 
 	struct pgm_packet pkt;
 	char line[768], ifname[CP_IFNAME_LEN], dst[64], src[64], summary[512];
 
+	if (!line_wanted(LOG_CAT_PACKETS))
+		return;
 	if (pgm_parse(tpdu, len, 0, &pkt) == PGM_ERR_OK)
 		pgm_packet_format(&pkt, summary, sizeof(summary));
 	else
@@ -998,6 +1006,8 @@ static void print_packet(const struct pgm_ip *ip, const struct pgm_packet *pkt, 
 	char line[1024], summary[512], a[64], b[64], inname[CP_IFNAME_LEN], outname[CP_IFNAME_LEN];
 	char rw[128] = "";
 
+	if (!line_wanted(LOG_CAT_PACKETS))
+		return;
 	pgm_packet_format(pkt, summary, sizeof(summary));
 	if (res->verdict == CP_ACCEPT_REWRITTEN && res->rewrite.spm_path) {
 		char path[64];
