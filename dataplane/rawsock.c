@@ -15,8 +15,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "dataplane/neigh.h"
 #include "dataplane/pgm_wire.h"
 
 #define IPV4_MAX_HEADER 60
@@ -43,6 +45,7 @@ struct rawsock {
 	uint8_t *ether; /* bit per ifindex: an Ethernet link layer */
 	size_t ether_bytes;
 	uint16_t next_id; /* IP id for datagrams that come without one (link layer only) */
+	struct neigh_cache *neigh; /* unicast next hops; NULL: unicast goes by the IP stack */
 	struct rawsock_config cfg;
 	struct rawsock_stats st;
 
@@ -117,6 +120,13 @@ struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t
 			(void)setsockopt(rs->link_fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
 	}
 	rs->link_output = rs->link_fd >= 0;
+	if (rs->link_fd >= 0) {
+		char nerr[128];
+
+		rs->neigh = neigh_cache_open(nerr, sizeof(nerr));
+		if (rs->neigh == NULL)
+			rs->st.neigh_errno = errno != 0 ? errno : EIO;
+	}
 	rs->next_id = (uint16_t)getpid();
 	return rs;
 }
@@ -141,6 +151,8 @@ int rawsock_set_link(struct rawsock *rs, int ifindex, bool ethernet)
 	if (!ethernet) {
 		if (byte < rs->ether_bytes)
 			rs->ether[byte] &= (uint8_t)~bit;
+		if (rs->neigh != NULL)
+			neigh_cache_flush(rs->neigh); /* the interface went or changed */
 		return 0; /* beyond the table: nothing recorded, nothing to forget */
 	}
 	if (ifindex > RAWSOCK_LINK_MAX_IFINDEX) {
@@ -176,6 +188,7 @@ void rawsock_close(struct rawsock *rs)
 		close(rs->fd);
 	if (rs->link_fd >= 0)
 		close(rs->link_fd);
+	neigh_cache_close(rs->neigh);
 	free(rs->ether);
 	free(rs);
 }
@@ -241,33 +254,45 @@ static void rawsock_address(struct msghdr *msg, struct sockaddr_in *dst, void *c
 }
 
 /*
- * Whether a datagram goes through the link layer: multicast out of a given Ethernet interface,
- * where the frame's destination is the group's own MAC address (RFC 1112 6.4) and the IP stack
- * would add nothing but a route lookup. Multicast loopback needs the IP stack.
+ * Whether a datagram goes through the link layer, and to which MAC address: out of a given
+ * Ethernet interface, multicast to the group's own address (RFC 1112 6.4), unicast to a next hop
+ * the kernel has confirmed (neigh.h) when the destination is on the interface's link; the IP
+ * stack would add nothing but a route lookup. Multicast loopback needs the IP stack.
  */
-static bool rawsock_by_link(const struct rawsock *rs, int ifindex, const uint8_t *ip)
+static bool rawsock_link_dest(struct rawsock *rs, int ifindex, const uint8_t *ip, uint8_t mac[6])
 {
 	size_t byte = (size_t)ifindex / 8;
+	struct timespec ts;
 
-	return rs->link_output && !rs->cfg.multicast_loop && ifindex > 0 &&
-	       (ip[16] & 0xf0) == 0xe0 && byte < rs->ether_bytes &&
-	       (rs->ether[byte] & (1u << (ifindex % 8))) != 0;
+	if (!rs->link_output || rs->cfg.multicast_loop || ifindex <= 0 || byte >= rs->ether_bytes ||
+		(rs->ether[byte] & (1u << (ifindex % 8))) == 0)
+		return false;
+	if ((ip[16] & 0xf0) == 0xe0) {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5e;
+		mac[3] = ip[17] & 0x7f;
+		mac[4] = ip[18];
+		mac[5] = ip[19];
+		return true;
+	}
+	/* unicast: not the limited broadcast nor class E, and only with a neighbour answer */
+	if (rs->neigh == NULL || ip[16] >= 0xf0 || ip[16] == 0)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return neigh_cache_lookup(rs->neigh, ifindex, ip + 16,
+		(uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u, mac);
 }
 
-/* The frame's destination: ifindex, and 01:00:5e with the low 23 bits of the group. */
-static void rawsock_link_address(struct sockaddr_ll *ll, int ifindex, const uint8_t *ip)
+/* The frame's destination: ifindex and mac. */
+static void rawsock_link_address(struct sockaddr_ll *ll, int ifindex, const uint8_t mac[6])
 {
 	memset(ll, 0, sizeof(*ll));
 	ll->sll_family = AF_PACKET;
 	ll->sll_protocol = htons(ETH_P_IP);
 	ll->sll_ifindex = ifindex;
 	ll->sll_halen = ETH_ALEN;
-	ll->sll_addr[0] = 0x01;
-	ll->sll_addr[1] = 0x00;
-	ll->sll_addr[2] = 0x5e;
-	ll->sll_addr[3] = ip[17] & 0x7f;
-	ll->sll_addr[4] = ip[18];
-	ll->sll_addr[5] = ip[19];
+	memcpy(ll->sll_addr, mac, ETH_ALEN);
 }
 
 /*
@@ -297,12 +322,12 @@ static void rawsock_link_header(struct rawsock *rs, uint8_t *h, size_t ihl, uint
  * A message's destination (msg zeroed by the caller), through the link layer or the IP stack,
  * into slot; h is the header that goes (a copy of the caller's, changed here as that path needs).
  */
-static void rawsock_destination(struct rawsock *rs, bool by_link, struct msghdr *msg,
+static void rawsock_destination(struct rawsock *rs, const uint8_t *mac, struct msghdr *msg,
 	struct rawsock_slot *slot, uint8_t *h, int ifindex, uint8_t ttl)
 {
-	if (by_link) {
+	if (mac != NULL) {
 		rawsock_link_header(rs, h, (size_t)(h[0] & 0x0f) * 4, ttl);
-		rawsock_link_address(&slot->ll, ifindex, h);
+		rawsock_link_address(&slot->ll, ifindex, mac);
 		msg->msg_name = &slot->ll;
 		msg->msg_namelen = sizeof(slot->ll);
 		return;
@@ -359,19 +384,22 @@ static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, si
 {
 	struct rawsock_slot *slot;
 	struct msghdr *msg;
-	uint8_t *copy;
-	bool by_link = rawsock_by_link(rs, ifindex, ip);
+	uint8_t *copy, mac[ETH_ALEN];
+	bool by_link = rawsock_link_dest(rs, ifindex, ip, mac);
+	struct mmsghdr *m;
 
 	if (rs->queued + rs->link_queued == RAWSOCK_BATCH_MAX ||
 		rs->arena_used + len > sizeof(rs->arena))
 		rawsock_send_queued(rs);
 	slot = &rs->slots[rs->queued + rs->link_queued];
-	msg = by_link ? &rs->link_msgs[rs->link_queued++].msg_hdr : &rs->msgs[rs->queued++].msg_hdr;
+	m = by_link ? &rs->link_msgs[rs->link_queued++] : &rs->msgs[rs->queued++];
+	m->msg_len = 0; /* until sent */
+	msg = &m->msg_hdr;
 	copy = rs->arena + rs->arena_used;
 	rs->arena_used += len;
 	memcpy(copy, ip, len);
 	memset(msg, 0, sizeof(*msg));
-	rawsock_destination(rs, by_link, msg, slot, copy, ifindex, ttl);
+	rawsock_destination(rs, by_link ? mac : NULL, msg, slot, copy, ifindex, ttl);
 	slot->iov.iov_base = copy;
 	slot->iov.iov_len = len;
 	msg->msg_iov = &slot->iov;
@@ -414,6 +442,12 @@ static uint64_t rawsock_send_msgs(struct rawsock *rs, int fd, struct mmsghdr *ms
 static void rawsock_send_queued(struct rawsock *rs)
 {
 	rs->st.link_packets += rawsock_send_msgs(rs, rs->link_fd, rs->link_msgs, rs->link_queued);
+	for (unsigned i = 0; i < rs->link_queued; i++) {
+		const struct sockaddr_ll *ll = rs->link_msgs[i].msg_hdr.msg_name;
+
+		if (rs->link_msgs[i].msg_len != 0 && (ll->sll_addr[0] & 1) == 0)
+			rs->st.link_unicast++;
+	}
 	(void)rawsock_send_msgs(rs, rs->fd, rs->msgs, rs->queued);
 	rs->queued = rs->link_queued = 0;
 	rs->arena_used = 0;
@@ -429,6 +463,7 @@ static int rawsock_send_common(
 	struct msghdr msg = {0};
 	size_t ihl;
 	ssize_t n;
+	uint8_t mac[ETH_ALEN];
 	bool by_link;
 	int e;
 
@@ -447,8 +482,8 @@ static int rawsock_send_common(
 	iov[1].iov_len = len - ihl;
 	msg.msg_iov = iov;
 	msg.msg_iovlen = len > ihl ? 2 : 1;
-	by_link = rawsock_by_link(rs, ifindex, ip);
-	rawsock_destination(rs, by_link, &msg, &slot, header, ifindex, ttl);
+	by_link = rawsock_link_dest(rs, ifindex, ip, mac);
+	rawsock_destination(rs, by_link ? mac : NULL, &msg, &slot, header, ifindex, ttl);
 	n = rawsock_sendmsg(by_link ? rs->link_fd : rs->fd, &msg);
 	e = errno;
 	rawsock_count(rs, n, e);
@@ -456,8 +491,11 @@ static int rawsock_send_common(
 		errno = e;
 		return -1;
 	}
-	if (by_link)
+	if (by_link) {
 		rs->st.link_packets++;
+		if ((mac[0] & 1) == 0)
+			rs->st.link_unicast++;
+	}
 	return 0;
 }
 
@@ -495,6 +533,9 @@ void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed)
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st)
 {
 	*st = rs->st;
+	if (rs->neigh != NULL)
+		neigh_cache_get_stats(rs->neigh, &st->neigh);
+	st->neigh_available = rs->neigh != NULL;
 	st->link_available = rs->link_fd >= 0;
 	st->link_output = rs->link_output;
 }

@@ -22,8 +22,10 @@
  * (for multicast, a route entry allocated and freed per datagram) and the IP output path. Such
  * frames skip netfilter's output and postrouting hooks, which the raw socket's datagrams pass;
  * rawsock_set_link_output(rs, false) sends everything through the IP stack. Queueing disciplines
- * and capture taps still see them. Unicast, interfaces of other link layers and multicast
- * loopback always use the IP stack.
+ * and capture taps still see them. Unicast out of an Ethernet interface (NAKs upstream, POLRs)
+ * goes the same way to a next hop the kernel has confirmed (neigh.h: REACHABLE or PERMANENT,
+ * asked again every second); to any other, through the IP stack, which resolves or confirms it.
+ * Interfaces of other link layers and multicast loopback always use the IP stack.
  *
  * Batches: the packets a burst of input makes (an NCF and a NAK per NAK received, a timer run's
  * repeats) can go in one sendmmsg() instead of a sendmsg() each. Between rawsock_batch_begin()
@@ -37,6 +39,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "dataplane/neigh.h"
 
 #define RAWSOCK_BATCH_MAX   64u		  /* datagrams per sendmmsg() */
 #define RAWSOCK_BATCH_BYTES (128u * 1024) /* their copies; any datagram fits an empty batch */
@@ -56,6 +60,10 @@ struct rawsock_stats {
 	uint64_t bad_input;   /* not a well-formed IPv4 datagram, or ifindex invalid */
 	uint64_t other_errors;
 	uint64_t link_packets; /* of packets: sent through the link layer */
+	uint64_t link_unicast; /* of those: unicast, to a neighbour's address */
+	struct neigh_stats neigh; /* the neighbour lookups for unicast (neigh.h) */
+	int neigh_errno;	  /* why they are not available */
+	bool neigh_available;
 	int last_errno;
 	int link_errno;	     /* why the packet socket did not open */
 	bool link_available; /* the packet socket is open */

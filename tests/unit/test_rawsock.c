@@ -1,7 +1,8 @@
 /*
  * Raw socket output: single sends and batches (sendmmsg) deliver the same datagrams in the same
  * order and count every outcome the same way, a refused datagram in the middle of a batch
- * included; multicast through the link layer makes the very frame the IP stack makes. Each test
+ * included; multicast through the link layer makes the very frame the IP stack makes, and so
+ * does unicast to a neighbour the kernel has confirmed (and only to such a neighbour). Each test
  * runs in a network namespace of its own, so it needs root; without it the tests say so and pass
  * nothing off as checked.
  */
@@ -337,6 +338,99 @@ START_TEST(test_link_layer_makes_the_frame_the_ip_stack_makes)
 }
 END_TEST
 
+/* A unicast datagram from 192.0.2.1 to 192.0.2.<host>, with an id. */
+static size_t rawsock_test_unicast(uint8_t *buf, uint8_t host)
+{
+	static const uint8_t src[4] = {192, 0, 2, 1};
+	size_t len = rawsock_test_datagram(buf, htonl(0xc0000200u | host), host);
+
+	memcpy(buf + 12, src, 4);
+	buf[4] = 0x56;
+	buf[5] = 0x78;
+	return len;
+}
+
+START_TEST(test_link_layer_unicast_to_a_confirmed_neighbour_only)
+{
+	struct rawsock *rs;
+	struct rawsock_stats st;
+	char err[256];
+	uint8_t dgram[64], frames[8][128];
+	size_t lens[8], len;
+	uint64_t sent, failed;
+	struct sockaddr_ll bind_to = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	static const uint8_t neighbour_mac[6] = {0x02, 0x00, 0x5e, 0x10, 0x00, 0x02};
+	int ifindex, cap;
+
+	if (!rawsock_test_netns())
+		return;
+	ck_assert_int_eq(system("ip link add v0 type veth peer name v1 && ip link set v0 up && "
+				"ip link set v1 up && ip addr add 192.0.2.1/24 dev v0 && "
+				"ip neigh replace 192.0.2.2 lladdr 02:00:5e:10:00:02 dev v0 nud permanent && "
+				"ip neigh replace 192.0.2.3 lladdr 02:00:5e:10:00:03 dev v0 nud stale"),
+		0);
+	ifindex = (int)if_nametoindex("v0");
+	ck_assert_int_gt(ifindex, 0);
+	cap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	ck_assert_int_ge(cap, 0);
+	bind_to.sll_ifindex = ifindex;
+	ck_assert_int_eq(bind(cap, (struct sockaddr *)&bind_to, sizeof(bind_to)), 0);
+	rs = rawsock_open(NULL, err, sizeof(err));
+	ck_assert_msg(rs != NULL, "%s", err);
+	rawsock_get_stats(rs, &st);
+	ck_assert_msg(st.neigh_available, "neighbour lookups: %s", strerror(st.neigh_errno));
+	ck_assert_int_eq(rawsock_set_link(rs, ifindex, true), 0);
+
+	/* 1: link layer, single; 2: link layer, batched (the answer cached); 3: the IP stack */
+	len = rawsock_test_unicast(dgram, 2);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 9), 0);
+	rawsock_batch_begin(rs);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 9), 0);
+	rawsock_batch_end(rs, &sent, &failed);
+	ck_assert_uint_eq(sent, 1);
+	ck_assert(rawsock_set_link_output(rs, false));
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 9), 0);
+	ck_assert(rawsock_set_link_output(rs, true));
+	rawsock_get_stats(rs, &st);
+	ck_assert_uint_eq(st.link_packets, 2);
+	ck_assert_uint_eq(st.link_unicast, 2);
+	ck_assert_uint_eq(st.neigh.queries, 1);
+	ck_assert_uint_eq(st.neigh.usable, 1);
+	/* 4: a STALE neighbour (not confirmed lately) goes by the IP stack, which confirms it */
+	len = rawsock_test_unicast(dgram, 3);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 9), 0);
+	/* an unknown one too (the kernel resolves it; nothing to capture until then) */
+	len = rawsock_test_unicast(dgram, 4);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 9), 0);
+	rawsock_get_stats(rs, &st);
+	ck_assert_uint_eq(st.link_unicast, 2);
+	ck_assert_uint_eq(st.neigh.queries, 3);
+	ck_assert_uint_eq(st.neigh.unusable, 2);
+	ck_assert_uint_eq(st.neigh.errors, 0);
+
+	ck_assert_uint_eq(rawsock_test_capture(cap, frames, lens, 8), 4);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(lens[i], 14 + len);
+	/* both paths make the same bytes: the neighbour's MAC address, header, checksum, payload */
+	ck_assert_mem_eq(frames[0], neighbour_mac, 6);
+	ck_assert_mem_eq(frames[0], frames[2], lens[0]);
+	ck_assert_mem_eq(frames[1], frames[2], lens[0]);
+	ck_assert_uint_eq(frames[0][14 + 8], 9);
+	ck_assert_uint_eq(frames[3][5], 0x03); /* the STALE neighbour's frame, by the IP stack */
+
+	/* an interface that goes forgets the answers: the next lookup asks again */
+	ck_assert_int_eq(rawsock_set_link(rs, ifindex, false), 0);
+	ck_assert_int_eq(rawsock_set_link(rs, ifindex, true), 0);
+	len = rawsock_test_unicast(dgram, 2);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 9), 0);
+	rawsock_get_stats(rs, &st);
+	ck_assert_uint_eq(st.neigh.queries, 4);
+	ck_assert_uint_eq(st.link_unicast, 3);
+	close(cap);
+	rawsock_close(rs);
+}
+END_TEST
+
 START_TEST(test_link_table_grows_and_refuses_bad_indexes)
 {
 	struct rawsock *rs;
@@ -370,6 +464,7 @@ int main(void)
 	tcase_add_test(tc, test_batch_refuses_malformed_at_once);
 	tcase_add_test(tc, test_send_ttl_replaces_the_ttl_and_leaves_the_buffer);
 	tcase_add_test(tc, test_link_layer_makes_the_frame_the_ip_stack_makes);
+	tcase_add_test(tc, test_link_layer_unicast_to_a_confirmed_neighbour_only);
 	tcase_add_test(tc, test_link_table_grows_and_refuses_bad_indexes);
 	suite_add_tcase(s, tc);
 	return check_run(s);
