@@ -1214,8 +1214,9 @@ static const struct cmd_def pgm_cmds[] = {
 		.no_spec = "ip pgm router udp-encapsulation",
 		.no_help = PGM_ROUTER_HELP "Intercept PGM over UDP (OpenPGM, ZeroMQ epgm)\n"},
 	{.spec = "ip pgm router link-layer-output",
-		.help = PGM_ROUTER_HELP "Send multicast onto Ethernet links through a packet socket "
-					"(no route lookup; bypasses netfilter output hooks)\n",
+		.help = PGM_ROUTER_HELP "Send multicast, and unicast to confirmed neighbours, onto "
+					"Ethernet links through a packet socket (no route lookup; "
+					"bypasses netfilter output hooks)\n",
 		.modes = CMD_MODE(CMD_NODE_CONFIG),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_link_output,

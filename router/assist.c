@@ -599,7 +599,7 @@ void assist_if_forget(const char *name)
 
 /* ---- interfaces from rtnetlink ---- */
 
-/* Whether the interface's multicast can go through the link layer (rawsock.h). */
+/* Whether the interface's output can go through the link layer (rawsock.h). */
 static void raw_link_from_rtnl(const struct rtnl_if *ifp, bool present)
 {
 	if (A->raw != NULL &&
@@ -1684,12 +1684,19 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			(unsigned long long)rcnt.packets[RULES_IPT_IN]);
 		print(ctx,
 			"\"output\":{\"packets\":%llu,\"bytes\":%llu,\"link_layer\":%llu,"
-			"\"link_layer_output\":%s,\"would_block\":%llu,"
-			"\"unreachable\":%llu,\"errors\":%llu},",
+			"\"link_layer_unicast\":%llu,\"link_layer_output\":%s,\"would_block\":%llu,"
+			"\"unreachable\":%llu,\"errors\":%llu,",
 			(unsigned long long)rs.packets, (unsigned long long)rs.bytes,
-			(unsigned long long)rs.link_packets, rs.link_output ? "true" : "false",
-			(unsigned long long)rs.would_block, (unsigned long long)rs.unreachable,
+			(unsigned long long)rs.link_packets, (unsigned long long)rs.link_unicast,
+			rs.link_output ? "true" : "false", (unsigned long long)rs.would_block,
+			(unsigned long long)rs.unreachable,
 			(unsigned long long)(rs.too_big + rs.bad_input + rs.other_errors));
+		print(ctx,
+			"\"neighbours\":{\"available\":%s,\"queries\":%llu,\"usable\":%llu,"
+			"\"unusable\":%llu,\"errors\":%llu,\"rate_limited\":%llu}},",
+			rs.neigh_available ? "true" : "false", (unsigned long long)rs.neigh.queries,
+			(unsigned long long)rs.neigh.usable, (unsigned long long)rs.neigh.unusable,
+			(unsigned long long)rs.neigh.errors, (unsigned long long)rs.neigh.rate_limited);
 		print(ctx,
 			"\"path\":{\"packets\":%llu,\"not_pgm\":%llu,\"malformed\":%llu,"
 			"\"rewritten\":%llu,\"rewrite_failed\":%llu,\"originated\":%llu,"
@@ -1754,11 +1761,24 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		(unsigned long long)rs.packets, (unsigned long long)rs.bytes,
 		(unsigned long long)rs.would_block, (unsigned long long)rs.unreachable,
 		(unsigned long long)(rs.too_big + rs.bad_input + rs.other_errors));
-	print(ctx, "    %llu multicast through the link layer (%s), the rest through the IP stack\n",
-		(unsigned long long)rs.link_packets,
+	print(ctx,
+		"    %llu multicast and %llu unicast through the link layer (%s), the rest through "
+		"the IP stack\n",
+		(unsigned long long)(rs.link_packets - rs.link_unicast),
+		(unsigned long long)rs.link_unicast,
 		rs.link_output		 ? "on"
 		: !rs.link_available && A->raw != NULL ? "unavailable: no packet socket"
 							 : "off");
+	if (rs.neigh_available)
+		print(ctx,
+			"    neighbour lookups: %llu asked, %llu confirmed, %llu not, %llu failed, "
+			"%llu over the rate\n",
+			(unsigned long long)rs.neigh.queries, (unsigned long long)rs.neigh.usable,
+			(unsigned long long)rs.neigh.unusable, (unsigned long long)rs.neigh.errors,
+			(unsigned long long)rs.neigh.rate_limited);
+	else if (A->raw != NULL && rs.link_available)
+		print(ctx, "    neighbour lookups unavailable (%s): unicast through the IP stack\n",
+			strerror(rs.neigh_errno));
 	print(ctx, "  Packet path: %llu packets, %llu not PGM, %llu malformed, %llu rewritten "
 		   "(%llu rewrites failed)\n",
 		(unsigned long long)as->packets, (unsigned long long)as->not_pgm,

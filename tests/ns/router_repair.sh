@@ -3,8 +3,9 @@
 # same over UDP): SPMs get each downstream interface's address as path NLA and create the
 # session; a NAK from r1 gets an NCF on r1's segment only and one NAK toward the source from the
 # router's upstream address, repeated at the configured rate until an NCF comes from upstream;
-# duplicates within the elimination interval get NCFs and are not forwarded; RDATA goes only
-# where it was asked for; ODATA reaches everyone and never enters the queue.
+# duplicates within the elimination interval get NCFs and are not forwarded; NAKs upstream go
+# through the link layer once the kernel has confirmed the neighbour, as well formed as before;
+# RDATA goes only where it was asked for; ODATA reaches everyone and never enters the queue.
 . "$(dirname "$0")/lib_router.sh"
 router_need
 ENCAP=${ROUTER_ENCAP:-ip}
@@ -135,6 +136,15 @@ sync_wire "${E[@]}"
 check "NAK list: one NCF on r1's segment with the identical list" seen_is r1 "$(ncf_re "10 list 11,12")" 1
 check "NAK list: a repair state per SQN" jtrue "show ip pgm router state json" \
 	"sorted(r['sqn'] for r in sess[0]['repairs'] if r['sqn'] >= 10) == [10, 11, 12]"
+
+# ---- unicast through the link layer once the kernel has confirmed the source's address ----
+# (sqn 10's repeats go on: the first ones may leave through the IP stack, which resolves it)
+check "upstream NAKs through the link layer to the confirmed neighbour $SRC_ADDR" wait_for 10 eval \
+	"[ \$(dp \"j['output']['link_layer_unicast']\") -ge 1 ] && [ \$(dp \"j['output']['neighbours']['usable']\") -ge 1 ]"
+sync_wire "${E[@]}"
+grep -E -- "$(any_up_nak "10 list 11,12")" "$NS_TMP/src.sniff" >"$NS_TMP/naks10"
+check "and every upstream NAK sqn 10 on the wire is well formed ($(wc -l <"$NS_TMP/naks10") seen)" \
+	test "$(count_lines "$NS_TMP/naks10" "$(up_nak_re "10 list 11,12")")" = "$(wc -l <"$NS_TMP/naks10")"
 
 # ---- RDATA: only where asked for ----
 inj src s0 "${E[@]}" --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --trail 1
