@@ -165,7 +165,8 @@ assist_problem() {
 		up=$(lab_count src nak)
 		if [ "$side" = pgmrouterd ]; then
 			[ "$ncf" -ge "$((sent - slack))" ] && [ "$up" -ge "$((sent - slack))" ] ||
-				echo "pgmrouterd sent $ncf NCFs and $up NAKs upstream for $sent NAKs"
+				echo "pgmrouterd sent $ncf NCFs and $up NAKs upstream for $sent NAKs" \
+					"($5 dropped on full input backlogs meanwhile)"
 		elif [ "$up" != 0 ]; then
 			echo "NAKs upstream ($up) without pgmrouterd"
 		fi
