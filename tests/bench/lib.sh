@@ -436,6 +436,13 @@ bench_pgmrouterd_json_field() {
 		grep -o "\"$2\":[0-9]*" | head -n 1 | cut -d: -f2
 }
 
+# bench_pgmrouterd_event_total ROUTER EVENT: an event counter (show ip pgm router traffic), the
+# sum over the interfaces.
+bench_pgmrouterd_event_total() {
+	bench_pgmrouterd_cli "$1" "show ip pgm router traffic json" 2>/dev/null |
+		jq "[.ifs[] | .events[\"$2\"] // 0] | add // 0"
+}
+
 # bench_pgmrouterd_rss_kb ROUTER: the daemon's resident set (VmRSS, kB).
 bench_pgmrouterd_rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/${BENCH_SIDE_PID[$1]}/status" 2>/dev/null
