@@ -70,7 +70,6 @@ void neigh_cache_get_stats(const struct neigh_cache *nc, struct neigh_stats *st)
 struct answer {
 	uint32_t seq;
 	bool done, usable;
-	int error;
 	uint8_t mac[6];
 };
 
@@ -134,7 +133,6 @@ static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], stru
 			if (errno == ESRCH) /* the answer of an earlier question */
 				continue;
 			/* ENOENT: no entry; EOPNOTSUPP, EINVAL: a kernel without single lookups */
-			a->error = errno;
 			a->done = true;
 			return errno == ENOENT;
 		}
@@ -144,21 +142,12 @@ static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], stru
 	return false;
 }
 
-bool neigh_cache_lookup(
-	struct neigh_cache *nc, int ifindex, const uint8_t addr[4], uint64_t now_us, uint8_t mac[6])
+/* Asks the kernel again about slot s's address; false when over the question budget. */
+static bool refresh(struct neigh_cache *nc, struct neigh_slot *s, int ifindex,
+	const uint8_t addr[4], uint64_t now_us)
 {
-	uint32_t key = ((uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 | (uint32_t)addr[2] << 8 |
-			       addr[3]) ^
-		       (uint32_t)ifindex * 0x9e3779b9u;
-	struct neigh_slot *s = &nc->slot[(key * 0x9e3779b9u) >> 26 & (NEIGH_CACHE_SLOTS - 1)];
 	struct answer a = {0};
 
-	if (s->ifindex == ifindex && memcmp(s->addr, addr, 4) == 0 &&
-		now_us - s->asked_us < NEIGH_CACHE_TTL_US) {
-		if (s->usable)
-			memcpy(mac, s->mac, 6);
-		return s->usable;
-	}
 	if (now_us - nc->window_us >= 1000000u) {
 		nc->window_us = now_us;
 		nc->window_queries = 0;
@@ -182,7 +171,22 @@ bool neigh_cache_lookup(
 	memcpy(s->mac, a.mac, 6);
 	s->usable = a.usable;
 	s->asked_us = now_us;
-	if (a.usable)
-		memcpy(mac, a.mac, 6);
-	return a.usable;
+	return true;
+}
+
+bool neigh_cache_lookup(
+	struct neigh_cache *nc, int ifindex, const uint8_t addr[4], uint64_t now_us, uint8_t mac[6])
+{
+	uint32_t key = ((uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 | (uint32_t)addr[2] << 8 |
+			       addr[3]) ^
+		       (uint32_t)ifindex * 0x9e3779b9u;
+	struct neigh_slot *s = &nc->slot[(key * 0x9e3779b9u) >> 26 & (NEIGH_CACHE_SLOTS - 1)];
+
+	if ((s->ifindex != ifindex || memcmp(s->addr, addr, 4) != 0 ||
+		    now_us - s->asked_us >= NEIGH_CACHE_TTL_US) &&
+		!refresh(nc, s, ifindex, addr, now_us))
+		return false;
+	if (s->usable)
+		memcpy(mac, s->mac, 6);
+	return s->usable;
 }

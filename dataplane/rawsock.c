@@ -44,7 +44,7 @@ struct rawsock {
 	bool link_output;
 	uint8_t *ether; /* bit per ifindex: an Ethernet link layer */
 	size_t ether_bytes;
-	uint16_t next_id; /* IP id for datagrams that come without one (link layer only) */
+	uint16_t next_id;	   /* IP id for datagrams that come without one (link layer only) */
 	struct neigh_cache *neigh; /* unicast next hops; NULL: unicast goes by the IP stack */
 	struct rawsock_config cfg;
 	struct rawsock_stats st;
@@ -64,6 +64,15 @@ struct rawsock {
 void rawsock_config_default(struct rawsock_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* The configured send buffer (0: the system's), beyond the system limit where allowed. */
+static void set_sndbuf(int fd, uint32_t bytes)
+{
+	int val = (int)bytes;
+
+	if (bytes != 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
 }
 
 struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t errlen)
@@ -103,22 +112,13 @@ struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t
 	/* IPPROTO_RAW implies IP_HDRINCL; say so anyway, it is the point of this socket. */
 	off = 1;
 	(void)setsockopt(rs->fd, IPPROTO_IP, IP_HDRINCL, &off, sizeof(off));
-	if (rs->cfg.sndbuf != 0) {
-		int val = (int)rs->cfg.sndbuf;
-
-		if (setsockopt(rs->fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
-			(void)setsockopt(rs->fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
-	}
+	set_sndbuf(rs->fd, rs->cfg.sndbuf);
 	/* Protocol 0: the socket receives nothing. Without it, everything goes by the IP stack. */
 	rs->link_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (rs->link_fd < 0)
 		rs->st.link_errno = errno;
-	if (rs->link_fd >= 0 && rs->cfg.sndbuf != 0) {
-		int val = (int)rs->cfg.sndbuf;
-
-		if (setsockopt(rs->link_fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
-			(void)setsockopt(rs->link_fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
-	}
+	else
+		set_sndbuf(rs->link_fd, rs->cfg.sndbuf);
 	rs->link_output = rs->link_fd >= 0;
 	if (rs->link_fd >= 0) {
 		char nerr[128];
@@ -337,6 +337,14 @@ static void rawsock_destination(struct rawsock *rs, const uint8_t *mac, struct m
 	rawsock_address(msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), h, ifindex);
 }
 
+/* Counts a frame the link layer sent, to the MAC address dst. */
+static void rawsock_count_link(struct rawsock *rs, const uint8_t *dst)
+{
+	rs->st.link_packets++;
+	if ((dst[0] & 1) == 0)
+		rs->st.link_unicast++;
+}
+
 /* Counts one datagram's outcome: n bytes sent, or the send's errno e. */
 static void rawsock_count(struct rawsock *rs, ssize_t n, int e)
 {
@@ -380,7 +388,8 @@ static ssize_t rawsock_sendmsg(int fd, const struct msghdr *msg)
 static void rawsock_send_queued(struct rawsock *rs);
 
 /* Queues a checked datagram (a copy, TTL overridden in it unless 0) for the next flush. */
-static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len, uint8_t ttl)
+static void rawsock_queue(
+	struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len, uint8_t ttl)
 {
 	struct rawsock_slot *slot;
 	struct msghdr *msg;
@@ -411,12 +420,11 @@ static void rawsock_queue(struct rawsock *rs, int ifindex, const uint8_t *ip, si
  * allows, and counts each outcome as a sendmsg() of its own would. sendmmsg() reports an error
  * only when nothing went, so after a partial send the call starts again at the datagram it
  * stopped at: that one's error is then known (a transient refusal, a full buffer, may go
- * through the second time). Returns the datagrams sent.
+ * through the second time). A datagram sent has its msg_len set.
  */
-static uint64_t rawsock_send_msgs(struct rawsock *rs, int fd, struct mmsghdr *msgs, unsigned count)
+static void rawsock_send_msgs(struct rawsock *rs, int fd, struct mmsghdr *msgs, unsigned count)
 {
 	unsigned done = 0;
-	uint64_t sent = 0;
 
 	while (done < count) {
 		int n = sendmmsg(fd, msgs + done, count - done, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -432,23 +440,21 @@ static uint64_t rawsock_send_msgs(struct rawsock *rs, int fd, struct mmsghdr *ms
 		for (int i = 0; i < n; i++)
 			rawsock_count(rs, (ssize_t)msgs[done + (unsigned)i].msg_len, 0);
 		rs->batch_sent += (unsigned)n;
-		sent += (unsigned)n;
 		done += (unsigned)n;
 	}
-	return sent;
 }
 
 /* The link layer's datagrams first (multicast onto LANs), then the IP stack's. */
 static void rawsock_send_queued(struct rawsock *rs)
 {
-	rs->st.link_packets += rawsock_send_msgs(rs, rs->link_fd, rs->link_msgs, rs->link_queued);
+	rawsock_send_msgs(rs, rs->link_fd, rs->link_msgs, rs->link_queued);
 	for (unsigned i = 0; i < rs->link_queued; i++) {
 		const struct sockaddr_ll *ll = rs->link_msgs[i].msg_hdr.msg_name;
 
-		if (rs->link_msgs[i].msg_len != 0 && (ll->sll_addr[0] & 1) == 0)
-			rs->st.link_unicast++;
+		if (rs->link_msgs[i].msg_len != 0)
+			rawsock_count_link(rs, ll->sll_addr);
 	}
-	(void)rawsock_send_msgs(rs, rs->fd, rs->msgs, rs->queued);
+	rawsock_send_msgs(rs, rs->fd, rs->msgs, rs->queued);
 	rs->queued = rs->link_queued = 0;
 	rs->arena_used = 0;
 }
@@ -491,11 +497,8 @@ static int rawsock_send_common(
 		errno = e;
 		return -1;
 	}
-	if (by_link) {
-		rs->st.link_packets++;
-		if ((mac[0] & 1) == 0)
-			rs->st.link_unicast++;
-	}
+	if (by_link)
+		rawsock_count_link(rs, mac);
 	return 0;
 }
 

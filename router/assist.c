@@ -856,6 +856,12 @@ static size_t build_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap)
 	}
 }
 
+/* Whether a line of this category goes anywhere: formatting it costs more than the decision. */
+static bool line_wanted(enum log_category cat)
+{
+	return A->replay ? !A->replay_quiet : log_debug_enabled(cat);
+}
+
 static void print_action(const struct cp_action *a, const uint8_t *tpdu, size_t len);
 
 static void on_action(void *ctx, const struct cp_action *a)
@@ -872,7 +878,8 @@ static void on_action(void *ctx, const struct cp_action *a)
 		return;
 	}
 	if (A->replay) {
-		print_action(a, A->tpdu, tpdu_len);
+		if (line_wanted(LOG_CAT_PACKETS))
+			print_action(a, A->tpdu, tpdu_len);
 		A->stats.originated++;
 		return;
 	}
@@ -898,7 +905,7 @@ static void on_action(void *ctx, const struct cp_action *a)
 		A->stats.build_failed++;
 		return;
 	}
-	if (log_debug_enabled(LOG_CAT_PACKETS))
+	if (line_wanted(LOG_CAT_PACKETS))
 		print_action(a, A->tpdu, tpdu_len);
 	capture_packet(A->txbuf, len);
 	if (rawsock_send(A->raw, a->ifindex, A->txbuf, len) < 0) {
@@ -960,12 +967,6 @@ static const char *verdict_name(enum cp_verdict v)
 	}
 }
 
-/* Whether a line of this category goes anywhere: formatting it costs more than the decision. */
-static bool line_wanted(enum log_category cat)
-{
-	return A->replay ? !A->replay_quiet : log_debug_enabled(cat);
-}
-
 static void emit_line(enum log_category cat, const char *line)
 {
 	if (A->replay) {
@@ -982,8 +983,6 @@ static void print_action(const struct cp_action *a, const uint8_t *tpdu, size_t 
 	struct pgm_packet pkt;
 	char line[768], ifname[CP_IFNAME_LEN], dst[64], src[64], summary[512];
 
-	if (!line_wanted(LOG_CAT_PACKETS))
-		return;
 	if (pgm_parse(tpdu, len, 0, &pkt) == PGM_ERR_OK)
 		pgm_packet_format(&pkt, summary, sizeof(summary));
 	else
@@ -1006,8 +1005,6 @@ static void print_packet(const struct pgm_ip *ip, const struct pgm_packet *pkt, 
 	char line[1024], summary[512], a[64], b[64], inname[CP_IFNAME_LEN], outname[CP_IFNAME_LEN];
 	char rw[128] = "";
 
-	if (!line_wanted(LOG_CAT_PACKETS))
-		return;
 	pgm_packet_format(pkt, summary, sizeof(summary));
 	if (res->verdict == CP_ACCEPT_REWRITTEN && res->rewrite.spm_path) {
 		char path[64];
@@ -1088,7 +1085,7 @@ static void process_copy(const struct pgm_ip *ip, const struct pgm_packet *pkt, 
 	cp_packet(A->cp, &in, res);
 	A->cur_pkt = NULL;
 	A->cur_ip = NULL;
-	if (log_debug_enabled(LOG_CAT_PACKETS) || A->replay)
+	if (line_wanted(LOG_CAT_PACKETS))
 		print_packet(ip, pkt, in_ifindex, out_ifindex, res);
 }
 

@@ -255,12 +255,36 @@ static unsigned rawsock_test_capture(int cap, uint8_t frames[][128], size_t *len
 		if (poll(&p, 1, 300) <= 0)
 			break;
 		len = recvfrom(cap, frames[n], sizeof(frames[n]), 0, (struct sockaddr *)&from, &fl);
-		if (len < 14 + 20 || from.sll_pkttype != PACKET_OUTGOING ||
-			frames[n][12] != 0x08 || frames[n][13] != 0x00 || frames[n][14 + 9] != PROTO_PGM)
+		if (len < 14 + 20 || from.sll_pkttype != PACKET_OUTGOING || frames[n][12] != 0x08 ||
+			frames[n][13] != 0x00 || frames[n][14 + 9] != PROTO_PGM)
 			continue; /* IPv6 neighbour discovery and the like */
 		lens[n++] = (size_t)len;
 	}
 	return n;
+}
+
+/*
+ * A veth pair v0 - v1, up, with 192.0.2.1/24 on v0 and then the shell commands `more` (or
+ * none); its ifindex, and a socket capturing what leaves v0.
+ */
+static int rawsock_test_veth(const char *more, int *ifindex)
+{
+	struct sockaddr_ll bind_to = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	char cmd[512];
+	int cap;
+
+	snprintf(cmd, sizeof(cmd),
+		"ip link add v0 type veth peer name v1 && ip link set v0 up && "
+		"ip link set v1 up && ip addr add 192.0.2.1/24 dev v0%s%s",
+		more != NULL ? " && " : "", more != NULL ? more : "");
+	ck_assert_int_eq(system(cmd), 0);
+	*ifindex = (int)if_nametoindex("v0");
+	ck_assert_int_gt(*ifindex, 0);
+	cap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	ck_assert_int_ge(cap, 0);
+	bind_to.sll_ifindex = *ifindex;
+	ck_assert_int_eq(bind(cap, (struct sockaddr *)&bind_to, sizeof(bind_to)), 0);
+	return cap;
 }
 
 START_TEST(test_link_layer_makes_the_frame_the_ip_stack_makes)
@@ -271,22 +295,13 @@ START_TEST(test_link_layer_makes_the_frame_the_ip_stack_makes)
 	uint8_t dgram[64], before[64], frames[6][128];
 	size_t lens[6], len;
 	uint64_t sent, failed;
-	struct sockaddr_ll bind_to = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
 	static const uint8_t group_mac[6] = {0x01, 0x00, 0x5e, 0x01, 0x02, 0x03};
 	uint8_t h[60];
 	int ifindex, cap;
 
 	if (!rawsock_test_netns())
 		return;
-	ck_assert_int_eq(system("ip link add v0 type veth peer name v1 && ip link set v0 up && "
-				"ip link set v1 up && ip addr add 192.0.2.1/24 dev v0"),
-		0);
-	ifindex = (int)if_nametoindex("v0");
-	ck_assert_int_gt(ifindex, 0);
-	cap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	ck_assert_int_ge(cap, 0);
-	bind_to.sll_ifindex = ifindex;
-	ck_assert_int_eq(bind(cap, (struct sockaddr *)&bind_to, sizeof(bind_to)), 0);
+	cap = rawsock_test_veth(NULL, &ifindex);
 	rs = rawsock_open(NULL, err, sizeof(err));
 	ck_assert_msg(rs != NULL, "%s", err);
 	ck_assert_int_eq(rawsock_set_link(rs, ifindex, true), 0);
@@ -325,7 +340,8 @@ START_TEST(test_link_layer_makes_the_frame_the_ip_stack_makes)
 	ck_assert(frames[4][14 + 4] != 0 || frames[4][14 + 5] != 0);
 	memcpy(h, frames[3] + 14, 20);
 	h[10] = h[11] = 0;
-	ck_assert_uint_eq(pgm_ip_header_checksum(h, 20), (unsigned)(frames[3][24] << 8 | frames[3][25]));
+	ck_assert_uint_eq(
+		pgm_ip_header_checksum(h, 20), (unsigned)(frames[3][24] << 8 | frames[3][25]));
 	ck_assert_mem_eq(frames[3] + 14 + 20, frames[2] + 14 + 20, len - 20);
 
 	rawsock_get_stats(rs, &st);
@@ -358,23 +374,15 @@ START_TEST(test_link_layer_unicast_to_a_confirmed_neighbour_only)
 	uint8_t dgram[64], frames[8][128];
 	size_t lens[8], len;
 	uint64_t sent, failed;
-	struct sockaddr_ll bind_to = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
 	static const uint8_t neighbour_mac[6] = {0x02, 0x00, 0x5e, 0x10, 0x00, 0x02};
 	int ifindex, cap;
 
 	if (!rawsock_test_netns())
 		return;
-	ck_assert_int_eq(system("ip link add v0 type veth peer name v1 && ip link set v0 up && "
-				"ip link set v1 up && ip addr add 192.0.2.1/24 dev v0 && "
-				"ip neigh replace 192.0.2.2 lladdr 02:00:5e:10:00:02 dev v0 nud permanent && "
-				"ip neigh replace 192.0.2.3 lladdr 02:00:5e:10:00:03 dev v0 nud stale"),
-		0);
-	ifindex = (int)if_nametoindex("v0");
-	ck_assert_int_gt(ifindex, 0);
-	cap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	ck_assert_int_ge(cap, 0);
-	bind_to.sll_ifindex = ifindex;
-	ck_assert_int_eq(bind(cap, (struct sockaddr *)&bind_to, sizeof(bind_to)), 0);
+	cap = rawsock_test_veth(
+		"ip neigh replace 192.0.2.2 lladdr 02:00:5e:10:00:02 dev v0 nud permanent && "
+		"ip neigh replace 192.0.2.3 lladdr 02:00:5e:10:00:03 dev v0 nud stale",
+		&ifindex);
 	rs = rawsock_open(NULL, err, sizeof(err));
 	ck_assert_msg(rs != NULL, "%s", err);
 	rawsock_get_stats(rs, &st);
