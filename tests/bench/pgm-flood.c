@@ -439,7 +439,7 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 		if (lead == 0)
 			lead = data_sent > 0 ? sqn_at(o, data_sent - 1, 1) : o->sqn_start;
 		tpdu_len = pgm_build_spm(
-			tpdu, tpdu_cap, &hdr, (uint32_t)per_tsi, o->spm_trail, lead, &o->src, NULL);
+			tpdu, tpdu_cap, &hdr, o->spm_sqn + (uint32_t)per_tsi, o->spm_trail, lead, &o->src, NULL);
 		break;
 	}
 	case K_NAK:
