@@ -64,15 +64,21 @@ struct rawsock {
 void rawsock_config_default(struct rawsock_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->sndbuf = RAWSOCK_DEFAULT_SNDBUF;
 }
 
-/* The configured send buffer (0: the system's), beyond the system limit where allowed. */
-static void set_sndbuf(int fd, uint32_t bytes)
+/* The configured send buffer (0: the system's), beyond the system limit where allowed; returns
+   the size the kernel has (0 when unknown). */
+static uint32_t set_sndbuf(int fd, uint32_t bytes)
 {
 	int val = (int)bytes;
+	socklen_t len = sizeof(val);
 
 	if (bytes != 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &val, &len) < 0 || val < 0)
+		return 0;
+	return (uint32_t)val;
 }
 
 struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t errlen)
@@ -112,13 +118,13 @@ struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t
 	/* IPPROTO_RAW implies IP_HDRINCL; say so anyway, it is the point of this socket. */
 	off = 1;
 	(void)setsockopt(rs->fd, IPPROTO_IP, IP_HDRINCL, &off, sizeof(off));
-	set_sndbuf(rs->fd, rs->cfg.sndbuf);
+	rs->st.sndbuf_bytes = set_sndbuf(rs->fd, rs->cfg.sndbuf);
 	/* Protocol 0: the socket receives nothing. Without it, everything goes by the IP stack. */
 	rs->link_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (rs->link_fd < 0)
 		rs->st.link_errno = errno;
 	else
-		set_sndbuf(rs->link_fd, rs->cfg.sndbuf);
+		(void)set_sndbuf(rs->link_fd, rs->cfg.sndbuf);
 	rs->link_output = rs->link_fd >= 0;
 	if (rs->link_fd >= 0) {
 		char nerr[128];

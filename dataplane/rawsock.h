@@ -44,11 +44,16 @@
 
 #define RAWSOCK_BATCH_MAX   64u		  /* datagrams per sendmmsg() */
 #define RAWSOCK_BATCH_BYTES (128u * 1024) /* their copies; any datagram fits an empty batch */
+/* The default send buffer. A frame stays charged to its socket until the device (or a veth
+   peer) lets go of it, so the buffer bounds what one receive round may send at once: up to 512
+   queued packets, two packets out for each, a full-size one about 2.3 KB of buffer. The system
+   default (about 200 KB) refuses part of a burst the kernel's own forwarding would pass. */
+#define RAWSOCK_DEFAULT_SNDBUF (4u * 1024 * 1024)
 
 struct rawsock_config {
 	int ttl; /* 1..255: overrides the TTL of every datagram; 0 = keep the caller's */
 	bool multicast_loop; /* default false */
-	uint32_t sndbuf;     /* socket send buffer, 0 = the system default */
+	uint32_t sndbuf;     /* send buffer (default RAWSOCK_DEFAULT_SNDBUF), 0 = the system's */
 };
 void rawsock_config_default(struct rawsock_config *cfg);
 
@@ -67,6 +72,7 @@ struct rawsock_stats {
 	int last_errno;
 	int link_errno;	     /* why the packet socket did not open */
 	bool link_available; /* the packet socket is open */
+	uint32_t sndbuf_bytes; /* the raw socket's send buffer as the kernel has it */
 	bool link_output;    /* and in use */
 };
 

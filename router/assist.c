@@ -1681,11 +1681,12 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			(unsigned long long)rcnt.packets[RULES_IPT_IN]);
 		print(ctx,
 			"\"output\":{\"packets\":%llu,\"bytes\":%llu,\"link_layer\":%llu,"
-			"\"link_layer_unicast\":%llu,\"link_layer_output\":%s,\"would_block\":%llu,"
-			"\"unreachable\":%llu,\"errors\":%llu,",
+			"\"link_layer_unicast\":%llu,\"link_layer_output\":%s,\"sndbuf\":%u,"
+			"\"would_block\":%llu,\"unreachable\":%llu,\"errors\":%llu,",
 			(unsigned long long)rs.packets, (unsigned long long)rs.bytes,
 			(unsigned long long)rs.link_packets, (unsigned long long)rs.link_unicast,
-			rs.link_output ? "true" : "false", (unsigned long long)rs.would_block,
+			rs.link_output ? "true" : "false", rs.sndbuf_bytes,
+			(unsigned long long)rs.would_block,
 			(unsigned long long)rs.unreachable,
 			(unsigned long long)(rs.too_big + rs.bad_input + rs.other_errors));
 		print(ctx,
@@ -1753,9 +1754,9 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 			(unsigned long long)rcnt.packets[RULES_IPT_IN]);
 	else if (err[0] != '\0')
 		print(ctx, "  Rules matched: unavailable (%s)\n", err);
-	print(ctx, "  Output: %llu packets, %llu bytes; %llu would block, %llu unreachable, "
-		   "%llu other errors\n",
-		(unsigned long long)rs.packets, (unsigned long long)rs.bytes,
+	print(ctx, "  Output: %llu packets, %llu bytes; send buffer %u bytes, %llu would block, "
+		   "%llu unreachable, %llu other errors\n",
+		(unsigned long long)rs.packets, (unsigned long long)rs.bytes, rs.sndbuf_bytes,
 		(unsigned long long)rs.would_block, (unsigned long long)rs.unreachable,
 		(unsigned long long)(rs.too_big + rs.bad_input + rs.other_errors));
 	print(ctx,

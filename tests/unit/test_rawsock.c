@@ -128,6 +128,8 @@ static void rawsock_test_run(bool batched, unsigned count, unsigned bad, struct 
 		rawsock_batch_end(rs, sent, failed);
 	*received = rawsock_test_receive(rx, tags, ttls, count);
 	rawsock_get_stats(rs, st);
+	/* the default send buffer, not the system's (the kernel reports it doubled) */
+	ck_assert_uint_ge(st->sndbuf_bytes, RAWSOCK_DEFAULT_SNDBUF);
 	close(rx);
 	rawsock_close(rs);
 }
