@@ -44,13 +44,29 @@ OFFER_RATE=20000 # packets per second sent in the measured phase
 STATE_SQNS=63000 # rdata_state: SQNs with repair state (a multiple of 63)
 CG_PACKETS=3000	  # callgrind: packets per measured phase
 CG_RATE=1000	  # and their rate: low enough for the slowest consumer under valgrind
+BURSTS=10	  # burst regime: bursts per measured phase
+BURST_QUEUED=3600 # and queued packets per burst (the queue holds 4,096)
 if [ "$BENCH_SMOKE" = 1 ]; then
 	SECONDS_PER_RUN=0.5
+	BURSTS=2
+	BURST_QUEUED=600
 	STATE_SQNS=6300
 	CG_PACKETS=200
 	CG_SCENARIOS="nak"
 fi
 CG_SCENARIOS=${CG_SCENARIOS:-$SCENARIOS}
+# The regimes: paced (the offered rate, the consumer mostly idle) and burst (saturated).
+REGIMES=${BENCH_QUEUE_REGIMES:-"paced burst"}
+CASES=""
+for regime in $REGIMES; do
+	for scenario in $SCENARIOS; do
+		case $regime in
+		paced) CASES="$CASES $scenario" ;;
+		burst) CASES="$CASES ${scenario}_burst" ;;
+		*) lab_die "BENCH_QUEUE_REGIMES: no regime $regime (paced, burst)" ;;
+		esac
+	done
+done
 
 bench_lab_init queue
 bench_topo_fanout 1 1
@@ -205,9 +221,55 @@ side_down() {
 	bench_side_down "${1%_b}" r1
 }
 
+# burst SCENARIO PID: the measured phase as BURSTS bursts, each queued whole while the consumer
+# is stopped (SIGSTOP), then drained by it at full speed (SIGCONT): the consumer's capacity when
+# it is saturated, with full receive batches and warm caches. A burst is BURST_QUEUED queued
+# packets, within the queue's 4,096 (more would pass unassisted, fail-open). Prints the floods'
+# sent= total and seconds= (wall time).
+burst() {
+	local scenario=$1 pid=$2 sent=0 t0 t1 out prev cur per=$BURST_QUEUED _ i b
+	# a NAK brings the source's NCF with it: two queued packets
+	[ "$scenario" = nak ] && per=$((BURST_QUEUED / 2))
+	t0=$(date +%s.%N)
+	for b in $(seq 0 $((BURSTS - 1))); do
+		kill -STOP "$pid"
+		# each burst's sequence numbers follow the last burst's
+		out=$(flood "$scenario" -n "$per" -r 0 --sqn-start $((1 + b * per)) --spm-sqn $((b * per)))
+		sent=$((sent + $(lab_kv sent "$out")))
+		# queued once the queue length holds still
+		prev=-1
+		for i in $(seq 1 100); do
+			read -r _ _ cur _ <<<"$(bench_queue_stats r1)"
+			[ "$cur" = "$prev" ] && break
+			prev=$cur
+			sleep 0.02
+		done
+		kill -CONT "$pid"
+		bench_queue_drain r1
+	done
+	t1=$(date +%s.%N)
+	echo "sent=$sent seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+}
+
+# A case is a scenario in a regime: SCENARIO (paced) or SCENARIO_burst.
+case_scenario() { echo "${1%_burst}"; }
+
+# measured_phase CASE PID: the measured phase's traffic, paced or in bursts.
+measured_phase() {
+	local scenario
+	scenario=$(case_scenario "$1")
+	if [ "$scenario" != "$1" ]; then
+		burst "$scenario" "$2"
+	else
+		# shellcheck disable=SC2046
+		flood "$scenario" -r "$OFFER_RATE" $(limits "$scenario")
+	fi
+}
+
 declare -A PPS NS MISSING
 run_one() {
-	local scenario=$1 rep=$2 side=$3 q0 q1 m0 m1 c0 c1 s0 s1 out secs n pid cap ns share problem
+	local case=$1 rep=$2 side=$3 scenario q0 q1 m0 m1 c0 c1 s0 s1 out secs n pid cap ns share problem
+	scenario=$(case_scenario "$case")
 	GSI=$((GSI + 1))
 	if ! side_up "$side"; then
 		MISSING[$side]=$BENCH_SIDE_REASON
@@ -223,8 +285,7 @@ run_one() {
 	m0=$(bench_rule_matches r1)
 	s0=$(bench_softnet_drops)
 	c0=$(bench_cpu_ns "$pid")
-	# shellcheck disable=SC2046
-	out=$(flood "$scenario" -r "$OFFER_RATE" $(limits "$scenario"))
+	out=$(measured_phase "$case" "$pid")
 	bench_queue_drain r1
 	c1=$(bench_cpu_ns "$pid")
 	s1=$(bench_softnet_drops)
@@ -236,33 +297,33 @@ run_one() {
 		$((s1 - s0)))
 	side_down "$side"
 	if [ -z "$secs" ] || [ "$(lab_kv sent "$out")" = 0 ] || [ "$n" -le 0 ]; then
-		bench_log "$scenario $side: nothing measured: $out (handled $n)"
+		bench_log "$case $side: nothing measured: $out (handled $n)"
 		return
 	fi
 	if [ -n "$problem" ]; then
 		# Not the work the figure is meant to price: no figure for this side.
-		bench_log "$scenario rep $rep $side: WRONG BEHAVIOUR: $problem"
-		MISSING[$scenario,$side]="did not do its job: $problem"
+		bench_log "$case rep $rep $side: WRONG BEHAVIOUR: $problem"
+		MISSING[$case,$side]="did not do its job: $problem"
 		return
 	fi
-	cap=$(bench_div "$n" "$(((c1 - c0)))e-9" 0)
+	cap=$(bench_div "$n" "$((c1 - c0))e-9" 0)
 	ns=$(bench_div "$((c1 - c0))" "$n" 0)
 	share=$(bench_div "$((c1 - c0))" "${secs}e9" 3)
-	PPS[$scenario,$side]="${PPS[$scenario,$side]:-} $cap"
-	NS[$scenario,$side]="${NS[$scenario,$side]:-} $ns"
-	echo "$scenario,$rep,$side,$cap,$ns,$n,$((m1 - m0)),$share,$secs" >>"$runs"
-	bench_log "$scenario rep $rep $side: sent $(lab_kv sent "$out") in ${secs}s; queue rules" \
+	PPS[$case,$side]="${PPS[$case,$side]:-} $cap"
+	NS[$case,$side]="${NS[$case,$side]:-} $ns"
+	echo "$case,$rep,$side,$cap,$ns,$n,$((m1 - m0)),$share,$secs" >>"$runs"
+	bench_log "$case rep $rep $side: sent $(lab_kv sent "$out") in ${secs}s; queue rules" \
 		"matched $((m1 - m0)), handled $n; consumer CPU $((c1 - c0)) ns (share $share):" \
 		"$ns ns/packet, capacity $cap packets per CPU-second"
 }
 
 declare -A CAP_MED
-# why_missing SCENARIO SIDE: the reason SIDE has no figure in SCENARIO, or nothing.
+# why_missing CASE SIDE: the reason SIDE has no figure in CASE, or nothing.
 why_missing() {
 	echo "${MISSING[$2]:-${MISSING[$1,$2]:-}}"
 }
 
-for scenario in $SCENARIOS; do
+for case in $CASES; do
 	for rep in $(seq 1 "$BENCH_REPS"); do
 		# the order rotates from one repetition to the next
 		set -- $SIDES
@@ -270,32 +331,32 @@ for scenario in $SCENARIOS; do
 			set -- "${@:2}" "$1"
 		done
 		for side in "$@"; do
-			[ -n "$(why_missing "$scenario" "$side")" ] && continue
-			run_one "$scenario" "$rep" "$side"
+			[ -n "$(why_missing "$case" "$side")" ] && continue
+			run_one "$case" "$rep" "$side"
 		done
 	done
 	for side in $SIDES; do
-		if [ -n "$(why_missing "$scenario" "$side")" ]; then
-			bench_missing "${scenario}_${side}_capacity" "$(why_missing "$scenario" "$side")"
+		if [ -n "$(why_missing "$case" "$side")" ]; then
+			bench_missing "${case}_${side}_capacity" "$(why_missing "$case" "$side")"
 			continue
 		fi
-		bench_series "${scenario}_${side}_capacity" "packets/CPU-s" ${PPS[$scenario,$side]:-}
-		bench_series "${scenario}_${side}_cpu" "ns/packet" ${NS[$scenario,$side]:-}
+		bench_series "${case}_${side}_capacity" "packets/CPU-s" ${PPS[$case,$side]:-}
+		bench_series "${case}_${side}_cpu" "ns/packet" ${NS[$case,$side]:-}
 	done
-	if [ -n "$AB_BIN" ] && [ -z "$(why_missing "$scenario" acceptall)$(why_missing "$scenario" pgmrouterd_b)" ]; then
+	if [ -n "$AB_BIN" ] && [ -z "$(why_missing "$case" acceptall)$(why_missing "$case" pgmrouterd_b)" ]; then
 		# shellcheck disable=SC2046
-		bench_series "${scenario}_pgmrouterd_b_ratio" "x accept-all" \
-			$(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd_b]:-}")
+		bench_series "${case}_pgmrouterd_b_ratio" "x accept-all" \
+			$(bench_ratios "${PPS[$case,acceptall]:-}" "${PPS[$case,pgmrouterd_b]:-}")
 	fi
-	if [ -z "$(why_missing "$scenario" acceptall)$(why_missing "$scenario" pgmrouterd)" ]; then
+	if [ -z "$(why_missing "$case" acceptall)$(why_missing "$case" pgmrouterd)" ]; then
 		# shellcheck disable=SC2046
-		bench_series "${scenario}_pgmrouterd_ratio" "x accept-all" \
-			$(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}")
-		ratios=$(bench_ratios "${PPS[$scenario,acceptall]:-}" "${PPS[$scenario,pgmrouterd]:-}")
+		bench_series "${case}_pgmrouterd_ratio" "x accept-all" \
+			$(bench_ratios "${PPS[$case,acceptall]:-}" "${PPS[$case,pgmrouterd]:-}")
+		ratios=$(bench_ratios "${PPS[$case,acceptall]:-}" "${PPS[$case,pgmrouterd]:-}")
 		# shellcheck disable=SC2086
-		CAP_MED[$scenario]="$(bench_stats ${PPS[$scenario,acceptall]:-} | cut -d' ' -f1),$(bench_stats ${PPS[$scenario,pgmrouterd]:-} | cut -d' ' -f1),$(bench_stats $ratios | cut -d' ' -f1)"
+		CAP_MED[$case]="$(bench_stats ${PPS[$case,acceptall]:-} | cut -d' ' -f1),$(bench_stats ${PPS[$case,pgmrouterd]:-} | cut -d' ' -f1),$(bench_stats $ratios | cut -d' ' -f1)"
 	else
-		bench_missing "${scenario}_pgmrouterd_ratio" "a side has no figure (see above)"
+		bench_missing "${case}_pgmrouterd_ratio" "a side has no figure (see above)"
 	fi
 done
 
@@ -323,8 +384,7 @@ perf_one() {
 	perf record -q -e cpu-clock -F "$PERF_FREQ" -g -p "$pid" -o "$data" >/dev/null 2>&1 &
 	perf_pid=$!
 	sleep 0.5 # attached
-	# shellcheck disable=SC2046
-	flood "$scenario" -r "$OFFER_RATE" $(limits "$scenario") >/dev/null
+	measured_phase "$scenario" "$pid" >/dev/null
 	bench_queue_drain r1
 	kill -INT "$perf_pid" 2>/dev/null
 	wait "$perf_pid" 2>/dev/null
@@ -448,6 +508,6 @@ else
 	done
 fi
 
-for scenario in $SCENARIOS; do
-	echo "$scenario,${CAP_MED[$scenario]:-nan,nan,nan},${CG_TOTAL[$scenario,acceptall]:-nan},${CG_TOTAL[$scenario,pgmrouterd]:-nan}" >>"$summary"
+for case in $CASES; do
+	echo "$case,${CAP_MED[$case]:-nan,nan,nan},${CG_TOTAL[$case,acceptall]:-nan},${CG_TOTAL[$case,pgmrouterd]:-nan}" >>"$summary"
 done
