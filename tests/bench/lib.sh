@@ -437,10 +437,11 @@ bench_pgmrouterd_json_field() {
 }
 
 # bench_pgmrouterd_event_total ROUTER EVENT: an event counter (show ip pgm router traffic), the
-# sum over the interfaces.
+# sum over the interfaces and the router-wide count (events of no interface); nothing when the
+# daemon does not answer.
 bench_pgmrouterd_event_total() {
 	bench_pgmrouterd_cli "$1" "show ip pgm router traffic json" 2>/dev/null |
-		jq "[.ifs[] | .events[\"$2\"] // 0] | add // 0"
+		jq -e "[(.interfaces[] | .events[\"$2\"]), .router[\"$2\"]] | map(. // 0) | add" 2>/dev/null
 }
 
 # bench_pgmrouterd_rss_kb ROUTER: the daemon's resident set (VmRSS, kB).
