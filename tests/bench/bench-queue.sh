@@ -2,8 +2,9 @@
 # Queue path: packets the router handles in user space, pgmrouterd against the minimal accept-all
 # NFQUEUE consumer (same interception rules, same queue settings), both pinned to the router CPU
 # and fed by a flood on the sender CPU. Interleaved in every repetition. Scenarios:
-#   spm            SPMs of 100 sessions (round robin): 2 queued copies each (one per egress
-#                  interface); pgmrouterd rewrites each copy's path NLA
+#   spm            SPMs of 100 sessions (round robin), queued once each before routing: the
+#                  accept-all consumer lets the kernel forward both copies (two egress
+#                  interfaces); pgmrouterd sends them itself, each with its path NLA rewritten
 #   nak            NAKs from a receiver to the router, a new SQN each, for a known session, and
 #                  50 ms behind them the source's NCF for each (both queued): pgmrouterd creates
 #                  repair state, multicasts an NCF, forwards the NAK upstream; the source's NCF
@@ -15,12 +16,14 @@
 #                  (paced, not measured), then RDATA of those SQNs: pgmrouterd forwards the copy
 #                  on the requesting interface and drops the other
 #   rdata_nostate  RDATA of a known session with no NAK before: pgmrouterd drops every copy
-# The flood is paced (the same offered rate for both consumers): two cores cannot produce enough
-# load to saturate a consumer that has a core of its own, so the consumer's throughput is measured
-# as its capacity: queued packets handled (the kernel's queue id sequence less the packets the
-# bound socket could not take) per second of the consumer's own CPU time (all threads, user and
-# system, from the scheduler's statistics). The ratio pgmrouterd / accept-all per repetition;
-# target >= 0.80 (README). Then instructions per packet under callgrind (user space, fixed packet
+# Two regimes. Paced: the same offered rate for both consumers, which then wake for one or two
+# packets at a time. Burst (SCENARIO_burst): the consumer is stopped while a burst fills the
+# queue, then drains it at full speed, reading full batches (two cores cannot offer a steady load
+# that saturates a consumer with a core of its own; a stored burst can). Either way the
+# consumer's throughput is measured as its capacity: queued packets handled (the kernel's queue
+# id sequence less the packets the bound socket could not take) per second of the consumer's own
+# CPU time (all threads, user and system, from the scheduler's statistics). The ratio
+# pgmrouterd / accept-all per repetition; target >= 0.80 (README). Then instructions per packet under callgrind (user space, fixed packet
 # count at a low rate, the measured phase only) and where they go.
 #
 #   bench-queue.sh [--smoke]
