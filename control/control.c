@@ -142,6 +142,11 @@ void cp_count_error(struct cp *cp, int ifindex, enum pgm_err err)
 		cp_count(cp, ifp, NULL, CP_C_OPX_DISCARDED, 1);
 }
 
+void cp_count_send_failed(struct cp *cp, int ifindex)
+{
+	cp_count(cp, cp_iface_find(cp, ifindex), NULL, CP_C_SEND_FAILED, 1);
+}
+
 /* ---- logging ---- */
 
 void cp_set_log(struct cp *cp, cp_log_fn log, void *ctx, unsigned kinds_mask)

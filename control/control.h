@@ -203,6 +203,9 @@ void cp_config_default(struct cp_config *cfg);
 	X(OPX_INVALIDATED, "opx-invalidated", "unknown options renamed to OPT_INVALID (OPX 01)")   \
 	X(OPX_DISCARDED, "opx-discarded", "packets discarded for an unknown option (OPX 10)")      \
 	X(OPX_RESERVED, "opx-reserved", "unknown options with reserved OPX 11, ignored")           \
+	X(SEND_FAILED, "send-failed",                                                              \
+		"packets the router sent out of this interface that the kernel refused (send "     \
+		"buffer full, device or next hop dropping): never left")                           \
 	X(UNKNOWN_TYPE, "unknown-type", "packets of types without NE processing, passed through")
 
 enum cp_counter {
@@ -347,6 +350,8 @@ void cp_if_set_config(struct cp *cp, int ifindex, const struct cp_if_config *cfg
 void cp_packet(struct cp *cp, const struct cp_packet *in, struct cp_result *out);
 /* Count a malformed packet received on ifindex (the data plane's parse errors). */
 void cp_count_error(struct cp *cp, int ifindex, enum pgm_err err);
+/* A packet the router sent out of ifindex that the kernel refused (Sent counted it). */
+void cp_count_send_failed(struct cp *cp, int ifindex);
 /*
  * Run every timer due at `now` (deadline <= now); returns cp_next_deadline(). The deadline is a
  * time at or before the earliest pending timer: exact when that timer is due within the wheel's

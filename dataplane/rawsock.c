@@ -36,6 +36,7 @@ struct rawsock_slot {
 		_Alignas(struct cmsghdr) char buf[PKTINFO_CONTROL_ROOM];
 	} control;
 	struct iovec iov;
+	int ifindex; /* the interface it is for */
 };
 
 struct rawsock {
@@ -55,6 +56,8 @@ struct rawsock {
 	unsigned queued, link_queued;
 	size_t arena_used;
 	uint64_t batch_sent, batch_failed; /* outcomes since the batch began */
+	rawsock_failed_fn failed_fn; /* each refused datagram, with failed_ctx */
+	void *failed_ctx;
 	struct rawsock_slot slots[RAWSOCK_BATCH_MAX];
 	struct mmsghdr msgs[RAWSOCK_BATCH_MAX];
 	struct mmsghdr link_msgs[RAWSOCK_BATCH_MAX];
@@ -381,6 +384,14 @@ static void rawsock_count(struct rawsock *rs, ssize_t n, int e)
 	rs->st.bytes += (uint64_t)n;
 }
 
+/* Tells the owner about a datagram the kernel refused (counted already). */
+static void rawsock_failed(
+	struct rawsock *rs, int ifindex, const uint8_t *datagram, size_t len, int e)
+{
+	if (rs->failed_fn != NULL)
+		rs->failed_fn(rs->failed_ctx, ifindex, datagram, len, e);
+}
+
 static ssize_t rawsock_sendmsg(int fd, const struct msghdr *msg)
 {
 	ssize_t n;
@@ -417,6 +428,7 @@ static void rawsock_queue(
 	rawsock_destination(rs, by_link ? mac : NULL, msg, slot, copy, ifindex, ttl);
 	slot->iov.iov_base = copy;
 	slot->iov.iov_len = len;
+	slot->ifindex = ifindex;
 	msg->msg_iov = &slot->iov;
 	msg->msg_iovlen = 1;
 }
@@ -438,7 +450,14 @@ static void rawsock_send_msgs(struct rawsock *rs, int fd, struct mmsghdr *msgs, 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			rawsock_count(rs, -1, n < 0 ? errno : EIO);
+			int e = n < 0 ? errno : EIO;
+			/* the message's iovec is its slot's */
+			const struct rawsock_slot *slot =
+				(const struct rawsock_slot *)((const char *)msgs[done].msg_hdr.msg_iov -
+							      offsetof(struct rawsock_slot, iov));
+
+			rawsock_count(rs, -1, e);
+			rawsock_failed(rs, slot->ifindex, slot->iov.iov_base, slot->iov.iov_len, e);
 			rs->batch_failed++;
 			done++;
 			continue;
@@ -500,6 +519,7 @@ static int rawsock_send_common(
 	e = errno;
 	rawsock_count(rs, n, e);
 	if (n < 0) {
+		rawsock_failed(rs, ifindex, ip, len, e);
 		errno = e;
 		return -1;
 	}
@@ -537,6 +557,12 @@ void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed)
 {
 	rawsock_batch_send(rs, sent, failed);
 	rs->batching = false;
+}
+
+void rawsock_set_failed_fn(struct rawsock *rs, rawsock_failed_fn fn, void *ctx)
+{
+	rs->failed_fn = fn;
+	rs->failed_ctx = ctx;
 }
 
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st)

@@ -104,6 +104,13 @@ void rawsock_batch_send(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
 void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st);
 /*
+ * Called for every datagram the kernel refused, sent alone or in a batch, with the interface it
+ * was for, its bytes and the errno (the statistics count it too). NULL: no call.
+ */
+typedef void (*rawsock_failed_fn)(
+	void *ctx, int ifindex, const uint8_t *datagram, size_t len, int err);
+void rawsock_set_failed_fn(struct rawsock *rs, rawsock_failed_fn fn, void *ctx);
+/*
  * Records whether ifindex is an Ethernet link (ARPHRD_ETHER: Ethernet, veth, VLAN, bridge, bond),
  * where multicast can go through the link layer: a bit per ifindex, up to
  * RAWSOCK_LINK_MAX_IFINDEX (128 KiB). Returns 0, or -1 with errno ENOMEM, or ERANGE for an

@@ -1440,6 +1440,17 @@ static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void 
 		pcap_writer_flush(A->capture);
 }
 
+/* A packet counted as sent on its interface that the kernel refused: the interface says so. */
+static void on_send_failed(void *ctx, int ifindex, const uint8_t *datagram, size_t len, int err)
+{
+	(void)ctx;
+	(void)datagram;
+	(void)len;
+	(void)err;
+	if (A->cp != NULL)
+		cp_count_send_failed(A->cp, ifindex);
+}
+
 /* ---- start and stop ---- */
 
 static void dataplane_close(void)
@@ -1528,6 +1539,7 @@ int assist_start(char *err, size_t errlen)
 	A->raw = rawsock_open(&rsc, err, errlen);
 	if (A->raw == NULL)
 		goto fail;
+	rawsock_set_failed_fn(A->raw, on_send_failed, NULL);
 	if (!rawsock_set_link_output(A->raw, A->conf.link_output)) {
 		struct rawsock_stats st;
 

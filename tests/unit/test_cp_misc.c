@@ -103,6 +103,21 @@ START_TEST(test_9_opx_discard_counted)
 }
 END_TEST
 
+START_TEST(test_send_failed_counted_on_its_interface)
+{
+	struct cp_stats st;
+
+	cp_count_send_failed(env.cp, CP_TEST_D1);
+	cp_count_send_failed(env.cp, CP_TEST_D1);
+	cp_count_send_failed(env.cp, CP_TEST_XX); /* no such interface: the router's count */
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SEND_FAILED), 2);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_SEND_FAILED), 0);
+	cp_get_stats(env.cp, &st);
+	ck_assert_uint_eq(st.global_ev[CP_C_SEND_FAILED], 1);
+	ck_assert_str_eq(cp_counter_name(CP_C_SEND_FAILED), "send-failed");
+}
+END_TEST
+
 /* ---- types without NE procedures ---- */
 
 START_TEST(test_multicast_nak_accepted_unchanged)
@@ -686,6 +701,7 @@ int main(void)
 	tcase_add_test(tc, test_9_opx_invalidate_on_forwarded_copies);
 	tcase_add_test(tc, test_9_opx_reserved_and_ignore);
 	tcase_add_test(tc, test_9_opx_discard_counted);
+	tcase_add_test(tc, test_send_failed_counted_on_its_interface);
 	tcase_add_test(tc, test_multicast_nak_accepted_unchanged);
 	tcase_add_test(tc, test_14_1_poll_never_forwarded);
 	tcase_add_test(tc, test_14_polr);

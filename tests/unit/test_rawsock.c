@@ -89,11 +89,33 @@ static unsigned rawsock_test_receive(int rx, uint32_t *tags, uint8_t *ttls, unsi
 	return n;
 }
 
+/* What the failure callback was told. */
+struct rawsock_test_failed {
+	unsigned calls;
+	int ifindex, err;
+	uint32_t tag;
+	size_t len;
+};
+
+static void rawsock_test_on_failed(
+	void *ctx, int ifindex, const uint8_t *datagram, size_t len, int err)
+{
+	struct rawsock_test_failed *f = ctx;
+
+	f->calls++;
+	f->ifindex = ifindex;
+	f->err = err;
+	f->len = len;
+	if (len >= 24)
+		memcpy(&f->tag, datagram + 20, 4);
+}
+
 /* Sends tags 1..count to loopback, datagram `bad` (0: none) to an unrouted address instead. */
 static void rawsock_test_run(bool batched, unsigned count, unsigned bad, struct rawsock_stats *st,
 	uint32_t *tags, uint8_t *ttls, unsigned *received, uint64_t *sent, uint64_t *failed)
 {
 	struct rawsock_config cfg;
+	struct rawsock_test_failed fl = {0};
 	struct rawsock *rs;
 	char err[256];
 	uint8_t dgram[64];
@@ -103,6 +125,7 @@ static void rawsock_test_run(bool batched, unsigned count, unsigned bad, struct 
 	cfg.ttl = 33;
 	rs = rawsock_open(&cfg, err, sizeof(err));
 	ck_assert_msg(rs != NULL, "%s", err);
+	rawsock_set_failed_fn(rs, rawsock_test_on_failed, &fl);
 	rx = socket(AF_INET, SOCK_RAW, PROTO_PGM);
 	ck_assert_int_ge(rx, 0);
 	*sent = *failed = 0;
@@ -130,6 +153,14 @@ static void rawsock_test_run(bool batched, unsigned count, unsigned bad, struct 
 	rawsock_get_stats(rs, st);
 	/* the default send buffer, not the system's (the kernel reports it doubled) */
 	ck_assert_uint_ge(st->sndbuf_bytes, RAWSOCK_DEFAULT_SNDBUF);
+	/* the refused datagram, and only it, reached the failure callback */
+	ck_assert_uint_eq(fl.calls, (bad != 0 ? 1u : 0u));
+	if (bad != 0) {
+		ck_assert_int_eq(fl.ifindex, 0);
+		ck_assert_int_eq(fl.err, ENETUNREACH);
+		ck_assert_uint_eq(fl.len, 24);
+		ck_assert_uint_eq(fl.tag, bad);
+	}
 	close(rx);
 	rawsock_close(rs);
 }
