@@ -72,8 +72,8 @@ struct rawsock_stats {
 	int last_errno;
 	int link_errno;	     /* why the packet socket did not open */
 	bool link_available; /* the packet socket is open */
-	uint32_t sndbuf_bytes; /* the raw socket's send buffer as the kernel has it */
 	bool link_output;    /* and in use */
+	uint32_t sndbuf_bytes; /* the raw socket's send buffer as the kernel has it */
 };
 
 struct rawsock;

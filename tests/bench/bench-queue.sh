@@ -23,8 +23,9 @@
 # consumer's throughput is measured as its capacity: queued packets handled (the kernel's queue
 # id sequence less the packets the bound socket could not take) per second of the consumer's own
 # CPU time (all threads, user and system, from the scheduler's statistics). The ratio
-# pgmrouterd / accept-all per repetition; target >= 0.80 (README). Then instructions per packet under callgrind (user space, fixed packet
-# count at a low rate, the measured phase only) and where they go.
+# pgmrouterd / accept-all per repetition; target >= 0.80 (README). Then instructions per packet
+# under callgrind (user space, fixed packet count at a low rate, the measured phase only) and
+# where they go.
 #
 #   bench-queue.sh [--smoke]
 set -u
