@@ -42,6 +42,8 @@ struct nfqueue {
 	void *ctx;
 
 	unsigned batch;
+	uint32_t hold_drops; /* held drops (nfq.h): the most a round may leave unsent */
+	uint32_t held;	     /* how many it left */
 	uint8_t *rxbuf; /* batch slots of NFQUEUE_SLOT_SIZE */
 	struct mmsghdr *msgs;
 	struct iovec *iovs;
@@ -274,6 +276,7 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 			cfg.rcvbuf_bytes = cfg_in->rcvbuf_bytes;
 		if (cfg_in->max_queue_len)
 			cfg.max_queue_len = cfg_in->max_queue_len;
+		cfg.hold_drops = cfg_in->hold_drops;
 		if (cfg_in->batch)
 			cfg.batch = cfg_in->batch > NFQUEUE_MAX_BATCH ? NFQUEUE_MAX_BATCH
 								      : cfg_in->batch;
@@ -292,6 +295,7 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 	q->fn = fn;
 	q->ctx = ctx;
 	q->batch = cfg.batch;
+	q->hold_drops = cfg.hold_drops;
 	q->rxbuf = malloc((size_t)q->batch * NFQUEUE_SLOT_SIZE);
 	q->msgs = calloc(q->batch, sizeof(*q->msgs));
 	q->iovs = calloc(q->batch, sizeof(*q->iovs));
@@ -473,6 +477,13 @@ void nfqueue_batcher_flush(struct nfqueue_batcher *b, nfqueue_emit_fn emit, void
 	batcher_close(b, emit, ctx);
 }
 
+uint32_t nfqueue_batcher_holdable(const struct nfqueue_batcher *b, uint32_t limit)
+{
+	if (!b->batch_open || b->batch_verdict != NFQUEUE_DROP || b->batch_count >= limit)
+		return 0;
+	return b->batch_count;
+}
+
 int nfqueue_batcher_verdict(struct nfqueue_batcher *b, uint32_t id, enum nfqueue_verdict v,
 	bool plain, nfqueue_emit_fn emit, void *ctx)
 {
@@ -520,8 +531,29 @@ static void nfqueue_emit(void *ctx, bool batch, uint32_t id, enum nfqueue_verdic
 
 int nfqueue_flush(struct nfqueue *q)
 {
+	q->held = 0;
 	nfqueue_batcher_flush(&q->order, nfqueue_emit, q);
 	return nfqueue_flush_tx(q);
+}
+
+uint32_t nfqueue_held(const struct nfqueue *q)
+{
+	return q->held;
+}
+
+/* The end of a receive round: the verdicts go to the kernel, unless all there is to send is a
+   batch of drops that may wait for the next round's (held drops, nfq.h). */
+static int nfqueue_round_end(struct nfqueue *q)
+{
+	uint32_t n = q->txlen == 0 ? nfqueue_batcher_holdable(&q->order, q->hold_drops) : 0;
+
+	if (n == 0)
+		return nfqueue_flush(q);
+	if (q->before_verdicts != NULL)
+		q->before_verdicts(q->before_verdicts_ctx);
+	q->held = n;
+	q->st.held_rounds++;
+	return 0;
 }
 
 void nfqueue_set_before_verdicts(struct nfqueue *q, nfqueue_round_fn fn, void *ctx)
@@ -691,8 +723,7 @@ int nfqueue_process(struct nfqueue *q, unsigned max_rounds)
 			}
 			nfqueue_handle_datagram(q, q->iovs[i].iov_base, q->msgs[i].msg_len);
 		}
-		/* The end of a receive round: the kernel gets the verdicts now. */
-		(void)nfqueue_flush(q);
+		(void)nfqueue_round_end(q);
 		handled += (int)(q->st.packets - before);
 		if ((unsigned)n < q->batch)
 			break; /* the socket is empty: spare the extra system call */
@@ -706,6 +737,7 @@ void nfqueue_get_stats(const struct nfqueue *q, struct nfqueue_stats *st)
 {
 	*st = q->st;
 	st->pending = q->order.outstanding;
+	st->held = q->held;
 }
 
 bool nfqueue_parse_proc_queue(const char *text, uint32_t queue_num, struct nfqueue_kernel_stats *ks)

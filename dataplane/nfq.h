@@ -16,6 +16,14 @@
  * packet order. Verdict messages are collected in one send buffer and written with one sendto()
  * per flush. A packet the callback leaves without a verdict stays queued until the caller gives
  * one; `pending` in the statistics counts such packets.
+ *
+ * Held drops. With hold_drops set, a round whose only output would be an open batch of drop
+ * verdicts, fewer than hold_drops of them, sends nothing: the batch stays open for the next
+ * round's packets, and one system call later settles them all. A dropped packet that waits in the
+ * kernel's queue a little longer is seen by no one (it counts in the queue's length, and holds
+ * none of the fail-open room that matters: at most hold_drops of max_queue_len), while a router
+ * woken for one or two packets at a time saves a send per wakeup. The caller bounds the wait in
+ * time: while nfqueue_held() is nonzero it calls nfqueue_flush() within its bound.
  */
 #ifndef PGMROUTER_NFQ_H
 #define PGMROUTER_NFQ_H
@@ -35,6 +43,7 @@ struct nfqueue_config {
 	uint32_t rcvbuf_bytes;	/* socket receive buffer; 0 = NFQUEUE_DEFAULT_RCVBUF */
 	uint32_t max_queue_len; /* NFQA_CFG_QUEUE_MAXLEN; 0 = NFQUEUE_DEFAULT_MAX_QUEUE_LEN */
 	uint32_t batch;		/* messages per receive call; 0 = NFQUEUE_DEFAULT_BATCH */
+	uint32_t hold_drops;	/* drop verdicts that may wait past a receive round; 0 = none */
 };
 void nfqueue_config_default(struct nfqueue_config *cfg);
 
@@ -69,7 +78,8 @@ enum nfqueue_verdict {
  */
 struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg, nfqueue_packet_fn fn, void *ctx,
 	char *err, size_t errlen);
-/* Unbinds the queue (the kernel accepts whatever is still queued) and frees everything. */
+/* Sends the verdicts not yet sent, unbinds the queue (the kernel drops whatever is still queued)
+ * and frees everything. */
 void nfqueue_close(struct nfqueue *q);
 int nfqueue_fd(const struct nfqueue *q);
 uint16_t nfqueue_queue_num(const struct nfqueue *q);
@@ -87,6 +97,8 @@ int nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v);
 int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, size_t len);
 /* Sends collected verdicts now (nfqueue_process does this at the end of every round). */
 int nfqueue_flush(struct nfqueue *q);
+/* Drop verdicts held past the end of a receive round, not yet sent: 0 when none. */
+uint32_t nfqueue_held(const struct nfqueue *q);
 /*
  * fn runs before every send of verdicts and at the end of every receive round: a caller that
  * holds back its own output made while handling packets (rawsock batches) sends it there, so it
@@ -120,6 +132,8 @@ struct nfqueue_stats {
 	uint64_t batches;		       /* NFQNL_MSG_VERDICT_BATCH messages sent */
 	uint64_t batched;		       /* verdicts carried by those batches */
 	uint64_t sends;			       /* sendto() calls */
+	uint64_t held_rounds;		       /* receive rounds that held their drops, no send */
+	uint32_t held;			       /* drop verdicts held now */
 	uint64_t pending;		       /* packets delivered and still without a verdict */
 	uint64_t id_gaps;	 /* ids skipped: packets the kernel could not deliver to us
 				    (accepted by fail-open when the receive buffer was full) */
@@ -167,6 +181,8 @@ uint32_t nfqueue_batcher_deliver(struct nfqueue_batcher *b, uint32_t id);
 int nfqueue_batcher_verdict(struct nfqueue_batcher *b, uint32_t id, enum nfqueue_verdict v,
 	bool plain, nfqueue_emit_fn emit, void *ctx);
 void nfqueue_batcher_flush(struct nfqueue_batcher *b, nfqueue_emit_fn emit, void *ctx);
+/* The verdicts the open batch could hold back (a batch of drops, fewer than `limit`); else 0. */
+uint32_t nfqueue_batcher_holdable(const struct nfqueue_batcher *b, uint32_t limit);
 
 /* Parsers of the procfs files (exposed for tests). Return true when `queue_num` / `portid` was
  * found in the text. */

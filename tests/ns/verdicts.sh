@@ -2,7 +2,8 @@
 # Verdicts reach the wire: an accept with a rewritten payload (SPM path NLA replaced, checksum
 # recomputed; SPMs are queued once, at prerouting) arrives rewritten at both receivers, the
 # kernel forwarding the rewritten packet; a drop verdict removes exactly the dropped type;
-# everything else still arrives. (pgmrouterd's per-egress paths are its own copies:
+# everything else still arrives; held drop verdicts keep their packets in the kernel's queue
+# until a later round's send, and drop them then. (pgmrouterd's per-egress paths are its own copies:
 # router_repair.sh.) The consumer's debug capture holds
 # every queued packet and reads back with the pcap reader.
 . "$(dirname "$0")/lib.sh"
@@ -49,4 +50,32 @@ for r in r1 r2; do
 done
 check "consumer: 2 drop verdicts (2 RDATA, queued once each)" \
 	test "$(count_lines "$C.2" 'type=RDATA verdict=drop')" = 2
+kill "$CONSUMER_PID"
+wait_exit "$CONSUMER_PID" 10
+
+# Held drops: a round that would send only drop verdicts, fewer than 64, sends nothing; the
+# dropped packets wait in the kernel's queue for a later round's send (this consumer has no timer:
+# the next accept, the 64th drop, or its exit).
+queue_waiting() { [ "$(queue_counters rtr $Q | cut -d' ' -f1)" = "$1" ]; }
+start_consumer "$C.3" --queue $Q --if up0,d1,d2 --drop RDATA --hold-drops 64 || exit 1
+send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type rdata --count 5
+check "held: 5 dropped RDATA wait in the kernel's queue" wait_for 10 queue_waiting 5
+check "held: their 5 drop verdicts given" \
+	wait_for 5 sh -c "[ \$(grep -c 'type=RDATA verdict=drop' $C.3) = 5 ]"
+send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type poll --count 1
+check "held: the next accept sends them, the queue is empty" wait_for 10 queue_waiting 0
+send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type rdata --count 70
+check "held: 70 more RDATA dropped" \
+	wait_for 10 sh -c "[ \$(grep -c 'type=RDATA verdict=drop' $C.3) = 75 ]"
+waiting=$(queue_counters rtr $Q | cut -d' ' -f1)
+check "held: never 64 or more wait ($waiting)" test "${waiting:-99}" -lt 64
+kill "$CONSUMER_PID"
+wait_exit "$CONSUMER_PID" 10
+check "held: the exit sent the rest: 75 dropped in batches of 76 verdicts, none held, none queued" \
+	grep -Eq '^stats .* dropped=75 .* batched=76 .* held_rounds=[1-9][0-9]* held=0 netlink_errors=0 .* kernel_queue_total=0 ' "$C.3"
+for r in r1 r2; do
+	check "$r: POLL arrives, held RDATA never does" wait_for 10 sh -c "
+		[ \$(grep -c 'type=POLL' $NS_TMP/$r.sniff) = 2 ]"
+	check "$r: no RDATA at all" test "$(count_lines "$NS_TMP/$r.sniff" 'type=RDATA')" = 0
+done
 finish

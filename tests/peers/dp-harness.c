@@ -7,6 +7,7 @@
  *   dp-harness consume [--queue N] [--if A,B [--backend B] [--update-if C,D|-]] [--timeout S]
  *                      [--count N]
  *                      [--drop TYPE] [--defer-every N] [--hold] [--max-queue N]
+ *                      [--hold-drops N]
  *                      [--rewrite-spm-path ADDR|egress]
  *                      [--ready FILE]
  *                      [--pcap FILE]
@@ -99,6 +100,7 @@ struct opts {
 	unsigned defer_every;
 	bool hold; /* never give verdicts: the queue fills up */
 	unsigned max_queue;
+	unsigned hold_drops; /* held drops (nfq.h): sent with a later round's, or at exit */
 	bool rewrite_spm;
 	bool rewrite_egress; /* the egress interface's primary IPv4 address, from rtnl */
 	struct in_addr rewrite_addr;
@@ -143,6 +145,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"defer-every", required_argument, NULL, 'D'},
 		{"hold", no_argument, NULL, 'H'},
 		{"max-queue", required_argument, NULL, 'M'},
+		{"hold-drops", required_argument, NULL, 'h'},
 		{"rewrite-spm-path", required_argument, NULL, 'w'},
 		{"ready", required_argument, NULL, 'r'},
 		{"pcap", required_argument, NULL, 'p'},
@@ -167,8 +170,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		['s'] = &o->src,
 		['x'] = &o->dst,
 		['T'] = &o->type};
-	unsigned *const numbers[128] = {
-		['q'] = &o->queue, ['D'] = &o->defer_every, ['M'] = &o->max_queue};
+	unsigned *const numbers[128] = {['q'] = &o->queue,
+		['D'] = &o->defer_every,
+		['M'] = &o->max_queue,
+		['h'] = &o->hold_drops};
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -463,6 +468,7 @@ static int cmd_consume(const struct opts *o)
 	nfqueue_config_default(&qcfg);
 	qcfg.queue_num = (uint16_t)o->queue;
 	qcfg.max_queue_len = o->max_queue;
+	qcfg.hold_drops = o->hold_drops;
 	q = nfqueue_open(&qcfg, on_packet, &c, err, sizeof(err));
 	if (q == NULL) {
 		warn_err(err);
@@ -513,16 +519,20 @@ static int cmd_consume(const struct opts *o)
 			fflush(stdout);
 		}
 	}
+	/* drop verdicts still held (--hold-drops) go out before the counters are read */
+	nfqueue_flush(q);
 	nfqueue_get_stats(q, &st);
 	nfqueue_get_kernel_stats(q, &ks);
 	printf("stats packets=%" PRIu64 " accepted=%" PRIu64 " dropped=%" PRIu64
 	       " rewritten=%" PRIu64 " batches=%" PRIu64 " batched=%" PRIu64
-	       " verdict_messages=%" PRIu64 " netlink_errors=%" PRIu64 " pending=%" PRIu64
-	       " id_gaps=%" PRIu64 " rcvbuf=%u kernel_valid=%d kernel_queue_total=%u"
+	       " verdict_messages=%" PRIu64 " sends=%" PRIu64 " held_rounds=%" PRIu64
+	       " held=%u netlink_errors=%" PRIu64 " pending=%" PRIu64 " id_gaps=%" PRIu64
+	       " rcvbuf=%u kernel_valid=%d kernel_queue_total=%u"
 	       " kernel_queue_dropped=%u kernel_user_dropped=%u kernel_id_sequence=%u\n",
 		st.packets, st.accepted, st.dropped, st.rewritten, st.batches, st.batched,
-		st.verdict_messages, st.netlink_errors, st.pending, st.id_gaps, st.rcvbuf_bytes,
-		ks.valid, ks.queue_total, ks.queue_dropped, ks.user_dropped, ks.id_sequence);
+		st.verdict_messages, st.sends, st.held_rounds, st.held, st.netlink_errors,
+		st.pending, st.id_gaps, st.rcvbuf_bytes, ks.valid, ks.queue_total, ks.queue_dropped,
+		ks.user_dropped, ks.id_sequence);
 	if (r != NULL) {
 		struct rules_counters rc_;
 

@@ -194,8 +194,70 @@ START_TEST(test_id_gaps_counted_across_wraparound)
 }
 END_TEST
 
+START_TEST(test_holdable_is_an_open_batch_of_drops_below_the_limit)
+{
+	struct nfqueue_batcher b;
+	struct model m;
+
+	model_init(&m);
+	nfqueue_batcher_init(&b);
+	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 0); /* nothing open */
+	for (uint32_t id = 1; id <= 3; id++) {
+		m.queued[id] = true;
+		nfqueue_batcher_deliver(&b, id);
+		nfqueue_batcher_verdict(&b, id, NFQUEUE_DROP, true, model_emit, &m);
+	}
+	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 3);
+	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 4), 3);
+	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 3), 0); /* the limit reached */
+	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 0), 0); /* holding off */
+	m.queued[4] = true;
+	nfqueue_batcher_deliver(&b, 4);
+	nfqueue_batcher_verdict(&b, 4, NFQUEUE_ACCEPT, true, model_emit, &m);
+	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 0); /* an accept never waits */
+	ck_assert_uint_eq(m.batches, 1);			/* the drops went out first */
+	ck_assert(!m.error);
+}
+END_TEST
+
+/* Drops held at the end of a round settle with the next round's verdicts, in packet order. */
+START_TEST(test_held_drops_settle_with_the_next_round)
+{
+	struct nfqueue_batcher b;
+	struct model m;
+
+	model_init(&m);
+	nfqueue_batcher_init(&b);
+	for (uint32_t id = 1; id <= 2; id++) {
+		m.queued[id] = true;
+		nfqueue_batcher_deliver(&b, id);
+		nfqueue_batcher_verdict(&b, id, NFQUEUE_DROP, true, model_emit, &m);
+	}
+	/* the end of round 1: held, nothing sent */
+	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 2);
+	ck_assert_uint_eq(m.batches + m.singles, 0);
+	ck_assert(m.queued[1] && m.queued[2]);
+	/* round 2: one more drop joins, an accept closes the batch */
+	for (uint32_t id = 3; id <= 4; id++) {
+		m.queued[id] = true;
+		nfqueue_batcher_deliver(&b, id);
+		nfqueue_batcher_verdict(
+			&b, id, id == 3 ? NFQUEUE_DROP : NFQUEUE_ACCEPT, true, model_emit, &m);
+	}
+	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 0);
+	nfqueue_batcher_flush(&b, model_emit, &m);
+	ck_assert_uint_eq(m.batches, 2); /* drops 1-3 in one message, then the accept */
+	ck_assert_uint_eq(m.singles, 0);
+	for (uint32_t id = 1; id <= 4; id++)
+		ck_assert_int_eq(m.verdict[id], id == 4 ? NFQUEUE_ACCEPT : NFQUEUE_DROP);
+	ck_assert_uint_eq(m.applied_order[3], 4);
+	ck_assert(!m.error);
+}
+END_TEST
+
 /* Random interleavings of deliveries, in-order and deferred verdicts, plain and rewritten: the
- * kernel model must apply exactly the verdict the consumer chose to every packet, once. */
+ * kernel model must apply exactly the verdict the consumer chose to every packet, once. Every
+ * other trial holds drops at the ends of rounds (held drops), as nfq.c does. */
 START_TEST(test_random_interleavings_settle_every_packet_correctly)
 {
 	unsigned seed = 12345;
@@ -205,6 +267,7 @@ START_TEST(test_random_interleavings_settle_every_packet_correctly)
 		static struct model m;
 		uint32_t deferred[64];
 		unsigned ndeferred = 0, next_id = 1, total = 50 + (unsigned)(rand_r(&seed) % 200);
+		uint32_t hold = round % 2 ? 8 : 0;
 
 		model_init(&m);
 		nfqueue_batcher_init(&b);
@@ -246,9 +309,10 @@ START_TEST(test_random_interleavings_settle_every_packet_correctly)
 						true, model_emit, &m),
 					0);
 			}
-			if (rand_r(&seed) % 7 == 0)
-				nfqueue_batcher_flush(
-					&b, model_emit, &m); /* end of a receive round */
+			/* the end of a receive round */
+			if (rand_r(&seed) % 7 == 0 && nfqueue_batcher_holdable(&b, hold) == 0)
+				nfqueue_batcher_flush(&b, model_emit, &m);
+			ck_assert_uint_lt(nfqueue_batcher_holdable(&b, hold), hold ? hold : 1);
 		}
 		nfqueue_batcher_flush(&b, model_emit, &m);
 		ck_assert(!m.error);
@@ -314,6 +378,8 @@ int main(void)
 	tcase_add_test(tc, test_payload_verdict_flushes_batch_first);
 	tcase_add_test(tc, test_invalid_verdicts_refused);
 	tcase_add_test(tc, test_id_gaps_counted_across_wraparound);
+	tcase_add_test(tc, test_holdable_is_an_open_batch_of_drops_below_the_limit);
+	tcase_add_test(tc, test_held_drops_settle_with_the_next_round);
 	tcase_add_test(tc, test_random_interleavings_settle_every_packet_correctly);
 	tcase_add_test(tc, test_parse_proc_queue);
 	tcase_add_test(tc, test_parse_proc_netlink);
