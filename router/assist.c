@@ -27,6 +27,10 @@
 #include "router/log.h"
 
 #define MAX_DATAGRAM 65535u
+/* Held drops (dataplane/nfq.h): up to HOLD_DROPS drop verdicts wait at most HOLD_US for the next
+   receive round's send. */
+#define HOLD_DROPS 64u
+#define HOLD_US	   5000u
 
 static const struct assist_timer_def timer_defs[ASSIST_T_COUNT] = {
 	[ASSIST_T_NAK_RPT_IVL] = {"nak-repeat-interval", "ms", 10, 600000,
@@ -70,6 +74,7 @@ struct assist {
 	struct rawsock *raw;
 	bool sends_batched; /* between sends_batch_begin and _end: rawsock_send only queues */
 	struct ev_timer *cp_timer;
+	struct ev_timer *hold_timer; /* bounds the wait of held drop verdicts */
 	unsigned cp_log_mask;
 	struct pcap_writer *capture;
 	char *capture_path;
@@ -1403,6 +1408,15 @@ static void on_cp_timer(struct ev_loop *loop, void *arg)
 		pcap_writer_flush(A->capture);
 }
 
+/* Drop verdicts held since a round's end (at most HOLD_US ago) go to the kernel now. */
+static void on_hold_timer(struct ev_loop *loop, void *arg)
+{
+	(void)loop;
+	(void)arg;
+	if (A->nfq != NULL)
+		(void)nfqueue_flush(A->nfq);
+}
+
 static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
 {
 	(void)loop;
@@ -1435,6 +1449,8 @@ static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void 
 	}
 	if (A->stats.last_round_packets > A->stats.max_round_packets)
 		A->stats.max_round_packets = A->stats.last_round_packets;
+	if (A->nfq != NULL && nfqueue_held(A->nfq) != 0 && !ev_timer_pending(A->hold_timer))
+		ev_timer_start(pgmrouterd.loop, A->hold_timer, ev_time_now() + HOLD_US);
 	cp_timer_rearm();
 	if (A->capture != NULL)
 		pcap_writer_flush(A->capture);
@@ -1472,6 +1488,7 @@ static int dataplane_open(char *err, size_t errlen)
 
 	nfqueue_config_default(&qc);
 	qc.queue_num = A->conf.queue_num;
+	qc.hold_drops = HOLD_DROPS;
 	A->nfq = nfqueue_open(&qc, on_nfq_packet, NULL, err, errlen);
 	if (A->nfq == NULL)
 		return -1;
@@ -1527,8 +1544,9 @@ int assist_start(char *err, size_t errlen)
 	cp_config_from_conf(&cfg);
 	A->cp = cp_new(&cfg, on_action, NULL);
 	A->cp_timer = ev_timer_new(pgmrouterd.loop, on_cp_timer, NULL);
+	A->hold_timer = ev_timer_new(pgmrouterd.loop, on_hold_timer, NULL);
 	A->rtnl = rtnl_new(on_rtnl_event, NULL);
-	if (A->cp == NULL || A->cp_timer == NULL || A->rtnl == NULL) {
+	if (A->cp == NULL || A->cp_timer == NULL || A->hold_timer == NULL || A->rtnl == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -1627,6 +1645,8 @@ void assist_stop(void)
 	if (A->cp_timer != NULL)
 		ev_timer_free(pgmrouterd.loop, A->cp_timer);
 	A->cp_timer = NULL;
+	ev_timer_free(pgmrouterd.loop, A->hold_timer);
+	A->hold_timer = NULL;
 	assist_capture_stop();
 	if (A->cp != NULL)
 		cp_free(A->cp);
@@ -1674,12 +1694,13 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 		print(ctx,
 			"\"queue_stats\":{\"packets\":%llu,\"bytes\":%llu,\"accepted\":%llu,"
 			"\"dropped\":%llu,\"rewritten\":%llu,\"batches\":%llu,\"batched\":%llu,"
-			"\"verdict_messages\":%llu,\"enobufs\":%llu,\"id_gaps\":%llu,"
-			"\"send_errors\":%llu,\"rcvbuf\":%u},",
+			"\"verdict_messages\":%llu,\"sends\":%llu,\"held_rounds\":%llu,\"held\":%u,"
+			"\"enobufs\":%llu,\"id_gaps\":%llu,\"send_errors\":%llu,\"rcvbuf\":%u},",
 			(unsigned long long)qs.packets, (unsigned long long)qs.bytes,
 			(unsigned long long)qs.accepted, (unsigned long long)qs.dropped,
 			(unsigned long long)qs.rewritten, (unsigned long long)qs.batches,
 			(unsigned long long)qs.batched, (unsigned long long)qs.verdict_messages,
+			(unsigned long long)qs.sends, (unsigned long long)qs.held_rounds, qs.held,
 			(unsigned long long)qs.enobufs, (unsigned long long)qs.id_gaps,
 			(unsigned long long)qs.send_errors, qs.rcvbuf_bytes);
 		print(ctx,
@@ -1751,6 +1772,9 @@ void assist_dataplane_report(assist_print_fn print, void *ctx, bool json)
 	print(ctx, "    %llu batch verdicts carrying %llu, %llu single verdicts, %llu sends\n",
 		(unsigned long long)qs.batches, (unsigned long long)qs.batched,
 		(unsigned long long)qs.verdict_messages, (unsigned long long)qs.sends);
+	print(ctx,
+		"    %llu receive rounds held their drop verdicts for a later send, %u held now\n",
+		(unsigned long long)qs.held_rounds, qs.held);
 	print(ctx, "    receive buffer %u bytes%s, ENOBUFS %llu, packets not delivered %llu, "
 		   "send errors %llu\n",
 		qs.rcvbuf_bytes, qs.rcvbuf_forced ? " (forced)" : "",

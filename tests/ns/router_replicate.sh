@@ -9,7 +9,8 @@
 #  - off the route's incoming interface: left to the kernel, counted, not forwarded;
 #  - nothing of it is seen at the forward hook: there is no rule of ours there;
 #  - the copies go through the link layer (d1, d2 are Ethernet), and through the IP stack with
-#    `no ip pgm router link-layer-output`, the same on the wire.
+#    `no ip pgm router link-layer-output`, the same on the wire;
+#  - the originals' drop verdicts are held for a later send, and sent within 5 ms.
 . "$(dirname "$0")/lib_router.sh"
 router_need
 TSI="010203040506\.1234"
@@ -102,6 +103,12 @@ check "nothing failed on the packet path" jtrue "show ip pgm router dataplane js
 	"j['path']['malformed'] == 0 and j['path']['send_failed'] == 0 and j['replication']['copies_failed'] == 0"
 check "show ip pgm router dataplane (text) reports replication" \
 	eval "cli 'show ip pgm router dataplane' | grep -Eq '^  Replication: [0-9]+ SPM/RDATA replicated'"
+# ---- held drops: each replicated original's drop verdict waited for a later send, 5 ms at most ----
+check "the originals' drop verdicts were held; none is now, nothing waits in the queue" \
+	wait_for 2 jtrue "show ip pgm router dataplane json" \
+	"j['queue_stats']['held_rounds'] > 0 and j['queue_stats']['held'] == 0 and j['kernel']['waiting'] == 0"
+check "show ip pgm router dataplane (text) reports them" \
+	eval "cli 'show ip pgm router dataplane' | grep -Eq '^    [1-9][0-9]* receive rounds held their drop verdicts for a later send, 0 held now$'"
 check "the daemon is still running" kill -0 "$DAEMON_PID"
 [ "$NS_FAILS" -gt 0 ] && { log "daemon log:"; sed 's/^/    /' "$DLOG" | tail -40; }
 finish
