@@ -22,7 +22,7 @@ plot "< grep '^small,pgmrouterd,' odata-ratios.csv" using 3:5 with linespoints l
 	title "pgmrouterd, 76 B, packets/s", \
      "< grep '^large,pgmrouterd,' odata-ratios.csv" using 3:4 with linespoints dt 3 pt 6 \
 	title "pgmrouterd, 1444 B, packets/s", \
-     "< grep '^small,acceptall,' odata-ratios.csv" using 3:5 with linespoints lw 1 pt 4 \
-	title "rules + accept-all, 76 B, sender CPU", \
      "< grep '^small,hooks,' odata-ratios.csv" using 3:5 with linespoints lw 1 pt 2 \
-	title "empty hooks, 76 B, sender CPU"
+	title "empty hooks, 76 B, sender CPU", \
+     "< grep '^large,hooks,' odata-ratios.csv" using 3:5 with linespoints lw 1 pt 4 \
+	title "empty hooks, 1444 B, sender CPU"
