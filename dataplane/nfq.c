@@ -541,6 +541,11 @@ uint32_t nfqueue_held(const struct nfqueue *q)
 	return q->held;
 }
 
+void nfqueue_set_hold_drops(struct nfqueue *q, uint32_t n)
+{
+	q->hold_drops = n;
+}
+
 /* The end of a receive round: the verdicts go to the kernel, unless all there is to send is a
    batch of drops that may wait for the next round's (held drops, nfq.h). */
 static int nfqueue_round_end(struct nfqueue *q)

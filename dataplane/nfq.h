@@ -99,6 +99,8 @@ int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, siz
 int nfqueue_flush(struct nfqueue *q);
 /* Drop verdicts held past the end of a receive round, not yet sent: 0 when none. */
 uint32_t nfqueue_held(const struct nfqueue *q);
+/* Changes hold_drops. With 0, the next round's end sends whatever is held. */
+void nfqueue_set_hold_drops(struct nfqueue *q, uint32_t n);
 /*
  * fn runs before every send of verdicts and at the end of every receive round: a caller that
  * holds back its own output made while handling packets (rawsock batches) sends it there, so it

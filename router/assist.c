@@ -27,10 +27,12 @@
 #include "router/log.h"
 
 #define MAX_DATAGRAM 65535u
-/* Held drops (dataplane/nfq.h): up to HOLD_DROPS drop verdicts wait at most HOLD_US for the next
-   receive round's send. */
-#define HOLD_DROPS 64u
-#define HOLD_US	   5000u
+/* Held drops (dataplane/nfq.h): up to HOLD_DROPS drop verdicts wait at most HOLD_US for a later
+   receive round's send; only while wakeups for the queue come less than HOLD_BUSY_US apart. Slower,
+   the wait would mostly end with the timer, a wakeup of its own: no system call saved. */
+#define HOLD_DROPS   64u
+#define HOLD_US	     5000u
+#define HOLD_BUSY_US 500u
 
 static const struct assist_timer_def timer_defs[ASSIST_T_COUNT] = {
 	[ASSIST_T_NAK_RPT_IVL] = {"nak-repeat-interval", "ms", 10, 600000,
@@ -75,6 +77,7 @@ struct assist {
 	bool sends_batched; /* between sends_batch_begin and _end: rawsock_send only queues */
 	struct ev_timer *cp_timer;
 	struct ev_timer *hold_timer; /* bounds the wait of held drop verdicts */
+	uint64_t nfq_wakeup;	     /* when the queue last woke the loop (ev_now) */
 	unsigned cp_log_mask;
 	struct pcap_writer *capture;
 	char *capture_path;
@@ -1419,11 +1422,15 @@ static void on_hold_timer(struct ev_loop *loop, void *arg)
 
 static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
 {
-	(void)loop;
+	uint64_t now;
+
 	(void)fd;
 	(void)events;
 	(void)arg;
 	cp_log_mask_sync();
+	now = ev_now(loop);
+	nfqueue_set_hold_drops(A->nfq, now - A->nfq_wakeup < HOLD_BUSY_US ? HOLD_DROPS : 0);
+	A->nfq_wakeup = now;
 	A->stats.last_round_packets = 0;
 	/* The first packet reads the clock: not the loop's reading from before this wakeup's
 	   other handlers (a timer run among them), so the control plane's time never goes back */
@@ -1488,7 +1495,6 @@ static int dataplane_open(char *err, size_t errlen)
 
 	nfqueue_config_default(&qc);
 	qc.queue_num = A->conf.queue_num;
-	qc.hold_drops = HOLD_DROPS;
 	A->nfq = nfqueue_open(&qc, on_nfq_packet, NULL, err, errlen);
 	if (A->nfq == NULL)
 		return -1;

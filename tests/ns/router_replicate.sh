@@ -10,7 +10,8 @@
 #  - nothing of it is seen at the forward hook: there is no rule of ours there;
 #  - the copies go through the link layer (d1, d2 are Ethernet), and through the IP stack with
 #    `no ip pgm router link-layer-output`, the same on the wire;
-#  - the originals' drop verdicts are held for a later send, and sent within 5 ms.
+#  - under a burst the originals' drop verdicts are held for a later send, and sent within 5 ms;
+#    one SPM at a time, they are not.
 . "$(dirname "$0")/lib_router.sh"
 router_need
 TSI="010203040506\.1234"
@@ -103,8 +104,13 @@ check "nothing failed on the packet path" jtrue "show ip pgm router dataplane js
 	"j['path']['malformed'] == 0 and j['path']['send_failed'] == 0 and j['replication']['copies_failed'] == 0"
 check "show ip pgm router dataplane (text) reports replication" \
 	eval "cli 'show ip pgm router dataplane' | grep -Eq '^  Replication: [0-9]+ SPM/RDATA replicated'"
-# ---- held drops: each replicated original's drop verdict waited for a later send, 5 ms at most ----
-check "the originals' drop verdicts were held; none is now, nothing waits in the queue" \
+# ---- held drops: under a burst, the originals' drop verdicts wait for a later send, 5 ms at most ----
+check "one SPM at a time, wakeups far apart: no drop verdict was held" \
+	jtrue "show ip pgm router dataplane json" "j['queue_stats']['held_rounds'] == 0"
+rp=$(repl replicated)
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 13 --trail 1 --lead 212 --count 200
+check "a burst of 200 SPMs (SQN 13-212), all replicated" wait_for 10 eval "[ \$(repl replicated) = $((rp + 200)) ]"
+check "... rounds held their drops; none is held now, nothing waits in the queue" \
 	wait_for 2 jtrue "show ip pgm router dataplane json" \
 	"j['queue_stats']['held_rounds'] > 0 and j['queue_stats']['held'] == 0 and j['kernel']['waiting'] == 0"
 check "show ip pgm router dataplane (text) reports them" \
