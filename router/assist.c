@@ -28,8 +28,9 @@
 
 #define MAX_DATAGRAM 65535u
 /* Held drops (dataplane/nfq.h): up to HOLD_DROPS drop verdicts wait at most HOLD_US for a later
-   receive round's send; only while wakeups for the queue come less than HOLD_BUSY_US apart. Slower,
-   the wait would mostly end with the timer, a wakeup of its own: no system call saved. */
+   receive round's send; only while the queue wakes the loop again less than HOLD_BUSY_US after
+   its last packets were handled. Slower, the wait would mostly end with the timer, a wakeup of its
+   own: no system call saved. */
 #define HOLD_DROPS   64u
 #define HOLD_US	     5000u
 #define HOLD_BUSY_US 500u
@@ -77,7 +78,7 @@ struct assist {
 	bool sends_batched; /* between sends_batch_begin and _end: rawsock_send only queues */
 	struct ev_timer *cp_timer;
 	struct ev_timer *hold_timer; /* bounds the wait of held drop verdicts */
-	uint64_t nfq_wakeup;	     /* when the queue last woke the loop (ev_now) */
+	uint64_t nfq_idle;	     /* when the loop last finished with the queue's packets */
 	unsigned cp_log_mask;
 	struct pcap_writer *capture;
 	char *capture_path;
@@ -1422,15 +1423,11 @@ static void on_hold_timer(struct ev_loop *loop, void *arg)
 
 static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
 {
-	uint64_t now;
-
 	(void)fd;
 	(void)events;
 	(void)arg;
 	cp_log_mask_sync();
-	now = ev_now(loop);
-	nfqueue_set_hold_drops(A->nfq, now - A->nfq_wakeup < HOLD_BUSY_US ? HOLD_DROPS : 0);
-	A->nfq_wakeup = now;
+	nfqueue_set_hold_drops(A->nfq, ev_now(loop) - A->nfq_idle < HOLD_BUSY_US ? HOLD_DROPS : 0);
 	A->stats.last_round_packets = 0;
 	/* The first packet reads the clock: not the loop's reading from before this wakeup's
 	   other handlers (a timer run among them), so the control plane's time never goes back */
@@ -1456,8 +1453,9 @@ static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void 
 	}
 	if (A->stats.last_round_packets > A->stats.max_round_packets)
 		A->stats.max_round_packets = A->stats.last_round_packets;
-	if (A->nfq != NULL && nfqueue_held(A->nfq) != 0 && !ev_timer_pending(A->hold_timer))
-		ev_timer_start(pgmrouterd.loop, A->hold_timer, ev_time_now() + HOLD_US);
+	A->nfq_idle = ev_time_now();
+	if (nfqueue_held(A->nfq) != 0 && !ev_timer_pending(A->hold_timer))
+		ev_timer_start(pgmrouterd.loop, A->hold_timer, A->nfq_idle + HOLD_US);
 	cp_timer_rearm();
 	if (A->capture != NULL)
 		pcap_writer_flush(A->capture);
