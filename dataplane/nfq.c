@@ -43,7 +43,6 @@ struct nfqueue {
 
 	unsigned batch;
 	uint32_t hold_drops; /* held drops (nfq.h): the most a round may leave unsent */
-	uint32_t held;	     /* how many it left */
 	uint8_t *rxbuf; /* batch slots of NFQUEUE_SLOT_SIZE */
 	struct mmsghdr *msgs;
 	struct iovec *iovs;
@@ -276,7 +275,6 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 			cfg.rcvbuf_bytes = cfg_in->rcvbuf_bytes;
 		if (cfg_in->max_queue_len)
 			cfg.max_queue_len = cfg_in->max_queue_len;
-		cfg.hold_drops = cfg_in->hold_drops;
 		if (cfg_in->batch)
 			cfg.batch = cfg_in->batch > NFQUEUE_MAX_BATCH ? NFQUEUE_MAX_BATCH
 								      : cfg_in->batch;
@@ -295,7 +293,6 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 	q->fn = fn;
 	q->ctx = ctx;
 	q->batch = cfg.batch;
-	q->hold_drops = cfg.hold_drops;
 	q->rxbuf = malloc((size_t)q->batch * NFQUEUE_SLOT_SIZE);
 	q->msgs = calloc(q->batch, sizeof(*q->msgs));
 	q->iovs = calloc(q->batch, sizeof(*q->iovs));
@@ -531,14 +528,15 @@ static void nfqueue_emit(void *ctx, bool batch, uint32_t id, enum nfqueue_verdic
 
 int nfqueue_flush(struct nfqueue *q)
 {
-	q->held = 0;
 	nfqueue_batcher_flush(&q->order, nfqueue_emit, q);
 	return nfqueue_flush_tx(q);
 }
 
 uint32_t nfqueue_held(const struct nfqueue *q)
 {
-	return q->held;
+	const struct nfqueue_batcher *b = &q->order;
+
+	return b->batch_open && b->batch_verdict == NFQUEUE_DROP ? b->batch_count : 0;
 }
 
 void nfqueue_set_hold_drops(struct nfqueue *q, uint32_t n)
@@ -550,13 +548,10 @@ void nfqueue_set_hold_drops(struct nfqueue *q, uint32_t n)
    batch of drops that may wait for the next round's (held drops, nfq.h). */
 static int nfqueue_round_end(struct nfqueue *q)
 {
-	uint32_t n = q->txlen == 0 ? nfqueue_batcher_holdable(&q->order, q->hold_drops) : 0;
-
-	if (n == 0)
+	if (q->txlen != 0 || nfqueue_batcher_holdable(&q->order, q->hold_drops) == 0)
 		return nfqueue_flush(q);
 	if (q->before_verdicts != NULL)
 		q->before_verdicts(q->before_verdicts_ctx);
-	q->held = n;
 	q->st.held_rounds++;
 	return 0;
 }
@@ -742,7 +737,7 @@ void nfqueue_get_stats(const struct nfqueue *q, struct nfqueue_stats *st)
 {
 	*st = q->st;
 	st->pending = q->order.outstanding;
-	st->held = q->held;
+	st->held = nfqueue_held(q);
 }
 
 bool nfqueue_parse_proc_queue(const char *text, uint32_t queue_num, struct nfqueue_kernel_stats *ks)

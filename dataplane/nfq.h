@@ -17,11 +17,11 @@
  * per flush. A packet the callback leaves without a verdict stays queued until the caller gives
  * one; `pending` in the statistics counts such packets.
  *
- * Held drops. With hold_drops set, a round whose only output would be an open batch of drop
- * verdicts, fewer than hold_drops of them, sends nothing: the batch stays open for the next
+ * Held drops. With nfqueue_set_hold_drops(), a round whose only output would be an open batch of
+ * drop verdicts, fewer than the limit set, sends nothing: the batch stays open for the next
  * round's packets, and one system call later settles them all. A dropped packet that waits in the
  * kernel's queue a little longer is seen by no one (it counts in the queue's length, and holds
- * none of the fail-open room that matters: at most hold_drops of max_queue_len), while a router
+ * none of the fail-open room that matters: at most the limit of max_queue_len), while a router
  * woken for one or two packets at a time saves a send per wakeup. The caller bounds the wait in
  * time: while nfqueue_held() is nonzero it calls nfqueue_flush() within its bound.
  */
@@ -43,7 +43,6 @@ struct nfqueue_config {
 	uint32_t rcvbuf_bytes;	/* socket receive buffer; 0 = NFQUEUE_DEFAULT_RCVBUF */
 	uint32_t max_queue_len; /* NFQA_CFG_QUEUE_MAXLEN; 0 = NFQUEUE_DEFAULT_MAX_QUEUE_LEN */
 	uint32_t batch;		/* messages per receive call; 0 = NFQUEUE_DEFAULT_BATCH */
-	uint32_t hold_drops;	/* drop verdicts that may wait past a receive round; 0 = none */
 };
 void nfqueue_config_default(struct nfqueue_config *cfg);
 
@@ -97,9 +96,10 @@ int nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v);
 int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, size_t len);
 /* Sends collected verdicts now (nfqueue_process does this at the end of every round). */
 int nfqueue_flush(struct nfqueue *q);
-/* Drop verdicts held past the end of a receive round, not yet sent: 0 when none. */
+/* Drop verdicts given and not yet sent (held past a round's end): 0 when none. */
 uint32_t nfqueue_held(const struct nfqueue *q);
-/* Changes hold_drops. With 0, the next round's end sends whatever is held. */
+/* The most drop verdicts a round may leave unsent (held drops); 0, the default: none, and the next
+ * round's end sends whatever is held. */
 void nfqueue_set_hold_drops(struct nfqueue *q, uint32_t n);
 /*
  * fn runs before every send of verdicts and at the end of every receive round: a caller that

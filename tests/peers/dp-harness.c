@@ -468,12 +468,12 @@ static int cmd_consume(const struct opts *o)
 	nfqueue_config_default(&qcfg);
 	qcfg.queue_num = (uint16_t)o->queue;
 	qcfg.max_queue_len = o->max_queue;
-	qcfg.hold_drops = o->hold_drops;
 	q = nfqueue_open(&qcfg, on_packet, &c, err, sizeof(err));
 	if (q == NULL) {
 		warn_err(err);
 		return 1;
 	}
+	nfqueue_set_hold_drops(q, o->hold_drops);
 	if (o->nifs > 0) {
 		r = rules_from_opts(o);
 		if (rules_install(r, o->backend, (const char *const *)o->ifs, o->nifs, err,

@@ -194,6 +194,15 @@ START_TEST(test_id_gaps_counted_across_wraparound)
 }
 END_TEST
 
+/* Packet `id` is queued, delivered and given verdict v (plain). */
+static void queue_and_decide(
+	struct nfqueue_batcher *b, struct model *m, uint32_t id, enum nfqueue_verdict v)
+{
+	m->queued[id] = true;
+	nfqueue_batcher_deliver(b, id);
+	nfqueue_batcher_verdict(b, id, v, true, model_emit, m);
+}
+
 START_TEST(test_holdable_is_an_open_batch_of_drops_below_the_limit)
 {
 	struct nfqueue_batcher b;
@@ -202,18 +211,13 @@ START_TEST(test_holdable_is_an_open_batch_of_drops_below_the_limit)
 	model_init(&m);
 	nfqueue_batcher_init(&b);
 	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 0); /* nothing open */
-	for (uint32_t id = 1; id <= 3; id++) {
-		m.queued[id] = true;
-		nfqueue_batcher_deliver(&b, id);
-		nfqueue_batcher_verdict(&b, id, NFQUEUE_DROP, true, model_emit, &m);
-	}
+	for (uint32_t id = 1; id <= 3; id++)
+		queue_and_decide(&b, &m, id, NFQUEUE_DROP);
 	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 3);
 	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 4), 3);
 	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 3), 0); /* the limit reached */
 	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 0), 0); /* holding off */
-	m.queued[4] = true;
-	nfqueue_batcher_deliver(&b, 4);
-	nfqueue_batcher_verdict(&b, 4, NFQUEUE_ACCEPT, true, model_emit, &m);
+	queue_and_decide(&b, &m, 4, NFQUEUE_ACCEPT);
 	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 0); /* an accept never waits */
 	ck_assert_uint_eq(m.batches, 1);			/* the drops went out first */
 	ck_assert(!m.error);
@@ -228,22 +232,15 @@ START_TEST(test_held_drops_settle_with_the_next_round)
 
 	model_init(&m);
 	nfqueue_batcher_init(&b);
-	for (uint32_t id = 1; id <= 2; id++) {
-		m.queued[id] = true;
-		nfqueue_batcher_deliver(&b, id);
-		nfqueue_batcher_verdict(&b, id, NFQUEUE_DROP, true, model_emit, &m);
-	}
+	for (uint32_t id = 1; id <= 2; id++)
+		queue_and_decide(&b, &m, id, NFQUEUE_DROP);
 	/* the end of round 1: held, nothing sent */
 	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 2);
 	ck_assert_uint_eq(m.batches + m.singles, 0);
 	ck_assert(m.queued[1] && m.queued[2]);
 	/* round 2: one more drop joins, an accept closes the batch */
-	for (uint32_t id = 3; id <= 4; id++) {
-		m.queued[id] = true;
-		nfqueue_batcher_deliver(&b, id);
-		nfqueue_batcher_verdict(
-			&b, id, id == 3 ? NFQUEUE_DROP : NFQUEUE_ACCEPT, true, model_emit, &m);
-	}
+	queue_and_decide(&b, &m, 3, NFQUEUE_DROP);
+	queue_and_decide(&b, &m, 4, NFQUEUE_ACCEPT);
 	ck_assert_uint_eq(nfqueue_batcher_holdable(&b, 64), 0);
 	nfqueue_batcher_flush(&b, model_emit, &m);
 	ck_assert_uint_eq(m.batches, 2); /* drops 1-3 in one message, then the accept */
