@@ -58,13 +58,15 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 COV_FLAGS := -O0 -g --coverage
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 
-MAINS := router/pgmrouterd.c cli/pgmrouter.c
-LIB_SRCS := $(filter-out $(MAINS),$(wildcard dataplane/*.c control/*.c cli/*.c router/*.c))
+MAINS := router/pgmrouterd.c cli/client/pgmrouter.c
+LIB_SRCS := $(filter-out $(MAINS),$(shell find dataplane control cli router -name '*.c' | sort))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+# Code only the tests use (tests/lib), and the unit runners' shared helpers.
+TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
+UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c)) $(TEST_LIB_SRCS)
 # Headers the runners include (tests/unit/*.h, and the test peers' pure cores such as
 # tests/peers/dlr_core.h), so that a change rebuilds them.
-UNIT_HEADERS := $(wildcard tests/unit/*.h tests/peers/*.h)
+UNIT_HEADERS := $(wildcard tests/unit/*.h tests/lib/*.h tests/peers/*.h)
 PEER_SRCS := $(wildcard tests/peers/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -102,7 +104,7 @@ $(B)/pgmrouterd: router/pgmrouterd.c $(B)/obj/libpgmrouter.a
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(LTO) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
 		-o $@
 
-$(B)/pgmrouter: cli/pgmrouter.c $(B)/obj/libpgmrouter.a
+$(B)/pgmrouter: cli/client/pgmrouter.c $(B)/obj/libpgmrouter.a
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
 		$(CLIENT_LIBS) -o $@
 
@@ -131,10 +133,10 @@ $(B)/bench/%: tests/bench/%.c $(B)/obj/libpgmrouter.a
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(LTO) $< $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) -lpthread -o $@
 
-$(B)/fuzz/%: tests/fuzz/%.c $(B)/fuzzobj/libpgmrouter.a
+$(B)/fuzz/%: tests/fuzz/%.c $(TEST_LIB_SRCS) $(B)/fuzzobj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CLANG) $(BASE_CFLAGS) $(PKG_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
-		$< $(B)/fuzzobj/libpgmrouter.a $(PKG_LIBS) -o $@
+		$< $(TEST_LIB_SRCS) $(B)/fuzzobj/libpgmrouter.a $(PKG_LIBS) -o $@
 
 # Installs the Debian packages that are missing; quiet when everything is present.
 deps:
@@ -222,7 +224,7 @@ coverage: $(COV_UNIT_BINS)
 	@rm -f $$(find $(B)/cov -name '*.gcda')
 	@CK_FORK=no tests/run-unit.sh $(COV_UNIT_BINS) >/dev/null
 	@lcov -q --capture --directory $(B)/cov --output-file $(B)/cov/all.info 2>/dev/null
-	@lcov -q --extract $(B)/cov/all.info '*/control/*' '*/dataplane/pgm_*' -o $(B)/cov/core.info 2>/dev/null
+	@lcov -q --extract $(B)/cov/all.info '*/control/*' '*/dataplane/wire/*' -o $(B)/cov/core.info 2>/dev/null
 	@lcov --summary $(B)/cov/core.info 2>&1 | grep -E 'lines|functions'
 	@lcov -q --extract $(B)/cov/all.info '*/control/*' -o $(B)/cov/control.info 2>/dev/null
 	@printf 'control/ only:\n'; lcov --summary $(B)/cov/control.info 2>&1 | grep -E 'lines|functions'
@@ -234,7 +236,7 @@ install: $(B)/pgmrouterd $(B)/pgmrouter
 	install -m 0755 $(B)/pgmrouterd $(DESTDIR)$(SBINDIR)/pgmrouterd
 	install -m 0755 $(B)/pgmrouter $(DESTDIR)$(BINDIR)/pgmrouter
 	install -m 0644 router/pgmrouterd.8 $(DESTDIR)$(MANDIR)/man8/pgmrouterd.8
-	install -m 0644 cli/pgmrouter.8 $(DESTDIR)$(MANDIR)/man8/pgmrouter.8
+	install -m 0644 cli/client/pgmrouter.8 $(DESTDIR)$(MANDIR)/man8/pgmrouter.8
 	install -m 0644 router/pgmrouterd.conf.example $(DESTDIR)$(SYSCONFDIR)/pgmrouter/pgmrouterd.conf.example
 	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' router/pgmrouterd.service.in \
 		> $(DESTDIR)$(UNITDIR)/pgmrouterd.service

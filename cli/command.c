@@ -18,7 +18,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "router/log.h"
+#include "router/lib/log.h"
 
 #define MAX_GRAPH_NODES 64
 #define MAX_EDGES	16

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "router/log.h"
+#include "router/lib/log.h"
 
 /* ---- text buffer ---- */
 

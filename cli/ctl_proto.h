@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #define CTL_PROTO_VERSION 1
+#define CTL_SOCKET_PATH	  "/run/pgmrouterd.sock" /* the daemon's default control socket */
 #define CTL_HDR_LEN	  8
 #define CTL_PAYLOAD_MAX	  65536
 #define CTL_OUTPUT_CHUNK  8192 /* the daemon's OUTPUT frames carry at most this much */

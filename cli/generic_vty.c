@@ -15,8 +15,8 @@
 #include "cli/command.h"
 #include "cli/config.h"
 #include "router/daemon.h"
-#include "router/event.h"
-#include "router/log.h"
+#include "router/lib/event.h"
+#include "router/lib/log.h"
 
 #define CONFIG_FILE_MAX (64u << 20) /* show startup-config reads at most this much */
 

@@ -16,7 +16,7 @@
 #include "control/control.h"
 #include "router/assist.h"
 #include "router/daemon.h"
-#include "router/log.h"
+#include "router/lib/log.h"
 
 #define PGM_ROUTER_HELP IP_STR PGM_STR ROUTER_ASSIST_STR
 #define REPAIR_ROWS_BRIEF 20 /* repair states listed per session without `verbose` */

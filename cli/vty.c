@@ -19,8 +19,8 @@
 
 #include "cli/command.h"
 #include "cli/ctl_proto.h"
-#include "router/event.h"
-#include "router/log.h"
+#include "router/lib/event.h"
+#include "router/lib/log.h"
 
 #define REFUSED_LINGER_US    2000000u /* a refused client has this long to read why */
 #define VTY_HELLO_TIMEOUT_US 5000000u /* a client that never says hello loses its slot */

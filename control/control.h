@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 #define CP_MAX_INTERFACES 64	    /* interfaces with router assist (repair-state mask bits) */
 #define CP_MAX_KNOWN_INTERFACES 1024 /* interfaces known to the core, assisted or not */

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "dataplane/neigh.h"
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 #define IPV4_MAX_HEADER 60
 /* Room for the IP_PKTINFO control message: at least CMSG_SPACE(sizeof(struct in_pktinfo)),

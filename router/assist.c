@@ -19,12 +19,12 @@
 #include "dataplane/mfc.h"
 #include "dataplane/nfq.h"
 #include "dataplane/pcapio.h"
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 #include "dataplane/rawsock.h"
 #include "dataplane/rtnl.h"
 #include "router/daemon.h"
-#include "router/event.h"
-#include "router/log.h"
+#include "router/lib/event.h"
+#include "router/lib/log.h"
 
 #define MAX_DATAGRAM 65535u
 /* Held drops (dataplane/nfq.h): up to HOLD_DROPS drop verdicts wait at most HOLD_US for a later

@@ -8,7 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PGMROUTERD_SOCKET_PATH "/run/pgmrouterd.sock"
+#include "cli/ctl_proto.h"
+
+#define PGMROUTERD_SOCKET_PATH CTL_SOCKET_PATH
 #define PGMROUTERD_PID_PATH    "/run/pgmrouterd.pid"
 #define PGMROUTERD_GROUP       "pgmrouter" /* read-only access to the control socket */
 

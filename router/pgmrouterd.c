@@ -19,9 +19,9 @@
 #include "cli/vty.h"
 #include "router/assist.h"
 #include "router/daemon.h"
-#include "router/event.h"
-#include "router/log.h"
-#include "router/priv.h"
+#include "router/lib/event.h"
+#include "router/lib/log.h"
+#include "router/lib/priv.h"
 
 static void usage(void)
 {

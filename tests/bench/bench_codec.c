@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 #define REPETITIONS 7
 

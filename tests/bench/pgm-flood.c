@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 #define FLOOD_MAX_BATCH	 256
 #define FLOOD_SLOT_BYTES 2048 /* one datagram: up to the MTU and a little */

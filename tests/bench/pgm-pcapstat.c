@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 #define MAX_FILES 16
 

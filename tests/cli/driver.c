@@ -38,9 +38,9 @@
 #include "cli/config.h"
 #include "cli/generic_vty.h"
 #include "cli/pgm_vty.h"
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 #include "router/assist.h"
-#include "router/log.h"
+#include "router/lib/log.h"
 
 static struct cmd_session session;
 static char startup_tmp[] = "/tmp/cli-driver-startupXXXXXX";

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/pgm_pcap_check.h"
-#include "dataplane/pgm_wire.h"
+#include "tests/lib/pgm_pcap_check.h"
+#include "dataplane/wire/pgm_wire.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 #define PGM_POLL_GENERAL 0 /* 14.6 */
 #define PGM_POLL_DLR	 1

@@ -44,7 +44,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 #include "dataplane/rawsock.h"
 #include "dlr_core.h"
 #include "peer_common.h"

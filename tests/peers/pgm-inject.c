@@ -47,7 +47,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 #include "dataplane/rawsock.h"
 
 #define MAX_PACKET 9000

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "dataplane/pcapio.h"
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 static volatile sig_atomic_t stop_requested;
 

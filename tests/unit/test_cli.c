@@ -15,8 +15,8 @@
 #include "cli/command.h"
 #include "cli/ctl_proto.h"
 #include "cli/vty.h"
-#include "router/event.h"
-#include "router/log.h"
+#include "router/lib/event.h"
+#include "router/lib/log.h"
 #include "tests/unit/check_run.h"
 
 /* Feeds `data` to a reader through a socketpair `step` bytes at a time; returns frames seen. */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "router/event.h"
+#include "router/lib/event.h"
 #include "tests/unit/check_run.h"
 
 struct record {

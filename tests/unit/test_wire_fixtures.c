@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dataplane/pgm_pcap_check.h"
+#include "tests/lib/pgm_pcap_check.h"
 #include "wire_test.h"
 #include "tests/unit/check_run.h"
 

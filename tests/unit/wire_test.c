@@ -7,7 +7,7 @@
 
 #include <check.h>
 
-#include "dataplane/pgm_pcap_check.h"
+#include "tests/lib/pgm_pcap_check.h"
 #include "wire_test.h"
 
 const uint8_t wire_test_gsi[PGM_GSI_LEN] = {0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f};

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dataplane/pgm_pcap_check.h"
+#include "tests/lib/pgm_pcap_check.h"
 
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276

@@ -2,7 +2,7 @@
  * Least privilege (see priv.h). The capability syscalls are used directly: two calls do not
  * need libcap.
  */
-#include "router/priv.h"
+#include "router/lib/priv.h"
 
 #include <errno.h>
 #include <linux/capability.h>

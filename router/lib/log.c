@@ -2,7 +2,7 @@
  * Logging: stderr in the foreground, syslog otherwise; per-category debug switches; a hook that
  * copies every line to CLI sessions in monitor mode.
  */
-#include "router/log.h"
+#include "router/lib/log.h"
 
 #include <errno.h>
 #include <stdio.h>

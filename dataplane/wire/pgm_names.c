@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 static const char *const err_names[PGM_ERR_COUNT] = {
 #define PGM_ERR_NAME(sym, name, desc) [PGM_ERR_##sym] = name,

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 static inline void put16(uint8_t *p, uint16_t v)
 {

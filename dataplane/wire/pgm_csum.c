@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 /*
  * Fold a 64-bit one's-complement accumulator to 16 bits. Adding a value to its own rotation

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 static inline uint16_t get16(const uint8_t *p)
 {

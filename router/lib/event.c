@@ -5,7 +5,7 @@
  * The daemon has few loop timers (the control plane runs its own timer wheel behind a single
  * loop timer), so a heap is plenty.
  */
-#include "router/event.h"
+#include "router/lib/event.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "router/log.h"
+#include "router/lib/log.h"
 
 struct ev_io {
 	int fd;

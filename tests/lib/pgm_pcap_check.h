@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dataplane/pgm_wire.h"
+#include "dataplane/wire/pgm_wire.h"
 
 /* Called with each IP datagram of a capture; index counts records from 1. */
 typedef void (*pgm_pcap_datagram_fn)(

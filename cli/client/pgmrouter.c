@@ -24,7 +24,6 @@
 
 #include "cli/command.h"
 #include "cli/ctl_proto.h"
-#include "router/daemon.h"
 
 static int sock = -1;
 static struct ctl_reader reader;
@@ -386,7 +385,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *path = PGMROUTERD_SOCKET_PATH;
+	const char *path = CTL_SOCKET_PATH;
 	const char **commands = NULL;
 	size_t ncommands = 0;
 	uint8_t hello[8] = {0, 0, 0, CTL_PROTO_VERSION, 0, 0, 0, 0};
