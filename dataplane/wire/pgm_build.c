@@ -802,6 +802,14 @@ bool pgm_rewrite_opt_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsign
 	return true;
 }
 
+bool pgm_rewrite_opts_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned mask)
+{
+	for (; mask != 0; mask &= mask - 1)
+		if (!pgm_rewrite_opt_invalid(tpdu, pkt, (unsigned)__builtin_ctz(mask)))
+			return false;
+	return true;
+}
+
 /* ---- IP and UDP ---- */
 
 #define IPV4_HEADER_LEN 20

@@ -289,6 +289,14 @@ enum pgm_err pgm_parse_ip(
 	}
 }
 
+int pgm_peek_type(const uint8_t *datagram, const struct pgm_ip *ip)
+{
+	/* the type byte follows SPORT, DPORT (2 bytes each): 8.1 */
+	if (ip->pgm_len < 5)
+		return -1;
+	return datagram[ip->pgm_offset + 4] & 0x0f;
+}
+
 /* One's-complement sum of the UDP pseudo header and segment, checksum field included. */
 static uint32_t udp_sum(const uint8_t *datagram, const struct pgm_ip *ip)
 {

@@ -325,6 +325,9 @@ bool pgm_packet_is_parity(const struct pgm_packet *pkt);
  */
 enum pgm_err pgm_parse_ip(const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports,
 	struct pgm_ip *ip);
+/* The type of the TPDU pgm_parse_ip() located in datagram, from its type byte, before anything
+   is validated (the data plane's dispatch); -1 when the TPDU is too short to hold one. */
+int pgm_peek_type(const uint8_t *datagram, const struct pgm_ip *ip);
 /* Parse and validate a PGM TPDU. */
 enum pgm_err pgm_parse(const uint8_t *tpdu, size_t len, unsigned flags, struct pgm_packet *pkt);
 /* Whether the UDP checksum of an encapsulated datagram verifies (true when not UDP, or IPv4 sent
@@ -370,6 +373,8 @@ bool pgm_rewrite_parity_pkt_cnt(uint8_t *tpdu, const struct pgm_packet *nak, uin
 bool pgm_rewrite_nak_src(uint8_t *tpdu, const struct pgm_packet *nak, const struct pgm_nla *src);
 /* OPX 01: rename option number `index` (in pkt->opt order) to OPT_INVALID, keeping the E bit. */
 bool pgm_rewrite_opt_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned index);
+/* The same for every option whose bit is set in mask (bit i: option i); false when one fails. */
+bool pgm_rewrite_opts_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned mask);
 /* After any rewrite of a UDP-encapsulated datagram: recompute the UDP checksum (if not 0).
  * Only needed when the TPDU has no PGM checksum: a rewrite that updates a PGM checksum leaves
  * the TPDU's one's-complement sum, and so the UDP checksum, unchanged. */
