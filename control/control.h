@@ -268,10 +268,12 @@ enum cp_action_type {
 };
 
 /*
- * A packet to originate. When `from_packet` is set the TPDU is the packet being processed (a NAK
- * forwarded intact, or an NCF built from it with pgm_build_ncf_from_nak); otherwise it is built
- * from the fields (timer-driven repeats). Addresses: `ip_src` unset means the router's own
- * address on `ifindex`.
+ * A packet to originate. When `from_packet` is set the TPDU is made from `packet`, the packet
+ * being processed (a NAK forwarded intact, an NCF built from the NAK it answers, an off-tree
+ * DLR's RDATA re-sourced); otherwise it is built from the fields (timer-driven repeats). The
+ * action is self-contained: cp_action_tpdu() encodes it, during the emit call that hands it
+ * over (`packet` points into the caller's datagram). Addresses: `ip_src` unset means the
+ * router's own address on `ifindex`.
  */
 struct cp_action {
 	enum cp_action_type type;
@@ -280,6 +282,7 @@ struct cp_action {
 	struct pgm_nla ip_dst;
 	bool router_alert;
 	bool from_packet;
+	const struct pgm_packet *packet; /* from_packet: what the TPDU is made from */
 	/* UDP encapsulation, copied from the session or the NAK */
 	bool udp;
 	uint16_t udp_sport, udp_dport;
@@ -457,5 +460,16 @@ struct cp_stats {
 void cp_get_stats(const struct cp *cp, struct cp_stats *st);
 
 const char *cp_phase_name(enum cp_repair_phase p);
+
+/* ---- encoding actions (control/encode.c) ---- */
+
+/*
+ * The TPDU of an action, built with the codec: from its packet when from_packet (a NAK copied
+ * with its rewrites, an NCF made from the NAK), else from its fields. Returns the length, or 0
+ * when it cannot be built (cap too small, a from_packet action without its packet).
+ */
+size_t cp_action_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap);
+/* "NCF", "NAK", ... for debug lines. */
+const char *cp_action_name(enum cp_action_type type);
 
 #endif /* PGMROUTER_CONTROL_H */

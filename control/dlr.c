@@ -474,6 +474,7 @@ void cp_offtree_dlr(
 		/* 9.5.3.2: as if from the source, down the subtree, interceptable */
 		cp_action_as_source(&act, CP_ACT_RDATA, s, ifp->ifindex);
 		act.from_packet = true;
+		act.packet = pkt;
 		act.sqn = pkt->sqn;
 		cp_emit(cp, &act);
 		cp_count(cp, ifp, s, CP_C_DLR_RDATA, 1);

@@ -127,6 +127,7 @@ static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_sessio
 	up = cp_iface_find(cp, act.ifindex);
 	act.router_alert = in->ip->router_alert;
 	act.from_packet = intact;
+	act.packet = in->pkt;
 	act.udp = in->ip->udp;
 	act.udp_sport = in->ip->udp_sport;
 	act.udp_dport = in->ip->udp_dport;
@@ -204,6 +205,7 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
 	act.ip_dst = in->pkt->nak_grp;
 	act.router_alert = true;
 	act.from_packet = true;
+	act.packet = in->pkt;
 	if (unreach) {
 		/* 15.3.2: multicast no longer reaches below: unicast to the NAKer, from us */
 		act.ip_src.afi = 0;

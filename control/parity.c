@@ -336,6 +336,7 @@ void cp_parity_offtree_rdata(
 			continue;
 		cp_action_as_source(&act, CP_ACT_RDATA, s, ifp->ifindex);
 		act.from_packet = true;
+		act.packet = pkt;
 		act.sqn = pkt->sqn;
 		act.parity = true;
 		cp_emit(cp, &act);
