@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "dataplane/neigh.h"
+#include "dataplane/netlink.h"
 
 struct neigh_slot {
 	int ifindex; /* 0: empty */
@@ -38,9 +39,11 @@ struct neigh_cache *neigh_cache_open(char *err, size_t errlen)
 		snprintf(err, errlen, "neighbour cache: out of memory");
 		return NULL;
 	}
-	nc->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (nc->nl == NULL || mnl_socket_bind(nc->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(err, errlen, "neighbour lookups: rtnetlink socket: %s", strerror(errno));
+	nc->nl = netlink_open(&(struct netlink_socket_config){.bus = NETLINK_ROUTE,
+				      .flags = SOCK_NONBLOCK,
+				      .what = "neighbour lookups"},
+		NULL, err, errlen);
+	if (nc->nl == NULL) {
 		neigh_cache_close(nc);
 		return NULL;
 	}

@@ -22,6 +22,8 @@
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
+#include "dataplane/netlink.h"
+
 /* Room for a whole 64 KiB copy plus the netlink headers and every attribute around it. */
 #define NFQUEUE_SLOT_SIZE (NFQUEUE_MAX_PAYLOAD + 8192u)
 /* Verdicts are collected here; a rewritten payload needs one whole slot. */
@@ -246,19 +248,14 @@ static void nfqueue_free(struct nfqueue *q)
 	free(q);
 }
 
-static void nfqueue_set_rcvbuf(struct nfqueue *q, uint32_t bytes)
+/* The receive buffer the kernel gave (it doubles the request for its overhead). */
+static void nfqueue_read_rcvbuf(struct nfqueue *q)
 {
-	int val = bytes > (uint32_t)(INT32_MAX / 2) ? INT32_MAX / 2 : (int)bytes;
+	int val;
 	socklen_t len = sizeof(val);
 
-	/* SO_RCVBUFFORCE passes net.core.rmem_max, which is far below 8 MiB by default; it needs
-	 * CAP_NET_ADMIN, which the daemon has. Without it take what SO_RCVBUF grants. */
-	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &val, sizeof(val)) == 0)
-		q->st.rcvbuf_forced = true;
-	else
-		(void)setsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &val, sizeof(val));
 	if (getsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &val, &len) == 0)
-		q->st.rcvbuf_bytes = (uint32_t)val; /* the kernel doubles it for its overhead */
+		q->st.rcvbuf_bytes = (uint32_t)val;
 }
 
 struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet_fn fn, void *ctx,
@@ -309,22 +306,17 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 		q->msgs[i].msg_hdr.msg_iovlen = 1;
 	}
 
-	q->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	q->nl = netlink_open(&(struct netlink_socket_config){.bus = NETLINK_NETFILTER,
+				     .rcvbuf = cfg.rcvbuf_bytes,
+				     .what = "nfqueue"},
+		&q->st.rcvbuf_forced, err, errlen);
 	if (q->nl == NULL) {
-		snprintf(err, errlen, "nfqueue: cannot open a netfilter netlink socket: %s",
-			strerror(errno));
-		nfqueue_free(q);
-		return NULL;
-	}
-	if (mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(err, errlen, "nfqueue: cannot bind the netlink socket: %s",
-			strerror(errno));
 		nfqueue_free(q);
 		return NULL;
 	}
 	q->fd = mnl_socket_get_fd(q->nl);
 	q->portid = mnl_socket_get_portid(q->nl);
-	nfqueue_set_rcvbuf(q, cfg.rcvbuf_bytes);
+	nfqueue_read_rcvbuf(q);
 	/* Lost messages are visible as gaps in the packet ids and in the kernel's counters; an
 	 * ENOBUFS error on the socket would only interrupt the receive loop. */
 	(void)setsockopt(q->fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
@@ -393,11 +385,6 @@ void nfqueue_close(struct nfqueue *q)
 int nfqueue_fd(const struct nfqueue *q)
 {
 	return q->fd;
-}
-
-uint16_t nfqueue_queue_num(const struct nfqueue *q)
-{
-	return q->queue_num;
 }
 
 /* ---- verdicts ---- */

@@ -81,7 +81,6 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg, nfqueue_packet_fn
  * and frees everything. */
 void nfqueue_close(struct nfqueue *q);
 int nfqueue_fd(const struct nfqueue *q);
-uint16_t nfqueue_queue_num(const struct nfqueue *q);
 
 /*
  * Receives and dispatches what is readable without blocking, at most max_rounds receive calls

@@ -14,6 +14,8 @@
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 
+#include "dataplane/netlink.h"
+
 #define NLMIRROR_RXBUF		 (64u * 1024)
 #define NLMIRROR_SOCKET_RCVBUF	 (4 * 1024 * 1024)
 #define NLMIRROR_DUMP_TIMEOUT_MS 5000
@@ -151,21 +153,13 @@ bool nlmirror_attrs(const struct nlmsghdr *nlh, size_t len, const struct nlattr 
 	return mnl_attr_parse(nlh, (unsigned)len, attr_cb, &t) == MNL_CB_OK;
 }
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int nlmirror_dump(struct nlmirror *nm, uint16_t type, const void *family_header, size_t len,
 	bool *interrupted)
 {
 	_Alignas(8) char req[128];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
 	struct dump_progress dump = {.seq = ++nm->seq};
-	int64_t deadline = monotonic_ms() + NLMIRROR_DUMP_TIMEOUT_MS;
+	int64_t deadline = netlink_now_ms() + NLMIRROR_DUMP_TIMEOUT_MS;
 
 	if (nm->nl == NULL) {
 		errno = EBADF;
@@ -183,7 +177,7 @@ int nlmirror_dump(struct nlmirror *nm, uint16_t type, const void *family_header,
 		return -1;
 	while (!dump.done) {
 		struct pollfd pfd = {.fd = nm->fd, .events = POLLIN};
-		int64_t left = deadline - monotonic_ms();
+		int64_t left = deadline - netlink_now_ms();
 		ssize_t n;
 
 		if (left <= 0) {
@@ -232,8 +226,6 @@ static int subscribe(struct nlmirror *nm)
 {
 	const struct nlmirror_ops *ops = nm->ops;
 
-	if (mnl_socket_bind(nm->nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		return -1;
 	for (size_t i = 0; i < ops->ngroups; i++)
 		if (setsockopt(nm->fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &ops->groups[i],
 			    sizeof(ops->groups[i])) < 0)
@@ -244,7 +236,6 @@ static int subscribe(struct nlmirror *nm)
 int nlmirror_open(struct nlmirror *nm, char *err, size_t errlen)
 {
 	const struct nlmirror_ops *ops = nm->ops;
-	int rcvbuf = NLMIRROR_SOCKET_RCVBUF;
 
 	if (nm->nl != NULL) {
 		snprintf(err, errlen, "%s: already open", ops->name);
@@ -254,12 +245,13 @@ int nlmirror_open(struct nlmirror *nm, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", ops->name);
 		return -1;
 	}
-	nm->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (nm->nl == NULL) {
-		snprintf(err, errlen, "%s: cannot open a route netlink socket: %s", ops->name,
-			strerror(errno));
+	nm->nl = netlink_open(&(struct netlink_socket_config){.bus = NETLINK_ROUTE,
+				      .flags = SOCK_NONBLOCK,
+				      .rcvbuf = NLMIRROR_SOCKET_RCVBUF,
+				      .what = ops->name},
+		NULL, err, errlen);
+	if (nm->nl == NULL)
 		return -1;
-	}
 	nm->fd = mnl_socket_get_fd(nm->nl);
 	if (subscribe(nm) < 0) {
 		snprintf(err, errlen, "%s: cannot subscribe to %s: %s", ops->name, ops->changes,
@@ -267,8 +259,6 @@ int nlmirror_open(struct nlmirror *nm, char *err, size_t errlen)
 		close_socket(nm);
 		return -1;
 	}
-	if (setsockopt(nm->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
-		(void)setsockopt(nm->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (dump_until_clean(nm) < 0) {
 		snprintf(err, errlen, "%s: cannot dump %s: %s", ops->name, ops->table,
 			strerror(errno));

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dataplane/neigh.h"
+#include "dataplane/netlink.h"
 #include "dataplane/wire/pgm_wire.h"
 
 #define IPV4_MAX_HEADER 60
@@ -202,11 +203,6 @@ void rawsock_close(struct rawsock *rs)
 	free(rs);
 }
 
-int rawsock_fd(const struct rawsock *rs)
-{
-	return rs->fd;
-}
-
 static int rawsock_bad_input(struct rawsock *rs)
 {
 	rs->st.bad_input++;
@@ -271,7 +267,6 @@ static void rawsock_address(struct msghdr *msg, struct sockaddr_in *dst, void *c
 static bool rawsock_link_dest(struct rawsock *rs, int ifindex, const uint8_t *ip, uint8_t mac[6])
 {
 	size_t byte = (size_t)ifindex / 8;
-	struct timespec ts;
 
 	if (!rs->link_output || rs->cfg.multicast_loop || ifindex <= 0 || byte >= rs->ether_bytes ||
 		(rs->ether[byte] & (1u << (ifindex % 8))) == 0)
@@ -288,9 +283,7 @@ static bool rawsock_link_dest(struct rawsock *rs, int ifindex, const uint8_t *ip
 	/* unicast: not the limited broadcast nor class E, and only with a neighbour answer */
 	if (rs->neigh == NULL || ip[16] >= 0xf0 || ip[16] == 0)
 		return false;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return neigh_cache_lookup(rs->neigh, ifindex, ip + 16,
-		(uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u, mac);
+	return neigh_cache_lookup(rs->neigh, ifindex, ip + 16, netlink_now_coarse_us(), mac);
 }
 
 /* The frame's destination: ifindex and mac. */

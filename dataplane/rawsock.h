@@ -80,7 +80,6 @@ struct rawsock;
 /* NULL with one sentence in err (CAP_NET_RAW is needed). */
 struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t errlen);
 void rawsock_close(struct rawsock *rs);
-int rawsock_fd(const struct rawsock *rs);
 /*
  * Sends one IPv4 datagram (header included, any options in it kept) out of ifindex (0 = by
  * route). Returns 0, or -1 with errno set; every failure is counted.

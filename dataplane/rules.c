@@ -3,6 +3,7 @@
  * running the tools. See rules.h for what is matched and why.
  */
 #include "dataplane/rules.h"
+#include "dataplane/netlink.h"
 #include "dataplane/rules_layout.h"
 
 #include <ctype.h>
@@ -447,14 +448,6 @@ static void append_fd(int fd, struct rules_text *b, bool *open_flag)
 	}
 }
 
-static double monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
 /*
  * Runs argv with `input` on its standard input and collects standard output and error. Standard
  * input is a socket so that a tool exiting early cannot raise SIGPIPE in the daemon.
@@ -465,7 +458,7 @@ static int run_tool(char *const argv[], const char *input, struct tool_result *r
 	struct rules_text out = {0}, errb = {0};
 	size_t in_len = input ? strlen(input) : 0, in_off = 0;
 	bool in_open = true, out_open = true, err_open = true;
-	double deadline;
+	int64_t deadline;
 	pid_t pid;
 	int status = 0, child_errno = 0;
 
@@ -516,10 +509,10 @@ static int run_tool(char *const argv[], const char *input, struct tool_result *r
 		in_open = false;
 	}
 	fcntl(in_sv[0], F_SETFL, O_NONBLOCK);
-	deadline = monotonic_ms() + RULES_TOOL_TIMEOUT_MS;
+	deadline = netlink_now_ms() + RULES_TOOL_TIMEOUT_MS;
 	while (out_open || err_open) {
 		struct pollfd pfd[3];
-		int n = 0, left = (int)(deadline - monotonic_ms());
+		int n = 0, left = (int)(deadline - netlink_now_ms());
 
 		if (left <= 0) {
 			kill(pid, SIGKILL);

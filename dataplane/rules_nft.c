@@ -23,6 +23,8 @@
 #include <linux/netfilter/xt_NFQUEUE.h>
 #include <linux/rtnetlink.h>
 
+#include "dataplane/netlink.h"
+
 #define NFT_PRIORITY	   (-151) /* NF_IP_PRI_MANGLE - 1 */
 #define NFT_PRIORITY_TEXT  "mangle - 1"
 #define NFT_TIMEOUT_MS	   5000
@@ -807,40 +809,21 @@ int rules_nft_encode(const struct rules_config *cfg, const char *const *ifnames,
 
 /* ---- talking to the kernel ---- */
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
+/* A batch is one datagram and every message of it is acknowledged: both buffers must hold all
+   of it. */
 static struct mnl_socket *nl_open(size_t sndbuf, size_t rcvbuf, char *err, size_t errlen)
 {
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	int one = 1, fd, val;
+	struct mnl_socket *nl = netlink_open(
+		&(struct netlink_socket_config){.bus = NETLINK_NETFILTER,
+			.sndbuf = sndbuf > (1u << 30) ? 1u << 30 : (uint32_t)sndbuf,
+			.rcvbuf = rcvbuf > (1u << 30) ? 1u << 30 : (uint32_t)rcvbuf,
+			.what = "nftables"},
+		NULL, err, errlen);
+	int one = 1, fd;
 
-	if (nl == NULL) {
-		snprintf(
-			err, errlen, "cannot open a netfilter netlink socket: %s", strerror(errno));
+	if (nl == NULL)
 		return NULL;
-	}
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(
-			err, errlen, "cannot bind a netfilter netlink socket: %s", strerror(errno));
-		mnl_socket_close(nl);
-		return NULL;
-	}
 	fd = mnl_socket_get_fd(nl);
-	/* A batch is one datagram and every message of it is acknowledged: both buffers must
-	 * hold all of it (FORCE passes the sysctl limits; it needs CAP_NET_ADMIN, as does
-	 * everything here). */
-	val = sndbuf > (size_t)(1 << 30) ? 1 << 30 : (int)sndbuf;
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
-	val = rcvbuf > (size_t)(1 << 30) ? 1 << 30 : (int)rcvbuf;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &val, sizeof(val)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &val, sizeof(val));
 	(void)setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
 	(void)setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	return nl;
@@ -891,7 +874,7 @@ static int commit(const struct encoded *enc, char *err, size_t errlen)
 	size_t expected = enc->nwhat, got = 0;
 	struct mnl_socket *nl;
 	uint8_t *rx;
-	double deadline;
+	int64_t deadline;
 	int rc = 0;
 	uint32_t first_seq = enc->what[0].seq - 1; /* the batch's begin message */
 
@@ -909,10 +892,10 @@ static int commit(const struct encoded *enc, char *err, size_t errlen)
 		rc = -1;
 		goto out;
 	}
-	deadline = now_ms() + NFT_TIMEOUT_MS;
+	deadline = netlink_now_ms() + NFT_TIMEOUT_MS;
 	while (got < expected) {
 		struct pollfd pfd = {.fd = mnl_socket_get_fd(nl), .events = POLLIN};
-		int left = (int)(deadline - now_ms()), pr;
+		int left = (int)(deadline - netlink_now_ms()), pr;
 		ssize_t n;
 
 		if (left <= 0) {
@@ -1042,7 +1025,7 @@ static int request(const void *req, size_t len, mnl_cb_t cb, void *data, char *e
 	const struct nlmsghdr *nlh = req;
 	uint8_t *rx;
 	int rc = -1;
-	double deadline;
+	int64_t deadline;
 
 	if (nl == NULL)
 		return -1;
@@ -1051,10 +1034,10 @@ static int request(const void *req, size_t len, mnl_cb_t cb, void *data, char *e
 		snprintf(err, errlen, "cannot talk to nf_tables: %s", strerror(errno));
 		goto out;
 	}
-	deadline = now_ms() + NFT_TIMEOUT_MS;
+	deadline = netlink_now_ms() + NFT_TIMEOUT_MS;
 	for (;;) {
 		struct pollfd pfd = {.fd = mnl_socket_get_fd(nl), .events = POLLIN};
-		int left = (int)(deadline - now_ms()), pr;
+		int left = (int)(deadline - netlink_now_ms()), pr;
 		ssize_t n;
 		int cbr;
 
