@@ -9,7 +9,7 @@
  *
  * How packets reach the core (the data plane's contract, see dataplane/rules.c):
  *  - SPM and RDATA are forwarded multicast: the data plane hands over one copy per egress
- *    interface (out_ifindex set; router/assist.c makes the copies from the kernel's multicast
+ *    interface (out_ifindex set; router/assist/packet.c makes the copies from the kernel's multicast
  *    route, taken at prerouting). POLLs are seen once, at prerouting. SPM state is updated
  *    once per SPM and every copy gets its own path NLA; RDATA repair state is consumed once
  *    every listed interface had its copy.

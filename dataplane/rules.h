@@ -18,8 +18,10 @@
  *    never reach input;
  *  - input: NAK, NNAK and RDATA addressed to one of the router's own addresses, arriving on the
  *    interface;
- *  - forward: SPM and RDATA leaving by the interface: the kernel queues one copy per egress
- *    interface, with the output device set;
+ *  - prerouting, from any interface: SPM and RDATA to a group, whose copies the daemon makes
+ *    itself along the kernel's multicast route (router/assist/packet.c), so that no rule at all
+ *    sits after the routing decision, where the kernel would run it for every copy of every
+ *    forwarded packet (a PGMROUTER-FWD chain an earlier version left is removed);
  *  - the same for PGM over UDP (either encapsulation port as destination; the PGM type is 12
  *    bytes into the UDP datagram);
  *  - datagrams too short to hold a PGM header, at each of those hooks and interfaces;

@@ -20,7 +20,7 @@
  *     iifname "IF" counter <queue>                        one rule per interface
  *
  * There is no forward hook: SPM and RDATA to a group, the packets whose copies need decisions
- * of their own, are taken at prerouting and replicated by the daemon (router/assist.c), so the
+ * of their own, are taken at prerouting and replicated by the daemon (router/assist/packet.c), so the
  * kernel forwards every copy of everything else without entering netfilter after routing. The
  * forward hook of earlier versions is in rules_hooks as retired: nothing is installed there and
  * the iptables backend removes a chain an earlier version left.

@@ -33,7 +33,7 @@ BENCH_SIDE_REASON=""
 # may take to come up.
 BENCH_SIDE_WRAPPER=""
 BENCH_SIDE_START_TIMEOUT=10
-BENCH_QUEUE=113 # the daemon's default queue (router/assist.h); the baseline uses the same
+BENCH_QUEUE=113 # the daemon's default queue (the settings table, router/vty/pgm_vty.c); the baseline uses the same
 declare -gA BENCH_SIDE_PID
 
 bench_log() { echo "bench $BENCH_NAME: $*" >&2; }
