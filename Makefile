@@ -1,7 +1,9 @@
 # pgmrouter: PGM (RFC 3208) router assist for Linux.
 #
 #   make            build the daemon, the client, the test peers and tools into build/
-#   make check      install missing Debian packages, build, run every test (root for namespace tests)
+#   make deps       install the Debian packages that are missing (apt-get; nothing when all are)
+#   make check      make deps, build, run every test stage (root for namespace tests)
+#   make layers     check that every #include follows the layering (README, Layout)
 #   make demo       the namespace lab with real OpenPGM peers, with and without router assist
 #   make lab        the same topology left running, with an interactive pgmrouter session
 #   make bench      every benchmark, one table, CSV and PNG plots under build/bench/results
@@ -9,7 +11,7 @@
 #   make coverage   line coverage of control/ and dataplane/ from the unit tests (lcov)
 #   make install    PREFIX=/usr/local DESTDIR=
 #
-# Sources are found by directory: every .c in dataplane/, control/, cli/ and router/ goes into
+# Sources are found by directory: every .c under dataplane/, control/, cli/ and router/ goes into
 # libpgmrouter.a except the two programs' mains; every tests/unit/test_*.c is one Check runner.
 
 PREFIX ?= /usr/local
@@ -20,10 +22,9 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
 
-.DEFAULT_GOAL := all
-B := build
 # `make` alone builds everything (the object-tree rules below would otherwise come first).
 .DEFAULT_GOAL := all
+B := build
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 quiet = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
@@ -33,7 +34,7 @@ VERSION := 0.9.0
 
 # Debian packages the build, the tests, the lab and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov valgrind \
-	libmnl-dev libnetfilter-queue-dev libpcap-dev check libsubunit-dev \
+	libmnl-dev libnetfilter-queue-dev libpcap-dev libjson-c-dev check libsubunit-dev \
 	libpgm-dev libzmq3-dev libreadline-dev \
 	iptables nftables smcroute iproute2 tshark jq gnuplot-nox procps psmisc \
 	linux-perf
@@ -47,8 +48,8 @@ CFLAGS ?= -O2 -g
 LTO ?= -flto=auto
 BASE_CFLAGS = -std=c11 -D_GNU_SOURCE -DPGMROUTER_VERSION='"$(VERSION)"' -I. $(WARNINGS) \
 	-fno-strict-aliasing
-PKG_CFLAGS = $(shell pkg-config --cflags libmnl libnetfilter_queue libpcap 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs libmnl libnetfilter_queue libpcap 2>/dev/null) -lm
+PKG_CFLAGS = $(shell pkg-config --cflags libmnl libnetfilter_queue libpcap json-c 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs libmnl libnetfilter_queue libpcap json-c 2>/dev/null) -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null) -lpthread
 PEER_CFLAGS = $(shell pkg-config --cflags openpgm-5.3 libzmq 2>/dev/null) -Wno-error=deprecated-declarations
 PEER_LIBS = $(shell pkg-config --libs openpgm-5.3 libzmq 2>/dev/null) -lpthread
@@ -93,8 +94,8 @@ $(eval $(call flavour,asan,$$(SAN_FLAGS)))
 $(eval $(call flavour,cov,$$(COV_FLAGS)))
 $(eval $(call flavour,fuzzobj,$$(FUZZ_FLAGS)))
 
-.PHONY: all deps check unit unit-asan cli-test cli-update ns-test e2e-test fuzz fuzz-smoke bench bench-smoke \
-	demo lab coverage install uninstall clean format lint tools
+.PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test fuzz fuzz-smoke bench \
+	bench-smoke demo lab coverage install uninstall clean format tools
 
 all: $(B)/pgmrouterd $(B)/pgmrouter $(PEER_BINS) $(BENCH_BINS)
 
@@ -151,10 +152,14 @@ deps:
 			|| { echo "deps: apt-get install failed" >&2; exit 1; }; \
 	fi
 
-# The README's test command. Every stage runs; the exit status says whether all passed.
+# The README's test command: the packages first (a fresh machine has none), then every stage
+# runs; the exit status says whether all passed.
 check: deps
 	@$(MAKE) --no-print-directory all
 	@tests/run-checks.sh
+
+layers:
+	@tests/layers.sh
 
 unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)

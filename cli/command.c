@@ -12,13 +12,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <regex.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
-#include "router/lib/log.h"
+#include "cli/config.h"
 
 #define MAX_GRAPH_NODES 64
 #define MAX_EDGES	16
@@ -69,14 +70,13 @@ struct ccmd {
 static struct ccmd **commands;
 static size_t ncommands;
 
-static struct cmd_node_def nodes[CMD_NODE_MAX] = {
+static const struct cmd_node_def nodes[CMD_NODE_BUILTIN_COUNT] = {
 	[CMD_NODE_EXEC] = {"exec", ">", -1, false},
 	[CMD_NODE_ENABLE] = {"enable", "#", -1, false},
 	[CMD_NODE_CONFIG] = {"config", "(config)#", CMD_NODE_ENABLE, true},
 	[CMD_NODE_CONFIG_IF] = {"config-if", "(config-if)#", CMD_NODE_CONFIG, true},
 	[CMD_NODE_FILTER] = {"filter", "", -1, false},
 };
-static int nnodes = CMD_NODE_BUILTIN_COUNT;
 
 static const char *const status_names[CMD_STATUS_COUNT] = {
 	[CMD_OK] = "ok",
@@ -96,17 +96,9 @@ const char *cmd_status_name(int status)
 	return status >= 0 && status < CMD_STATUS_COUNT ? status_names[status] : "unknown";
 }
 
-int cmd_node_install(const struct cmd_node_def *def)
-{
-	if (nnodes >= CMD_NODE_MAX)
-		return -1;
-	nodes[nnodes] = *def;
-	return nnodes++;
-}
-
 const struct cmd_node_def *cmd_node_get(int node)
 {
-	return node >= 0 && node < nnodes ? &nodes[node] : NULL;
+	return node >= 0 && node < CMD_NODE_BUILTIN_COUNT ? &nodes[node] : NULL;
 }
 
 /* ---- spec compiler ---- */
@@ -123,7 +115,7 @@ static uint8_t graph_node(struct spec_parser *sp, uint8_t type)
 	struct ccmd *c = sp->c;
 
 	if (c->nnodes >= MAX_GRAPH_NODES)
-		fatalx("command \"%s\": too many tokens", sp->spec);
+		cmd_panic("command \"%s\": too many tokens", sp->spec);
 	c->nodes[c->nnodes].type = type;
 	return c->nnodes++;
 }
@@ -133,7 +125,7 @@ static void graph_edge(struct spec_parser *sp, uint8_t from, uint8_t to)
 	struct tok *t = &sp->c->nodes[from];
 
 	if (t->nedges >= MAX_EDGES)
-		fatalx("command \"%s\": too many alternatives", sp->spec);
+		cmd_panic("command \"%s\": too many alternatives", sp->spec);
 	t->edges[t->nedges++] = to;
 }
 
@@ -152,10 +144,10 @@ static char *next_help(struct spec_parser *sp, const char *token)
 	char *h;
 
 	if (sp->help == NULL || (nl = strchr(sp->help, '\n')) == NULL)
-		fatalx("command \"%s\": no help line for \"%s\"", sp->spec, token);
+		cmd_panic("command \"%s\": no help line for \"%s\"", sp->spec, token);
 	h = strndup(sp->help, (size_t)(nl - sp->help));
 	if (h == NULL)
-		fatal("strndup");
+		cmd_panic("out of memory");
 	sp->help = nl + 1;
 	return h;
 }
@@ -190,7 +182,7 @@ static uint8_t spec_atom(struct spec_parser *sp)
 	t->text = strndup(start, textlen);
 	t->name = dollar != NULL ? strndup(dollar + 1, len - textlen - 1) : strndup(start, textlen);
 	if (t->text == NULL || t->name == NULL)
-		fatal("strndup");
+		cmd_panic("out of memory");
 	if (strcmp(t->text, "WORD") == 0) {
 		t->type = TK_WORD;
 	} else if (strcmp(t->text, "IFNAME") == 0) {
@@ -206,14 +198,14 @@ static uint8_t spec_atom(struct spec_parser *sp)
 		errno = 0;
 		t->lo = strtoll(t->text + 1, &end, 10);
 		if (errno != 0 || *end != '-')
-			fatalx("command \"%s\": bad range %s", sp->spec, t->text);
+			cmd_panic("command \"%s\": bad range %s", sp->spec, t->text);
 		t->hi = strtoll(end + 1, &end, 10);
 		if (errno != 0 || strcmp(end, ">") != 0 || t->hi < t->lo)
-			fatalx("command \"%s\": bad range %s", sp->spec, t->text);
+			cmd_panic("command \"%s\": bad range %s", sp->spec, t->text);
 	} else if (all_upper(t->text, textlen)) {
 		t->type = TK_WORD; /* any other upper-case variable: NAME, REGEX */
 	} else if (dollar != NULL) {
-		fatalx("command \"%s\": keyword %s cannot be renamed", sp->spec, t->text);
+		cmd_panic("command \"%s\": keyword %s cannot be renamed", sp->spec, t->text);
 	}
 	t->help = next_help(sp, t->text);
 	return n;
@@ -232,14 +224,14 @@ static uint8_t spec_group(struct spec_parser *sp, uint8_t prev, char closer)
 		char c = spec_peek(sp);
 
 		if (last == fork)
-			fatalx("command \"%s\": empty alternative", sp->spec);
+			cmd_panic("command \"%s\": empty alternative", sp->spec);
 		graph_edge(sp, last, join);
 		if (c == '|') {
 			sp->p++;
 			continue;
 		}
 		if (c != closer)
-			fatalx("command \"%s\": expected '%c'", sp->spec, closer);
+			cmd_panic("command \"%s\": expected '%c'", sp->spec, closer);
 		sp->p++;
 		break;
 	}
@@ -301,16 +293,16 @@ static struct ccmd *compile(
 	unsigned ntokens = 0;
 
 	if (c == NULL)
-		fatal("calloc");
+		cmd_panic("out of memory");
 	c->def = def;
 	c->negate = negate;
 	c->modes = def->modes;
 	graph_node(&sp, TK_FORK); /* start */
 	last = spec_sequence(&sp, 0);
 	if (spec_peek(&sp) != '\0')
-		fatalx("command \"%s\": unbalanced '%c'", spec, *sp.p);
+		cmd_panic("command \"%s\": unbalanced '%c'", spec, *sp.p);
 	if (sp.help == NULL || *sp.help != '\0')
-		fatalx("command \"%s\": more help lines than tokens", spec);
+		cmd_panic("command \"%s\": more help lines than tokens", spec);
 	end = graph_node(&sp, TK_END);
 	graph_edge(&sp, last, end);
 	for (uint8_t i = 0; i < c->nnodes; i++) {
@@ -321,12 +313,12 @@ static struct ccmd *compile(
 		if (t->type <= TK_LINE)
 			ntokens++;
 		if (t->type == TK_LINE && (t->next != 0 || !t->next_end))
-			fatalx("command \"%s\": LINE must be the last token", spec);
+			cmd_panic("command \"%s\": LINE must be the last token", spec);
 	}
 	if (ntokens > CMD_MAX_TOKENS)
-		fatalx("command \"%s\": more than %d tokens", spec, CMD_MAX_TOKENS);
+		cmd_panic("command \"%s\": more than %d tokens", spec, CMD_MAX_TOKENS);
 	if (c->nodes[0].next_end)
-		fatalx("command \"%s\": matches an empty line", spec);
+		cmd_panic("command \"%s\": matches an empty line", spec);
 	return c;
 }
 
@@ -335,7 +327,7 @@ static void add_command(struct ccmd *c)
 	struct ccmd **v = realloc(commands, (ncommands + 1) * sizeof(*v));
 
 	if (v == NULL)
-		fatal("realloc");
+		cmd_panic("out of memory");
 	commands = v;
 	commands[ncommands++] = c;
 }
@@ -352,10 +344,10 @@ void cmd_install(const struct cmd_def *defs, size_t count)
 			char *nspec, *nhelp;
 
 			if (d->no_spec != CMD_NO_SAME && d->no_help == NULL)
-				fatalx("command \"%s\": no_spec without no_help", d->spec);
+				cmd_panic("command \"%s\": no_spec without no_help", d->spec);
 			if (asprintf(&nspec, "no %s", spec) < 0 ||
 				asprintf(&nhelp, "%s%s", NO_STR, help) < 0)
-				fatal("asprintf");
+				cmd_panic("out of memory");
 			add_command(compile(d, nspec, nhelp, true));
 			free(nspec);
 			free(nhelp);
@@ -795,6 +787,7 @@ static void bind_args(
 
 	memset(a, 0, sizeof(*a));
 	a->def = cd->c->def;
+	a->compiled = cd->c;
 	a->negate = cd->c->negate;
 	for (int d = cd->depth - 1; d >= 0; d--) {
 		path[d] = node;
@@ -820,10 +813,15 @@ static void bind_args(
 
 const char *cmd_arg(const struct cmd_args *a, const char *name)
 {
+	const struct ccmd *c = a->compiled;
+
 	for (int i = 0; i < a->argc; i++)
 		if (strcmp(a->argv[i].name, name) == 0)
 			return a->argv[i].keyword ? a->argv[i].name : a->argv[i].value;
-	return NULL;
+	for (unsigned n = 0; c != NULL && n < c->nnodes; n++)
+		if (c->nodes[n].name != NULL && strcmp(c->nodes[n].name, name) == 0)
+			return NULL; /* an optional part not given */
+	cmd_panic("command \"%s\": no argument named %s", a->def->spec, name);
 }
 
 bool cmd_arg_has(const struct cmd_args *a, const char *name)
@@ -838,35 +836,48 @@ long long cmd_arg_int(const struct cmd_args *a, const char *name, long long dflt
 	return v != NULL ? strtoll(v, NULL, 10) : dflt;
 }
 
+void cmd_panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "command engine: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	abort();
+}
+
 /* ---- hostname ---- */
 
-static char hostname[CMD_HOSTNAME_MAX];
-static bool hostname_set;
+static char hostname[CMD_HOSTNAME_MAX];	/* configured */
+static char system_name[CMD_HOSTNAME_MAX]; /* used when none is */
 
 const char *cmd_hostname(void)
 {
-	if (!hostname_set) {
-		char *dot;
+	char *dot;
 
-		if (gethostname(hostname, sizeof(hostname)) < 0 || hostname[0] == '\0')
-			snprintf(hostname, sizeof(hostname), "pgmrouter");
-		hostname[sizeof(hostname) - 1] = '\0';
-		if ((dot = strchr(hostname, '.')) != NULL)
+	if (hostname[0] != '\0')
+		return hostname;
+	if (system_name[0] == '\0') {
+		if (gethostname(system_name, sizeof(system_name)) < 0 || system_name[0] == '\0')
+			snprintf(system_name, sizeof(system_name), "pgmrouter");
+		system_name[sizeof(system_name) - 1] = '\0';
+		if ((dot = strchr(system_name, '.')) != NULL)
 			*dot = '\0';
 	}
-	return hostname;
+	return system_name;
 }
 
 void cmd_set_hostname(const char *name)
 {
-	hostname_set = name != NULL;
-	if (name != NULL)
-		snprintf(hostname, sizeof(hostname), "%s", name);
+	snprintf(hostname, sizeof(hostname), "%s", name != NULL ? name : "");
 }
 
-bool cmd_hostname_is_default(void)
+void cmd_set_system_hostname(const char *name)
 {
-	return !hostname_set;
+	snprintf(system_name, sizeof(system_name), "%s", name);
 }
 
 /* ---- sessions and output ---- */
@@ -915,6 +926,9 @@ void cmd_abort(struct cmd_session *s)
 void cmd_session_release(struct cmd_session *s)
 {
 	cmd_abort(s);
+	if (!s->edit_held)
+		cfg_destroy(s->edit);
+	s->edit = NULL;
 	for (unsigned i = 0; i < CMD_HISTORY_SIZE; i++) {
 		free(s->history[i]);
 		s->history[i] = NULL;
@@ -1097,7 +1111,7 @@ int cmd_out_stream(struct cmd_session *s, char *text, size_t len)
 
 void cmd_enter_node(struct cmd_session *s, int node)
 {
-	if (node >= 0 && node < nnodes)
+	if (node >= 0 && node < CMD_NODE_BUILTIN_COUNT)
 		s->node = node;
 }
 
@@ -1368,6 +1382,7 @@ int cmd_execute(struct cmd_session *s, const char *line)
 		rc = args.def->handler(s, &args);
 	}
 	words_free(&ws);
+	rc = cfg_edit_end(s, rc);
 	if (rc == CMD_MORE && s->cont == NULL)
 		rc = CMD_ERR_FAILED;
 	if (rc == CMD_MORE) {

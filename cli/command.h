@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Nodes (modes). Modules may add nodes with cmd_node_install(). */
+/* Nodes (modes). */
 enum cmd_node_id {
 	CMD_NODE_EXEC = 0,  /* host> */
 	CMD_NODE_ENABLE,    /* host# */
@@ -49,7 +49,6 @@ enum cmd_node_id {
 	CMD_NODE_FILTER,    /* internal: the output filters after `|` */
 	CMD_NODE_BUILTIN_COUNT
 };
-#define CMD_NODE_MAX	     16
 #define CMD_MODE(n)	     (1u << (n))
 #define CMD_MODES_SHOW	     (CMD_MODE(CMD_NODE_EXEC) | CMD_MODE(CMD_NODE_ENABLE))
 #define CMD_MODES_CONFIG_ALL (CMD_MODE(CMD_NODE_CONFIG) | CMD_MODE(CMD_NODE_CONFIG_IF))
@@ -60,8 +59,6 @@ struct cmd_node_def {
 	int parent;		   /* where `exit` goes; -1: `exit` ends the session */
 	bool config;		   /* configuration node: `do`, `end`, fallback to the parent */
 };
-/* Returns the new node's id, or -1 when CMD_NODE_MAX nodes exist. */
-int cmd_node_install(const struct cmd_node_def *def);
 const struct cmd_node_def *cmd_node_get(int node);
 
 /* Frequently used help lines. */
@@ -104,6 +101,7 @@ const char *cmd_status_name(int status);
 #define CMD_TERM_LENGTH_UNSET UINT32_MAX
 
 struct cmd_session;
+struct cfg;
 
 struct cmd_arg {
 	const char *name;  /* variable name or keyword text */
@@ -116,8 +114,11 @@ struct cmd_args {
 	int argc;
 	struct cmd_arg argv[CMD_MAX_TOKENS];
 	const struct cmd_def *def;
+	const void *compiled; /* the command as compiled, to check the names asked for */
 };
-/* The value of the variable called `name`, or for a keyword its text; NULL when not given. */
+/* The value of the variable called `name`, or for a keyword its text; NULL when not given. A
+   name the command's spec does not have is a programming error (cmd_panic): an argument is
+   never silently missing because its name drifted from the spec. */
 const char *cmd_arg(const struct cmd_args *a, const char *name);
 bool cmd_arg_has(const struct cmd_args *a, const char *name);
 /* A <lo-hi> value (already range-checked by the matcher); `dflt` when not given. */
@@ -139,6 +140,7 @@ struct cmd_def {
 	const char *no_spec;
 	const char *no_help;
 	unsigned flags;
+	const void *data; /* for the handler: a->def->data (the settings' generic handler: its row) */
 };
 #define CMD_COUNT(table) (sizeof(table) / sizeof((table)[0]))
 
@@ -180,6 +182,11 @@ struct cmd_session {
 
 	cmd_write_fn write;
 	void *owner; /* the transport's context (vty session, driver, config loader) */
+
+	/* the configuration being edited (cli/config.h): a copy of the running one for the
+	   command being run, or, edit_held, a candidate its loader owns */
+	struct cfg *edit;
+	bool edit_held;
 
 	/* running command */
 	struct cmd_filter *filter;
@@ -229,12 +236,17 @@ void cmd_enter_node(struct cmd_session *s, int node);
 /* History for `show history`. */
 void cmd_history_add(struct cmd_session *s, const char *line);
 
-/* The hostname shown in prompts and written to the running config. */
+/* The hostname shown in prompts: the configured one (set by cfg_commit), else the system's. */
 const char *cmd_hostname(void);
 void cmd_set_hostname(const char *name); /* NULL: back to the system's name */
-bool cmd_hostname_is_default(void);
+/* The name used when none is configured (tests: a fixed name instead of gethostname()). */
+void cmd_set_system_hostname(const char *name);
 
 /* Token checks shared with modules. */
 bool cmd_valid_ifname(const char *name);
+
+/* A broken invariant of the engine's own (a malformed command table, no memory at start-up):
+   the message on stderr, then abort(). */
+void cmd_panic(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif /* PGMROUTER_CLI_COMMAND_H */

@@ -1,5 +1,6 @@
 /*
- * Startup config loading, running-config generation and atomic saving.
+ * The configuration database (see config.h): configurations as values, modules' value structs
+ * inside them, the edit-commit cycle, files.
  */
 #include "cli/config.h"
 
@@ -14,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "router/lib/log.h"
+#include "cli/settings.h"
+
+#define MAX_MODULES 8
 
 /* ---- text buffer ---- */
 
@@ -60,79 +63,322 @@ void cfg_buf_free(struct cfg_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* ---- registries ---- */
+/* ---- configurations ---- */
 
-struct writer {
-	int order;
-	bool per_interface;
-	cfg_writer_fn global;
-	cfg_if_writer_fn interface;
+/*
+ * Configurations share what they have in common: an edit copies the running configuration in
+ * O(modules), and only what a command changes is copied again (copy on write), so a command
+ * on a configuration of thousands of interfaces costs what it changes. Every shared piece has
+ * a reference count and is never changed while another configuration holds it.
+ */
+
+/* One module's values in one scope, with a bit per row configured there. */
+struct cfg_part {
+	unsigned refs;
+	uint64_t set;
+	unsigned char values[];
 };
 
-struct cfg_interface {
+struct cfg_if {
+	unsigned refs;
 	char name[CMD_IFNAME_MAX];
-	bool stale; /* not seen again during a reload */
+	char *description;
+	struct cfg_part *parts[MAX_MODULES];
 };
 
-struct reload_hooks {
-	void (*begin)(void);
-	void (*end)(void);
+/* The interfaces, sorted by ifname_cmp. */
+struct cfg_iftab {
+	unsigned refs;
+	size_t n, cap;
+	struct cfg_if **v;
 };
 
-static struct writer *writers;
-static size_t nwriters;
-static struct cfg_interface *interfaces;
-static size_t ninterfaces, interfaces_cap;
-static cfg_if_hook_fn *delete_hooks;
-static size_t ndelete_hooks;
-static struct reload_hooks *reloads;
-static size_t nreloads;
+struct cfg {
+	char hostname[CMD_HOSTNAME_MAX]; /* "" when not configured */
+	struct cfg_iftab *ifs;
+	struct cfg_part *global[MAX_MODULES];
+};
+
+static struct cfg_module *modules[MAX_MODULES];
+static unsigned nmodules;
+static struct cfg *running;
+static bool configs_made; /* the registry is closed once a configuration exists */
 static char *startup_path;
 
-static void add_writer(struct writer w)
+void cfg_module_register(struct cfg_module *m)
 {
-	struct writer *v = realloc(writers, (nwriters + 1) * sizeof(*v));
-	size_t i;
-
-	if (v == NULL)
-		fatal("realloc");
-	writers = v;
-	/* stable insertion by order */
-	for (i = nwriters; i > 0 && writers[i - 1].order > w.order; i--)
-		writers[i] = writers[i - 1];
-	writers[i] = w;
-	nwriters++;
+	if (configs_made || nmodules == MAX_MODULES)
+		cmd_panic("module %s registered too late or one too many", m->name);
+	m->index = nmodules;
+	modules[nmodules++] = m;
 }
 
-void cfg_register_writer(int order, cfg_writer_fn fn)
+/* ---- shared pieces ---- */
+
+static struct cfg_part *part_new(size_t size)
 {
-	add_writer((struct writer){.order = order, .global = fn});
+	struct cfg_part *p = calloc(1, sizeof(struct cfg_part) + size);
+
+	if (p != NULL)
+		p->refs = 1;
+	return p;
 }
 
-void cfg_register_interface_writer(int order, cfg_if_writer_fn fn)
+static void part_put(struct cfg_part *p)
 {
-	add_writer((struct writer){.order = order, .per_interface = true, .interface = fn});
+	if (p != NULL && --p->refs == 0)
+		free(p);
 }
 
-void cfg_register_interface_delete_hook(cfg_if_hook_fn fn)
+/* Makes *pp this configuration's own, to be changed; false without memory. */
+static bool part_own(struct cfg_part **pp, size_t size)
 {
-	cfg_if_hook_fn *v = realloc(delete_hooks, (ndelete_hooks + 1) * sizeof(*v));
+	struct cfg_part *n;
 
-	if (v == NULL)
-		fatal("realloc");
-	delete_hooks = v;
-	delete_hooks[ndelete_hooks++] = fn;
+	if ((*pp)->refs == 1)
+		return true;
+	if ((n = malloc(sizeof(struct cfg_part) + size)) == NULL)
+		return false;
+	memcpy(n, *pp, sizeof(struct cfg_part) + size);
+	n->refs = 1;
+	(*pp)->refs--;
+	*pp = n;
+	return true;
 }
 
-void cfg_register_reload_hooks(void (*begin)(void), void (*end)(void))
+static void if_put(struct cfg_if *ifc)
 {
-	struct reload_hooks *v = realloc(reloads, (nreloads + 1) * sizeof(*v));
-
-	if (v == NULL)
-		fatal("realloc");
-	reloads = v;
-	reloads[nreloads++] = (struct reload_hooks){begin, end};
+	if (ifc == NULL || --ifc->refs != 0)
+		return;
+	free(ifc->description);
+	for (unsigned i = 0; i < nmodules; i++)
+		part_put(ifc->parts[i]);
+	free(ifc);
 }
+
+static bool if_own(struct cfg_if **pp)
+{
+	struct cfg_if *n;
+
+	if ((*pp)->refs == 1)
+		return true;
+	if ((n = malloc(sizeof(*n))) == NULL)
+		return false;
+	*n = **pp;
+	n->refs = 1;
+	if ((*pp)->description != NULL && (n->description = strdup((*pp)->description)) == NULL) {
+		free(n);
+		return false;
+	}
+	for (unsigned i = 0; i < nmodules; i++)
+		n->parts[i]->refs++;
+	(*pp)->refs--;
+	*pp = n;
+	return true;
+}
+
+static void iftab_put(struct cfg_iftab *t)
+{
+	if (t == NULL || --t->refs != 0)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		if_put(t->v[i]);
+	free(t->v);
+	free(t);
+}
+
+/* The interface table as this configuration's own, with room for one more. */
+static bool iftab_own(struct cfg *c)
+{
+	struct cfg_iftab *t = c->ifs, *n;
+
+	if (t->refs == 1 && t->n < t->cap)
+		return true;
+	if (t->refs == 1) {
+		/* doubling: a configuration of thousands of interfaces must not copy the table
+		   once per line */
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		struct cfg_if **v = realloc(t->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return false;
+		t->v = v;
+		t->cap = cap;
+		return true;
+	}
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return false;
+	n->cap = t->n + 16;
+	if ((n->v = malloc(n->cap * sizeof(*n->v))) == NULL) {
+		free(n);
+		return false;
+	}
+	n->refs = 1;
+	n->n = t->n;
+	if (t->n != 0)
+		memcpy(n->v, t->v, t->n * sizeof(*n->v));
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i]->refs++;
+	t->refs--;
+	c->ifs = n;
+	return true;
+}
+
+/* A row's default, stored. */
+static void row_default(const struct setting *row, void *values, size_t offset)
+{
+	unsigned char *v = (unsigned char *)values + offset;
+
+	if (row->kind == SETTING_FLAG) {
+		*(bool *)(void *)v = row->dflt != 0;
+		for (unsigned i = 0; i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++) {
+			uint32_t x = row->arg[i].dflt * (row->arg[i].scale ? row->arg[i].scale : 1);
+
+			memcpy((unsigned char *)values + row->arg[i].offset, &x, sizeof(x));
+		}
+	} else {
+		uint32_t x = row->dflt * (row->scale ? row->scale : 1);
+
+		memcpy(v, &x, sizeof(x));
+	}
+}
+
+static struct cfg_part *global_defaults(const struct cfg_module *m)
+{
+	struct cfg_part *p = part_new(m->global_size);
+
+	if (p == NULL)
+		return NULL;
+	if (m->init_global != NULL)
+		m->init_global(p->values);
+	for (size_t i = 0; i < m->nrows; i++)
+		if (setting_in_global(&m->rows[i]))
+			row_default(&m->rows[i], p->values, m->rows[i].global_offset);
+	return p;
+}
+
+static struct cfg_part *if_defaults(const struct cfg_module *m)
+{
+	struct cfg_part *p = part_new(m->if_size);
+
+	if (p == NULL)
+		return NULL;
+	for (size_t i = 0; i < m->nrows; i++)
+		if (setting_in_if(&m->rows[i]))
+			row_default(&m->rows[i], p->values, m->rows[i].if_offset);
+	return p;
+}
+
+/* ---- configurations ---- */
+
+void cfg_destroy(struct cfg *c)
+{
+	if (c == NULL)
+		return;
+	iftab_put(c->ifs);
+	for (unsigned i = 0; i < nmodules; i++)
+		part_put(c->global[i]);
+	free(c);
+}
+
+struct cfg *cfg_new(void)
+{
+	struct cfg *c = calloc(1, sizeof(*c));
+
+	configs_made = true;
+	if (c == NULL)
+		return NULL;
+	if ((c->ifs = calloc(1, sizeof(*c->ifs))) == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->ifs->refs = 1;
+	for (unsigned i = 0; i < nmodules; i++)
+		if ((c->global[i] = global_defaults(modules[i])) == NULL) {
+			cfg_destroy(c);
+			return NULL;
+		}
+	return c;
+}
+
+struct cfg *cfg_dup(const struct cfg *c)
+{
+	struct cfg *n = malloc(sizeof(*n));
+
+	if (n == NULL)
+		return NULL;
+	*n = *c;
+	n->ifs->refs++;
+	for (unsigned i = 0; i < nmodules; i++)
+		n->global[i]->refs++;
+	return n;
+}
+
+bool cfg_module_same(const struct cfg *a, const struct cfg *b, const struct cfg_module *m)
+{
+	unsigned i = m->index;
+
+	if (a->global[i] != b->global[i] &&
+		(a->global[i]->set != b->global[i]->set ||
+			memcmp(a->global[i]->values, b->global[i]->values, m->global_size) != 0))
+		return false;
+	if (a->ifs == b->ifs)
+		return true;
+	if (a->ifs->n != b->ifs->n)
+		return false;
+	for (size_t k = 0; k < a->ifs->n; k++) {
+		const struct cfg_if *x = a->ifs->v[k], *y = b->ifs->v[k];
+
+		if (x != y && (strcmp(x->name, y->name) != 0 || x->parts[i] != y->parts[i]))
+			return false;
+	}
+	return true;
+}
+
+const struct cfg *cfg_running(void)
+{
+	if (running == NULL && (running = cfg_new()) == NULL)
+		cmd_panic("out of memory for the configuration");
+	return running;
+}
+
+/* ---- hostname ---- */
+
+static bool valid_hostname(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len >= CMD_HOSTNAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			    c == '-' || c == '_' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+const char *cfg_hostname(const struct cfg *c)
+{
+	return c->hostname[0] != '\0' ? c->hostname : NULL;
+}
+
+int cfg_set_hostname(struct cfg *c, const char *name, char *err, size_t errlen)
+{
+	if (name != NULL && !valid_hostname(name)) {
+		snprintf(err, errlen,
+			"Invalid hostname \"%s\": letters, digits, '-', '_' and '.' only, at most %d "
+			"characters",
+			name, CMD_HOSTNAME_MAX - 1);
+		return -1;
+	}
+	snprintf(c->hostname, sizeof(c->hostname), "%s", name != NULL ? name : "");
+	return 0;
+}
+
+/* ---- interfaces ---- */
 
 /* Interfaces sort as people read them: eth2 before eth10. */
 static int ifname_cmp(const char *a, const char *b)
@@ -164,21 +410,21 @@ static int ifname_cmp(const char *a, const char *b)
 	return *a == *b ? 0 : *a == '\0' ? -1 : 1;
 }
 
-static size_t interface_find(const char *name, bool *found)
+static size_t if_find(const struct cfg *c, const char *name, bool *found)
 {
-	size_t lo = 0, hi = ninterfaces;
+	size_t lo = 0, hi = c->ifs->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = ifname_cmp(interfaces[mid].name, name);
+		int d = ifname_cmp(c->ifs->v[mid]->name, name);
 
-		if (c == 0)
-			c = strcmp(interfaces[mid].name, name); /* eth01 vs eth1 */
-		if (c == 0) {
+		if (d == 0)
+			d = strcmp(c->ifs->v[mid]->name, name); /* eth01 vs eth1 */
+		if (d == 0) {
 			*found = true;
 			return mid;
 		}
-		if (c < 0)
+		if (d < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -187,123 +433,248 @@ static size_t interface_find(const char *name, bool *found)
 	return lo;
 }
 
-bool cfg_interface_exists(const char *ifname)
+static const struct cfg_if *if_get(const struct cfg *c, const char *name)
 {
 	bool found;
+	size_t at = if_find(c, name, &found);
 
-	interface_find(ifname, &found);
-	return found;
+	return found ? c->ifs->v[at] : NULL;
 }
 
-int cfg_interface_add(const char *ifname)
+/* The interface as this configuration's own, to be changed (added when `create`). */
+static struct cfg_if *if_edit(struct cfg *c, const char *name, bool create)
 {
 	bool found;
-	size_t at = interface_find(ifname, &found);
+	size_t at = if_find(c, name, &found);
+	struct cfg_if *n;
 
-	if (found) {
-		interfaces[at].stale = false;
+	if (!found && !create)
+		return NULL;
+	if (!iftab_own(c))
+		return NULL;
+	if (found)
+		return if_own(&c->ifs->v[at]) ? c->ifs->v[at] : NULL;
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return NULL;
+	n->refs = 1;
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	for (unsigned i = 0; i < nmodules; i++)
+		if ((n->parts[i] = if_defaults(modules[i])) == NULL) {
+			if_put(n);
+			return NULL;
+		}
+	memmove(&c->ifs->v[at + 1], &c->ifs->v[at], (c->ifs->n - at) * sizeof(*c->ifs->v));
+	c->ifs->v[at] = n;
+	c->ifs->n++;
+	return n;
+}
+
+size_t cfg_if_count(const struct cfg *c)
+{
+	return c->ifs->n;
+}
+
+const char *cfg_if_name(const struct cfg *c, size_t i)
+{
+	return i < c->ifs->n ? c->ifs->v[i]->name : NULL;
+}
+
+bool cfg_if_exists(const struct cfg *c, const char *ifname)
+{
+	return if_get(c, ifname) != NULL;
+}
+
+int cfg_if_add(struct cfg *c, const char *ifname)
+{
+	if (if_get(c, ifname) != NULL)
 		return 0;
-	}
-	if (ninterfaces == interfaces_cap) {
-		size_t cap = interfaces_cap ? interfaces_cap * 2 : 16;
-		struct cfg_interface *v = realloc(interfaces, cap * sizeof(*v));
+	return if_edit(c, ifname, true) != NULL ? 0 : -1;
+}
 
-		if (v == NULL)
-			return -1;
-		interfaces = v;
-		interfaces_cap = cap;
+void cfg_if_del(struct cfg *c, const char *ifname)
+{
+	bool found;
+	size_t at = if_find(c, ifname, &found);
+
+	if (!found || !iftab_own(c))
+		return;
+	if_put(c->ifs->v[at]);
+	memmove(&c->ifs->v[at], &c->ifs->v[at + 1], (c->ifs->n - at - 1) * sizeof(*c->ifs->v));
+	c->ifs->n--;
+}
+
+const char *cfg_if_description(const struct cfg *c, const char *ifname)
+{
+	const struct cfg_if *ifc = if_get(c, ifname);
+
+	return ifc != NULL ? ifc->description : NULL;
+}
+
+int cfg_if_set_description(struct cfg *c, const char *ifname, const char *text)
+{
+	struct cfg_if *ifc;
+	char *copy = NULL;
+
+	if (text != NULL && (copy = strdup(text)) == NULL)
+		return -1;
+	if ((ifc = if_edit(c, ifname, true)) == NULL) {
+		free(copy);
+		return -1;
 	}
-	memmove(&interfaces[at + 1], &interfaces[at], (ninterfaces - at) * sizeof(*interfaces));
-	memset(&interfaces[at], 0, sizeof(interfaces[at]));
-	snprintf(interfaces[at].name, sizeof(interfaces[at].name), "%s", ifname);
-	ninterfaces++;
+	free(ifc->description);
+	ifc->description = copy;
 	return 0;
 }
 
-void cfg_interface_del(const char *ifname)
-{
-	bool found;
-	size_t at = interface_find(ifname, &found);
+/* ---- module values ---- */
 
-	if (!found)
-		return;
-	for (size_t i = 0; i < ndelete_hooks; i++)
-		delete_hooks[i](ifname);
-	at = interface_find(ifname, &found); /* a hook may not add, but be safe */
-	if (!found)
-		return;
-	memmove(&interfaces[at], &interfaces[at + 1], (ninterfaces - at - 1) * sizeof(*interfaces));
-	ninterfaces--;
+const void *cfg_module_global(const struct cfg *c, const struct cfg_module *m)
+{
+	return c->global[m->index]->values;
 }
 
-void cfg_foreach_interface(cfg_if_iter_fn fn, void *ctx)
+uint64_t cfg_module_global_set(const struct cfg *c, const struct cfg_module *m)
 {
-	for (size_t i = 0; i < ninterfaces; i++)
-		fn(ctx, interfaces[i].name);
+	return c->global[m->index]->set;
 }
 
-static void interfaces_reload_begin(void)
+const void *cfg_module_if(const struct cfg *c, const struct cfg_module *m, const char *ifname)
 {
-	for (size_t i = 0; i < ninterfaces; i++)
-		interfaces[i].stale = true;
+	const struct cfg_if *ifc = if_get(c, ifname);
+
+	return ifc != NULL ? ifc->parts[m->index]->values : NULL;
 }
 
-static void interfaces_reload_end(void)
+uint64_t cfg_module_if_set(const struct cfg *c, const struct cfg_module *m, const char *ifname)
 {
-	for (size_t i = ninterfaces; i > 0; i--)
-		if (interfaces[i - 1].stale) {
-			char name[CMD_IFNAME_MAX];
+	const struct cfg_if *ifc = if_get(c, ifname);
 
-			memcpy(name, interfaces[i - 1].name, sizeof(name));
-			cfg_interface_del(name);
+	return ifc != NULL ? ifc->parts[m->index]->set : 0;
+}
+
+void *cfg_module_values(
+	struct cfg *c, const struct cfg_module *m, const char *ifname, bool create, uint64_t **set)
+{
+	struct cfg_part **pp;
+	struct cfg_if *ifc;
+
+	if (ifname == NULL) {
+		pp = &c->global[m->index];
+		if (!part_own(pp, m->global_size))
+			return NULL;
+	} else {
+		if ((ifc = if_edit(c, ifname, create)) == NULL)
+			return NULL;
+		pp = &ifc->parts[m->index];
+		if (!part_own(pp, m->if_size))
+			return NULL;
+	}
+	*set = &(*pp)->set;
+	return (*pp)->values;
+}
+
+/* ---- editing and committing ---- */
+
+struct cfg *cfg_edit(struct cmd_session *s)
+{
+	if (s->edit == NULL)
+		s->edit = cfg_dup(cfg_running());
+	return s->edit;
+}
+
+int cfg_edit_end(struct cmd_session *s, int status)
+{
+	char err[256];
+	struct cfg *c = s->edit;
+
+	if (c == NULL || s->edit_held)
+		return status;
+	s->edit = NULL;
+	if (status != CMD_OK) {
+		cfg_destroy(c);
+		return status;
+	}
+	if (cfg_commit(c, err, sizeof(err)) < 0) {
+		cmd_out(s, "%% %s\n", err);
+		return CMD_ERR_FAILED;
+	}
+	return status;
+}
+
+int cfg_commit(struct cfg *next, char *err, size_t errlen)
+{
+	const struct cfg *prev = cfg_running();
+	unsigned done;
+
+	for (done = 0; done < nmodules; done++) {
+		struct cfg_module *m = modules[done];
+
+		if (m->apply != NULL && m->apply(m->apply_ctx, prev, next, err, errlen) < 0)
+			break;
+	}
+	if (done < nmodules) {
+		char ignored[256];
+
+		/* back to what ran: the modules that took the new configuration return to the old */
+		while (done-- > 0)
+			if (modules[done]->apply != NULL)
+				(void)modules[done]->apply(modules[done]->apply_ctx, next, prev, ignored,
+					sizeof(ignored));
+		cfg_destroy(next);
+		return -1;
+	}
+	cmd_set_hostname(cfg_hostname(next));
+	cfg_destroy(running);
+	running = next;
+	return 0;
+}
+
+/* ---- rendering ---- */
+
+/* The modules sorted by a write order, registration order among equals. */
+static unsigned modules_by(size_t offset, const struct cfg_module **order)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < nmodules; i++) {
+		int key = *(const int *)(const void *)((const char *)modules[i] + offset);
+		unsigned k = n++;
+
+		while (k > 0 && *(const int *)(const void *)((const char *)order[k - 1] + offset) > key) {
+			order[k] = order[k - 1];
+			k--;
 		}
+		order[k] = modules[i];
+	}
+	return n;
 }
 
-void cfg_free(void)
+void cfg_write(const struct cfg *c, struct cfg_buf *b)
 {
-	free(writers);
-	writers = NULL;
-	nwriters = 0;
-	free(interfaces);
-	interfaces = NULL;
-	ninterfaces = interfaces_cap = 0;
-	free(delete_hooks);
-	delete_hooks = NULL;
-	ndelete_hooks = 0;
-	free(reloads);
-	reloads = NULL;
-	nreloads = 0;
-	free(startup_path);
-	startup_path = NULL;
-}
+	const struct cfg_module *global[MAX_MODULES], *per_if[MAX_MODULES];
+	unsigned n = modules_by(offsetof(struct cfg_module, write_order), global);
 
-/* ---- running config ---- */
-
-static void run_global_writers(struct cfg_buf *b, bool late)
-{
-	for (size_t i = 0; i < nwriters; i++) {
+	modules_by(offsetof(struct cfg_module, if_write_order), per_if);
+	cfg_printf(b, "!\n");
+	if (cfg_hostname(c) != NULL)
+		cfg_printf(b, "hostname %s\n!\n", cfg_hostname(c));
+	for (unsigned i = 0; i < n; i++) {
 		size_t before = b->len;
 
-		if (writers[i].per_interface || (writers[i].order >= CFG_ORDER_INTERFACES) != late)
-			continue;
-		writers[i].global(b);
+		settings_write_global(global[i], c, b);
 		if (b->len != before)
 			cfg_printf(b, "!\n");
 	}
-}
+	for (size_t k = 0; k < c->ifs->n; k++) {
+		const struct cfg_if *ifc = c->ifs->v[k];
 
-void cfg_running(struct cfg_buf *b)
-{
-	cfg_printf(b, "!\n");
-	run_global_writers(b, false);
-	for (size_t n = 0; n < ninterfaces; n++) {
-		cfg_printf(b, "interface %s\n", interfaces[n].name);
-		for (size_t i = 0; i < nwriters; i++)
-			if (writers[i].per_interface)
-				writers[i].interface(b, interfaces[n].name);
+		cfg_printf(b, "interface %s\n", ifc->name);
+		if (ifc->description != NULL)
+			cfg_printf(b, " description %s\n", ifc->description);
+		for (unsigned i = 0; i < n; i++)
+			settings_write_if(per_if[i], c, ifc->name, b);
 		cfg_printf(b, "!\n");
 	}
-	run_global_writers(b, true);
 	cfg_printf(b, "end\n");
 }
 
@@ -385,7 +756,7 @@ static void report_error(cfg_report_fn report, void *ctx, const char *path, unsi
 	}
 }
 
-int cfg_load_file(const char *path, cfg_report_fn report, void *ctx)
+int cfg_load_file(const char *path, struct cfg *into, cfg_report_fn report, void *ctx)
 {
 	FILE *f = fopen(path, "re");
 	struct cmd_session s;
@@ -400,6 +771,8 @@ int cfg_load_file(const char *path, cfg_report_fn report, void *ctx)
 		return -1;
 	cmd_session_init(&s, CMD_NODE_CONFIG, capture_write, &cap);
 	s.batch = true;
+	s.edit = into;
+	s.edit_held = true;
 	while ((n = getline(&line, &linecap, f)) >= 0) {
 		const char *p = line;
 		int rc;
@@ -431,31 +804,56 @@ int cfg_load_file(const char *path, cfg_report_fn report, void *ctx)
 			errors++;
 		}
 	}
+	s.edit = NULL;
 	free(line);
 	cmd_session_release(&s);
 	fclose(f);
 	return errors;
 }
 
+static int load_and_commit(const char *path, struct cfg *c, cfg_report_fn report, void *ctx)
+{
+	char err[256], msg[512];
+	int bad;
+
+	if (c == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	bad = cfg_load_file(path, c, report, ctx);
+	if (bad < 0) {
+		int e = errno;
+
+		cfg_destroy(c);
+		errno = e;
+		return -1;
+	}
+	if (cfg_commit(c, err, sizeof(err)) < 0) {
+		snprintf(msg, sizeof(msg), "%s: not applied: %s", path, err);
+		report(ctx, msg);
+		bad++;
+	}
+	return bad;
+}
+
+int cfg_merge_file(const char *path, cfg_report_fn report, void *ctx)
+{
+	return load_and_commit(path, cfg_dup(cfg_running()), report, ctx);
+}
+
 int cfg_reload_file(const char *path, cfg_report_fn report, void *ctx)
 {
-	int rc;
+	return load_and_commit(path, cfg_new(), report, ctx);
+}
 
-	for (size_t i = 0; i < nreloads; i++)
-		if (reloads[i].begin != NULL)
-			reloads[i].begin();
-	interfaces_reload_begin();
-	rc = cfg_load_file(path, report, ctx);
-	if (rc < 0) {
-		/* unreadable: keep the running configuration as it is */
-		for (size_t i = 0; i < ninterfaces; i++)
-			interfaces[i].stale = false;
-	}
-	interfaces_reload_end();
-	for (size_t i = 0; i < nreloads; i++)
-		if (reloads[i].end != NULL)
-			reloads[i].end();
-	return rc;
+void cfg_free(void)
+{
+	cfg_destroy(running);
+	running = NULL;
+	nmodules = 0;
+	configs_made = false;
+	free(startup_path);
+	startup_path = NULL;
 }
 
 /* ---- saving ---- */

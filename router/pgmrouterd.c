@@ -1,7 +1,7 @@
 /*
- * pgmrouterd: the PGM router assist daemon. This is the skeleton every module hangs off: the
- * event loop, the control socket and the configuration; the packet path is added to the same
- * loop and to struct pgmrouterd (router/daemon.h).
+ * pgmrouterd: the PGM router assist daemon. Its main wires the layers together: the command
+ * engine and the configuration (cli/), the control socket and the commands (router/vty/),
+ * router assist on the live data plane (router/assist/), one event loop (router/lib/).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,16 +12,42 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/base_vty.h"
 #include "cli/command.h"
 #include "cli/config.h"
-#include "cli/generic_vty.h"
-#include "cli/pgm_vty.h"
-#include "cli/vty.h"
-#include "router/assist.h"
-#include "router/daemon.h"
+#include "cli/ctl_proto.h"
+#include "cli/settings.h"
+#include "router/assist/live.h"
+#include "router/assist/offline.h"
 #include "router/lib/event.h"
 #include "router/lib/log.h"
 #include "router/lib/priv.h"
+#include "router/vty/daemon_vty.h"
+#include "router/vty/pgm_vty.h"
+#include "router/vty/vty.h"
+
+#define PGMROUTERD_PID_PATH "/run/pgmrouterd.pid"
+#define PGMROUTERD_GROUP    "pgmrouter" /* read-only access to the control socket */
+
+#ifndef PGMROUTER_VERSION
+#define PGMROUTER_VERSION "unknown"
+#endif
+
+static struct {
+	struct ev_loop *loop;
+	struct vty_server *vty;
+	const char *config_path;
+	bool config_path_given; /* -f: a missing file is an error */
+	const char *socket_path;
+	const char *pid_path;
+	const char *group;
+	bool foreground; /* -d */
+	bool verbose;	 /* -v */
+} pgmrouterd = {
+	.socket_path = CTL_SOCKET_PATH,
+	.pid_path = PGMROUTERD_PID_PATH,
+	.group = PGMROUTERD_GROUP,
+};
 
 static void usage(void)
 {
@@ -38,7 +64,7 @@ static void usage(void)
 		"  -R pcap     replay a capture through the control plane, print its decisions\n"
 		"  -i spec     replay: an interface, NAME=A.B.C.D/PREFIX (repeat for each)\n"
 		"  -q          replay: print only the counters at the end\n",
-		CFG_DEFAULT_PATH, PGMROUTERD_PID_PATH, PGMROUTERD_SOCKET_PATH, PGMROUTERD_GROUP);
+		CFG_DEFAULT_PATH, PGMROUTERD_PID_PATH, CTL_SOCKET_PATH, PGMROUTERD_GROUP);
 	exit(2);
 }
 
@@ -54,18 +80,25 @@ static void report_log(void *ctx, const char *message)
 	log_warnx("%s", message);
 }
 
-/* Reads the startup config. A missing default file is an empty configuration; a missing file
+/* Reads the startup configuration: into a fresh configuration that is committed (`load`), or
+   only checked (`check`). A missing default file is an empty configuration; a missing file
    named with -f is an error. Returns the bad lines, or -1 when the file cannot be read. */
-static int load_config(bool reload, cfg_report_fn report)
+static int load_config(bool check, cfg_report_fn report)
 {
 	const char *path = pgmrouterd.config_path;
-	int bad = reload ? cfg_reload_file(path, report, NULL) : cfg_load_file(path, report, NULL);
+	struct cfg *candidate;
+	int bad;
 
-	if (bad < 0) {
-		if (errno == ENOENT && !pgmrouterd.config_path_given)
-			return 0;
-		return -1;
+	if (check) {
+		if ((candidate = cfg_new()) == NULL)
+			return -1;
+		bad = cfg_load_file(path, candidate, report, NULL);
+		cfg_destroy(candidate);
+	} else {
+		bad = cfg_reload_file(path, report, NULL);
 	}
+	if (bad < 0 && errno == ENOENT && !pgmrouterd.config_path_given)
+		return 0;
 	return bad;
 }
 
@@ -84,13 +117,11 @@ static void on_reload(struct ev_loop *loop, int signo, void *arg)
 	(void)signo;
 	(void)arg;
 	log_info("SIGHUP: reloading %s", pgmrouterd.config_path);
-	bad = load_config(true, report_log);
-	pgmrouterd.reloads++;
+	bad = load_config(false, report_log);
 	if (bad < 0) {
 		log_warn("reload: %s; running configuration unchanged", pgmrouterd.config_path);
 		return;
 	}
-	pgmrouterd.reload_errors = (unsigned)bad;
 	if (bad > 0)
 		log_warnx("reload: %s: %d bad line%s (the others were applied)",
 			pgmrouterd.config_path, bad, bad == 1 ? "" : "s");
@@ -175,12 +206,53 @@ static int write_pidfile(const char *path)
 	return close(fd);
 }
 
+/* The command tree and the configuration's modules. */
+static void commands_init(uint64_t started)
+{
+	cmd_engine_init();
+	base_vty_init(pgmrouterd.group);
+	daemon_vty_init(started);
+	vty_install_commands();
+	pgm_vty_init();
+	cfg_set_startup_path(pgmrouterd.config_path);
+}
+
+static void commands_free(void)
+{
+	cfg_free();
+	cmd_engine_free();
+	settings_free();
+}
+
+/* pgmrouterd -R: the configuration, then the capture through router assist offline. */
+static int replay_main(const char *pcap, const char *const *ifspecs, size_t nifspecs, bool quiet)
+{
+	struct assist_conf conf;
+	int bad, status;
+
+	bad = load_config(false, report_stderr);
+	if (bad != 0) {
+		if (bad < 0)
+			fprintf(stderr, "pgmrouterd: %s: %s\n", pgmrouterd.config_path,
+				strerror(errno));
+		return 1;
+	}
+	if (pgm_conf_from_cfg(cfg_running(), &conf) < 0) {
+		fprintf(stderr, "pgmrouterd: out of memory\n");
+		return 1;
+	}
+	status = offline_replay(pcap, &conf, ifspecs, nifspecs, quiet);
+	assist_conf_free(&conf);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	bool check_only = false, quiet = false;
 	const char *replay = NULL;
 	const char *ifspecs[CP_MAX_INTERFACES];
 	size_t nifspecs = 0;
+	struct live *live = NULL;
 	char err[512];
 	int ch, ready_fd = -1, bad;
 
@@ -210,7 +282,6 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			check_only = true;
-			pgmrouterd.check_only = true;
 			break;
 		case 'p':
 			pgmrouterd.pid_path = optarg;
@@ -230,46 +301,26 @@ int main(int argc, char **argv)
 
 	log_init("pgmrouterd", pgmrouterd.foreground || check_only || replay != NULL,
 		pgmrouterd.verbose);
-	cmd_engine_init();
-	generic_vty_init();
-	vty_install_commands();
-	assist_init();
-	pgm_vty_init();
-	cfg_set_startup_path(pgmrouterd.config_path);
-
-	if (replay != NULL) {
+	if (replay != NULL || check_only) {
 		int status;
 
-		pgmrouterd.check_only = true; /* the configuration only, nothing installed */
-		bad = load_config(false, report_stderr);
-		if (bad != 0) {
-			if (bad < 0)
-				fprintf(stderr, "pgmrouterd: %s: %s\n", pgmrouterd.config_path,
-					strerror(errno));
-			return 1;
-		}
-		status = assist_replay(replay, ifspecs, nifspecs, quiet);
-		assist_free();
-		cmd_engine_free();
-		cfg_free();
-		generic_vty_free();
-		return status;
-	}
-
-	if (check_only) {
-		bad = load_config(false, report_stderr);
-		if (bad < 0) {
+		commands_init(0);
+		if (replay != NULL) {
+			status = replay_main(replay, ifspecs, nifspecs, quiet);
+		} else if ((bad = load_config(true, report_stderr)) < 0) {
 			fprintf(stderr, "pgmrouterd: %s: %s\n", pgmrouterd.config_path,
 				strerror(errno));
-			return 1;
-		}
-		if (bad > 0) {
+			status = 1;
+		} else if (bad > 0) {
 			fprintf(stderr, "pgmrouterd: %s: %d bad line%s\n", pgmrouterd.config_path,
 				bad, bad == 1 ? "" : "s");
-			return 1;
+			status = 1;
+		} else {
+			fprintf(stderr, "configuration OK\n");
+			status = 0;
 		}
-		fprintf(stderr, "configuration OK\n");
-		return 0;
+		commands_free();
+		return status;
 	}
 	if (!pgmrouterd.foreground)
 		ready_fd = detach();
@@ -277,7 +328,7 @@ int main(int argc, char **argv)
 	pgmrouterd.loop = ev_loop_new();
 	if (pgmrouterd.loop == NULL)
 		fatal("event loop");
-	pgmrouterd.started_us = ev_time_now();
+	commands_init(ev_time_now());
 	signal(SIGPIPE, SIG_IGN);
 	if (ev_signal_add(pgmrouterd.loop, SIGTERM, on_terminate, NULL) < 0 ||
 		ev_signal_add(pgmrouterd.loop, SIGINT, on_terminate, NULL) < 0 ||
@@ -300,7 +351,15 @@ int main(int argc, char **argv)
 		detach_done(ready_fd, err);
 		fatalx("control socket: %s", err);
 	}
-	if (assist_start(err, sizeof(err)) < 0) {
+	if ((live = live_new(pgmrouterd.loop)) == NULL) {
+		detach_done(ready_fd, "out of memory");
+		fatalx("out of memory");
+	}
+	/* router assist takes the configuration, then opens the data plane for it */
+	if (pgm_vty_attach(live_assist(live), err, sizeof(err)) < 0 ||
+		live_start(live, err, sizeof(err)) < 0) {
+		pgm_vty_attach(NULL, err, sizeof(err));
+		live_free(live);
 		vty_server_free(pgmrouterd.vty);
 		detach_done(ready_fd, err);
 		fatalx("%s", err);
@@ -308,7 +367,8 @@ int main(int argc, char **argv)
 	if (write_pidfile(pgmrouterd.pid_path) < 0) {
 		snprintf(err, sizeof(err), "pid file %s: %s", pgmrouterd.pid_path, strerror(errno));
 		vty_server_free(pgmrouterd.vty);
-		assist_stop();
+		pgm_vty_attach(NULL, err, sizeof(err));
+		live_free(live);
 		detach_done(ready_fd, err);
 		fatalx("%s", err);
 	}
@@ -322,13 +382,12 @@ int main(int argc, char **argv)
 
 	vty_server_free(pgmrouterd.vty);
 	pgmrouterd.vty = NULL;
-	assist_free();
+	pgm_vty_attach(NULL, err, sizeof(err));
+	live_free(live);
 	unlink(pgmrouterd.pid_path);
+	commands_free();
 	ev_loop_free(pgmrouterd.loop);
 	pgmrouterd.loop = NULL;
-	cmd_engine_free();
-	cfg_free();
-	generic_vty_free();
 	log_info("pgmrouterd stopped");
 	return 0;
 }

@@ -12,8 +12,8 @@
  *	%% cat FILE		print FILE
  *	%% reset		a new session in exec mode
  *	%% pgm start NAME=A.B.C.D/LEN ...
- *				a PGM control plane without packet path on these interfaces
- *				(router/assist.h), so that show and clear have live state
+ *				router assist without a data plane on these interfaces
+ *				(router/assist/offline.h), so that show and clear have live state
  *	%% pgm packet IN[>OUT] TYPE SRC DST [key=value ...]
  *				one packet through it, arriving on IN (and for a forwarded
  *				copy leaving on OUT); its decisions are printed. TYPE: spm,
@@ -26,7 +26,8 @@
  * (to be run with ASan), with the PGM commands on a test control plane.
  *
  * Next to the real commands (generic and PGM), the test-only commands below, under `test`,
- * exercise every token type and the engine's corners (a failing handler, long output).
+ * exercise every token type and the engine's corners (a failing handler, long output); the
+ * configurable ones are a settings table of their own (cli/settings.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,16 +35,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/base_vty.h"
 #include "cli/command.h"
 #include "cli/config.h"
-#include "cli/generic_vty.h"
-#include "cli/pgm_vty.h"
+#include "cli/settings.h"
 #include "dataplane/wire/pgm_wire.h"
-#include "router/assist.h"
+#include "router/assist/offline.h"
 #include "router/lib/log.h"
+#include "router/vty/daemon_vty.h"
+#include "router/vty/pgm_vty.h"
 
 static struct cmd_session session;
 static char startup_tmp[] = "/tmp/cli-driver-startupXXXXXX";
+static struct offline *offline; /* %% pgm start */
 
 static void out_write(struct cmd_session *s, const char *data, size_t len)
 {
@@ -53,35 +57,54 @@ static void out_write(struct cmd_session *s, const char *data, size_t len)
 
 /* ---- test-only commands ---- */
 
-struct test_if {
-	char name[CMD_IFNAME_MAX];
-	bool assist;
-	long long nak_rpt_ivl; /* 0 = default */
-	long long nak_rdata_ivl;
+/* The configurable ones: a settings table over these structs. */
+struct test_global {
+	uint32_t max_sessions;
 };
-static struct test_if test_ifs[64];
-static size_t ntest_ifs;
-static long long max_sessions; /* 0 = unlimited (default) */
+struct test_if {
+	bool assist;
+	uint32_t nak_rpt_ivl, nak_rdata_ivl;
+};
 
-static struct test_if *test_if_get(const char *name, bool create)
+static int refuse_unlucky(const struct cfg *c, const char *ifname, uint32_t value, char *err,
+	size_t errlen)
 {
-	for (size_t i = 0; i < ntest_ifs; i++)
-		if (strcmp(test_ifs[i].name, name) == 0)
-			return &test_ifs[i];
-	if (!create || ntest_ifs == sizeof(test_ifs) / sizeof(test_ifs[0]))
-		return NULL;
-	memset(&test_ifs[ntest_ifs], 0, sizeof(test_ifs[0]));
-	snprintf(test_ifs[ntest_ifs].name, sizeof(test_ifs[0].name), "%s", name);
-	return &test_ifs[ntest_ifs++];
+	(void)c;
+	(void)ifname;
+	if (value != 13)
+		return 0;
+	snprintf(err, errlen, "Unlucky limit %u refused", value);
+	return -1;
 }
 
-static void test_if_deleted(const char *name)
-{
-	struct test_if *t = test_if_get(name, false);
+static const struct setting test_settings[] = {
+	{.keyword = "max-sessions", .kind = SETTING_NUMBER, .min = 0, .max = 1000000,
+		.help = "Limit the number of sessions tracked\n",
+		.value_help = "Sessions (0: no limit)\n",
+		.global_offset = offsetof(struct test_global, max_sessions),
+		.if_offset = SETTING_NOWHERE, .check = refuse_unlucky},
+	{.keyword = "assist", .kind = SETTING_FLAG, .help = "Switch something on\n",
+		.global_offset = SETTING_NOWHERE, .if_offset = offsetof(struct test_if, assist)},
+	{.keyword = "nak-rpt-ivl", .kind = SETTING_NUMBER, .min = 10, .max = 60000, .dflt = 10,
+		.help = "NAK repeat interval\n", .value_help = "Milliseconds\n",
+		.global_offset = SETTING_NOWHERE, .if_offset = offsetof(struct test_if, nak_rpt_ivl)},
+	{.keyword = "nak-rdata-ivl", .kind = SETTING_NUMBER, .min = 10, .max = 60000, .dflt = 10,
+		.help = "Wait for RDATA interval\n", .value_help = "Milliseconds\n",
+		.global_offset = SETTING_NOWHERE,
+		.if_offset = offsetof(struct test_if, nak_rdata_ivl)},
+};
 
-	if (t != NULL)
-		*t = test_ifs[--ntest_ifs];
-}
+static struct cfg_module test_module = {
+	.name = "test",
+	.prefix = "test",
+	.prefix_help = "Test-only commands\n",
+	.rows = test_settings,
+	.nrows = sizeof(test_settings) / sizeof(test_settings[0]),
+	.global_size = sizeof(struct test_global),
+	.if_size = sizeof(struct test_if),
+	.write_order = 100,
+	.if_write_order = 10,
+};
 
 static void print_args(struct cmd_session *s, const char *what, const struct cmd_args *a)
 {
@@ -137,71 +160,9 @@ static int test_show_big(struct cmd_session *s, const struct cmd_args *a)
 
 	if (b == NULL)
 		return CMD_ERR_FAILED;
-	b->count = cmd_arg_int(a, "<1-100000>", 0);
+	b->count = cmd_arg_int(a, "count", 0);
 	cmd_set_continuation(s, big_next, b, free);
 	return CMD_MORE;
-}
-
-static int test_if_assist(struct cmd_session *s, const struct cmd_args *a)
-{
-	struct test_if *t = test_if_get(s->ifname, true);
-
-	if (t == NULL)
-		return CMD_ERR_FAILED;
-	t->assist = !a->negate;
-	return CMD_OK;
-}
-
-static int test_if_timer(struct cmd_session *s, const struct cmd_args *a)
-{
-	struct test_if *t = test_if_get(s->ifname, true);
-	long long v = a->negate ? 0 : cmd_arg_int(a, "msec", 0);
-
-	if (t == NULL)
-		return CMD_ERR_FAILED;
-	if (cmd_arg_has(a, "nak-rpt-ivl"))
-		t->nak_rpt_ivl = v;
-	else
-		t->nak_rdata_ivl = v;
-	return CMD_OK;
-}
-
-static int test_max_sessions(struct cmd_session *s, const struct cmd_args *a)
-{
-	long long v = a->negate ? 0 : cmd_arg_int(a, "<0-1000000>", 0);
-
-	if (v == 13) {
-		cmd_out(s, "%% Unlucky limit %lld refused\n", v);
-		return CMD_ERR_FAILED;
-	}
-	max_sessions = v;
-	return CMD_OK;
-}
-
-static void test_write_global(struct cfg_buf *b)
-{
-	if (max_sessions != 0)
-		cfg_printf(b, "test max-sessions %lld\n", max_sessions);
-}
-
-static void test_write_if(struct cfg_buf *b, const char *ifname)
-{
-	struct test_if *t = test_if_get(ifname, false);
-
-	if (t == NULL)
-		return;
-	if (t->assist)
-		cfg_printf(b, " test assist\n");
-	if (t->nak_rpt_ivl != 0)
-		cfg_printf(b, " test nak-rpt-ivl %lld\n", t->nak_rpt_ivl);
-	if (t->nak_rdata_ivl != 0)
-		cfg_printf(b, " test nak-rdata-ivl %lld\n", t->nak_rdata_ivl);
-}
-
-static void test_reload_begin(void)
-{
-	max_sessions = 0;
-	ntest_ifs = 0;
 }
 
 #define TEST_STR "Test-only commands\n"
@@ -215,7 +176,7 @@ static const struct cmd_def test_cmds[] = {
 		.help = SHOW_STR TEST_STR "Source path state\nMulticast group\n",
 		.modes = CMD_MODES_SHOW,
 		.handler = test_show_sessions},
-	{.spec = "show test big <1-100000>",
+	{.spec = "show test big <1-100000>$count",
 		.help = SHOW_STR TEST_STR "Many lines\nHow many\n",
 		.modes = CMD_MODES_SHOW,
 		.handler = test_show_big},
@@ -230,27 +191,6 @@ static const struct cmd_def test_cmds[] = {
 		.modes = CMD_MODES_SHOW,
 		.handler = test_token,
 		.flags = CMD_F_HIDDEN},
-	{.spec = "test assist",
-		.help = TEST_STR "Switch something on\n",
-		.modes = CMD_MODE(CMD_NODE_CONFIG_IF),
-		.priv = CMD_PRIV_ADMIN,
-		.handler = test_if_assist,
-		.no_spec = CMD_NO_SAME},
-	{.spec = "test (nak-rpt-ivl|nak-rdata-ivl) <10-60000>$msec",
-		.help = TEST_STR "NAK repeat interval\nWait for RDATA interval\nMilliseconds\n",
-		.modes = CMD_MODE(CMD_NODE_CONFIG_IF),
-		.priv = CMD_PRIV_ADMIN,
-		.handler = test_if_timer,
-		.no_spec = "test (nak-rpt-ivl|nak-rdata-ivl) [<10-60000>$msec]",
-		.no_help = TEST_STR "NAK repeat interval\nWait for RDATA interval\nMilliseconds\n"},
-	{.spec = "test max-sessions <0-1000000>",
-		.help = TEST_STR "Limit the number of sessions tracked\nSessions (0: no limit)\n",
-		.modes = CMD_MODE(CMD_NODE_CONFIG),
-		.priv = CMD_PRIV_ADMIN,
-		.handler = test_max_sessions,
-		.no_spec = "test max-sessions [<0-1000000>]",
-		.no_help =
-			TEST_STR "Limit the number of sessions tracked\nSessions (0: no limit)\n"},
 };
 
 /* ---- packets for the PGM control plane ---- */
@@ -380,7 +320,11 @@ static void pgm_packet(char *args)
 	}
 	if ((out_if = strchr(words[0], '>')) != NULL)
 		*out_if++ = '\0';
-	if (assist_test_packet(datagram, len, words[0], out_if, err, sizeof(err)) < 0) {
+	if (offline == NULL) {
+		printf("driver: pgm packet: no pgm start\n");
+		exit(2);
+	}
+	if (offline_packet(offline, datagram, len, words[0], out_if, err, sizeof(err)) < 0) {
 		printf("driver: pgm packet: %s\n", err);
 		exit(2);
 	}
@@ -404,14 +348,15 @@ static void pgm_directive(char *args)
 		for (char *w = strtok_r(args + 6, " ", &save); w != NULL && n < 16;
 			w = strtok_r(NULL, " ", &save))
 			specs[n++] = w;
-		if (assist_test_start(specs, n, err, sizeof(err)) < 0) {
-			printf("driver: pgm start: %s\n", err);
+		if (offline != NULL || (offline = offline_new(specs, n, false, err, sizeof(err))) == NULL ||
+			pgm_vty_attach(offline_assist(offline), err, sizeof(err)) < 0) {
+			printf("driver: pgm start: %s\n", offline != NULL ? err : "twice");
 			exit(2);
 		}
 	} else if (strncmp(args, "packet ", 7) == 0) {
 		pgm_packet(args + 7);
-	} else if (sscanf(args, "advance %u", &ms) == 1) {
-		assist_test_advance((uint64_t)ms * 1000u);
+	} else if (sscanf(args, "advance %u", &ms) == 1 && offline != NULL) {
+		offline_advance(offline, (uint64_t)ms * 1000u);
 	} else {
 		printf("driver: unknown pgm directive \"%s\"\n", args);
 		exit(2);
@@ -505,17 +450,17 @@ static void roundtrip(void)
 	}
 	close(fd);
 	close(efd);
-	cfg_running(&a);
+	cfg_write(cfg_running(), &a);
 	if (cfg_write_file(tmp, a.data, a.len) < 0) {
 		printf("roundtrip: write: %s\n", strerror(errno));
 		exit(2);
 	}
 	cfg_reload_file(empty, report, NULL);
-	cfg_running(&b);
+	cfg_write(cfg_running(), &b);
 	printf("roundtrip: after loading an empty file: %s", b.data);
 	cfg_buf_free(&b);
 	printf("roundtrip: reload errors: %d\n", cfg_reload_file(tmp, report, NULL));
-	cfg_running(&b);
+	cfg_write(cfg_running(), &b);
 	printf("roundtrip: %s\n",
 		a.len == b.len && memcmp(a.data, b.data, a.len) == 0 ? "identical" : "DIFFERENT");
 	if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
@@ -531,7 +476,7 @@ static void directive(const char *d)
 	char arg[512];
 
 	if (sscanf(d, "load %511s", arg) == 1) {
-		int n = cfg_load_file(arg, report, NULL);
+		int n = cfg_merge_file(arg, report, NULL);
 
 		if (n < 0)
 			printf("load %s: %s\n", arg, strerror(errno));
@@ -621,7 +566,8 @@ static int fuzz(unsigned rounds, unsigned seed)
 	cmd_execute(&s, "interface eth1");
 	cmd_execute(&s, "ip pgm router");
 	cmd_session_release(&s);
-	if (assist_test_start(ifs, 2, err, sizeof(err)) < 0) {
+	if ((offline = offline_new(ifs, 2, true, err, sizeof(err))) == NULL ||
+		pgm_vty_attach(offline_assist(offline), err, sizeof(err)) < 0) {
 		printf("fuzz: %s\n", err);
 		return 1;
 	}
@@ -692,6 +638,15 @@ static int fuzz(unsigned rounds, unsigned seed)
 	return 0;
 }
 
+static void finish(void)
+{
+	pgm_vty_attach(NULL, NULL, 0);
+	offline_free(offline);
+	cfg_free();
+	cmd_engine_free();
+	settings_free();
+}
+
 int main(int argc, char **argv)
 {
 	FILE *in;
@@ -711,15 +666,21 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	log_init("cli-driver", true, false);
 	cmd_engine_init();
-	generic_vty_init();
-	assist_init();
+	base_vty_init("pgmrouter");
+	daemon_vty_init(0);
 	pgm_vty_init();
+	settings_install(&test_module);
 	cmd_install(test_cmds, CMD_COUNT(test_cmds));
-	cfg_register_writer(CFG_ORDER_GLOBAL, test_write_global);
-	cfg_register_interface_writer(10, test_write_if);
-	cfg_register_interface_delete_hook(test_if_deleted);
-	cfg_register_reload_hooks(test_reload_begin, NULL);
-	cmd_set_hostname("router");
+	/* a name of its own, configured as the transcripts were recorded with */
+	cmd_set_system_hostname("router");
+	{
+		struct cfg *c = cfg_dup(cfg_running());
+		char err[256];
+
+		if (c == NULL || cfg_set_hostname(c, "router", err, sizeof(err)) < 0 ||
+			cfg_commit(c, err, sizeof(err)) < 0)
+			return 2;
+	}
 	/* a private startup file, so `write memory` in a script never touches the system's */
 	if ((fd = mkstemp(startup_tmp)) < 0)
 		return 2;
@@ -730,10 +691,7 @@ int main(int argc, char **argv)
 		int rc = fuzz((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
 
 		unlink(startup_tmp);
-		assist_free();
-		cmd_engine_free();
-		cfg_free();
-		generic_vty_free();
+		finish();
 		return rc;
 	}
 	cmd_session_init(&session, CMD_NODE_EXEC, out_write, NULL);
@@ -779,9 +737,6 @@ int main(int argc, char **argv)
 	fclose(in);
 	unlink(startup_tmp);
 	cmd_session_release(&session);
-	assist_free();
-	cmd_engine_free();
-	cfg_free();
-	generic_vty_free();
+	finish();
 	return 0;
 }

@@ -90,6 +90,22 @@ for seed in 1 2 3; do
 	fi
 done
 
+# ---- the shows' two renderings, and the README's defaults ----
+# shows.out has every show as text and as JSON at the same moment (its transcript test above
+# proved it is what the engine prints now)
+check_script() {
+	local name=$1; shift
+	if "$@" >"$T/script" 2>&1; then
+		ok "$name: $(tail -1 "$T/script")"
+	else
+		bad "$name"
+		head -20 "$T/script"
+	fi
+}
+check_script "shows: the JSON holds every number of the text" python3 tests/cli/shows.py tests/cli/shows.out
+check_script "README: the defaults table is the settings table's" \
+	python3 tests/cli/readme_defaults.py tests/cli/shows.out README.md
+
 # ---- helpers for daemon tests ----
 
 # wait_for SECONDS COMMAND...: polls the command until it succeeds

@@ -14,7 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/ctl_proto.h"
-#include "cli/vty.h"
+#include "router/vty/vty.h"
 #include "router/lib/event.h"
 #include "router/lib/log.h"
 #include "tests/unit/check_run.h"

@@ -11,12 +11,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "cli/command.h"
+#include "cli/config.h"
+#include "cli/settings.h"
 #include "control/control.h"
-#include "router/assist.h"
+#include "router/assist/offline.h"
+#include "router/vty/pgm_vty.h"
 #include "tests/unit/check_run.h"
 
 struct counts {
 	const struct cp_counters *up, *down;
+	struct offline *o;
 };
 
 static void find_if(void *ctx, const struct cp_if_view *v)
@@ -29,11 +34,17 @@ static void find_if(void *ctx, const struct cp_if_view *v)
 		c->down = v->counters;
 }
 
+/* As pgmrouterd -R does it, with the default configuration (the settings table's). */
 static void replay(const char *file, struct counts *c)
 {
 	static const char *const ifs[] = {"up=198.18.1.1/24", "a=198.18.2.1/24"};
+	struct assist_conf conf;
+	char err[256];
 	int saved, devnull, rc;
 
+	cmd_engine_init();
+	pgm_vty_init();
+	ck_assert_int_eq(pgm_conf_from_cfg(cfg_running(), &conf), 0);
 	/* the replay prints its counters: keep them out of Check's output */
 	fflush(stdout);
 	saved = dup(STDOUT_FILENO);
@@ -41,17 +52,25 @@ static void replay(const char *file, struct counts *c)
 	ck_assert_int_ge(saved, 0);
 	ck_assert_int_ge(devnull, 0);
 	dup2(devnull, STDOUT_FILENO);
-	assist_init();
-	rc = assist_replay(file, ifs, 2, true);
+	c->o = offline_replay_open(&conf, ifs, 2, true, err, sizeof(err));
+	rc = c->o != NULL ? offline_replay_file(c->o, file, err, sizeof(err)) : -1;
 	fflush(stdout);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
 	close(devnull);
-	ck_assert_int_eq(rc, 0);
-	ck_assert_ptr_nonnull(assist_cp());
-	cp_foreach_if(assist_cp(), find_if, c);
+	assist_conf_free(&conf);
+	ck_assert_msg(rc == 0, "%s", err);
+	cp_foreach_if(assist_cp(offline_assist(c->o)), find_if, c);
 	ck_assert_ptr_nonnull(c->up);
 	ck_assert_ptr_nonnull(c->down);
+}
+
+static void replay_done(struct counts *c)
+{
+	offline_free(c->o);
+	cfg_free();
+	cmd_engine_free();
+	settings_free();
 }
 
 static void check_common(const struct counts *c, uint64_t naks, uint64_t sqns)
@@ -91,7 +110,7 @@ START_TEST(test_replay_openpgm_ip)
 	ck_assert_uint_eq(c.down->ev[CP_C_RDATA_FORWARDED], 22);
 	ck_assert_uint_eq(c.down->ev[CP_C_NAK_UNIQUE], 22);
 	ck_assert_uint_eq(c.up->ev[CP_C_NAK_FORWARDED], 16);
-	assist_free();
+	replay_done(&c);
 }
 END_TEST
 
@@ -104,7 +123,7 @@ START_TEST(test_replay_openpgm_udp)
 	ck_assert_uint_eq(c.up->in[PGM_RDATA], 26);
 	ck_assert_uint_eq(c.down->ev[CP_C_RDATA_FORWARDED], 24);
 	ck_assert_uint_eq(c.down->ev[CP_C_RDATA_NO_STATE], 2);
-	assist_free();
+	replay_done(&c);
 }
 END_TEST
 

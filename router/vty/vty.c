@@ -1,8 +1,8 @@
 /*
  * Control socket sessions: credentials, request dispatch, bounded output, monitor lines.
- * The access model is described in cli/vty.h.
+ * The access model is described in router/vty/vty.h.
  */
-#include "cli/vty.h"
+#include "router/vty/vty.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -627,11 +627,6 @@ void vty_server_free(struct vty_server *srv)
 	free(srv->path);
 	free(srv->group);
 	free(srv);
-}
-
-size_t vty_server_sessions(const struct vty_server *srv)
-{
-	return srv->nsessions;
 }
 
 /* ---- show users ---- */

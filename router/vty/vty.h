@@ -21,8 +21,8 @@
  * output beyond the bound from a single step is dropped and the client told; monitor lines that
  * do not fit are dropped and counted ("% N monitor messages dropped").
  */
-#ifndef PGMROUTER_CLI_VTY_H
-#define PGMROUTER_CLI_VTY_H
+#ifndef PGMROUTER_VTY_H
+#define PGMROUTER_VTY_H
 
 #include <stddef.h>
 
@@ -40,9 +40,8 @@ struct vty_server *vty_server_new(
 	struct ev_loop *loop, const char *path, const char *group, char *err, size_t errlen);
 /* Closes every session and the listener, and removes the socket file. */
 void vty_server_free(struct vty_server *srv);
-size_t vty_server_sessions(const struct vty_server *srv);
 
 /* Installs `show users`. */
 void vty_install_commands(void);
 
-#endif /* PGMROUTER_CLI_VTY_H */
+#endif /* PGMROUTER_VTY_H */

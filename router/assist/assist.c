@@ -1,0 +1,265 @@
+/*
+ * The router assist object: life cycle, the settings it runs on, the interfaces it knows, and
+ * the core's debug lines. See assist.h.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "router/assist/assist_internal.h"
+#include "router/assist/report.h"
+
+/* ---- debug lines ---- */
+
+void assist_line(struct assist *a, enum log_category cat, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	a->env.line(a->env.ctx, cat, line);
+}
+
+static void on_cp_log(void *ctx, enum cp_log_kind kind, const char *line)
+{
+	struct assist *a = ctx;
+
+	a->env.line(a->env.ctx,
+		kind == CP_LOG_TIMER	? LOG_CAT_TIMERS
+		: kind == CP_LOG_PACKET ? LOG_CAT_PACKETS
+					: LOG_CAT_EVENTS,
+		line);
+}
+
+void assist_log_sync(struct assist *a)
+{
+	unsigned mask = 0;
+
+	if (assist_wants(a, LOG_CAT_EVENTS))
+		mask |= 1u << CP_LOG_EVENT;
+	if (assist_wants(a, LOG_CAT_TIMERS))
+		mask |= 1u << CP_LOG_TIMER;
+	if (assist_wants(a, LOG_CAT_PACKETS))
+		mask |= 1u << CP_LOG_PACKET;
+	/* the core formats debug lines only for the kinds asked for */
+	if (mask != a->cp_log_mask) {
+		a->cp_log_mask = mask;
+		cp_set_log(a->cp, on_cp_log, a, mask);
+	}
+}
+
+/* ---- life cycle ---- */
+
+struct assist *assist_new(const struct assist_env *env)
+{
+	struct assist *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return NULL;
+	a->env = *env;
+	cp_config_default(&a->conf.g.cp);
+	a->cp = cp_new(&a->conf.g.cp, assist_on_action, a);
+	if (a->cp == NULL) {
+		free(a);
+		return NULL;
+	}
+	a->cp_log_mask = ~0u;
+	assist_log_sync(a);
+	return a;
+}
+
+void assist_free(struct assist *a)
+{
+	if (a == NULL)
+		return;
+	cp_free(a->cp);
+	assist_conf_free(&a->conf);
+	free(a);
+}
+
+struct cp *assist_cp(const struct assist *a)
+{
+	return a->cp;
+}
+
+const struct assist_conf *assist_conf(const struct assist *a)
+{
+	return &a->conf;
+}
+
+const struct assist_stats *assist_stats(const struct assist *a)
+{
+	return &a->stats;
+}
+
+cp_time_t assist_now(const struct assist *a)
+{
+	return a->env.now(a->env.ctx);
+}
+
+bool assist_running(const struct assist *a)
+{
+	return a->env.running != NULL && a->env.running(a->env.ctx);
+}
+
+int assist_capture(struct assist *a, const char *path, uint32_t max_mb, char *err, size_t errlen)
+{
+	if (a->env.capture == NULL) {
+		if (path == NULL)
+			return 0;
+		snprintf(err, errlen, "PGM router assist is not running");
+		return -1;
+	}
+	return a->env.capture(a->env.ctx, path, max_mb, err, errlen);
+}
+
+void assist_count_sent(struct assist *a, uint64_t sent, uint64_t failed)
+{
+	a->stats.originated += sent;
+	a->stats.send_failed += failed;
+}
+
+/* ---- settings ---- */
+
+void assist_conf_free(struct assist_conf *conf)
+{
+	free(conf->ifs);
+	conf->ifs = NULL;
+	conf->nifs = 0;
+}
+
+static int if_conf_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct assist_if_conf *)x)->name,
+		((const struct assist_if_conf *)y)->name);
+}
+
+static const struct assist_if_settings *conf_if(const struct assist_conf *conf, const char *name)
+{
+	struct assist_if_conf key;
+	const struct assist_if_conf *found;
+
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	found = conf->nifs != 0
+			? bsearch(&key, conf->ifs, conf->nifs, sizeof(key), if_conf_cmp)
+			: NULL;
+	return found != NULL ? &found->s : NULL;
+}
+
+/* The core's view of one interface from the settings: its own values when configured, the
+   global defaults (followed as they change) otherwise. */
+static void sync_if(struct assist *a, int ifindex, const char *name)
+{
+	const struct assist_if_settings *s = conf_if(&a->conf, name);
+
+	cp_if_set_config(a->cp, ifindex, s != NULL ? &s->cfg : NULL);
+	if (cp_if_set_assist(a->cp, ifindex, s != NULL && s->assist) < 0)
+		log_warnx("%s: router assist not enabled: more than %d interfaces with router "
+			  "assist",
+			name, CP_MAX_INTERFACES);
+}
+
+static bool if_settings_equal(const struct assist_if_settings *x, const struct assist_if_settings *y)
+{
+	if (x == NULL || y == NULL)
+		return x == y;
+	return x->assist == y->assist && memcmp(&x->cfg, &y->cfg, sizeof(x->cfg)) == 0;
+}
+
+struct resync {
+	struct assist *a;
+	const struct assist_conf *prev;
+};
+
+static void resync_if(void *ctx, const struct cp_if_view *v)
+{
+	struct resync *r = ctx;
+
+	if (!if_settings_equal(conf_if(r->prev, v->name), conf_if(&r->a->conf, v->name)))
+		sync_if(r->a, v->ifindex, v->name);
+}
+
+int assist_configure(
+	struct assist *a, const struct assist_conf *next, unsigned how, char *err, size_t errlen)
+{
+	struct assist_conf prev = a->conf, copy = *next;
+	struct resync r = {.a = a, .prev = &prev};
+
+	copy.ifs = next->nifs != 0 ? malloc(next->nifs * sizeof(*copy.ifs)) : NULL;
+	if (next->nifs != 0 && copy.ifs == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (copy.ifs != NULL) {
+		memcpy(copy.ifs, next->ifs, next->nifs * sizeof(*copy.ifs));
+		qsort(copy.ifs, copy.nifs, sizeof(*copy.ifs), if_conf_cmp);
+	}
+	if (a->env.apply != NULL && a->env.apply(a->env.ctx, &prev, &copy, how, err, errlen) < 0) {
+		assist_conf_free(&copy);
+		return -1;
+	}
+	a->conf = copy;
+	a->udp_ports.enabled = copy.g.udp;
+	a->udp_ports.ucast_port = (uint16_t)copy.g.udp_ucast_port;
+	a->udp_ports.mcast_port = (uint16_t)copy.g.udp_mcast_port;
+	if (memcmp(&prev.g.cp, &copy.g.cp, sizeof(copy.g.cp)) != 0)
+		cp_set_config(a->cp, &copy.g.cp);
+	cp_foreach_if(a->cp, resync_if, &r);
+	assist_conf_free(&prev);
+	return 0;
+}
+
+/* ---- interfaces ---- */
+
+void assist_if_added(struct assist *a, int ifindex, const char *name, const struct pgm_nla *addr)
+{
+	if (cp_if_add(a->cp, ifindex, name) < 0) {
+		log_warnx("%s: not tracked: the control plane's interface table is full", name);
+		return;
+	}
+	cp_if_set_addr(a->cp, ifindex, addr);
+	sync_if(a, ifindex, name);
+}
+
+void assist_if_removed(struct assist *a, int ifindex)
+{
+	cp_if_remove(a->cp, ifindex);
+}
+
+void assist_if_address(struct assist *a, int ifindex, const struct pgm_nla *addr)
+{
+	cp_if_set_addr(a->cp, ifindex, addr);
+}
+
+int assist_if_lookup(const struct assist *a, const char *name, bool *up, bool *running)
+{
+	return a->env.if_lookup(a->env.ctx, name, up, running);
+}
+
+const char *assist_ifname(const struct assist *a, int ifindex, char *buf, size_t len)
+{
+	struct cp_if_view v;
+
+	if (cp_get_if(a->cp, ifindex, &v) && v.name[0] != '\0')
+		snprintf(buf, len, "%s", v.name);
+	else if (ifindex == 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "if%d", ifindex);
+	return buf;
+}
+
+/* ---- the data plane's report ---- */
+
+void assist_dataplane_view(const struct assist *a, struct assist_dataplane_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->backend = "none";
+	v->nft_unavailable = "";
+	if (a->env.report != NULL)
+		a->env.report(a->env.ctx, v);
+	v->path = &a->stats;
+}

@@ -1,0 +1,185 @@
+/*
+ * Router assist: the control plane (control/control.h) between a packet source and an output,
+ * as an object with an environment. The object holds the core, the settings it runs on and its
+ * counters, and does what every mode does alike:
+ *
+ *   packet path (packet.c)   datagram -> parse (codec) -> cp_packet() -> verdict and rewrite;
+ *                            SPM and RDATA to a group, seen before routing, replicated along the
+ *                            route the environment gives, each copy through the core for its
+ *                            egress interface
+ *   output (output.c)        the core's actions -> TPDU (cp_action_tpdu) -> IP datagram ->
+ *                            the environment's send
+ *   settings (assist.c)      assist_configure(): the difference from what runs, applied
+ *   interfaces (assist.c)    the interfaces the environment reports, named in the settings
+ *
+ * The environment supplies what differs between the live daemon (router/assist/live.c:
+ * NFQUEUE, raw and packet sockets, rtnetlink, the event loop), the offline replay of a capture
+ * and the tests (router/assist/offline.c): the clock, the sink for datagrams, the multicast
+ * routes, interface lookup, where debug lines go, and the data plane behind the settings. No
+ * function of the object asks which of them it runs in.
+ */
+#ifndef PGMROUTER_ASSIST_H
+#define PGMROUTER_ASSIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/control.h"
+#include "dataplane/mfc.h"
+#include "router/lib/log.h"
+
+/* ---- settings ---- */
+
+/* What router assist runs on, globally: the PGM configuration module's global values. */
+struct assist_settings {
+	struct cp_config cp; /* cp.if_defaults: what interfaces inherit */
+	uint32_t queue;	     /* netfilter queue number */
+	uint32_t backend;    /* enum rules_backend */
+	uint32_t ncf_ttl;    /* IP TTL of what goes down one hop to a group */
+	bool udp;	     /* PGM over UDP intercepted on the two ports */
+	uint32_t udp_ucast_port, udp_mcast_port;
+	bool link_output; /* Ethernet output through the packet socket (dataplane/rawsock.h) */
+};
+
+/* One interface's values: the PGM module's interface values (own or inherited). */
+struct assist_if_settings {
+	bool assist; /* ip pgm router */
+	struct cp_if_config cfg;
+};
+
+struct assist_if_conf {
+	char name[CP_IFNAME_LEN];
+	struct assist_if_settings s;
+};
+
+/* The whole of it: the interfaces named in the configuration, by name. */
+struct assist_conf {
+	struct assist_settings g;
+	size_t nifs;
+	struct assist_if_conf *ifs;
+};
+
+#define ASSIST_UNICAST_TTL 64
+
+/* ---- the environment ---- */
+
+struct assist;
+
+struct assist_dataplane_view; /* router/assist/report.h */
+
+struct assist_env {
+	void *ctx;
+	/* The clock (µs, monotonic): what shows compute ages and timers from. */
+	cp_time_t (*now)(void *ctx);
+	/* Sends an IP datagram out of ifindex, with its TTL replaced by `ttl` unless 0 (a
+	   forwarded copy goes from the packet's own buffer): 1 sent, 0 queued (the environment
+	   reports the outcome later with assist_count_sent), -1 refused. */
+	int (*send)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
+	/* The multicast route a datagram from src to group follows (replication), or NULL. */
+	const struct mfc_route *(*route)(void *ctx, const struct pgm_nla *src,
+		const struct pgm_nla *group);
+	/* An interface by name: its ifindex (0: none) and link state. */
+	int (*if_lookup)(void *ctx, const char *name, bool *up, bool *running);
+	/* Debug lines: whether a category is wanted (formatting costs more than the decision),
+	   and the line. */
+	bool (*line_wanted)(void *ctx, enum log_category cat);
+	void (*line)(void *ctx, enum log_category cat, const char *text);
+	/* The data plane behind the settings (queue, interception rules, output): called by
+	   assist_configure with what runs, what is wanted and `how` (ASSIST_RESTART_QUEUE); 0, or
+	   -1 with one sentence in err having changed nothing. NULL: no data plane. */
+	int (*apply)(void *ctx, const struct assist_conf *prev, const struct assist_conf *next,
+		unsigned how, char *err, size_t errlen);
+	/* `show ip pgm router dataplane`: the environment's part. NULL: none. */
+	void (*report)(void *ctx, struct assist_dataplane_view *v);
+	/* Whether the data plane is up. NULL: never. */
+	bool (*running)(void *ctx);
+	/* Writes every packet received and sent to a pcap file of at most max_mb; path NULL
+	   stops. 0, or -1 with one sentence in err. NULL: no capture. */
+	int (*capture)(void *ctx, const char *path, uint32_t max_mb, char *err, size_t errlen);
+};
+
+/* ---- the object ---- */
+
+struct assist_stats {
+	uint64_t packets;	 /* handed to the packet path */
+	uint64_t not_pgm;	 /* not PGM we can parse at the IP layer: accepted */
+	uint64_t malformed;	 /* dropped for a PGM parse error */
+	uint64_t rewritten;	 /* accepted with a rewritten payload */
+	uint64_t rewrite_failed; /* rewrite did not apply: accepted unchanged */
+	/* SPM and RDATA to a group, taken before routing, and the copies made of them */
+	uint64_t replicated;	 /* datagrams replicated here (their originals dropped) */
+	uint64_t copies;	 /* copies sent, one per outgoing interface */
+	uint64_t copies_failed;	 /* of those, refused by the output */
+	uint64_t copies_held;	 /* copies the control plane dropped (RDATA nobody asked for) */
+	uint64_t repl_by_kernel; /* every copy unchanged: accepted, the kernel forwards them */
+	uint64_t repl_single;	 /* the route's one copy rewritten: accepted so */
+	uint64_t repl_no_route;	 /* no multicast route (yet): left to the kernel */
+	uint64_t repl_wrong_if;	 /* arrived off the route's incoming interface: left to the kernel */
+	uint64_t originated;	 /* packets built and sent */
+	uint64_t build_failed;	 /* actions that could not be built */
+	uint64_t send_failed;	 /* the output refused */
+	uint64_t no_source_addr; /* to send on an interface without an IPv4 address */
+	uint64_t timer_runs;
+};
+
+/* A new object running on `env`, with the built-in settings and no interface; NULL without
+   memory. */
+struct assist *assist_new(const struct assist_env *env);
+void assist_free(struct assist *a);
+
+struct cp *assist_cp(const struct assist *a);
+const struct assist_conf *assist_conf(const struct assist *a);
+const struct assist_stats *assist_stats(const struct assist *a);
+cp_time_t assist_now(const struct assist *a);
+
+/* A change of settings the configuration marks as the queue's (queue number, backend, UDP
+   ports): the data plane opens its queue and installs its rules again. */
+#define ASSIST_RESTART_QUEUE 0x1
+
+/* Makes `next` what runs: the data plane first (the environment's apply, told `how`), then the
+   core's settings and the interfaces whose settings changed. 0, or -1 with one sentence in err
+   and nothing changed. The object keeps its own copy. */
+int assist_configure(struct assist *a, const struct assist_conf *next, unsigned how, char *err,
+	size_t errlen);
+void assist_conf_free(struct assist_conf *conf);
+
+/* Interfaces as the environment has them; the configuration applies to them by name. */
+void assist_if_added(struct assist *a, int ifindex, const char *name, const struct pgm_nla *addr);
+void assist_if_removed(struct assist *a, int ifindex);
+void assist_if_address(struct assist *a, int ifindex, const struct pgm_nla *addr);
+/* An interface's ifindex (0: none) and link state, from the environment. */
+int assist_if_lookup(const struct assist *a, const char *name, bool *up, bool *running);
+/* "eth0", "-" for 0, "ifN" for one the core does not know. */
+const char *assist_ifname(const struct assist *a, int ifindex, char *buf, size_t len);
+
+/* Whether the environment's data plane is up. */
+bool assist_running(const struct assist *a);
+/* The debug capture (assist_env.capture): path NULL stops it. */
+int assist_capture(struct assist *a, const char *path, uint32_t max_mb, char *err, size_t errlen);
+
+/* Debug lines of the core: asked for again when the wanted categories may have changed. */
+void assist_log_sync(struct assist *a);
+
+/* ---- the packet path (packet.c) ---- */
+
+struct assist_packet {
+	const uint8_t *datagram; /* from the IP header */
+	size_t len;
+	int in_ifindex;
+	int out_ifindex;     /* a forwarded copy's egress; 0: seen once */
+	bool before_routing; /* SPM and RDATA to a group are replicated here */
+	bool udp_csum_unset; /* the UDP checksum was left to the hardware: not verified */
+	cp_time_t now;
+};
+
+/* One datagram through router assist. Returns the verdict; CP_ACCEPT_REWRITTEN: accept
+   *rewritten (rewritten_len bytes, valid until the next call). */
+enum cp_verdict assist_packet(struct assist *a, const struct assist_packet *p,
+	const uint8_t **rewritten, size_t *rewritten_len);
+/* Runs the core's timers due at `now`. */
+void assist_timers(struct assist *a, cp_time_t now);
+/* Batched output: packets the environment reported later (send returned 0). */
+void assist_count_sent(struct assist *a, uint64_t sent, uint64_t failed);
+
+#endif /* PGMROUTER_ASSIST_H */

@@ -1,0 +1,36 @@
+/*
+ * The router assist object's inside, shared by assist.c (life cycle, settings, interfaces),
+ * packet.c (the packet path and replication) and output.c (the core's actions sent).
+ */
+#ifndef PGMROUTER_ASSIST_INTERNAL_H
+#define PGMROUTER_ASSIST_INTERNAL_H
+
+#include "router/assist/assist.h"
+
+#define ASSIST_MAX_DATAGRAM 65535u
+
+struct assist {
+	struct assist_env env;
+	struct cp *cp;
+	struct assist_conf conf; /* what runs; ifs sorted by name (strcmp) */
+	struct pgm_udp_ports udp_ports;
+	struct assist_stats stats;
+	unsigned cp_log_mask;
+	uint8_t rwbuf[ASSIST_MAX_DATAGRAM]; /* a rewritten datagram */
+	uint8_t tpdu[ASSIST_MAX_DATAGRAM];  /* an action's TPDU */
+	uint8_t txbuf[ASSIST_MAX_DATAGRAM]; /* a datagram built or copied to be sent */
+};
+
+/* output.c: the core's sink */
+void assist_on_action(void *ctx, const struct cp_action *a);
+
+/* Whether debug lines of a category go anywhere, and one line there. */
+static inline bool assist_wants(const struct assist *a, enum log_category cat)
+{
+	return a->env.line_wanted(a->env.ctx, cat);
+}
+
+void assist_line(struct assist *a, enum log_category cat, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* PGMROUTER_ASSIST_INTERNAL_H */

@@ -1,0 +1,796 @@
+/*
+ * The live data plane: router assist's environment on the event loop (live.h).
+ */
+#include "router/assist/live.h"
+
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <net/if_arp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "router/assist/report.h"
+#include "router/lib/event.h"
+
+/* Held drops (dataplane/nfq.h): up to HOLD_DROPS drop verdicts wait at most HOLD_US for a later
+   receive round's send; only while the queue wakes the loop again less than HOLD_BUSY_US after
+   its last packets were handled. Slower, the wait would mostly end with the timer, a wakeup of
+   its own: no system call saved. */
+#define HOLD_DROPS   64u
+#define HOLD_US	     5000u
+#define HOLD_BUSY_US 500u
+
+/*
+ * The control plane's timers run on a grid of CP_TIMER_TICK_US: every expiry due within one tick
+ * is handled by one timer run, one wakeup, instead of a wakeup each (under a NAK storm, thousands
+ * a second). A timer fires at most one tick late; the shortest PGM interval is 50 ms. A build
+ * with -DCP_TIMER_TICK_US=1 has exact timers (the A/B in tests/bench/README).
+ */
+#ifndef CP_TIMER_TICK_US
+#define CP_TIMER_TICK_US 1000u
+#endif
+
+struct live {
+	struct ev_loop *loop;
+	struct assist *a;
+	bool running;
+	struct rtnl *rtnl;
+	struct ev_io *rtnl_io;
+	struct mfc *mfc; /* the kernel's multicast routes: where SPM and RDATA copies go */
+	struct ev_io *mfc_io;
+	struct nfqueue *nfq;
+	struct ev_io *nfq_io;
+	struct rules *rules;
+	struct rawsock *raw;
+	bool sends_batched; /* between sends_batch_begin and _end: sends only queue */
+	struct ev_timer *cp_timer;
+	struct ev_timer *hold_timer; /* bounds the wait of held drop verdicts */
+	uint64_t nfq_idle;	     /* when the loop last finished with the queue's packets */
+	struct pcap_writer *capture;
+	char *capture_path;
+	/* The time the packets of one receive round are handled at (packet_now) */
+	cp_time_t pkt_now;
+	bool pkt_now_fresh;
+	uint64_t round_packets, max_round_packets;
+	uint8_t capbuf[65535]; /* a copy with its new TTL, for the capture */
+};
+
+/* ---- the interception rules and the queue ---- */
+
+static size_t enabled_names(const struct assist_conf *conf, const char **names, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < conf->nifs && n < max; i++)
+		if (conf->ifs[i].s.assist)
+			names[n++] = conf->ifs[i].name;
+	return n;
+}
+
+static bool same_enabled(const struct assist_conf *x, const struct assist_conf *y)
+{
+	const char *a[CP_MAX_INTERFACES], *b[CP_MAX_INTERFACES];
+	size_t na = enabled_names(x, a, CP_MAX_INTERFACES), nb = enabled_names(y, b, CP_MAX_INTERFACES);
+
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
+}
+
+static const struct assist_if_settings *conf_if(const struct assist_conf *conf, const char *name)
+{
+	for (size_t i = 0; i < conf->nifs; i++)
+		if (strcmp(conf->ifs[i].name, name) == 0)
+			return &conf->ifs[i].s;
+	return NULL;
+}
+
+static void nfq_close(struct live *l)
+{
+	if (l->nfq_io != NULL)
+		ev_io_del(l->loop, l->nfq_io);
+	l->nfq_io = NULL;
+	if (l->nfq != NULL)
+		nfqueue_close(l->nfq);
+	l->nfq = NULL;
+}
+
+static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg);
+static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet *np);
+static void sends_flush(void *ctx);
+
+static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, size_t errlen)
+{
+	struct nfqueue_config qc;
+	struct rules_config rc;
+	const char *names[CP_MAX_INTERFACES];
+	size_t n;
+
+	nfqueue_config_default(&qc);
+	qc.queue_num = (uint16_t)conf->g.queue;
+	l->nfq = nfqueue_open(&qc, on_nfq_packet, l, err, errlen);
+	if (l->nfq == NULL)
+		return -1;
+	nfqueue_set_before_verdicts(l->nfq, sends_flush, l);
+	l->nfq_io = ev_io_add(l->loop, nfqueue_fd(l->nfq), EV_READ, on_nfq_readable, l);
+	if (l->nfq_io == NULL) {
+		snprintf(err, errlen, "event loop: %s", strerror(errno));
+		nfq_close(l);
+		return -1;
+	}
+	rules_config_default(&rc);
+	rc.queue_num = (uint16_t)conf->g.queue;
+	rc.udp = conf->g.udp;
+	rc.udp_ucast_port = (uint16_t)conf->g.udp_ucast_port;
+	rc.udp_mcast_port = (uint16_t)conf->g.udp_mcast_port;
+	if (l->rules != NULL)
+		rules_free(l->rules);
+	l->rules = rules_new(&rc);
+	if (l->rules == NULL) {
+		snprintf(err, errlen, "out of memory");
+		nfq_close(l);
+		return -1;
+	}
+	n = enabled_names(conf, names, CP_MAX_INTERFACES);
+	if (rules_install(l->rules, (enum rules_backend)conf->g.backend, names, n, err, errlen) <
+		0) {
+		nfq_close(l);
+		return -1;
+	}
+	log_info("interception rules installed (%s, queue %u, %zu interface%s)",
+		rules_backend_name(rules_backend(l->rules)), conf->g.queue, n, n == 1 ? "" : "s");
+	return 0;
+}
+
+/* Queue number, backend or UDP ports changed: rules and queue again. */
+static int nfq_restart(struct live *l, const struct assist_conf *conf, char *err, size_t errlen)
+{
+	char err2[256];
+
+	if (l->rules != NULL && rules_installed(l->rules) &&
+		rules_remove(l->rules, err2, sizeof(err2)) < 0)
+		log_warnx("removing interception rules: %s", err2);
+	nfq_close(l);
+	return nfq_open(l, conf, err, errlen);
+}
+
+static void log_assist_changes(struct live *l, const struct assist_conf *prev,
+	const struct assist_conf *next)
+{
+	for (size_t i = 0; i < next->nifs; i++) {
+		const struct assist_if_settings *was = conf_if(prev, next->ifs[i].name);
+
+		if (!next->ifs[i].s.assist || (was != NULL && was->assist))
+			continue;
+		if (rtnl_if_by_name(l->rtnl, next->ifs[i].name) == NULL)
+			log_info("%s: router assist configured; the interface does not exist yet, "
+				 "waiting for it",
+				next->ifs[i].name);
+		else
+			log_info("%s: router assist enabled", next->ifs[i].name);
+	}
+	for (size_t i = 0; i < prev->nifs; i++) {
+		const struct assist_if_settings *now = conf_if(next, prev->ifs[i].name);
+
+		if (prev->ifs[i].s.assist && (now == NULL || !now->assist))
+			log_info("%s: router assist disabled", prev->ifs[i].name);
+	}
+}
+
+static int env_apply(void *ctx, const struct assist_conf *prev, const struct assist_conf *next,
+	unsigned how, char *err, size_t errlen)
+{
+	struct live *l = ctx;
+	const char *names[CP_MAX_INTERFACES];
+	size_t n;
+
+	if (!l->running)
+		return 0; /* live_start opens everything for what is configured then */
+	if (next->g.link_output != prev->g.link_output &&
+		!rawsock_set_link_output(l->raw, next->g.link_output)) {
+		snprintf(err, errlen, "no packet socket: multicast goes through the IP stack");
+		return -1;
+	}
+	if (how & ASSIST_RESTART_QUEUE) {
+		if (nfq_restart(l, next, err, errlen) < 0) {
+			char err2[256];
+
+			if (nfq_restart(l, prev, err2, sizeof(err2)) < 0)
+				log_warnx("%s; and back to what ran: %s", err, err2);
+			rawsock_set_link_output(l->raw, prev->g.link_output);
+			return -1;
+		}
+	} else if (!same_enabled(prev, next)) {
+		n = enabled_names(next, names, CP_MAX_INTERFACES);
+		if (rules_update(l->rules, names, n, err, errlen) < 0) {
+			rawsock_set_link_output(l->raw, prev->g.link_output);
+			return -1;
+		}
+		log_debug(LOG_CAT_DATAPLANE, "interception rules updated: %zu interface%s", n,
+			n == 1 ? "" : "s");
+	}
+	log_assist_changes(l, prev, next);
+	return 0;
+}
+
+/* ---- output ---- */
+
+static void capture_packet(struct live *l, const void *ip, size_t len)
+{
+	if (l->capture != NULL)
+		pcap_writer_write(l->capture, ip, len, NULL);
+}
+
+static int env_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl)
+{
+	struct live *l = ctx;
+	int rc;
+
+	if (l->capture != NULL) {
+		if (ttl != 0 && len <= sizeof(l->capbuf)) {
+			memcpy(l->capbuf, datagram, len);
+			l->capbuf[8] = ttl; /* as it leaves */
+			capture_packet(l, l->capbuf, len);
+		} else {
+			capture_packet(l, datagram, len);
+		}
+	}
+	rc = ttl != 0 ? rawsock_send_ttl(l->raw, ifindex, datagram, len, ttl)
+		      : rawsock_send(l->raw, ifindex, datagram, len);
+	if (rc < 0)
+		return -1;
+	return l->sends_batched ? 0 : 1;
+}
+
+/*
+ * Packets sent while handling a burst (a receive round, a timer run) are queued and sent
+ * together, one sendmmsg() per output socket instead of a sendmsg() each (multicast onto Ethernet
+ * first, then the rest, each in the order made), before the verdicts of the packets that made
+ * them (nfqueue_set_before_verdicts).
+ */
+static void sends_batch_begin(struct live *l)
+{
+	rawsock_batch_begin(l->raw);
+	l->sends_batched = true;
+}
+
+static void sends_flush(void *ctx)
+{
+	struct live *l = ctx;
+	uint64_t sent, failed;
+
+	l->pkt_now_fresh = false; /* the end of a receive round */
+	if (!l->sends_batched)
+		return;
+	rawsock_batch_send(l->raw, &sent, &failed);
+	assist_count_sent(l->a, sent, failed);
+}
+
+static void sends_batch_end(struct live *l)
+{
+	uint64_t sent, failed;
+
+	rawsock_batch_end(l->raw, &sent, &failed);
+	l->sends_batched = false;
+	assist_count_sent(l->a, sent, failed);
+}
+
+/* A packet counted as sent on its interface that the kernel refused: the interface says so. */
+static void on_send_failed(void *ctx, int ifindex, const uint8_t *datagram, size_t len, int err)
+{
+	struct live *l = ctx;
+
+	(void)datagram;
+	(void)len;
+	(void)err;
+	cp_count_send_failed(assist_cp(l->a), ifindex);
+}
+
+/* ---- the rest of the environment ---- */
+
+static cp_time_t env_now(void *ctx)
+{
+	(void)ctx;
+	return ev_time_now();
+}
+
+static const struct mfc_route *env_route(void *ctx, const struct pgm_nla *src,
+	const struct pgm_nla *group)
+{
+	struct live *l = ctx;
+	struct in_addr s, g;
+
+	if (l->mfc == NULL || src->afi != PGM_AFI_IP || group->afi != PGM_AFI_IP)
+		return NULL;
+	memcpy(&s, src->addr, 4);
+	memcpy(&g, group->addr, 4);
+	return mfc_lookup(l->mfc, s, g);
+}
+
+static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
+{
+	struct live *l = ctx;
+	const struct rtnl_if *ifp = l->rtnl != NULL ? rtnl_if_by_name(l->rtnl, name) : NULL;
+
+	*up = ifp != NULL && ifp->up;
+	*running = ifp != NULL && ifp->running;
+	return ifp != NULL ? ifp->ifindex : 0;
+}
+
+static bool env_line_wanted(void *ctx, enum log_category cat)
+{
+	(void)ctx;
+	return log_debug_enabled(cat);
+}
+
+static void env_line(void *ctx, enum log_category cat, const char *text)
+{
+	(void)ctx;
+	log_debug(cat, "%s", text);
+}
+
+static bool env_running(void *ctx)
+{
+	return ((struct live *)ctx)->running;
+}
+
+static void capture_stop(struct live *l)
+{
+	struct pcap_writer_stats st;
+
+	if (l->capture == NULL)
+		return;
+	pcap_writer_get_stats(l->capture, &st);
+	pcap_writer_close(l->capture);
+	log_info("capture: %s closed, %llu packets", l->capture_path,
+		(unsigned long long)st.packets);
+	l->capture = NULL;
+	free(l->capture_path);
+	l->capture_path = NULL;
+}
+
+static int env_capture(void *ctx, const char *path, uint32_t max_mb, char *err, size_t errlen)
+{
+	struct live *l = ctx;
+	struct pcap_writer_config cfg;
+	struct pcap_writer *w;
+
+	if (path == NULL) {
+		capture_stop(l);
+		return 0;
+	}
+	if (!l->running) {
+		snprintf(err, errlen, "PGM router assist is not running");
+		return -1;
+	}
+	pcap_writer_config_default(&cfg);
+	cfg.max_bytes = (uint64_t)max_mb << 20;
+	cfg.on_limit = PCAP_LIMIT_STOP;
+	w = pcap_writer_open(path, &cfg, err, errlen);
+	if (w == NULL)
+		return -1;
+	capture_stop(l);
+	l->capture = w;
+	l->capture_path = strdup(path);
+	log_info("capture: writing to %s (at most %u MB)", path, max_mb);
+	return 0;
+}
+
+static void env_report(void *ctx, struct assist_dataplane_view *v)
+{
+	struct live *l = ctx;
+
+	v->running = l->running;
+	if (l->rules != NULL) {
+		v->backend = rules_backend_name(rules_backend(l->rules));
+		v->nft_unavailable = rules_nft_unavailable_reason(l->rules);
+		if (v->nft_unavailable == NULL)
+			v->nft_unavailable = "";
+		rules_backend_detail(l->rules, v->backend_detail, sizeof(v->backend_detail));
+		if (rules_installed(l->rules))
+			v->rules_counters_valid = rules_read_counters(l->rules, &v->rules,
+							  v->rules_counters_error,
+							  sizeof(v->rules_counters_error)) == 0;
+	}
+	if (l->nfq != NULL) {
+		nfqueue_get_stats(l->nfq, &v->queue);
+		nfqueue_get_kernel_stats(l->nfq, &v->kernel);
+	}
+	if (l->raw != NULL) {
+		v->output_open = true;
+		rawsock_get_stats(l->raw, &v->output);
+	}
+	if (l->rtnl != NULL) {
+		rtnl_get_stats(l->rtnl, &v->interfaces);
+		v->interfaces_known = rtnl_if_count(l->rtnl);
+	}
+	if (l->mfc != NULL) {
+		mfc_get_stats(l->mfc, &v->routes);
+		v->routes_known = mfc_count(l->mfc);
+	}
+	v->max_round_packets = l->max_round_packets;
+	if (l->capture != NULL) {
+		v->capture_path = l->capture_path;
+		pcap_writer_get_stats(l->capture, &v->capture);
+	}
+}
+
+/* ---- interfaces from rtnetlink ---- */
+
+/* Whether the interface's output can go through the link layer (rawsock.h). */
+static void raw_link_from_rtnl(struct live *l, const struct rtnl_if *ifp, bool present)
+{
+	if (l->raw != NULL &&
+		rawsock_set_link(l->raw, ifp->ifindex, present && ifp->type == ARPHRD_ETHER) < 0)
+		log_warnx("%s: multicast out of it goes through the IP stack (ifindex %d: %s)",
+			ifp->name, ifp->ifindex, strerror(errno));
+}
+
+static struct pgm_nla primary_addr(const struct rtnl_if *ifp)
+{
+	struct pgm_nla addr = {0};
+
+	if (ifp->has_primary4)
+		pgm_nla_from_ip4(&addr, &ifp->primary4);
+	return addr;
+}
+
+static void if_from_rtnl(struct live *l, const struct rtnl_if *ifp)
+{
+	struct pgm_nla addr = primary_addr(ifp);
+
+	raw_link_from_rtnl(l, ifp, true);
+	assist_if_added(l->a, ifp->ifindex, ifp->name, &addr);
+}
+
+static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
+{
+	struct live *l = ctx;
+	const struct rtnl_if *ifp = ev->ifp;
+	const struct assist_if_settings *s;
+	struct pgm_nla addr;
+
+	if (ifp == NULL)
+		return;
+	s = conf_if(assist_conf(l->a), ifp->name);
+	switch (ev->type) {
+	case RTNL_IF_ADDED:
+		if_from_rtnl(l, ifp);
+		/* Not during the start-up dump: the start may still fail, and its own message
+		   then is the only one. */
+		if (s != NULL && s->assist && l->running)
+			log_info("%s: appeared (ifindex %d), router assist active", ifp->name,
+				ifp->ifindex);
+		break;
+	case RTNL_IF_REMOVED:
+		assist_if_removed(l->a, ifp->ifindex);
+		raw_link_from_rtnl(l, ifp, false);
+		if (s != NULL && s->assist)
+			log_info("%s: removed; router assist waits for it to come back", ifp->name);
+		break;
+	case RTNL_IF_CHANGED:
+		if (ev->changes & RTNL_CHANGE_TYPE)
+			raw_link_from_rtnl(l, ifp, true);
+		if (ev->changes & RTNL_CHANGE_NAME) {
+			/* The control plane knows interfaces by index and name; a rename makes it
+			   another interface for the configuration (which is by name). */
+			assist_if_removed(l->a, ifp->ifindex);
+			if_from_rtnl(l, ifp);
+			log_info("%s: renamed from %s", ifp->name, ev->old_name);
+		} else if (ev->changes & RTNL_CHANGE_PRIMARY4) {
+			addr = primary_addr(ifp);
+			assist_if_address(l->a, ifp->ifindex, &addr);
+			log_debug(LOG_CAT_DATAPLANE, "%s: primary address changed", ifp->name);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_rtnl_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	struct live *l = arg;
+
+	(void)loop;
+	(void)fd;
+	(void)events;
+	if (rtnl_process(l->rtnl) < 0)
+		log_warn("rtnetlink");
+}
+
+static void on_mfc_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	struct live *l = arg;
+
+	(void)loop;
+	(void)fd;
+	(void)events;
+	if (mfc_process(l->mfc) < 0)
+		log_warn("multicast routes");
+}
+
+static void add_existing_if(void *ctx, const struct rtnl_if *ifp)
+{
+	if_from_rtnl(ctx, ifp);
+}
+
+/* ---- the packet path ---- */
+
+/* The clock for the packets of one receive round: one reading per round, not one per packet
+   (a round is at most one recvmmsg batch: well under a millisecond, the timers' grid). */
+static cp_time_t packet_now(struct live *l)
+{
+	if (!l->pkt_now_fresh) {
+		l->pkt_now = ev_time_now();
+		l->pkt_now_fresh = true;
+	}
+	return l->pkt_now;
+}
+
+static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet *np)
+{
+	struct live *l = ctx;
+	struct assist_packet p = {
+		.datagram = np->payload,
+		.len = np->len,
+		.in_ifindex = (int)np->in_ifindex,
+		.out_ifindex = (int)np->out_ifindex,
+		/* before routing, and whole: a truncated copy cannot be replicated */
+		.before_routing = np->hook == NF_INET_PRE_ROUTING && np->orig_len <= np->len,
+		.udp_csum_unset = (np->skb_info & NFQA_SKB_CSUMNOTREADY) != 0,
+	};
+	const uint8_t *rw = NULL;
+	size_t rw_len = 0;
+	enum cp_verdict v;
+	int rc;
+
+	l->round_packets++;
+	capture_packet(l, np->payload, np->len);
+	p.now = packet_now(l);
+	v = assist_packet(l->a, &p, &rw, &rw_len);
+	if (v == CP_ACCEPT_REWRITTEN) {
+		capture_packet(l, rw, rw_len);
+		rc = nfqueue_verdict_payload(q, np->id, rw, rw_len);
+	} else {
+		rc = nfqueue_verdict(q, np->id, v == CP_DROP ? NFQUEUE_DROP : NFQUEUE_ACCEPT);
+	}
+	if (rc < 0)
+		log_debug(LOG_CAT_DATAPLANE, "verdict for packet %u not sent", np->id);
+}
+
+/* When the control plane's timers next need a run: on the grid, UINT64_MAX for never. */
+static cp_time_t cp_timer_due(struct live *l)
+{
+	cp_time_t next = cp_next_deadline(assist_cp(l->a));
+
+	if (next != UINT64_MAX && next <= UINT64_MAX - CP_TIMER_TICK_US)
+		next = (next + CP_TIMER_TICK_US - 1) / CP_TIMER_TICK_US * CP_TIMER_TICK_US;
+	return next;
+}
+
+static void cp_timer_rearm(struct live *l)
+{
+	cp_time_t next = cp_timer_due(l);
+
+	if (next == UINT64_MAX)
+		ev_timer_stop(l->loop, l->cp_timer);
+	else
+		ev_timer_start(l->loop, l->cp_timer, next);
+}
+
+static void on_cp_timer(struct ev_loop *loop, void *arg)
+{
+	struct live *l = arg;
+
+	(void)loop;
+	assist_log_sync(l->a);
+	sends_batch_begin(l);
+	assist_timers(l->a, ev_time_now());
+	sends_batch_end(l);
+	cp_timer_rearm(l);
+	if (l->capture != NULL)
+		pcap_writer_flush(l->capture);
+}
+
+/* Drop verdicts held since a round's end (at most HOLD_US ago) go to the kernel now. */
+static void on_hold_timer(struct ev_loop *loop, void *arg)
+{
+	struct live *l = arg;
+
+	(void)loop;
+	if (l->nfq != NULL)
+		(void)nfqueue_flush(l->nfq);
+}
+
+static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	struct live *l = arg;
+
+	(void)fd;
+	(void)events;
+	assist_log_sync(l->a);
+	nfqueue_set_hold_drops(l->nfq, ev_now(loop) - l->nfq_idle < HOLD_BUSY_US ? HOLD_DROPS : 0);
+	l->round_packets = 0;
+	/* The first packet reads the clock: not the loop's reading from before this wakeup's
+	   other handlers (a timer run among them), so the control plane's time never goes back */
+	l->pkt_now_fresh = false;
+	/* A bounded number of receive calls per round keeps the CLI and timers responsive under
+	   a flood; the rest is read on the next round. */
+	sends_batch_begin(l);
+	if (nfqueue_process(l->nfq, 16) < 0) {
+		int e = errno;
+
+		sends_batch_end(l);
+		errno = e;
+		log_warn("nfqueue");
+	} else {
+		/* Timers due by the last packet's time run now, their packets sent with the round's:
+		   under a steady load the timer then seldom needs a wakeup of its own. */
+		if (l->round_packets != 0 && cp_timer_due(l) <= l->pkt_now)
+			assist_timers(l->a, l->pkt_now);
+		sends_batch_end(l);
+	}
+	if (l->round_packets > l->max_round_packets)
+		l->max_round_packets = l->round_packets;
+	l->nfq_idle = ev_time_now();
+	if (nfqueue_held(l->nfq) != 0 && !ev_timer_pending(l->hold_timer))
+		ev_timer_start(l->loop, l->hold_timer, l->nfq_idle + HOLD_US);
+	cp_timer_rearm(l);
+	if (l->capture != NULL)
+		pcap_writer_flush(l->capture);
+}
+
+/* ---- life cycle ---- */
+
+struct live *live_new(struct ev_loop *loop)
+{
+	struct live *l = calloc(1, sizeof(*l));
+	struct assist_env env = {
+		.now = env_now,
+		.send = env_send,
+		.route = env_route,
+		.if_lookup = env_if_lookup,
+		.line_wanted = env_line_wanted,
+		.line = env_line,
+		.apply = env_apply,
+		.report = env_report,
+		.running = env_running,
+		.capture = env_capture,
+	};
+
+	if (l == NULL)
+		return NULL;
+	l->loop = loop;
+	env.ctx = l;
+	l->a = assist_new(&env);
+	l->cp_timer = ev_timer_new(loop, on_cp_timer, l);
+	l->hold_timer = ev_timer_new(loop, on_hold_timer, l);
+	l->rtnl = rtnl_new(on_rtnl_event, l);
+	l->mfc = mfc_new();
+	if (l->a == NULL || l->cp_timer == NULL || l->hold_timer == NULL || l->rtnl == NULL ||
+		l->mfc == NULL) {
+		live_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+struct assist *live_assist(struct live *l)
+{
+	return l->a;
+}
+
+static void live_stop(struct live *l)
+{
+	char err[256];
+
+	if (l->rules != NULL) {
+		if (rules_installed(l->rules) && rules_remove(l->rules, err, sizeof(err)) < 0)
+			log_warnx("removing interception rules: %s", err);
+		rules_free(l->rules);
+		l->rules = NULL;
+	}
+	nfq_close(l);
+	if (l->raw != NULL)
+		rawsock_close(l->raw);
+	l->raw = NULL;
+	if (l->mfc_io != NULL)
+		ev_io_del(l->loop, l->mfc_io);
+	l->mfc_io = NULL;
+	if (l->rtnl_io != NULL)
+		ev_io_del(l->loop, l->rtnl_io);
+	l->rtnl_io = NULL;
+	capture_stop(l);
+	l->running = false;
+}
+
+int live_start(struct live *l, char *err, size_t errlen)
+{
+	const struct assist_conf *conf = assist_conf(l->a);
+	struct rawsock_config rsc;
+
+	if (geteuid() != 0) {
+		snprintf(err, errlen,
+			"must run as root: intercepting packets needs CAP_NET_ADMIN and CAP_NET_RAW");
+		return -1;
+	}
+	/* before the interfaces: each says whether its multicast can go by the link layer */
+	rawsock_config_default(&rsc);
+	l->raw = rawsock_open(&rsc, err, errlen);
+	if (l->raw == NULL)
+		goto fail;
+	rawsock_set_failed_fn(l->raw, on_send_failed, l);
+	if (!rawsock_set_link_output(l->raw, conf->g.link_output)) {
+		struct rawsock_stats st;
+
+		rawsock_get_stats(l->raw, &st);
+		log_warnx("no packet socket (%s): multicast goes through the IP stack",
+			strerror(st.link_errno));
+	}
+	if (rtnl_open(l->rtnl, err, errlen) < 0)
+		goto fail;
+	/* rtnl_open reported the existing interfaces through the callback; walk them again in
+	   case it ran before every address was known */
+	rtnl_foreach_if(l->rtnl, add_existing_if, l);
+	l->rtnl_io = ev_io_add(l->loop, rtnl_fd(l->rtnl), EV_READ, on_rtnl_readable, l);
+	if (l->rtnl_io == NULL) {
+		snprintf(err, errlen, "event loop: %s", strerror(errno));
+		goto fail;
+	}
+	if (mfc_open(l->mfc, err, errlen) < 0) {
+		/* A kernel without multicast routing: nothing to replicate by, so SPM and RDATA
+		   are left to the kernel (counted as without a route). */
+		log_warnx("%s; SPM and RDATA to groups go unassisted", err);
+		err[0] = '\0';
+	} else {
+		l->mfc_io = ev_io_add(l->loop, mfc_fd(l->mfc), EV_READ, on_mfc_readable, l);
+		if (l->mfc_io == NULL) {
+			snprintf(err, errlen, "event loop: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	if (nfq_open(l, conf, err, errlen) < 0)
+		goto fail;
+	l->running = true;
+	for (size_t i = 0; i < conf->nifs; i++) {
+		bool up, running;
+		int ifindex;
+
+		if (!conf->ifs[i].s.assist)
+			continue;
+		ifindex = env_if_lookup(l, conf->ifs[i].name, &up, &running);
+		if (ifindex == 0)
+			log_info("%s: router assist configured; the interface does not exist yet, "
+				 "waiting for it",
+				conf->ifs[i].name);
+		else
+			log_info("%s: router assist active (ifindex %d)", conf->ifs[i].name, ifindex);
+	}
+	return 0;
+fail:
+	live_stop(l);
+	return -1;
+}
+
+void live_free(struct live *l)
+{
+	if (l == NULL)
+		return;
+	live_stop(l);
+	if (l->cp_timer != NULL)
+		ev_timer_free(l->loop, l->cp_timer);
+	if (l->hold_timer != NULL)
+		ev_timer_free(l->loop, l->hold_timer);
+	if (l->rtnl != NULL)
+		rtnl_free(l->rtnl);
+	mfc_free(l->mfc);
+	assist_free(l->a);
+	free(l);
+}

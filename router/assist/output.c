@@ -1,0 +1,75 @@
+/*
+ * What the control plane originates: each action encoded (control/encode.c), wrapped in its IP
+ * header and handed to the environment's output.
+ */
+#include <stdio.h>
+
+#include "router/assist/assist_internal.h"
+
+static void print_action(struct assist *a, const struct cp_action *act, const uint8_t *tpdu,
+	size_t len)
+{
+	struct pgm_packet pkt;
+	char ifname[CP_IFNAME_LEN], dst[64], src[64], summary[512];
+
+	if (pgm_parse(tpdu, len, 0, &pkt) == PGM_ERR_OK)
+		pgm_packet_format(&pkt, summary, sizeof(summary));
+	else
+		snprintf(summary, sizeof(summary), "(%zu bytes, does not parse)", len);
+	if (act->ip_src.afi != 0)
+		pgm_nla_format(&act->ip_src, src, sizeof(src));
+	else
+		snprintf(src, sizeof(src), "own address");
+	assist_line(a, LOG_CAT_PACKETS, "  send %s on %s %s > %s%s%s: %s",
+		cp_action_name(act->type), assist_ifname(a, act->ifindex, ifname, sizeof(ifname)),
+		src, pgm_nla_format(&act->ip_dst, dst, sizeof(dst)),
+		act->router_alert ? " RA" : "", act->from_packet ? " (from packet)" : "", summary);
+}
+
+void assist_on_action(void *ctx, const struct cp_action *act)
+{
+	struct assist *a = ctx;
+	struct pgm_ip_params p = {0};
+	size_t tpdu_len, len;
+	int rc;
+
+	tpdu_len = cp_action_tpdu(act, a->tpdu, sizeof(a->tpdu));
+	if (tpdu_len == 0) {
+		a->stats.build_failed++;
+		if (assist_wants(a, LOG_CAT_DATAPLANE))
+			assist_line(a, LOG_CAT_DATAPLANE, "action %s on if %d could not be built",
+				cp_action_name(act->type), act->ifindex);
+		return;
+	}
+	if (act->ip_src.afi != 0) {
+		p.src = act->ip_src;
+	} else if (!cp_if_addr(a->cp, act->ifindex, &p.src) || p.src.afi != PGM_AFI_IP) {
+		a->stats.no_source_addr++;
+		if (assist_wants(a, LOG_CAT_DATAPLANE))
+			assist_line(a, LOG_CAT_DATAPLANE, "no IPv4 address on if %d to send from",
+				act->ifindex);
+		return;
+	}
+	p.dst = act->ip_dst;
+	/* what goes down one hop to the group gets the NCF TTL; unicast (NCFs with
+	 * OPT_NBR_UNREACH, NAKs, POLRs) the unicast one */
+	p.ttl = pgm_nla_len(&act->ip_dst) == 4 && (act->ip_dst.addr[0] & 0xf0) == 0xe0
+			? (uint8_t)a->conf.g.ncf_ttl
+			: ASSIST_UNICAST_TTL;
+	p.router_alert = act->router_alert;
+	p.udp = act->udp;
+	p.udp_sport = act->udp_sport;
+	p.udp_dport = act->udp_dport;
+	len = pgm_build_ip(a->txbuf, sizeof(a->txbuf), &p, a->tpdu, tpdu_len);
+	if (len == 0) {
+		a->stats.build_failed++;
+		return;
+	}
+	if (assist_wants(a, LOG_CAT_PACKETS))
+		print_action(a, act, a->tpdu, tpdu_len);
+	rc = a->env.send(a->env.ctx, act->ifindex, a->txbuf, len, 0);
+	if (rc < 0)
+		a->stats.send_failed++;
+	else if (rc > 0)
+		a->stats.originated++; /* queued: counted when sent (assist_count_sent) */
+}

@@ -1,0 +1,47 @@
+/*
+ * `show ip pgm router dataplane` as data: what the environment reports of its data plane
+ * (queue, interception rules, output, the kernel's tables, the capture) beside the packet
+ * path's counters, collected once and rendered as text and as JSON by the show command.
+ */
+#ifndef PGMROUTER_ASSIST_REPORT_H
+#define PGMROUTER_ASSIST_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/mfc.h"
+#include "dataplane/nfq.h"
+#include "dataplane/pcapio.h"
+#include "dataplane/rawsock.h"
+#include "dataplane/rtnl.h"
+#include "dataplane/rules.h"
+#include "router/assist/assist.h"
+
+struct assist_dataplane_view {
+	bool running;		  /* the data plane is up */
+	const char *backend;	  /* "nftables", "iptables", "none" */
+	char backend_detail[400]; /* how the queue rules queue, "" */
+	const char *nft_unavailable; /* why nftables was not used, "" */
+	bool rules_counters_valid;
+	char rules_counters_error[256]; /* when they could not be read, "" */
+	struct rules_counters rules;
+	struct nfqueue_stats queue;
+	struct nfqueue_kernel_stats kernel;
+	bool output_open; /* the output sockets exist */
+	struct rawsock_stats output;
+	struct rtnl_stats interfaces;
+	size_t interfaces_known;
+	struct mfc_stats routes;
+	size_t routes_known;
+	uint64_t max_round_packets; /* the largest receive round */
+	const char *capture_path;   /* NULL: no capture running */
+	struct pcap_writer_stats capture;
+	const struct assist_stats *path; /* the packet path's counters */
+};
+
+/* The view now: the environment's part (all zero and "none" without a data plane) and the
+   packet path's counters. */
+void assist_dataplane_view(const struct assist *a, struct assist_dataplane_view *v);
+
+#endif /* PGMROUTER_ASSIST_REPORT_H */
