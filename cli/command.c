@@ -851,7 +851,7 @@ void cmd_panic(const char *fmt, ...)
 
 /* ---- hostname ---- */
 
-static char hostname[CMD_HOSTNAME_MAX];	/* configured */
+static char hostname[CMD_HOSTNAME_MAX];	   /* configured */
 static char system_name[CMD_HOSTNAME_MAX]; /* used when none is */
 
 const char *cmd_hostname(void)

@@ -140,7 +140,8 @@ struct cmd_def {
 	const char *no_spec;
 	const char *no_help;
 	unsigned flags;
-	const void *data; /* for the handler: a->def->data (the settings' generic handler: its row) */
+	/* for the handler, as a->def->data (the settings' generic handler: its row) */
+	const void *data;
 };
 #define CMD_COUNT(table) (sizeof(table) / sizeof((table)[0]))
 

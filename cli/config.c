@@ -369,7 +369,8 @@ int cfg_set_hostname(struct cfg *c, const char *name, char *err, size_t errlen)
 {
 	if (name != NULL && !valid_hostname(name)) {
 		snprintf(err, errlen,
-			"Invalid hostname \"%s\": letters, digits, '-', '_' and '.' only, at most %d "
+			"Invalid hostname \"%s\": letters, digits, '-', '_' and '.' only, at most "
+			"%d "
 			"characters",
 			name, CMD_HOSTNAME_MAX - 1);
 		return -1;
@@ -615,11 +616,12 @@ int cfg_commit(struct cfg *next, char *err, size_t errlen)
 	if (done < nmodules) {
 		char ignored[256];
 
-		/* back to what ran: the modules that took the new configuration return to the old */
+		/* back to what ran: the modules that took the new configuration return to the old
+		 */
 		while (done-- > 0)
 			if (modules[done]->apply != NULL)
-				(void)modules[done]->apply(modules[done]->apply_ctx, next, prev, ignored,
-					sizeof(ignored));
+				(void)modules[done]->apply(modules[done]->apply_ctx, next, prev,
+					ignored, sizeof(ignored));
 		cfg_destroy(next);
 		return -1;
 	}
@@ -640,7 +642,8 @@ static unsigned modules_by(size_t offset, const struct cfg_module **order)
 		int key = *(const int *)(const void *)((const char *)modules[i] + offset);
 		unsigned k = n++;
 
-		while (k > 0 && *(const int *)(const void *)((const char *)order[k - 1] + offset) > key) {
+		while (k > 0 &&
+			*(const int *)(const void *)((const char *)order[k - 1] + offset) > key) {
 			order[k] = order[k - 1];
 			k--;
 		}

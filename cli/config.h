@@ -32,8 +32,8 @@
 
 #include "cli/command.h"
 
-#define CFG_DEFAULT_PATH     "/etc/pgmrouter/pgmrouterd.conf"
-#define CFG_DESCRIPTION_MAX  240 /* characters of an interface description */
+#define CFG_DEFAULT_PATH    "/etc/pgmrouter/pgmrouterd.conf"
+#define CFG_DESCRIPTION_MAX 240 /* characters of an interface description */
 
 /* A growing text buffer. */
 struct cfg_buf {
@@ -69,7 +69,7 @@ const char *cfg_if_name(const struct cfg *c, size_t i);
 bool cfg_if_exists(const struct cfg *c, const char *ifname);
 int cfg_if_add(struct cfg *c, const char *ifname); /* 0, or -1 out of memory */
 void cfg_if_del(struct cfg *c, const char *ifname);
-const char *cfg_if_description(const struct cfg *c, const char *ifname); /* NULL: none */
+const char *cfg_if_description(const struct cfg *c, const char *ifname);	 /* NULL: none */
 int cfg_if_set_description(struct cfg *c, const char *ifname, const char *text); /* NULL: none */
 
 /* A module's value structs in a configuration: its global one, and an interface's (NULL when
@@ -85,8 +85,8 @@ uint64_t cfg_module_if_set(const struct cfg *c, const struct cfg_module *m, cons
 bool cfg_module_same(const struct cfg *a, const struct cfg *b, const struct cfg_module *m);
 
 /* For cli/settings.c: the writable values and their bits; `create` adds the interface. */
-void *cfg_module_values(struct cfg *c, const struct cfg_module *m, const char *ifname,
-	bool create, uint64_t **set);
+void *cfg_module_values(
+	struct cfg *c, const struct cfg_module *m, const char *ifname, bool create, uint64_t **set);
 
 /* ---- modules ---- */
 

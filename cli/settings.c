@@ -126,7 +126,8 @@ static void args_text(const struct setting *row, const uint32_t *typed, char *bu
 			n = snprintf(buf + off, len - off, "%s%u", off ? " " : "",
 				typed[arg - row->arg]);
 		} else {
-			n = snprintf(buf + off, len - off, "%s%.*s", off ? " " : "", (int)(end - p), p);
+			n = snprintf(
+				buf + off, len - off, "%s%.*s", off ? " " : "", (int)(end - p), p);
 		}
 		if (n < 0 || (size_t)n >= len - off)
 			return;
@@ -139,9 +140,9 @@ static void args_text(const struct setting *row, const uint32_t *typed, char *bu
 static void args_typed(const struct setting *row, const void *values, uint32_t *typed)
 {
 	for (unsigned i = 0; i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++)
-		typed[i] = values != NULL
-				   ? load_u32(values, row->arg[i].offset) / scale_of(row->arg[i].scale)
-				   : row->arg[i].dflt;
+		typed[i] = values != NULL ? load_u32(values, row->arg[i].offset) /
+						    scale_of(row->arg[i].scale)
+					  : row->arg[i].dflt;
 }
 
 static const char *value_text(const struct setting *row, uint32_t stored, char *buf, size_t len)
@@ -161,8 +162,8 @@ static const char *value_text(const struct setting *row, uint32_t stored, char *
 }
 
 /* "on ports 3055 3056": a flag that is on, with its arguments */
-static const char *flag_text(const struct setting *row, bool on, const void *values, char *buf,
-	size_t len)
+static const char *flag_text(
+	const struct setting *row, bool on, const void *values, char *buf, size_t len)
 {
 	uint32_t typed[SETTINGS_MAX_ARGS] = {0};
 	char args[128];
@@ -378,8 +379,7 @@ static char *keep(struct installed *in, char *text)
 	return text;
 }
 
-static char *join(struct installed *in, const char *a, const char *b, const char *c,
-	const char *d)
+static char *join(struct installed *in, const char *a, const char *b, const char *c, const char *d)
 {
 	char *text;
 
@@ -389,8 +389,8 @@ static char *join(struct installed *in, const char *a, const char *b, const char
 }
 
 /* The value part of a row's spec and of its `no` form. */
-static void value_specs(struct installed *in, const struct setting *row, const char **spec,
-	const char **no_spec)
+static void value_specs(
+	struct installed *in, const struct setting *row, const char **spec, const char **no_spec)
 {
 	char *alternatives = NULL;
 	size_t len = 0;
@@ -452,8 +452,8 @@ static void check_row(const struct cfg_module *m, const struct setting *row)
 			size_t n = strcspn(p + 1, " []");
 
 			if (find_arg(row, p + 1, n) == NULL)
-				cmd_panic("%s %s: no argument %.*s", m->prefix, row->keyword, (int)n,
-					p + 1);
+				cmd_panic("%s %s: no argument %.*s", m->prefix, row->keyword,
+					(int)n, p + 1);
 			p += 1 + n;
 		}
 		break;
@@ -489,7 +489,8 @@ void settings_install(struct cfg_module *m)
 		check_row(m, row);
 		value_specs(in, row, &value_spec, &no_value_spec);
 		head = join(in, m->prefix, sep, row->keyword, "");
-		help = join(in, m->prefix_help, row->help, row->value_help ? row->value_help : "", "");
+		help = join(
+			in, m->prefix_help, row->help, row->value_help ? row->value_help : "", "");
 		for (int scope = 0; scope < 2; scope++) {
 			struct cmd_def *d = &in->defs[n];
 			struct setting_cmd *sc = &in->cmds[n];

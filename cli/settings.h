@@ -33,9 +33,9 @@
 
 #include "cli/config.h"
 
-#define SETTINGS_MAX_ROWS  64 /* configured-here bits per value struct */
-#define SETTINGS_MAX_ARGS  2
-#define SETTING_NOWHERE	   SIZE_MAX /* offset for a scope the row does not have */
+#define SETTINGS_MAX_ROWS 64 /* configured-here bits per value struct */
+#define SETTINGS_MAX_ARGS 2
+#define SETTING_NOWHERE	  SIZE_MAX /* offset for a scope the row does not have */
 
 enum setting_kind {
 	SETTING_NUMBER,
@@ -54,9 +54,10 @@ struct setting_arg {
 struct cfg;
 
 struct setting {
-	const char *keyword; /* "" for the module's prefix alone (`ip pgm router` on an interface) */
+	const char
+		*keyword; /* "" for the module's prefix alone (`ip pgm router` on an interface) */
 	enum setting_kind kind;
-	const char *help;	/* the keyword's help line, newline-terminated ("" when no keyword) */
+	const char *help; /* the keyword's help line, newline-terminated ("" when no keyword) */
 	const char *value_help; /* NUMBER: the value's line; CHOICE: one per choice; FLAG: one per
 				   word of `args` */
 	const char *const *choices; /* CHOICE: the words, NULL-terminated */
@@ -73,8 +74,8 @@ struct setting {
 	unsigned flags; /* the module's own marks (which part of the system a change concerns) */
 	/* Optional: refuses a value (typed, or the default for `no`) in the candidate `c`, for the
 	   interface `ifname` (NULL: global), with one sentence in err. */
-	int (*check)(const struct cfg *c, const char *ifname, uint32_t value, char *err,
-		size_t errlen);
+	int (*check)(
+		const struct cfg *c, const char *ifname, uint32_t value, char *err, size_t errlen);
 };
 
 struct cfg_module {
@@ -118,19 +119,19 @@ static inline bool setting_in_if(const struct setting *row)
 
 /* The value as the configuration writes it: "2000", "nftables", "on"; a flag's arguments
    after it ("on ports 3055 3056"). */
-const char *setting_text(const struct setting *row, const void *global_values, char *buf,
-	size_t len);
+const char *setting_text(
+	const struct setting *row, const void *global_values, char *buf, size_t len);
 /* The default the same way. */
 const char *setting_default_text(const struct setting *row, char *buf, size_t len);
 
 /* An interface's effective values: its own where configured, the global ones for the rest of
    the rows interfaces inherit. `out` is an interface value struct; ifname need not be in the
    configuration (then every inherited row comes from the global values). */
-void settings_effective(const struct cfg *c, const struct cfg_module *m, const char *ifname,
-	void *out);
+void settings_effective(
+	const struct cfg *c, const struct cfg_module *m, const char *ifname, void *out);
 /* Whether two configurations differ in any row carrying all of `flags`, globally. */
-bool settings_global_differ(const struct cfg_module *m, const struct cfg *a, const struct cfg *b,
-	unsigned flags);
+bool settings_global_differ(
+	const struct cfg_module *m, const struct cfg *a, const struct cfg *b, unsigned flags);
 
 /* The module's running-configuration lines: the global ones, and an interface's. */
 void settings_write_global(const struct cfg_module *m, const struct cfg *c, struct cfg_buf *b);

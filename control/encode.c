@@ -31,8 +31,8 @@ static void action_header(const struct cp_action *a, bool upstream, struct pgm_h
 }
 
 /* A copy of the action's packet (forwarded NAK/NNAK, re-sourced RDATA), rewritten. */
-static size_t copy_tpdu(const struct cp_action *a, const struct pgm_packet *pkt, uint8_t *tpdu,
-	size_t cap)
+static size_t copy_tpdu(
+	const struct cp_action *a, const struct pgm_packet *pkt, uint8_t *tpdu, size_t cap)
 {
 	if (pkt->tpdu_len > cap)
 		return 0;
@@ -41,7 +41,7 @@ static size_t copy_tpdu(const struct cp_action *a, const struct pgm_packet *pkt,
 		return 0;
 	if (a->pkt_cnt_rewrite && !pgm_rewrite_parity_pkt_cnt(tpdu, pkt, a->tgs, a->pkt_cnt))
 		return 0;
-	if (!pgm_rewrite_opts_invalid(tpdu, pkt, a->opt_invalid_mask))
+	if (a->opt_invalid_mask != 0 && !pgm_rewrite_opts_invalid(tpdu, pkt, a->opt_invalid_mask))
 		return 0;
 	return pkt->tpdu_len;
 }
@@ -63,8 +63,8 @@ static size_t ncf_tpdu(const struct cp_action *a, const struct pgm_packet *nak, 
 		o->path_nla = &a->path;
 	}
 	if (nak == NULL)
-		return pgm_build_ncf_for_tsi(tpdu, cap, &a->tsi, a->data_dport, a->sqn, &a->nak_src,
-			&a->nak_grp, o);
+		return pgm_build_ncf_for_tsi(
+			tpdu, cap, &a->tsi, a->data_dport, a->sqn, &a->nak_src, &a->nak_grp, o);
 	/* a NAK without options: its own bytes, ports swapped and type changed */
 	if (!a->nak_bo_ivl && !a->nbr_unreach &&
 		(len = pgm_build_ncf_from_plain_nak(tpdu, cap, nak)) != 0)

@@ -39,9 +39,9 @@ struct neigh_cache *neigh_cache_open(char *err, size_t errlen)
 		snprintf(err, errlen, "neighbour cache: out of memory");
 		return NULL;
 	}
-	nc->nl = netlink_open(&(struct netlink_socket_config){.bus = NETLINK_ROUTE,
-				      .flags = SOCK_NONBLOCK,
-				      .what = "neighbour lookups"},
+	nc->nl = netlink_open(
+		&(struct netlink_socket_config){
+			.bus = NETLINK_ROUTE, .flags = SOCK_NONBLOCK, .what = "neighbour lookups"},
 		NULL, err, errlen);
 	if (nc->nl == NULL) {
 		neigh_cache_close(nc);

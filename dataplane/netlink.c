@@ -22,8 +22,8 @@ static bool set_buffer(int fd, int force, int plain, uint32_t bytes)
 	return false;
 }
 
-struct mnl_socket *netlink_open(const struct netlink_socket_config *cfg, bool *rcvbuf_forced,
-	char *err, size_t errlen)
+struct mnl_socket *netlink_open(
+	const struct netlink_socket_config *cfg, bool *rcvbuf_forced, char *err, size_t errlen)
 {
 	struct mnl_socket *nl = mnl_socket_open2(cfg->bus, SOCK_CLOEXEC | cfg->flags);
 	bool forced = false;

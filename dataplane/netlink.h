@@ -14,17 +14,17 @@
 struct mnl_socket;
 
 struct netlink_socket_config {
-	int bus;	 /* NETLINK_ROUTE, NETLINK_NETFILTER */
-	int flags;	 /* SOCK_NONBLOCK; SOCK_CLOEXEC is always set */
-	uint32_t rcvbuf; /* bytes, 0: the system's */
-	uint32_t sndbuf; /* bytes, 0: the system's */
+	int bus;	  /* NETLINK_ROUTE, NETLINK_NETFILTER */
+	int flags;	  /* SOCK_NONBLOCK; SOCK_CLOEXEC is always set */
+	uint32_t rcvbuf;  /* bytes, 0: the system's */
+	uint32_t sndbuf;  /* bytes, 0: the system's */
 	const char *what; /* for the message: "nfqueue" */
 };
 
 /* Returns the socket, or NULL with one sentence in err. With *rcvbuf_forced (may be NULL):
    whether SO_RCVBUFFORCE took the size (else SO_RCVBUF, capped by net.core.rmem_max). */
-struct mnl_socket *netlink_open(const struct netlink_socket_config *cfg, bool *rcvbuf_forced,
-	char *err, size_t errlen);
+struct mnl_socket *netlink_open(
+	const struct netlink_socket_config *cfg, bool *rcvbuf_forced, char *err, size_t errlen);
 
 /* CLOCK_MONOTONIC in milliseconds and microseconds; the coarse one (a few ms behind, cheaper)
    for what ages in seconds, on the packet path. */

@@ -45,7 +45,7 @@ struct nfqueue {
 
 	unsigned batch;
 	uint32_t hold_drops; /* held drops (nfq.h): the most a round may leave unsent */
-	uint8_t *rxbuf; /* batch slots of NFQUEUE_SLOT_SIZE */
+	uint8_t *rxbuf;	     /* batch slots of NFQUEUE_SLOT_SIZE */
 	struct mmsghdr *msgs;
 	struct iovec *iovs;
 
@@ -306,9 +306,9 @@ struct nfqueue *nfqueue_open(const struct nfqueue_config *cfg_in, nfqueue_packet
 		q->msgs[i].msg_hdr.msg_iovlen = 1;
 	}
 
-	q->nl = netlink_open(&(struct netlink_socket_config){.bus = NETLINK_NETFILTER,
-				     .rcvbuf = cfg.rcvbuf_bytes,
-				     .what = "nfqueue"},
+	q->nl = netlink_open(
+		&(struct netlink_socket_config){
+			.bus = NETLINK_NETFILTER, .rcvbuf = cfg.rcvbuf_bytes, .what = "nfqueue"},
 		&q->st.rcvbuf_forced, err, errlen);
 	if (q->nl == NULL) {
 		nfqueue_free(q);

@@ -57,7 +57,7 @@ struct rawsock {
 	unsigned queued, link_queued;
 	size_t arena_used;
 	uint64_t batch_sent, batch_failed; /* outcomes since the batch began */
-	rawsock_failed_fn failed_fn; /* each refused datagram, with failed_ctx */
+	rawsock_failed_fn failed_fn;	   /* each refused datagram, with failed_ctx */
 	void *failed_ctx;
 	struct rawsock_slot slots[RAWSOCK_BATCH_MAX];
 	struct mmsghdr msgs[RAWSOCK_BATCH_MAX];
@@ -446,7 +446,8 @@ static void rawsock_send_msgs(struct rawsock *rs, int fd, struct mmsghdr *msgs, 
 			int e = n < 0 ? errno : EIO;
 			/* the message's iovec is its slot's */
 			const struct rawsock_slot *slot =
-				(const struct rawsock_slot *)((const char *)msgs[done].msg_hdr.msg_iov -
+				(const struct rawsock_slot *)((const char *)msgs[done]
+								      .msg_hdr.msg_iov -
 							      offsetof(struct rawsock_slot, iov));
 
 			rawsock_count(rs, -1, e);

@@ -359,7 +359,8 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 				}
 			}
 			/* replicated by the daemon: from any interface */
-			for (int udp = 0; count > 0 && h->nrepl_types > 0 && udp <= (cfg->udp ? 1 : 0);
+			for (int udp = 0;
+				count > 0 && h->nrepl_types > 0 && udp <= (cfg->udp ? 1 : 0);
 				udp++) {
 				rules_text_printf(&b, "-A %s ", names[c]);
 				ipt_proto(&b, cfg, udp);

@@ -813,12 +813,12 @@ int rules_nft_encode(const struct rules_config *cfg, const char *const *ifnames,
    of it. */
 static struct mnl_socket *nl_open(size_t sndbuf, size_t rcvbuf, char *err, size_t errlen)
 {
-	struct mnl_socket *nl = netlink_open(
-		&(struct netlink_socket_config){.bus = NETLINK_NETFILTER,
-			.sndbuf = sndbuf > (1u << 30) ? 1u << 30 : (uint32_t)sndbuf,
-			.rcvbuf = rcvbuf > (1u << 30) ? 1u << 30 : (uint32_t)rcvbuf,
-			.what = "nftables"},
-		NULL, err, errlen);
+	struct mnl_socket *nl =
+		netlink_open(&(struct netlink_socket_config){.bus = NETLINK_NETFILTER,
+				     .sndbuf = sndbuf > (1u << 30) ? 1u << 30 : (uint32_t)sndbuf,
+				     .rcvbuf = rcvbuf > (1u << 30) ? 1u << 30 : (uint32_t)rcvbuf,
+				     .what = "nftables"},
+			NULL, err, errlen);
 	int one = 1, fd;
 
 	if (nl == NULL)

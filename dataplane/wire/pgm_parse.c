@@ -114,7 +114,9 @@ static enum pgm_err locate_tpdu(const uint8_t *buf, size_t off, size_t end, unsi
 	return PGM_ERR_OK;
 }
 
-static enum pgm_err parse_ip4(
+/* Inlined into pgm_parse_ip: every queued packet takes this path, and the call costs as much as
+   a short header's checks. */
+static inline __attribute__((always_inline)) enum pgm_err parse_ip4(
 	const uint8_t *buf, size_t len, const struct pgm_udp_ports *ports, struct pgm_ip *ip)
 {
 	size_t ihl, total, i;

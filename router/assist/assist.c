@@ -36,8 +36,11 @@ static void on_cp_log(void *ctx, enum cp_log_kind kind, const char *line)
 
 void assist_log_sync(struct assist *a)
 {
-	unsigned mask = 0;
+	unsigned lines = a->env.lines_wanted(a->env.ctx), mask = 0;
 
+	if (lines == a->lines && a->cp_log_mask != ~0u)
+		return;
+	a->lines = lines;
 	if (assist_wants(a, LOG_CAT_EVENTS))
 		mask |= 1u << CP_LOG_EVENT;
 	if (assist_wants(a, LOG_CAT_TIMERS))
@@ -45,10 +48,8 @@ void assist_log_sync(struct assist *a)
 	if (assist_wants(a, LOG_CAT_PACKETS))
 		mask |= 1u << CP_LOG_PACKET;
 	/* the core formats debug lines only for the kinds asked for */
-	if (mask != a->cp_log_mask) {
-		a->cp_log_mask = mask;
-		cp_set_log(a->cp, on_cp_log, a, mask);
-	}
+	a->cp_log_mask = mask;
+	cp_set_log(a->cp, on_cp_log, a, mask);
 }
 
 /* ---- life cycle ---- */
@@ -133,8 +134,8 @@ void assist_conf_free(struct assist_conf *conf)
 
 static int if_conf_cmp(const void *x, const void *y)
 {
-	return strcmp(((const struct assist_if_conf *)x)->name,
-		((const struct assist_if_conf *)y)->name);
+	return strcmp(
+		((const struct assist_if_conf *)x)->name, ((const struct assist_if_conf *)y)->name);
 }
 
 static const struct assist_if_settings *conf_if(const struct assist_conf *conf, const char *name)
@@ -143,9 +144,8 @@ static const struct assist_if_settings *conf_if(const struct assist_conf *conf, 
 	const struct assist_if_conf *found;
 
 	snprintf(key.name, sizeof(key.name), "%s", name);
-	found = conf->nifs != 0
-			? bsearch(&key, conf->ifs, conf->nifs, sizeof(key), if_conf_cmp)
-			: NULL;
+	found = conf->nifs != 0 ? bsearch(&key, conf->ifs, conf->nifs, sizeof(key), if_conf_cmp)
+				: NULL;
 	return found != NULL ? &found->s : NULL;
 }
 
@@ -162,7 +162,8 @@ static void sync_if(struct assist *a, int ifindex, const char *name)
 			name, CP_MAX_INTERFACES);
 }
 
-static bool if_settings_equal(const struct assist_if_settings *x, const struct assist_if_settings *y)
+static bool if_settings_equal(
+	const struct assist_if_settings *x, const struct assist_if_settings *y)
 {
 	if (x == NULL || y == NULL)
 		return x == y;

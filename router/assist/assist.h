@@ -77,13 +77,13 @@ struct assist_env {
 	   reports the outcome later with assist_count_sent), -1 refused. */
 	int (*send)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
 	/* The multicast route a datagram from src to group follows (replication), or NULL. */
-	const struct mfc_route *(*route)(void *ctx, const struct pgm_nla *src,
-		const struct pgm_nla *group);
+	const struct mfc_route *(*route)(
+		void *ctx, const struct pgm_nla *src, const struct pgm_nla *group);
 	/* An interface by name: its ifindex (0: none) and link state. */
 	int (*if_lookup)(void *ctx, const char *name, bool *up, bool *running);
-	/* Debug lines: whether a category is wanted (formatting costs more than the decision),
-	   and the line. */
-	bool (*line_wanted)(void *ctx, enum log_category cat);
+	/* Debug lines: the categories wanted (bit 1 << category; asked again by assist_log_sync:
+	   formatting a line costs more than the decision), and a line of one of them. */
+	unsigned (*lines_wanted)(void *ctx);
 	void (*line)(void *ctx, enum log_category cat, const char *text);
 	/* The data plane behind the settings (queue, interception rules, output): called by
 	   assist_configure with what runs, what is wanted and `how` (ASSIST_RESTART_QUEUE); 0, or
@@ -115,10 +115,10 @@ struct assist_stats {
 	uint64_t repl_by_kernel; /* every copy unchanged: accepted, the kernel forwards them */
 	uint64_t repl_single;	 /* the route's one copy rewritten: accepted so */
 	uint64_t repl_no_route;	 /* no multicast route (yet): left to the kernel */
-	uint64_t repl_wrong_if;	 /* arrived off the route's incoming interface: left to the kernel */
-	uint64_t originated;	 /* packets built and sent */
-	uint64_t build_failed;	 /* actions that could not be built */
-	uint64_t send_failed;	 /* the output refused */
+	uint64_t repl_wrong_if; /* arrived off the route's incoming interface: left to the kernel */
+	uint64_t originated;	/* packets built and sent */
+	uint64_t build_failed;	/* actions that could not be built */
+	uint64_t send_failed;	/* the output refused */
 	uint64_t no_source_addr; /* to send on an interface without an IPv4 address */
 	uint64_t timer_runs;
 };
@@ -140,8 +140,8 @@ cp_time_t assist_now(const struct assist *a);
 /* Makes `next` what runs: the data plane first (the environment's apply, told `how`), then the
    core's settings and the interfaces whose settings changed. 0, or -1 with one sentence in err
    and nothing changed. The object keeps its own copy. */
-int assist_configure(struct assist *a, const struct assist_conf *next, unsigned how, char *err,
-	size_t errlen);
+int assist_configure(
+	struct assist *a, const struct assist_conf *next, unsigned how, char *err, size_t errlen);
 void assist_conf_free(struct assist_conf *conf);
 
 /* Interfaces as the environment has them; the configuration applies to them by name. */
@@ -158,7 +158,8 @@ bool assist_running(const struct assist *a);
 /* The debug capture (assist_env.capture): path NULL stops it. */
 int assist_capture(struct assist *a, const char *path, uint32_t max_mb, char *err, size_t errlen);
 
-/* Debug lines of the core: asked for again when the wanted categories may have changed. */
+/* The debug categories wanted, asked of the environment again (once per receive round or
+   timer run: they change with `debug` commands). */
 void assist_log_sync(struct assist *a);
 
 /* ---- the packet path (packet.c) ---- */
@@ -174,7 +175,7 @@ struct assist_packet {
 };
 
 /* One datagram through router assist. Returns the verdict; CP_ACCEPT_REWRITTEN: accept
-   *rewritten (rewritten_len bytes, valid until the next call). */
+ *rewritten (rewritten_len bytes, valid until the next call). */
 enum cp_verdict assist_packet(struct assist *a, const struct assist_packet *p,
 	const uint8_t **rewritten, size_t *rewritten_len);
 /* Runs the core's timers due at `now`. */

@@ -15,7 +15,8 @@ struct assist {
 	struct assist_conf conf; /* what runs; ifs sorted by name (strcmp) */
 	struct pgm_udp_ports udp_ports;
 	struct assist_stats stats;
-	unsigned cp_log_mask;
+	unsigned lines;	      /* debug categories wanted, 1 << enum log_category */
+	unsigned cp_log_mask; /* and the core's kinds of lines that follows from it */
 	uint8_t rwbuf[ASSIST_MAX_DATAGRAM]; /* a rewritten datagram */
 	uint8_t tpdu[ASSIST_MAX_DATAGRAM];  /* an action's TPDU */
 	uint8_t txbuf[ASSIST_MAX_DATAGRAM]; /* a datagram built or copied to be sent */
@@ -27,7 +28,7 @@ void assist_on_action(void *ctx, const struct cp_action *a);
 /* Whether debug lines of a category go anywhere, and one line there. */
 static inline bool assist_wants(const struct assist *a, enum log_category cat)
 {
-	return a->env.line_wanted(a->env.ctx, cat);
+	return (a->lines & 1u << cat) != 0;
 }
 
 void assist_line(struct assist *a, enum log_category cat, const char *fmt, ...)

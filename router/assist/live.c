@@ -73,7 +73,8 @@ static size_t enabled_names(const struct assist_conf *conf, const char **names, 
 static bool same_enabled(const struct assist_conf *x, const struct assist_conf *y)
 {
 	const char *a[CP_MAX_INTERFACES], *b[CP_MAX_INTERFACES];
-	size_t na = enabled_names(x, a, CP_MAX_INTERFACES), nb = enabled_names(y, b, CP_MAX_INTERFACES);
+	size_t na = enabled_names(x, a, CP_MAX_INTERFACES),
+	       nb = enabled_names(y, b, CP_MAX_INTERFACES);
 
 	if (na != nb)
 		return false;
@@ -160,8 +161,8 @@ static int nfq_restart(struct live *l, const struct assist_conf *conf, char *err
 	return nfq_open(l, conf, err, errlen);
 }
 
-static void log_assist_changes(struct live *l, const struct assist_conf *prev,
-	const struct assist_conf *next)
+static void log_assist_changes(
+	struct live *l, const struct assist_conf *prev, const struct assist_conf *next)
 {
 	for (size_t i = 0; i < next->nifs; i++) {
 		const struct assist_if_settings *was = conf_if(prev, next->ifs[i].name);
@@ -227,23 +228,26 @@ static void capture_packet(struct live *l, const void *ip, size_t len)
 		pcap_writer_write(l->capture, ip, len, NULL);
 }
 
+/* A datagram sent, to the capture as it leaves (with its new TTL). */
+static __attribute__((noinline)) void capture_sent(
+	struct live *l, const uint8_t *datagram, size_t len, uint8_t ttl)
+{
+	if (ttl != 0 && len <= sizeof(l->capbuf)) {
+		memcpy(l->capbuf, datagram, len);
+		l->capbuf[8] = ttl;
+		datagram = l->capbuf;
+	}
+	capture_packet(l, datagram, len);
+}
+
 static int env_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl)
 {
 	struct live *l = ctx;
-	int rc;
 
-	if (l->capture != NULL) {
-		if (ttl != 0 && len <= sizeof(l->capbuf)) {
-			memcpy(l->capbuf, datagram, len);
-			l->capbuf[8] = ttl; /* as it leaves */
-			capture_packet(l, l->capbuf, len);
-		} else {
-			capture_packet(l, datagram, len);
-		}
-	}
-	rc = ttl != 0 ? rawsock_send_ttl(l->raw, ifindex, datagram, len, ttl)
-		      : rawsock_send(l->raw, ifindex, datagram, len);
-	if (rc < 0)
+	if (l->capture != NULL)
+		capture_sent(l, datagram, len, ttl);
+	if ((ttl != 0 ? rawsock_send_ttl(l->raw, ifindex, datagram, len, ttl)
+		      : rawsock_send(l->raw, ifindex, datagram, len)) < 0)
 		return -1;
 	return l->sends_batched ? 0 : 1;
 }
@@ -300,8 +304,8 @@ static cp_time_t env_now(void *ctx)
 	return ev_time_now();
 }
 
-static const struct mfc_route *env_route(void *ctx, const struct pgm_nla *src,
-	const struct pgm_nla *group)
+static const struct mfc_route *env_route(
+	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct live *l = ctx;
 	struct in_addr s, g;
@@ -323,10 +327,10 @@ static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
 	return ifp != NULL ? ifp->ifindex : 0;
 }
 
-static bool env_line_wanted(void *ctx, enum log_category cat)
+static unsigned env_lines_wanted(void *ctx)
 {
 	(void)ctx;
-	return log_debug_enabled(cat);
+	return log_debug_mask();
 }
 
 static void env_line(void *ctx, enum log_category cat, const char *text)
@@ -394,9 +398,9 @@ static void env_report(void *ctx, struct assist_dataplane_view *v)
 			v->nft_unavailable = "";
 		rules_backend_detail(l->rules, v->backend_detail, sizeof(v->backend_detail));
 		if (rules_installed(l->rules))
-			v->rules_counters_valid = rules_read_counters(l->rules, &v->rules,
-							  v->rules_counters_error,
-							  sizeof(v->rules_counters_error)) == 0;
+			v->rules_counters_valid =
+				rules_read_counters(l->rules, &v->rules, v->rules_counters_error,
+					sizeof(v->rules_counters_error)) == 0;
 	}
 	if (l->nfq != NULL) {
 		nfqueue_get_stats(l->nfq, &v->queue);
@@ -631,8 +635,8 @@ static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void 
 		errno = e;
 		log_warn("nfqueue");
 	} else {
-		/* Timers due by the last packet's time run now, their packets sent with the round's:
-		   under a steady load the timer then seldom needs a wakeup of its own. */
+		/* Timers due by the last packet's time run now, their packets sent with the
+		   round's: under a steady load the timer then seldom needs a wakeup of its own. */
 		if (l->round_packets != 0 && cp_timer_due(l) <= l->pkt_now)
 			assist_timers(l->a, l->pkt_now);
 		sends_batch_end(l);
@@ -657,7 +661,7 @@ struct live *live_new(struct ev_loop *loop)
 		.send = env_send,
 		.route = env_route,
 		.if_lookup = env_if_lookup,
-		.line_wanted = env_line_wanted,
+		.lines_wanted = env_lines_wanted,
 		.line = env_line,
 		.apply = env_apply,
 		.report = env_report,
@@ -718,7 +722,8 @@ int live_start(struct live *l, char *err, size_t errlen)
 
 	if (geteuid() != 0) {
 		snprintf(err, errlen,
-			"must run as root: intercepting packets needs CAP_NET_ADMIN and CAP_NET_RAW");
+			"must run as root: intercepting packets needs CAP_NET_ADMIN and "
+			"CAP_NET_RAW");
 		return -1;
 	}
 	/* before the interfaces: each says whether its multicast can go by the link layer */
@@ -771,7 +776,8 @@ int live_start(struct live *l, char *err, size_t errlen)
 				 "waiting for it",
 				conf->ifs[i].name);
 		else
-			log_info("%s: router assist active (ifindex %d)", conf->ifs[i].name, ifindex);
+			log_info("%s: router assist active (ifindex %d)", conf->ifs[i].name,
+				ifindex);
 	}
 	return 0;
 fail:

@@ -48,8 +48,8 @@ static int env_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len,
 
 /* From the arrival interface to every other one with router assist, in ifindex order as the
    kernel's forwarding walks them (the packet path goes from the last entry down). */
-static const struct mfc_route *env_route(void *ctx, const struct pgm_nla *src,
-	const struct pgm_nla *group)
+static const struct mfc_route *env_route(
+	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct offline *o = ctx;
 	struct mfc_route *r = &o->route;
@@ -58,7 +58,8 @@ static const struct mfc_route *env_route(void *ctx, const struct pgm_nla *src,
 	(void)group;
 	memset(r, 0, sizeof(*r));
 	for (size_t i = 0; i < o->nifs && in == NULL; i++) {
-		uint32_t x, y, mask = o->ifs[i].prefix == 0 ? 0 : htonl(~0u << (32 - o->ifs[i].prefix));
+		uint32_t x, y,
+			mask = o->ifs[i].prefix == 0 ? 0 : htonl(~0u << (32 - o->ifs[i].prefix));
 
 		memcpy(&x, src->addr, 4);
 		memcpy(&y, o->ifs[i].addr.addr, 4);
@@ -88,15 +89,18 @@ static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
 }
 
 /* What the replay has always printed: packets and the core's events and timers. */
-static bool env_line_wanted(void *ctx, enum log_category cat)
+static unsigned env_lines_wanted(void *ctx)
 {
-	return !((struct offline *)ctx)->quiet && cat != LOG_CAT_DATAPLANE;
+	if (((struct offline *)ctx)->quiet)
+		return 0;
+	return 1u << LOG_CAT_PACKETS | 1u << LOG_CAT_EVENTS | 1u << LOG_CAT_TIMERS;
 }
 
 static void env_line(void *ctx, enum log_category cat, const char *text)
 {
-	if (env_line_wanted(ctx, cat))
-		printf("%s\n", text);
+	(void)ctx;
+	(void)cat;
+	printf("%s\n", text);
 }
 
 /* ---- interfaces ---- */
@@ -128,8 +132,8 @@ static int parse_ifspec(const char *spec, struct offline_if *oif)
 	return 0;
 }
 
-struct offline *offline_new(const char *const *ifspecs, size_t n, bool quiet, char *err,
-	size_t errlen)
+struct offline *offline_new(
+	const char *const *ifspecs, size_t n, bool quiet, char *err, size_t errlen)
 {
 	struct offline *o = calloc(1, sizeof(*o));
 	struct assist_env env = {
@@ -137,7 +141,7 @@ struct offline *offline_new(const char *const *ifspecs, size_t n, bool quiet, ch
 		.send = env_send,
 		.route = env_route,
 		.if_lookup = env_if_lookup,
-		.line_wanted = env_line_wanted,
+		.lines_wanted = env_lines_wanted,
 		.line = env_line,
 	};
 
@@ -223,8 +227,8 @@ static void print_if(void *ctx, const struct cp_if_view *v)
 	printf("replay: %s:", v->name);
 	for (unsigned t = 0; t < PGM_TYPE_COUNT; t++)
 		if (c->in[t] || c->out[t])
-			printf(" %s in %llu out %llu;", pgm_type_name(t), (unsigned long long)c->in[t],
-				(unsigned long long)c->out[t]);
+			printf(" %s in %llu out %llu;", pgm_type_name(t),
+				(unsigned long long)c->in[t], (unsigned long long)c->out[t]);
 	for (unsigned e = 0; e < CP_C_COUNT; e++)
 		if (c->ev[e])
 			printf(" %s %llu", cp_counter_name(e), (unsigned long long)c->ev[e]);
@@ -240,7 +244,8 @@ static void print_summary(const struct offline *o)
 	struct cp_stats st;
 
 	cp_get_stats(assist_cp(o->a), &st);
-	printf("replay: %zu session%s, %zu repair state%s at the end; %llu packets, %llu malformed, "
+	printf("replay: %zu session%s, %zu repair state%s at the end; %llu packets, %llu "
+	       "malformed, "
 	       "%llu originated\n",
 		st.sessions, st.sessions == 1 ? "" : "s", st.repair_states,
 		st.repair_states == 1 ? "" : "s", (unsigned long long)as->packets,
@@ -248,8 +253,8 @@ static void print_summary(const struct offline *o)
 }
 
 /* The configuration, with router assist on every interface when it names none. */
-static int replay_configure(struct offline *o, const struct assist_conf *conf, char *err,
-	size_t errlen)
+static int replay_configure(
+	struct offline *o, const struct assist_conf *conf, char *err, size_t errlen)
 {
 	struct assist_conf all = *conf;
 	int rc;

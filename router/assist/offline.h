@@ -19,8 +19,8 @@ struct offline;
 
 /* `quiet`: print nothing but the replay's summary. The clock starts at 1 s. Returns NULL with
    one sentence in err. */
-struct offline *offline_new(const char *const *ifspecs, size_t n, bool quiet, char *err,
-	size_t errlen);
+struct offline *offline_new(
+	const char *const *ifspecs, size_t n, bool quiet, char *err, size_t errlen);
 void offline_free(struct offline *o);
 struct assist *offline_assist(struct offline *o);
 

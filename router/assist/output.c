@@ -6,8 +6,8 @@
 
 #include "router/assist/assist_internal.h"
 
-static void print_action(struct assist *a, const struct cp_action *act, const uint8_t *tpdu,
-	size_t len)
+static void print_action(
+	struct assist *a, const struct cp_action *act, const uint8_t *tpdu, size_t len)
 {
 	struct pgm_packet pkt;
 	char ifname[CP_IFNAME_LEN], dst[64], src[64], summary[512];
@@ -22,8 +22,8 @@ static void print_action(struct assist *a, const struct cp_action *act, const ui
 		snprintf(src, sizeof(src), "own address");
 	assist_line(a, LOG_CAT_PACKETS, "  send %s on %s %s > %s%s%s: %s",
 		cp_action_name(act->type), assist_ifname(a, act->ifindex, ifname, sizeof(ifname)),
-		src, pgm_nla_format(&act->ip_dst, dst, sizeof(dst)),
-		act->router_alert ? " RA" : "", act->from_packet ? " (from packet)" : "", summary);
+		src, pgm_nla_format(&act->ip_dst, dst, sizeof(dst)), act->router_alert ? " RA" : "",
+		act->from_packet ? " (from packet)" : "", summary);
 }
 
 void assist_on_action(void *ctx, const struct cp_action *act)

@@ -10,10 +10,14 @@
 static const char *verdict_name(enum cp_verdict v)
 {
 	switch (v) {
-	case CP_ACCEPT: return "accept";
-	case CP_DROP: return "drop";
-	case CP_ACCEPT_REWRITTEN: return "accept rewritten";
-	default: return "?";
+	case CP_ACCEPT:
+		return "accept";
+	case CP_DROP:
+		return "drop";
+	case CP_ACCEPT_REWRITTEN:
+		return "accept rewritten";
+	default:
+		return "?";
 	}
 }
 
@@ -33,8 +37,9 @@ static void print_packet(struct assist *a, const struct pgm_ip *ip, const struct
 	assist_line(a, LOG_CAT_PACKETS, "%s%s%s %s > %s%s: %s: %s%s",
 		assist_ifname(a, in, inname, sizeof(inname)), out ? " -> " : "",
 		out ? assist_ifname(a, out, outname, sizeof(outname)) : "",
-		pgm_nla_format(&ip->src, src, sizeof(src)), pgm_nla_format(&ip->dst, dst, sizeof(dst)),
-		ip->udp ? " udp" : "", summary, verdict_name(res->verdict), rw);
+		pgm_nla_format(&ip->src, src, sizeof(src)),
+		pgm_nla_format(&ip->dst, dst, sizeof(dst)), ip->udp ? " udp" : "", summary,
+		verdict_name(res->verdict), rw);
 }
 
 /* Applies the control plane's rewrite to a copy of the datagram; returns its length or 0. */
@@ -51,7 +56,7 @@ static size_t apply_rewrite(struct assist *a, const uint8_t *datagram, size_t le
 	if (rw->nak_bo_ivl &&
 		!pgm_rewrite_nak_bo_ivl(tpdu, pkt, rw->nak_bo_ivl_us, rw->nak_bo_ivl_sqn))
 		return 0;
-	if (!pgm_rewrite_opts_invalid(tpdu, pkt, rw->opt_invalid_mask))
+	if (rw->opt_invalid_mask != 0 && !pgm_rewrite_opts_invalid(tpdu, pkt, rw->opt_invalid_mask))
 		return 0;
 	if (ip->udp)
 		pgm_ip_fix_udp_checksum(a->rwbuf, ip);
@@ -98,8 +103,8 @@ static enum pgm_err parse_tpdu(struct assist *a, const struct assist_packet *p,
 }
 
 /* A datagram seen once or one forwarded copy: its verdict; a rewrite left in a->rwbuf. */
-static enum cp_verdict process(struct assist *a, const struct assist_packet *p,
-	const struct pgm_ip *ip, size_t *rw_len)
+static enum cp_verdict process(
+	struct assist *a, const struct assist_packet *p, const struct pgm_ip *ip, size_t *rw_len)
 {
 	struct pgm_packet pkt;
 	struct cp_result res;
@@ -162,8 +167,8 @@ struct repl_copy {
  * Returns the verdict for the original. CP_ACCEPT_REWRITTEN: accept it rewritten, a->rwbuf
  * with *rw_len bytes (the route's one copy).
  */
-static enum cp_verdict replicate(struct assist *a, const struct assist_packet *p,
-	const struct pgm_ip *ip, size_t *rw_len)
+static enum cp_verdict replicate(
+	struct assist *a, const struct assist_packet *p, const struct pgm_ip *ip, size_t *rw_len)
 {
 	const struct mfc_route *r;
 	int in = p->in_ifindex;

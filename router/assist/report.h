@@ -19,9 +19,9 @@
 #include "router/assist/assist.h"
 
 struct assist_dataplane_view {
-	bool running;		  /* the data plane is up */
-	const char *backend;	  /* "nftables", "iptables", "none" */
-	char backend_detail[400]; /* how the queue rules queue, "" */
+	bool running;		     /* the data plane is up */
+	const char *backend;	     /* "nftables", "iptables", "none" */
+	char backend_detail[400];    /* how the queue rules queue, "" */
 	const char *nft_unavailable; /* why nftables was not used, "" */
 	bool rules_counters_valid;
 	char rules_counters_error[256]; /* when they could not be read, "" */

@@ -12,7 +12,7 @@
 #include <time.h>
 
 static bool log_to_stderr = true;
-static bool debug_on[LOG_CAT_COUNT];
+static unsigned debug_mask; /* bit per enum log_category switched on */
 static log_hook_fn hook_fn;
 static void *hook_ctx;
 
@@ -34,19 +34,23 @@ void log_init(const char *progname, bool to_stderr, bool verbose)
 void log_set_verbose(bool verbose)
 {
 	/* -v: every debug category on, as the OpenBSD daemons' -v raises verbosity. */
-	for (int i = 0; i < LOG_CAT_COUNT; i++)
-		debug_on[i] = verbose;
+	debug_mask = verbose ? (1u << LOG_CAT_COUNT) - 1 : 0;
 }
 
 void log_debug_enable(enum log_category cat, bool on)
 {
 	if (cat < LOG_CAT_COUNT)
-		debug_on[cat] = on;
+		debug_mask = on ? debug_mask | 1u << cat : debug_mask & ~(1u << cat);
 }
 
 bool log_debug_enabled(enum log_category cat)
 {
-	return cat < LOG_CAT_COUNT && debug_on[cat];
+	return cat < LOG_CAT_COUNT && (debug_mask & 1u << cat) != 0;
+}
+
+unsigned log_debug_mask(void)
+{
+	return debug_mask;
 }
 
 const char *log_category_name(enum log_category cat)

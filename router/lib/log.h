@@ -25,6 +25,7 @@ void log_init(const char *progname, bool to_stderr, bool verbose);
 void log_set_verbose(bool verbose);
 void log_debug_enable(enum log_category cat, bool on);
 bool log_debug_enabled(enum log_category cat);
+unsigned log_debug_mask(void); /* bit (1 << category) per category switched on */
 const char *log_category_name(enum log_category cat);
 
 /* A hook receives every line logged (after filtering), e.g. CLI sessions in monitor mode. */

@@ -13,9 +13,9 @@
 #include "router/assist/report.h"
 #include "router/vty/pgm_vty.h"
 
-#define PGM_ROUTER_HELP IP_STR PGM_STR ROUTER_ASSIST_STR
-#define SHOW_PGM	SHOW_STR PGM_ROUTER_HELP
-#define FORMAT_HELP	"Detailed output\nJSON output\n"
+#define PGM_ROUTER_HELP	  IP_STR PGM_STR ROUTER_ASSIST_STR
+#define SHOW_PGM	  SHOW_STR PGM_ROUTER_HELP
+#define FORMAT_HELP	  "Detailed output\nJSON output\n"
 #define REPAIR_ROWS_BRIEF 20 /* repair states listed per session without `verbose` */
 
 /* ---- output ---- */
@@ -190,9 +190,12 @@ static struct json_object *setting_json(const struct setting *row, uint32_t stor
 	uint32_t typed = setting_typed(row, stored);
 
 	switch (row->kind) {
-	case SETTING_NUMBER: return json_object_new_uint64(typed);
-	case SETTING_CHOICE: return json_object_new_string(row->choices[typed]);
-	default: return json_object_new_boolean(typed != 0);
+	case SETTING_NUMBER:
+		return json_object_new_uint64(typed);
+	case SETTING_CHOICE:
+		return json_object_new_string(row->choices[typed]);
+	default:
+		return json_object_new_boolean(typed != 0);
 	}
 }
 
@@ -212,8 +215,9 @@ static struct json_object *settings_json(const struct assist_settings *g)
 		jadd_str(o, "keyword", row->keyword);
 		jadd(o, "value", setting_json(row, setting_get(row, g, true)));
 		jadd(o, "default",
-			setting_json(row, row->kind == SETTING_NUMBER ? row->dflt * (row->scale ? row->scale : 1)
-								      : row->dflt));
+			setting_json(row, row->kind == SETTING_NUMBER
+						  ? row->dflt * (row->scale ? row->scale : 1)
+						  : row->dflt));
 		jadd(o, "unit", row->unit ? json_object_new_string(row->unit) : NULL);
 		jadd_bool(o, "interface_default", setting_in_if(row));
 		jadd_str(o, "text", setting_text(row, g, value, sizeof(value)));
@@ -256,7 +260,8 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 		return stream(s, &b);
 	}
 	cfg_printf(&b, "PGM router assist: %s, enabled on %zu interface%s\n",
-		v.running ? "running" : "not running", v.ifs_enabled, v.ifs_enabled == 1 ? "" : "s");
+		v.running ? "running" : "not running", v.ifs_enabled,
+		v.ifs_enabled == 1 ? "" : "s");
 	cfg_printf(&b, "  %zu session%s (%s), %zu repair state%s (%s), memory %zu KB\n",
 		v.cp.sessions, v.cp.sessions == 1 ? "" : "s",
 		limit_text(g->cp.max_sessions, lim1, sizeof(lim1)), v.cp.repair_states,
@@ -302,8 +307,8 @@ static void interface_collect(
 }
 
 /* The interface's settings in words, two to a line: the brief ones, or (verbose) all. */
-static void interface_settings_text(struct cfg_buf *b, const struct assist_if_settings *s,
-	bool verbose)
+static void interface_settings_text(
+	struct cfg_buf *b, const struct assist_if_settings *s, bool verbose)
 {
 	unsigned n = 0;
 
@@ -314,7 +319,8 @@ static void interface_settings_text(struct cfg_buf *b, const struct assist_if_se
 		if (!setting_in_if(row) || row->keyword[0] == '\0' ||
 			(!verbose && !(row->flags & PGM_SETTING_BRIEF)))
 			continue;
-		snprintf(value, sizeof(value), "%u", setting_typed(row, setting_get(row, s, false)));
+		snprintf(
+			value, sizeof(value), "%u", setting_typed(row, setting_get(row, s, false)));
 		cfg_printf(b, "%s%s %s%s%s", n % 2 ? ", " : "  ", row->label, value,
 			row->unit ? " " : "", row->unit ? row->unit : "");
 		if (n++ % 2)
@@ -484,13 +490,18 @@ static void repair_text(struct state_ctx *c, const struct cp_repair_view *r)
 	else
 		snprintf(sqn, sizeof(sqn), "%u", r->sqn);
 	cfg_printf(c->b, "    %-11s %-12s%-4s %-20s %-9s %-9s %-9s %s%s\n", sqn,
-		cp_phase_name(r->phase), r->anticipated ? "ant" : r->nnak_created ? "nnak" : "",
+		cp_phase_name(r->phase),
+		r->anticipated	  ? "ant"
+		: r->nnak_created ? "nnak"
+				  : "",
 		if_mask_names(c->a, r->if_mask, ifs, sizeof(ifs)),
 		time_left(r->rpt_next, c->now, t1, sizeof(t1)),
 		time_left(r->rpt_end, c->now, t2, sizeof(t2)),
 		time_left(r->elim_end, c->now, t3, sizeof(t3)),
 		time_left(r->rdata_end, c->now, t4, sizeof(t4)),
-		r->dlr == 1 ? " (upstream DLR)" : r->dlr == 2 ? " (off-tree DLR)" : "");
+		r->dlr == 1   ? " (upstream DLR)"
+		: r->dlr == 2 ? " (off-tree DLR)"
+			      : "");
 }
 
 static void state_repair(void *arg, const struct cp_repair_view *r)
@@ -513,8 +524,8 @@ static const enum cp_counter session_counters[] = {CP_C_NAK_REDIRECTED, CP_C_DLR
 	CP_C_NAK_FORWARDED, CP_C_NAK_ELIMINATED, CP_C_NCF_SENT, CP_C_RDATA_FORWARDED,
 	CP_C_RDATA_NO_STATE, CP_C_RDATA_NO_INTERFACE};
 
-static struct json_object *dlr_json(const struct pgm_nla *addr, const char *kind,
-	const char *ifname, bool parity, double age_s)
+static struct json_object *dlr_json(
+	const struct pgm_nla *addr, const char *kind, const char *ifname, bool parity, double age_s)
 {
 	struct json_object *o = json_object_new_object();
 	char text[64];
@@ -557,13 +568,13 @@ static void session_json(struct state_ctx *c, const struct cp_session_view *v)
 	jadd_str(o, "unreachable_interfaces",
 		if_mask_names(c->a, v->unreach_mask, unreach, sizeof(unreach)));
 	if (v->dlr_upstream.afi != 0)
-		json_object_array_add(dlrs, dlr_json(&v->dlr_upstream, "upstream", ifname,
-						    v->dlr_upstream_parity,
-						    (double)(c->now - v->dlr_upstream_learned) / 1e6));
+		json_object_array_add(
+			dlrs, dlr_json(&v->dlr_upstream, "upstream", ifname, v->dlr_upstream_parity,
+				      (double)(c->now - v->dlr_upstream_learned) / 1e6));
 	if (v->dlr_offtree.afi != 0)
-		json_object_array_add(dlrs, dlr_json(&v->dlr_offtree, "offtree", offif,
-						    v->dlr_offtree_parity,
-						    (double)(c->now - v->dlr_offtree_learned) / 1e6));
+		json_object_array_add(
+			dlrs, dlr_json(&v->dlr_offtree, "offtree", offif, v->dlr_offtree_parity,
+				      (double)(c->now - v->dlr_offtree_learned) / 1e6));
 	jadd(o, "dlrs", dlrs);
 	c->repairs = json_object_new_array();
 	cp_foreach_repair(assist_cp(c->a), &v->tsi, state_repair, c);
@@ -614,7 +625,8 @@ static void session_text(struct state_ctx *c, const struct cp_session_view *v)
 			v->parity_tgs, tgsize, v->parity_states, v->parity_states == 1 ? "" : "s");
 	}
 	if (v->naks_suspended)
-		cfg_printf(c->b, "  NAKs suspended: upstream neighbour unreachable (until an SPM)\n");
+		cfg_printf(
+			c->b, "  NAKs suspended: upstream neighbour unreachable (until an SPM)\n");
 	if (v->unreach_mask != 0)
 		cfg_printf(c->b, "  Unicast NCFs (neighbour unreachable) on %s\n",
 			if_mask_names(c->a, v->unreach_mask, unreach, sizeof(unreach)));
@@ -633,8 +645,9 @@ static void session_text(struct state_ctx *c, const struct cp_session_view *v)
 	if (c->verbose && v->counters != NULL) {
 		const struct cp_counters *k = v->counters;
 
-		cfg_printf(c->b, "  NAKs %llu sent to DLRs, %llu DLR timeouts; parity NAKs %llu "
-				 "forwarded; NAKs %llu suspended (neighbour unreachable)\n",
+		cfg_printf(c->b,
+			"  NAKs %llu sent to DLRs, %llu DLR timeouts; parity NAKs %llu "
+			"forwarded; NAKs %llu suspended (neighbour unreachable)\n",
 			(unsigned long long)k->ev[CP_C_NAK_REDIRECTED],
 			(unsigned long long)k->ev[CP_C_DLR_TIMEOUT],
 			(unsigned long long)k->ev[CP_C_PARITY_NAK_FORWARDED],
@@ -701,8 +714,8 @@ static int cmd_show_state(struct cmd_session *s, const struct cmd_args *a)
 
 /* Packet types worth a column: every RFC 3208 type (ODATA only in JSON: the kernel
    switches it). */
-static const unsigned traffic_types[] = {PGM_SPM, PGM_POLL, PGM_POLR, PGM_RDATA, PGM_NAK,
-	PGM_NNAK, PGM_NCF, PGM_SPMR, PGM_ACK, PGM_ODATA};
+static const unsigned traffic_types[] = {PGM_SPM, PGM_POLL, PGM_POLR, PGM_RDATA, PGM_NAK, PGM_NNAK,
+	PGM_NCF, PGM_SPMR, PGM_ACK, PGM_ODATA};
 #define NTRAFFIC_TYPES (sizeof(traffic_types) / sizeof(traffic_types[0]))
 
 struct traffic_ctx {
@@ -858,8 +871,8 @@ static int cmd_show_traffic(struct cmd_session *s, const struct cmd_args *a)
 
 /* ---- show ip pgm router dataplane ---- */
 
-static struct json_object *dataplane_json(const struct assist_dataplane_view *v,
-	const struct assist_settings *g)
+static struct json_object *dataplane_json(
+	const struct assist_dataplane_view *v, const struct assist_settings *g)
 {
 	const struct nfqueue_stats *qs = &v->queue;
 	const struct nfqueue_kernel_stats *ks = &v->kernel;
@@ -960,8 +973,8 @@ static struct json_object *dataplane_json(const struct assist_dataplane_view *v,
 	return o;
 }
 
-static void dataplane_text(struct cfg_buf *b, const struct assist_dataplane_view *v,
-	const struct assist_settings *g)
+static void dataplane_text(
+	struct cfg_buf *b, const struct assist_dataplane_view *v, const struct assist_settings *g)
 {
 	const struct nfqueue_stats *qs = &v->queue;
 	const struct nfqueue_kernel_stats *ks = &v->kernel;
@@ -976,12 +989,14 @@ static void dataplane_text(struct cfg_buf *b, const struct assist_dataplane_view
 	if (v->nft_unavailable[0] != '\0')
 		cfg_printf(b, "  nftables not used: %s\n", v->nft_unavailable);
 	if (g->udp)
-		cfg_printf(b, "  PGM over UDP intercepted on ports %u (unicast) and %u (multicast)\n",
+		cfg_printf(b,
+			"  PGM over UDP intercepted on ports %u (unicast) and %u (multicast)\n",
 			g->udp_ucast_port, g->udp_mcast_port);
 	else
 		cfg_printf(b, "  PGM over UDP not intercepted\n");
-	cfg_printf(b, "  Queue: %llu packets, %llu bytes; verdicts: %llu accept, %llu drop, "
-		      "%llu rewritten\n",
+	cfg_printf(b,
+		"  Queue: %llu packets, %llu bytes; verdicts: %llu accept, %llu drop, "
+		"%llu rewritten\n",
 		(unsigned long long)qs->packets, (unsigned long long)qs->bytes,
 		(unsigned long long)qs->accepted, (unsigned long long)qs->dropped,
 		(unsigned long long)qs->rewritten);
@@ -991,14 +1006,16 @@ static void dataplane_text(struct cfg_buf *b, const struct assist_dataplane_view
 	cfg_printf(b,
 		"    %llu receive rounds held their drop verdicts for a later send, %u held now\n",
 		(unsigned long long)qs->held_rounds, qs->held);
-	cfg_printf(b, "    receive buffer %u bytes%s, ENOBUFS %llu, packets not delivered %llu, "
-		      "send errors %llu\n",
+	cfg_printf(b,
+		"    receive buffer %u bytes%s, ENOBUFS %llu, packets not delivered %llu, "
+		"send errors %llu\n",
 		qs->rcvbuf_bytes, qs->rcvbuf_forced ? " (forced)" : "",
 		(unsigned long long)qs->enobufs, (unsigned long long)qs->id_gaps,
 		(unsigned long long)qs->send_errors);
 	if (ks->valid)
-		cfg_printf(b, "  Kernel queue: %u waiting, %u dropped (full), %u user-dropped, "
-			      "%u socket drops\n",
+		cfg_printf(b,
+			"  Kernel queue: %u waiting, %u dropped (full), %u user-dropped, "
+			"%u socket drops\n",
 			ks->queue_total, ks->queue_dropped, ks->user_dropped, ks->socket_drops);
 	if (v->rules_counters_valid)
 		cfg_printf(b, "  Rules matched: prerouting %llu, input %llu\n",
@@ -1006,8 +1023,9 @@ static void dataplane_text(struct cfg_buf *b, const struct assist_dataplane_view
 			(unsigned long long)v->rules.packets[RULES_IPT_IN]);
 	else if (v->rules_counters_error[0] != '\0')
 		cfg_printf(b, "  Rules matched: unavailable (%s)\n", v->rules_counters_error);
-	cfg_printf(b, "  Output: %llu packets, %llu bytes; send buffer %u bytes, %llu would block, "
-		      "%llu unreachable, %llu other errors\n",
+	cfg_printf(b,
+		"  Output: %llu packets, %llu bytes; send buffer %u bytes, %llu would block, "
+		"%llu unreachable, %llu other errors\n",
 		(unsigned long long)rs->packets, (unsigned long long)rs->bytes, rs->sndbuf_bytes,
 		(unsigned long long)rs->would_block, (unsigned long long)rs->unreachable,
 		(unsigned long long)(rs->too_big + rs->bad_input + rs->other_errors));
@@ -1016,36 +1034,42 @@ static void dataplane_text(struct cfg_buf *b, const struct assist_dataplane_view
 		"the IP stack\n",
 		(unsigned long long)(rs->link_packets - rs->link_unicast),
 		(unsigned long long)rs->link_unicast,
-		rs->link_output				   ? "on"
+		rs->link_output				? "on"
 		: !rs->link_available && v->output_open ? "unavailable: no packet socket"
-							   : "off");
+							: "off");
 	if (rs->neigh_available)
 		cfg_printf(b,
 			"    neighbour lookups: %llu asked, %llu confirmed, %llu not, %llu failed, "
 			"%llu over the rate\n",
 			(unsigned long long)rs->neigh.queries, (unsigned long long)rs->neigh.usable,
-			(unsigned long long)rs->neigh.unusable, (unsigned long long)rs->neigh.errors,
+			(unsigned long long)rs->neigh.unusable,
+			(unsigned long long)rs->neigh.errors,
 			(unsigned long long)rs->neigh.rate_limited);
 	else if (v->output_open && rs->link_available)
-		cfg_printf(b, "    neighbour lookups unavailable (%s): unicast through the IP stack\n",
+		cfg_printf(b,
+			"    neighbour lookups unavailable (%s): unicast through the IP stack\n",
 			strerror(rs->neigh_errno));
-	cfg_printf(b, "  Packet path: %llu packets, %llu not PGM, %llu malformed, %llu rewritten "
-		      "(%llu rewrites failed)\n",
+	cfg_printf(b,
+		"  Packet path: %llu packets, %llu not PGM, %llu malformed, %llu rewritten "
+		"(%llu rewrites failed)\n",
 		(unsigned long long)as->packets, (unsigned long long)as->not_pgm,
 		(unsigned long long)as->malformed, (unsigned long long)as->rewritten,
 		(unsigned long long)as->rewrite_failed);
-	cfg_printf(b, "    %llu originated, %llu could not be built, %llu send failures, "
-		      "%llu without a source address\n",
+	cfg_printf(b,
+		"    %llu originated, %llu could not be built, %llu send failures, "
+		"%llu without a source address\n",
 		(unsigned long long)as->originated, (unsigned long long)as->build_failed,
 		(unsigned long long)as->send_failed, (unsigned long long)as->no_source_addr);
 	cfg_printf(b, "    %llu timer runs, largest receive round %llu packets\n",
 		(unsigned long long)as->timer_runs, (unsigned long long)v->max_round_packets);
-	cfg_printf(b, "  Replication: %llu SPM/RDATA replicated, %llu copies sent (%llu failed), "
-		      "%llu held back\n",
+	cfg_printf(b,
+		"  Replication: %llu SPM/RDATA replicated, %llu copies sent (%llu failed), "
+		"%llu held back\n",
 		(unsigned long long)as->replicated, (unsigned long long)as->copies,
 		(unsigned long long)as->copies_failed, (unsigned long long)as->copies_held);
-	cfg_printf(b, "    left to the kernel: %llu with every copy unchanged, %llu with its one copy "
-		      "rewritten, %llu without a route, %llu off its incoming interface\n",
+	cfg_printf(b,
+		"    left to the kernel: %llu with every copy unchanged, %llu with its one copy "
+		"rewritten, %llu without a route, %llu off its incoming interface\n",
 		(unsigned long long)as->repl_by_kernel, (unsigned long long)as->repl_single,
 		(unsigned long long)as->repl_no_route, (unsigned long long)as->repl_wrong_if);
 	cfg_printf(b, "    multicast routes: %zu known (rtnetlink: %llu messages, %llu resyncs)\n",

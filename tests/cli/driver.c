@@ -66,8 +66,8 @@ struct test_if {
 	uint32_t nak_rpt_ivl, nak_rdata_ivl;
 };
 
-static int refuse_unlucky(const struct cfg *c, const char *ifname, uint32_t value, char *err,
-	size_t errlen)
+static int refuse_unlucky(
+	const struct cfg *c, const char *ifname, uint32_t value, char *err, size_t errlen)
 {
 	(void)c;
 	(void)ifname;
@@ -78,18 +78,36 @@ static int refuse_unlucky(const struct cfg *c, const char *ifname, uint32_t valu
 }
 
 static const struct setting test_settings[] = {
-	{.keyword = "max-sessions", .kind = SETTING_NUMBER, .min = 0, .max = 1000000,
+	{.keyword = "max-sessions",
+		.kind = SETTING_NUMBER,
+		.min = 0,
+		.max = 1000000,
 		.help = "Limit the number of sessions tracked\n",
 		.value_help = "Sessions (0: no limit)\n",
 		.global_offset = offsetof(struct test_global, max_sessions),
-		.if_offset = SETTING_NOWHERE, .check = refuse_unlucky},
-	{.keyword = "assist", .kind = SETTING_FLAG, .help = "Switch something on\n",
-		.global_offset = SETTING_NOWHERE, .if_offset = offsetof(struct test_if, assist)},
-	{.keyword = "nak-rpt-ivl", .kind = SETTING_NUMBER, .min = 10, .max = 60000, .dflt = 10,
-		.help = "NAK repeat interval\n", .value_help = "Milliseconds\n",
-		.global_offset = SETTING_NOWHERE, .if_offset = offsetof(struct test_if, nak_rpt_ivl)},
-	{.keyword = "nak-rdata-ivl", .kind = SETTING_NUMBER, .min = 10, .max = 60000, .dflt = 10,
-		.help = "Wait for RDATA interval\n", .value_help = "Milliseconds\n",
+		.if_offset = SETTING_NOWHERE,
+		.check = refuse_unlucky},
+	{.keyword = "assist",
+		.kind = SETTING_FLAG,
+		.help = "Switch something on\n",
+		.global_offset = SETTING_NOWHERE,
+		.if_offset = offsetof(struct test_if, assist)},
+	{.keyword = "nak-rpt-ivl",
+		.kind = SETTING_NUMBER,
+		.min = 10,
+		.max = 60000,
+		.dflt = 10,
+		.help = "NAK repeat interval\n",
+		.value_help = "Milliseconds\n",
+		.global_offset = SETTING_NOWHERE,
+		.if_offset = offsetof(struct test_if, nak_rpt_ivl)},
+	{.keyword = "nak-rdata-ivl",
+		.kind = SETTING_NUMBER,
+		.min = 10,
+		.max = 60000,
+		.dflt = 10,
+		.help = "Wait for RDATA interval\n",
+		.value_help = "Milliseconds\n",
 		.global_offset = SETTING_NOWHERE,
 		.if_offset = offsetof(struct test_if, nak_rdata_ivl)},
 };
@@ -348,7 +366,8 @@ static void pgm_directive(char *args)
 		for (char *w = strtok_r(args + 6, " ", &save); w != NULL && n < 16;
 			w = strtok_r(NULL, " ", &save))
 			specs[n++] = w;
-		if (offline != NULL || (offline = offline_new(specs, n, false, err, sizeof(err))) == NULL ||
+		if (offline != NULL ||
+			(offline = offline_new(specs, n, false, err, sizeof(err))) == NULL ||
 			pgm_vty_attach(offline_assist(offline), err, sizeof(err)) < 0) {
 			printf("driver: pgm start: %s\n", offline != NULL ? err : "twice");
 			exit(2);
