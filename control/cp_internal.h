@@ -4,8 +4,9 @@
  *  - wheel.c    the hierarchical timing wheel (one node per entry, holding its earliest deadline);
  *  - control.c  the object, configuration, counters, logging and the packet dispatch;
  *  - interface.c, session.c (SPM, 7.1), repair.c (repair state and its timers), nak.c (7.2-7.4,
- *    9.3.3, NNAK 9.5.3.2), ncf.c (7.3, 7.5), rdata.c (7.8), extensions.c (seams for DLRs,
- *    POLL/POLR, parity, NBR_UNREACH, NAK_BO_IVL advertisement), view.c (show and clear).
+ *    9.3.3, NNAK 9.5.3.2), ncf.c (7.3, 7.5), rdata.c (7.8), dlr.c (POLL child role 14.5, DLRs
+ *    9.5.3), parity.c (11.6), unreach.c (NAK_BO_IVL 15.2, NBR_UNREACH 15.3), view.c (show and
+ *    clear).
  *
  * Entries refer to each other by 32-bit pool ids, not pointers: a repair state is 112 bytes with
  * its hash link, session link, timer node and all its timers.
