@@ -367,6 +367,20 @@ static inline cp_time_t cp_deadline(cp_time_t now, uint32_t ms)
 /* A NAK repeat due, collected during cp_timers and sent as NAK lists per TSI. */
 enum cp_nak_dest { CP_DEST_UPSTREAM, CP_DEST_DLR_UP, CP_DEST_DLR_OFF };
 
+/*
+ * One SQN of a NAK or NNAK being handled (9.3.3): the SQN as it goes on (a parity NAK's carries
+ * the largest known count, 11.6), where to, and for cp_nak what became of its repair state.
+ */
+struct cp_nak_step {
+	uint32_t sqn;
+	uint32_t id;  /* its repair state; CP_NIL: none (yet) */
+	uint8_t dest; /* enum cp_nak_dest */
+	/* cp_nak's, for the log line once the NAK's fate is known */
+	uint8_t outcome; /* nak.c's enum sqn_outcome */
+	uint8_t before;	 /* enum cp_repair_phase before the NAK */
+	bool was_nnak;	 /* the state had been created by an NNAK */
+};
+
 struct cp_repeat {
 	uint32_t session;
 	uint32_t sqn;
@@ -510,14 +524,17 @@ void cp_ncf(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
 void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out);
+/* The NCF answering the NAK being processed: its SQNs, parity_cnt as NAK_PKT_CNT (11.6). */
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, const uint32_t *sqns, unsigned n, uint32_t parity_cnt);
-/* Forward the NAK/NNAK being processed: dests[i] for sqns[i] (NULL: all upstream); one packet
- * per destination, the TPDU intact when it all goes to one. */
+	struct cp_session *s, uint32_t parity_cnt);
+/* Forward the NAK/NNAK being processed: each step's SQN to its dest; one packet per
+ * destination, the TPDU intact when it all goes to one. */
 void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
-	const uint32_t *sqns, unsigned n, const uint8_t *dests);
+	const struct cp_nak_step *steps, unsigned n);
 /* The SQNs a NAK, NNAK or NCF names: the header SQN, then its OPT_NAK_LIST. */
 unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_NAK_LIST]);
+/* The same as steps of a NAK or NNAK: no state yet, all upstream. */
+unsigned cp_nak_steps(const struct pgm_packet *pkt, struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST]);
 
 /* session.c */
 struct cp_session_ext *cp_session_ext(struct cp_session *s); /* allocates; NULL without memory */

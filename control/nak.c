@@ -30,9 +30,22 @@ unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_
 	return n;
 }
 
+unsigned cp_nak_steps(const struct pgm_packet *pkt, struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST])
+{
+	unsigned n = 1;
+
+	steps[0] = (struct cp_nak_step){.sqn = pkt->sqn, .id = CP_NIL};
+	if (pgm_opt_has(&pkt->opt, PGM_OPT_NAK_LIST)) {
+		for (unsigned i = 0; i < pkt->opt.nak_list_count && i < PGM_MAX_NAK_LIST; i++)
+			steps[n++] = (struct cp_nak_step){
+				.sqn = pgm_opt_nak_list_sqn(&pkt->opt, i), .id = CP_NIL};
+	}
+	return n;
+}
+
 /* Is the SPM window usable, and are all the SQNs inside it (leniently at the leading edge)? */
-static bool in_window(
-	const struct cp *cp, const struct cp_session *s, const uint32_t *sqns, unsigned n)
+static bool in_window(const struct cp *cp, const struct cp_session *s,
+	const struct cp_nak_step *steps, unsigned n)
 {
 	if (!cp->cfg.nak_window_check)
 		return true;
@@ -43,9 +56,9 @@ static bool in_window(
 	if (s->lead - s->trail + 1u > 0x80000000u)
 		return true;
 	for (unsigned i = 0; i < n; i++) {
-		if ((int32_t)(sqns[i] - s->trail) < 0)
+		if ((int32_t)(steps[i].sqn - s->trail) < 0)
 			return false;
-		if ((int32_t)(sqns[i] - s->lead) > (int32_t)NAK_LEAD_SLACK)
+		if ((int32_t)(steps[i].sqn - s->lead) > (int32_t)NAK_LEAD_SLACK)
 			return false;
 	}
 	return true;
@@ -56,8 +69,8 @@ static bool in_window(
  * copies and packets routed through pass, the rest is dropped and counted.
  */
 static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *in,
-	struct cp_iface *in_if, enum cp_counter no_session, const uint32_t *sqns, unsigned n,
-	struct cp_result *out)
+	struct cp_iface *in_if, enum cp_counter no_session, const struct cp_nak_step *steps,
+	unsigned n, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
 	struct cp_session *s;
@@ -105,16 +118,17 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 		cp_count(cp, in_if, s, CP_C_NAK_UPSTREAM_INTERFACE, 1);
 		return CP_NIL;
 	}
-	if (!in_window(cp, s, sqns, n)) {
+	if (!in_window(cp, s, steps, n)) {
 		cp_count(cp, in_if, s, CP_C_NAK_OUT_OF_WINDOW, 1);
 		return CP_NIL;
 	}
 	return sid;
 }
 
-/* One NAK or NNAK packet to dest: the TPDU intact when `intact`, else built from the SQNs. */
+/* One NAK or NNAK packet to dest with the steps' SQNs that go there: the TPDU intact when
+ * `intact` (then they all do), else built from the SQNs. */
 static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
-	enum cp_nak_dest dest, const uint32_t *sqns, unsigned n, bool intact)
+	enum cp_nak_dest dest, const struct cp_nak_step *steps, unsigned n, bool intact)
 {
 	enum cp_action_type type = in->pkt->type == PGM_NNAK ? CP_ACT_NNAK : CP_ACT_NAK;
 	struct cp_iface *up;
@@ -132,9 +146,14 @@ static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_sessio
 	act.udp_dport = in->ip->udp_dport;
 	act.tsi = s->tsi;
 	act.data_dport = s->data_dport;
-	act.sqn = sqns[0];
-	act.list_count = n - 1;
-	memcpy(act.list, sqns + 1, (n - 1) * sizeof(*sqns));
+	for (unsigned i = 0, k = 0; i < n; i++) {
+		if (steps[i].dest != dest)
+			continue;
+		if (k++ == 0)
+			act.sqn = steps[i].sqn;
+		else
+			act.list[act.list_count++] = steps[i].sqn;
+	}
 	act.nak_src = s->source;
 	act.nak_grp = in->pkt->nak_grp;
 	/* the TPDU goes intact, but for a NAK_SRC naming us (OpenPGM receivers, see above) */
@@ -144,10 +163,10 @@ static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_sessio
 	if (act.opt_invalid_mask != 0)
 		cp_count(cp, up, s, CP_C_OPX_INVALIDATED, 1);
 	if (act.parity && intact && n == 1) {
-		/* 11.6: forwarded with the largest known count (the caller put it in sqns[0]) */
+		/* 11.6: forwarded with the largest known count (the caller put it in the step) */
 		act.tgs = cp_parity_tgs(s);
-		act.pkt_cnt = sqns[0] & (act.tgs - 1);
-		act.pkt_cnt_rewrite = act.tgs != 0 && sqns[0] != in->pkt->sqn;
+		act.pkt_cnt = act.sqn & (act.tgs - 1);
+		act.pkt_cnt_rewrite = act.tgs != 0 && act.sqn != in->pkt->sqn;
 	}
 	cp_emit(cp, &act);
 	cp_count(cp, up, s, type == CP_ACT_NNAK ? CP_C_NNAK_FORWARDED : CP_C_NAK_FORWARDED, 1);
@@ -162,27 +181,21 @@ static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_sessio
  * place gets a NAK built with its SQNs.
  */
 void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
-	const uint32_t *sqns, unsigned n, const uint8_t *dests)
+	const struct cp_nak_step *steps, unsigned n)
 {
-	uint32_t part[1 + PGM_MAX_NAK_LIST];
-	bool same = true;
+	unsigned dests = 0;
 
-	for (unsigned i = 1; dests != NULL && i < n; i++)
-		same = same && dests[i] == dests[0];
-	if (same) {
+	for (unsigned i = 0; i < n; i++)
+		dests |= 1u << steps[i].dest;
+	if ((dests & (dests - 1)) == 0) {
 		/* parity lists carry rewritten counts in every entry: built (11.6) */
-		send_nak(cp, in, s, dests != NULL ? (enum cp_nak_dest)dests[0] : CP_DEST_UPSTREAM,
-			sqns, n, !(n > 1 && pgm_packet_is_parity(in->pkt)));
+		send_nak(cp, in, s, (enum cp_nak_dest)steps[0].dest, steps, n,
+			!(n > 1 && pgm_packet_is_parity(in->pkt)));
 		return;
 	}
 	for (unsigned d = CP_DEST_UPSTREAM; d <= CP_DEST_DLR_OFF; d++) {
-		unsigned k = 0;
-
-		for (unsigned i = 0; i < n; i++)
-			if (dests[i] == d)
-				part[k++] = sqns[i];
-		if (k != 0)
-			send_nak(cp, in, s, (enum cp_nak_dest)d, part, k, false);
+		if ((dests & 1u << d) != 0)
+			send_nak(cp, in, s, (enum cp_nak_dest)d, steps, n, false);
 	}
 }
 
@@ -192,9 +205,11 @@ void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_sessio
  * back to downstream form. Shared with the parity seam.
  */
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, const uint32_t *sqns, unsigned n, uint32_t parity_cnt)
+	struct cp_session *s, uint32_t parity_cnt)
 {
 	bool unreach = s->ext != NULL && (s->ext->unreach_mask & cp_iface_bit(in_if)) != 0;
+	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
+	unsigned n = cp_packet_sqns(in->pkt, sqns);
 	struct cp_action act;
 
 	memset(&act, 0, sizeof(act));
@@ -265,10 +280,13 @@ static void ncf_mark(struct cp_repair *r, uint64_t bit, cp_time_t now, cp_time_t
 /* What happened to each SQN of a NAK, for the debug log once the NAK's fate is known. */
 enum sqn_outcome { SQN_NEW, SQN_RENEWED, SQN_DUPLICATE, SQN_REFORWARDED, SQN_UNTRACKED };
 
-static void log_nak(struct cp *cp, const struct cp_session *s, const char *ifname, uint32_t sqn,
-	enum sqn_outcome what, enum cp_repair_phase before, bool forwarded, bool nnak_state)
+static void log_nak(struct cp *cp, const struct cp_session *s, const char *ifname,
+	const struct cp_nak_step *st, bool forwarded)
 {
-	switch (what) {
+	enum cp_repair_phase before = (enum cp_repair_phase)st->before;
+	uint32_t sqn = st->sqn;
+
+	switch ((enum sqn_outcome)st->outcome) {
 	case SQN_NEW:
 		cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NAK on %s in NONE -> PENDING (forwarded)",
 			ifname);
@@ -286,7 +304,7 @@ static void log_nak(struct cp *cp, const struct cp_session *s, const char *ifnam
 	case SQN_REFORWARDED:
 		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
 			"NAK on %s in %s -> PENDING (forwarded, %s)", ifname, cp_phase_name(before),
-			nnak_state ? "state was NNAK-created" : "elimination over");
+			st->was_nnak ? "state was NNAK-created" : "elimination over");
 		break;
 	case SQN_UNTRACKED:
 		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
@@ -299,10 +317,8 @@ void cp_nak(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
-	uint32_t sqns[1 + PGM_MAX_NAK_LIST], ids[1 + PGM_MAX_NAK_LIST];
-	uint8_t outcome[1 + PGM_MAX_NAK_LIST], before[1 + PGM_MAX_NAK_LIST];
-	uint8_t was_nnak[1 + PGM_MAX_NAK_LIST], dests[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_packet_sqns(pkt, sqns), missing = 0;
+	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
+	unsigned n = cp_nak_steps(pkt, steps), missing = 0;
 	const struct cp_if_config *if_cfg;
 	struct cp_session *s;
 	bool forward = false, ncf = false, from_dlr, upstream = false;
@@ -310,7 +326,7 @@ void cp_nak(
 	uint64_t bit;
 	uint32_t sid;
 
-	sid = upstream_packet_session(cp, in, in_if, CP_C_NAK_NO_SESSION, sqns, n, out);
+	sid = upstream_packet_session(cp, in, in_if, CP_C_NAK_NO_SESSION, steps, n, out);
 	if (sid == CP_NIL) {
 		if (out->verdict == CP_DROP)
 			cp_count(cp, in_if, NULL, CP_C_NAK_RECEIVED, n);
@@ -334,8 +350,8 @@ void cp_nak(
 	from_dlr = cp_from_offtree_dlr(s, in);
 
 	for (unsigned i = 0; i < n; i++) {
-		ids[i] = cp_repair_find_live(cp, sid, sqns[i], now);
-		if (ids[i] == CP_NIL)
+		steps[i].id = cp_repair_find_live(cp, sid, steps[i].sqn, now);
+		if (steps[i].id == CP_NIL)
 			missing++;
 	}
 	/* all or nothing: the single NCF answers every SQN of the NAK */
@@ -348,37 +364,36 @@ void cp_nak(
 	if_cfg = cp_iface_config(cp, in_if);
 	ncf_ivl = CP_MS(if_cfg->ncf_ivl_ms);
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t id = ids[i];
+		struct cp_nak_step *st = &steps[i];
+		uint32_t id = st->id;
 		struct cp_repair *r;
 		bool added;
 
-		was_nnak[i] = 0;
-		dests[i] = CP_DEST_UPSTREAM;
 		if (id == CP_NIL && n > 1) /* the same SQN twice in one list: made above */
-			id = cp_repair_find(cp, sid, sqns[i]);
+			id = cp_repair_find(cp, sid, st->sqn);
 		if (id == CP_NIL) {
-			id = cp_repair_create(cp, sid, sqns[i], now);
+			id = cp_repair_create(cp, sid, st->sqn, now);
 			if (id == CP_NIL) {
-				outcome[i] = SQN_UNTRACKED;
-				dests[i] = (uint8_t)cp_nak_dest(cp, s, NULL);
+				st->outcome = SQN_UNTRACKED;
+				st->dest = (uint8_t)cp_nak_dest(cp, s, NULL);
 				forward = ncf = true;
 				continue;
 			}
 			r = cp_repair_at(cp, id);
-			before[i] = CP_PHASE_PENDING;
-			outcome[i] = SQN_NEW;
+			st->before = CP_PHASE_PENDING;
+			st->outcome = SQN_NEW;
 			cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
 		} else {
 			r = cp_repair_at(cp, id);
-			before[i] = r->phase;
-			was_nnak[i] = (r->flags & CP_REPAIR_NNAK) != 0;
+			st->before = r->phase;
+			st->was_nnak = (r->flags & CP_REPAIR_NNAK) != 0;
 			if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0) {
 				/* 9.5.3.2: the DLR lacks it too: upstream for this SQN */
 				r->flags =
 					(uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
-				outcome[i] = SQN_REFORWARDED;
+				st->outcome = SQN_REFORWARDED;
 				cp_count(cp, in_if, s, CP_C_DLR_NAK_FALLBACK, 1);
-				cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
+				cp_log_repair(cp, CP_LOG_EVENT, s, st->sqn,
 					"NAK from the off-tree DLR it was redirected to: "
 					"redirect dropped, forwarded upstream");
 			} else if (r->phase == CP_PHASE_FORWARDING) {
@@ -386,43 +401,43 @@ void cp_nak(
 				 * still waiting for their copy stay listed */
 				r->if_mask &= ~r->repaired_mask;
 				r->repaired_mask = r->ncf_mask = 0;
-				outcome[i] = SQN_RENEWED;
+				st->outcome = SQN_RENEWED;
 				cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
 			} else if (cp_repair_eliminating(r, now)) {
-				outcome[i] = SQN_DUPLICATE;
+				st->outcome = SQN_DUPLICATE;
 			} else {
-				outcome[i] = SQN_REFORWARDED;
-				if (was_nnak[i])
+				st->outcome = SQN_REFORWARDED;
+				if (st->was_nnak)
 					cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
 			}
 		}
 		added = (r->if_mask & bit) == 0;
 		r->if_mask |= bit;
 		cp_nak_seen(cp, s, r, in_if, added);
-		if (outcome[i] != SQN_DUPLICATE) {
+		if (st->outcome != SQN_DUPLICATE) {
 			cp_repair_start_pending(cp, r, s, now);
 			if (s->ext != NULL) /* no DLR without the extension */
-				dests[i] = (uint8_t)cp_nak_dest(cp, s, r);
+				st->dest = (uint8_t)cp_nak_dest(cp, s, r);
 			cp_repair_schedule(cp, id);
 			forward = true;
 		} else {
-			dests[i] = (r->flags & CP_REPAIR_DLR_UP)    ? CP_DEST_DLR_UP
+			st->dest = (r->flags & CP_REPAIR_DLR_UP)    ? CP_DEST_DLR_UP
 				   : (r->flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
 								    : CP_DEST_UPSTREAM;
 		}
-		upstream = upstream || dests[i] == CP_DEST_UPSTREAM;
+		upstream = upstream || st->dest == CP_DEST_UPSTREAM;
 		if (!ncf_withheld(r, bit, now, ncf_ivl))
 			ncf = true;
-		ids[i] = id;
+		st->id = id;
 	}
 
 	/* 7.2: every NAK is confirmed at once, unless an identical NCF just went out there */
 	if (ncf) {
 		for (unsigned i = 0; i < n; i++) {
-			if (outcome[i] != SQN_UNTRACKED)
-				ncf_mark(cp_repair_at(cp, ids[i]), bit, now, ncf_ivl);
+			if (steps[i].outcome != SQN_UNTRACKED)
+				ncf_mark(cp_repair_at(cp, steps[i].id), bit, now, ncf_ivl);
 		}
-		cp_send_ncf(cp, in, in_if, s, sqns, n, 0);
+		cp_send_ncf(cp, in, in_if, s, 0);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NCF_RATE_LIMITED, 1);
 	}
@@ -433,7 +448,7 @@ void cp_nak(
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
 		forward = false;
 	} else if (forward) {
-		cp_forward_naks(cp, in, s, sqns, n, dests);
+		cp_forward_naks(cp, in, s, steps, n);
 		if (upstream && !from_dlr)
 			cp_dlr_discover(cp, s, now);
 	} else {
@@ -445,9 +460,7 @@ void cp_nak(
 
 		cp_if_label(cp, in->in_ifindex, ifname, sizeof(ifname));
 		for (unsigned i = 0; i < n; i++)
-			log_nak(cp, s, ifname, sqns[i], (enum sqn_outcome)outcome[i],
-				(enum cp_repair_phase)before[i], forward,
-				outcome[i] == SQN_REFORWARDED && was_nnak[i]);
+			log_nak(cp, s, ifname, &steps[i], forward);
 	}
 }
 
@@ -461,14 +474,14 @@ void cp_nnak(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
-	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_packet_sqns(pkt, sqns);
+	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
+	unsigned n = cp_nak_steps(pkt, steps);
 	const struct cp_if_config *cfg;
 	struct cp_session *s;
 	bool forward = false, from_dlr;
 	uint32_t sid;
 
-	sid = upstream_packet_session(cp, in, in_if, CP_C_NNAK_NO_SESSION, sqns, n, out);
+	sid = upstream_packet_session(cp, in, in_if, CP_C_NNAK_NO_SESSION, steps, n, out);
 	if (sid == CP_NIL) {
 		if (out->verdict == CP_DROP)
 			cp_count(cp, in_if, NULL, CP_C_NNAK_RECEIVED, n);
@@ -483,7 +496,7 @@ void cp_nnak(
 	cfg = cp_repair_config(cp, s);
 	from_dlr = cp_from_offtree_dlr(s, in);
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t id = cp_repair_find_live(cp, sid, sqns[i], in->now);
+		uint32_t id = cp_repair_find_live(cp, sid, steps[i].sqn, in->now);
 		struct cp_repair *r;
 
 		if (id != CP_NIL) {
@@ -496,7 +509,7 @@ void cp_nnak(
 		forward = true;
 		if (cfg->nak_elim_ivl_ms == 0)
 			continue; /* it would live for no time at all */
-		id = cp_repair_create(cp, sid, sqns[i], in->now);
+		id = cp_repair_create(cp, sid, steps[i].sqn, in->now);
 		if (id == CP_NIL) {
 			cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
 			continue;
@@ -506,14 +519,14 @@ void cp_nnak(
 		r->flags = CP_REPAIR_NNAK;
 		r->elim_end = cp_deadline(in->now, cfg->nak_elim_ivl_ms);
 		cp_repair_schedule(cp, id);
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
+		cp_log_repair(cp, CP_LOG_EVENT, s, steps[i].sqn,
 			"NNAK in NONE -> OUTSTANDING (NNAK state, forwarded)");
 	}
 	if (forward) {
-		cp_forward_naks(cp, in, s, sqns, n, NULL);
+		cp_forward_naks(cp, in, s, steps, n);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NNAK_ELIMINATED, n);
-		cp_log_repair(
-			cp, CP_LOG_EVENT, s, sqns[0], "NNAK: repair state exists (eliminated)");
+		cp_log_repair(cp, CP_LOG_EVENT, s, steps[0].sqn,
+			"NNAK: repair state exists (eliminated)");
 	}
 }

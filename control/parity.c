@@ -40,26 +40,27 @@ static uint32_t session_id(const struct cp *cp, const struct cp_session *s)
 }
 
 static void stateless(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, const uint32_t *sqns, unsigned n)
+	struct cp_session *s, const struct cp_nak_step *steps, unsigned n)
 {
 	cp_count(cp, in_if, s, CP_C_PARITY_PASSTHROUGH, 1);
 	if (in->pkt->type == PGM_NAK)
-		cp_send_ncf(cp, in, in_if, s, sqns, n, 0);
+		cp_send_ncf(cp, in, in_if, s, 0);
 	if ((s->flags & CP_SESSION_SUSPENDED) != 0)
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
 	else
-		cp_forward_naks(cp, in, s, sqns, n, NULL);
+		cp_forward_naks(cp, in, s, steps, n);
 }
 
 static void parity_nnak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, uint32_t sid, const uint32_t *sqns, unsigned n, uint32_t tgs)
+	struct cp_session *s, uint32_t sid, const struct cp_nak_step *steps, unsigned n,
+	uint32_t tgs)
 {
 	bool forward = false, from_dlr = cp_from_offtree_dlr(s, in);
 
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t cnt = (sqns[i] & (tgs - 1)) + 1;
-		uint32_t id =
-			cp_repair_live(cp, cp_parity_find(cp, sid, sqns[i] & ~(tgs - 1)), in->now);
+		uint32_t cnt = (steps[i].sqn & (tgs - 1)) + 1;
+		uint32_t id = cp_repair_live(
+			cp, cp_parity_find(cp, sid, steps[i].sqn & ~(tgs - 1)), in->now);
 		struct cp_repair *r;
 
 		if (id == CP_NIL) {
@@ -75,7 +76,7 @@ static void parity_nnak(struct cp *cp, const struct cp_packet *in, struct cp_ifa
 		}
 	}
 	if (forward)
-		cp_forward_naks(cp, in, s, sqns, n, NULL);
+		cp_forward_naks(cp, in, s, steps, n);
 	else
 		cp_count(cp, in_if, s, CP_C_NNAK_ELIMINATED, n);
 }
@@ -84,9 +85,8 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 	struct cp_session *s, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
-	uint32_t sqns[1 + PGM_MAX_NAK_LIST], fwd[1 + PGM_MAX_NAK_LIST];
-	uint8_t dests[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_packet_sqns(pkt, sqns), missing = 0;
+	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
+	unsigned n = cp_nak_steps(pkt, steps), missing = 0;
 	uint32_t tgs = cp_parity_tgs(s), sid = session_id(cp, s), ncf_cnt = 0;
 	bool forward = false, from_dlr;
 	uint64_t bit;
@@ -94,16 +94,16 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 
 	out->verdict = CP_DROP;
 	if (tgs == 0) {
-		stateless(cp, in, in_if, s, sqns, n);
+		stateless(cp, in, in_if, s, steps, n);
 		return;
 	}
 	if (pkt->type == PGM_NNAK) {
-		parity_nnak(cp, in, in_if, s, sid, sqns, n, tgs);
+		parity_nnak(cp, in, in_if, s, sid, steps, n, tgs);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		if (cp_repair_live(cp, cp_parity_find(cp, sid, sqns[i] & ~(tgs - 1)), in->now) ==
-			CP_NIL)
+		if (cp_repair_live(cp, cp_parity_find(cp, sid, steps[i].sqn & ~(tgs - 1)),
+			    in->now) == CP_NIL)
 			missing++;
 	}
 	if (missing != 0 && cp_repair_limit_reached(cp, missing)) {
@@ -114,14 +114,13 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 	bit = cp_iface_bit(in_if);
 	slot = in_if->slot;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t tg = sqns[i] & ~(tgs - 1), cnt = (sqns[i] & (tgs - 1)) + 1;
+		struct cp_nak_step *st = &steps[i];
+		uint32_t tg = st->sqn & ~(tgs - 1), cnt = (st->sqn & (tgs - 1)) + 1;
 		uint32_t id = cp_parity_find(cp, sid, tg);
 		struct cp_parity *p;
 		struct cp_repair *r;
 		bool created = false, added, eliminate;
 
-		fwd[i] = sqns[i];
-		dests[i] = CP_DEST_UPSTREAM;
 		if (id == CP_NIL) {
 			id = cp_repair_create_kind(cp, sid, tg, in->now, true);
 			if (id == CP_NIL) {
@@ -151,10 +150,10 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 			ncf_cnt = p->count[slot] - 1u; /* 11.6: max(NAK_PKT_CNT, the known count) */
 		if (cnt > p->largest)
 			p->largest = (uint8_t)cnt;
-		fwd[i] = tg | ((p->largest - 1u) & (tgs - 1));
+		st->sqn = tg | ((p->largest - 1u) & (tgs - 1));
 		if (eliminate) {
 			cp_count(cp, in_if, s, CP_C_PARITY_NAK_ELIMINATED, 1);
-			dests[i] = (r->flags & CP_REPAIR_DLR_UP)    ? CP_DEST_DLR_UP
+			st->dest = (r->flags & CP_REPAIR_DLR_UP)    ? CP_DEST_DLR_UP
 				   : (r->flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
 								    : CP_DEST_UPSTREAM;
 			cp_log_repair(cp, CP_LOG_EVENT, s, tg,
@@ -163,23 +162,23 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 			continue;
 		}
 		cp_repair_start_pending(cp, r, s, in->now);
-		dests[i] = (uint8_t)cp_nak_dest(cp, s, r);
+		st->dest = (uint8_t)cp_nak_dest(cp, s, r);
 		cp_repair_schedule(cp, id);
 		forward = true;
 		cp_log_repair(cp, CP_LOG_EVENT, s, tg,
 			"parity NAK for %u on %s -> PENDING (forwarded for %u)", cnt, in_if->name,
 			p->largest);
 	}
-	cp_send_ncf(cp, in, in_if, s, sqns, n, ncf_cnt);
+	cp_send_ncf(cp, in, in_if, s, ncf_cnt);
 	if (forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
 	} else if (forward) {
 		bool upstream = false;
 
-		cp_forward_naks(cp, in, s, fwd, n, dests);
+		cp_forward_naks(cp, in, s, steps, n);
 		cp_count(cp, in_if, s, CP_C_PARITY_NAK_FORWARDED, 1);
 		for (unsigned i = 0; i < n; i++)
-			upstream = upstream || dests[i] == CP_DEST_UPSTREAM;
+			upstream = upstream || steps[i].dest == CP_DEST_UPSTREAM;
 		if (upstream && !from_dlr)
 			cp_dlr_discover(cp, s, in->now);
 	} else {
