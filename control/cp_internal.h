@@ -3,6 +3,7 @@
  *  - table.c    chunked entry pools indexed by 32-bit ids, and seeded hash tables over them;
  *  - wheel.c    the hierarchical timing wheel (one node per entry, holding its earliest deadline);
  *  - control.c  the object, configuration, counters, logging and the packet dispatch;
+ *  - fsm.c      the repair state machine: one table of the transitions of repair state;
  *  - interface.c, session.c (SPM, 7.1), repair.c (repair state and its timers), nak.c (7.2-7.4,
  *    9.3.3, NNAK 9.5.3.2), ncf.c (7.3, 7.5), rdata.c (7.8), dlr.c (POLL child role 14.5, DLRs
  *    9.5.3), parity.c (11.6), unreach.c (NAK_BO_IVL 15.2, NBR_UNREACH 15.3), view.c (show and
@@ -356,6 +357,84 @@ struct cp_parity {
 	uint8_t count[CP_MAX_INTERFACES];
 };
 
+/* ---- the repair state machine (fsm.c) ---- */
+
+/*
+ * Its phases: the three of enum cp_repair_phase, NNAK (OUTSTANDING state an NNAK created,
+ * flagged CP_REPAIR_NNAK: it eliminates no NAK and lives NAK_ELIM_IVL, 9.5.3.2) and NONE (no
+ * state). Rows name the phases they apply in as a mask of CP_FSM_IN(phase).
+ */
+enum cp_fsm_phase {
+	CP_FSM_PENDING = CP_PHASE_PENDING,
+	CP_FSM_OUTSTANDING = CP_PHASE_OUTSTANDING,
+	CP_FSM_FORWARDING = CP_PHASE_FORWARDING,
+	CP_FSM_NNAK,
+	CP_FSM_NONE,
+	CP_FSM_PHASES,
+	CP_FSM_SAME = CP_FSM_PHASES, /* as a row's next phase: the one it was in */
+};
+#define CP_FSM_IN(phase) (1u << (phase))
+
+static inline unsigned cp_fsm_phase(const struct cp_repair *r)
+{
+	return r->phase == CP_PHASE_OUTSTANDING && (r->flags & CP_REPAIR_NNAK) != 0 ? CP_FSM_NNAK
+										    : r->phase;
+}
+
+/*
+ * The events, each with its name (for warnings) and the debug category of its rows' lines.
+ * Callers tell events apart where the phase alone does not: an RDATA nobody here asked for,
+ * which of a state's deadlines passed.
+ */
+#define CP_REPAIR_EVENTS(X)                                                                        \
+	X(NCF, "NCF", CP_LOG_EVENT)                                                                \
+	X(RDATA, "RDATA", CP_LOG_EVENT)                                                            \
+	X(RDATA_UNREQUESTED, "RDATA nobody here asked for", CP_LOG_EVENT)                          \
+	X(RDATA_REPAIRED, "RDATA copy that left no interface waiting", CP_LOG_EVENT)               \
+	X(NAK_RPT_RTE, "NAK_RPT_RTE timer", CP_LOG_TIMER)                                          \
+	X(NAK_RPT_IVL, "NAK_RPT_IVL timer", CP_LOG_TIMER)                                          \
+	X(NAK_ELIM_IVL, "NAK_ELIM_IVL timer", CP_LOG_TIMER)                                        \
+	X(NAK_RDATA_IVL, "NAK_RDATA_IVL timer", CP_LOG_TIMER)                                      \
+	X(LINGER, "linger timer", CP_LOG_TIMER)
+
+/* clang-format off: the X-macro list confuses its enum indentation */
+enum cp_repair_event {
+#define CP_REPAIR_EVENT_ENUM(sym, name, kind) CP_EV_##sym,
+	CP_REPAIR_EVENTS(CP_REPAIR_EVENT_ENUM)
+#undef CP_REPAIR_EVENT_ENUM
+		CP_EV_COUNT
+};
+/* clang-format on */
+
+/* An event for one repair state: what the machine and the row's action work on. */
+struct cp_fsm {
+	struct cp_session *s;
+	uint32_t sid;
+	uint32_t id;	     /* the state; CP_NIL in NONE, until the action makes one */
+	struct cp_repair *r; /* its entry, NULL in NONE */
+	uint32_t sqn;	     /* its SQN (parity state: the TG_SQN), for the log line */
+	cp_time_t now;
+	const struct cp_packet *in;	 /* the packet of the event, NULL for timers */
+	struct cp_iface *in_if, *out_if; /* its arrival interface; an RDATA copy's egress */
+	void *run;			 /* the caller's packet-wide state, for its actions */
+	const char *arg[3];		 /* what the %s of the row's line print, in order */
+};
+
+/* The transition's work. false: it could make no state (the repair limit, no memory); then
+ * nothing changed and nothing is logged. */
+typedef bool (*cp_fsm_action)(struct cp *cp, struct cp_fsm *x);
+
+struct cp_fsm_row {
+	uint8_t phases;	      /* CP_FSM_IN() of each phase it applies in */
+	uint8_t event;	      /* enum cp_repair_event */
+	cp_fsm_action action; /* NULL: nothing to do */
+	uint8_t next;	      /* enum cp_fsm_phase after the action, or CP_FSM_SAME */
+	const char *text;     /* the debug line after "tsi T sqn N: ", or NULL */
+};
+extern const struct cp_fsm_row cp_fsm_table[];
+extern const unsigned cp_fsm_rows;
+#define CP_FSM_NO_ROW 0xff /* in struct cp's index */
+
 /* A deadline `ms` after `now`. 0 means "no timer" in repair states, so never 0. */
 static inline cp_time_t cp_deadline(cp_time_t now, uint32_t ms)
 {
@@ -428,6 +507,10 @@ struct cp {
 
 	uint64_t global_ev[CP_C_COUNT];
 	cp_time_t latest; /* the latest time seen in packets or timer runs, for views */
+
+	/* the row of cp_fsm_table for each event and phase, CP_FSM_NO_ROW for none */
+	uint8_t fsm_index[CP_EV_COUNT][CP_FSM_PHASES];
+	uint64_t fsm_unexpected; /* events no row expected (cp_stats) */
 };
 
 /* control.c */
@@ -514,6 +597,68 @@ void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r);
 size_t cp_session_clear_repairs(struct cp *cp, uint32_t session, enum cp_counter why);
 void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session *s, uint32_t sqn,
 	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* fsm.c */
+void cp_fsm_init(struct cp *cp);
+const struct cp_fsm_row *cp_fsm_unexpected(
+	struct cp *cp, const struct cp_fsm *x, enum cp_repair_event ev, unsigned phase);
+void cp_fsm_logged(struct cp *cp, const struct cp_fsm *x, const struct cp_fsm_row *row);
+void cp_fsm_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
+	const struct cp_fsm_row *row, const char *const arg[3]);
+const char *cp_fsm_phase_name(unsigned phase);
+const char *cp_fsm_event_name(enum cp_repair_event ev);
+/* For the actions of the rows in NONE: makes x's state (parity: per transmission group, 11.6);
+ * false when the repair limit or memory says no. */
+bool cp_fsm_create(struct cp *cp, struct cp_fsm *x, bool parity);
+
+/*
+ * Runs event `ev` on x's state: the row for its phase, the row's action, the next phase, the
+ * row's line. Returns the row, or NULL when the action made no state or the event is unexpected
+ * in this phase (warned about, counted, the state left as it was). Inline: the packet paths run
+ * it for each state they touch, and what is out of line (warning, logging) is rare.
+ */
+static inline const struct cp_fsm_row *cp_repair_fsm(
+	struct cp *cp, struct cp_fsm *x, enum cp_repair_event ev)
+{
+	unsigned phase = x->r != NULL ? cp_fsm_phase(x->r) : CP_FSM_NONE;
+	unsigned i = cp->fsm_index[ev][phase];
+	const struct cp_fsm_row *row;
+
+	if (i == CP_FSM_NO_ROW)
+		return cp_fsm_unexpected(cp, x, ev, phase);
+	row = &cp_fsm_table[i];
+	if (row->action != NULL && !row->action(cp, x))
+		return NULL;
+	if (row->next < CP_FSM_NONE)
+		x->r->phase = row->next == CP_FSM_NNAK ? CP_PHASE_OUTSTANDING : row->next;
+	if (cp->log_mask != 0 && row->text != NULL)
+		cp_fsm_logged(cp, x, row);
+	return row;
+}
+
+/* x's state: the entry of id (CP_NIL: none, NONE). */
+static inline void cp_fsm_state(const struct cp *cp, struct cp_fsm *x, uint32_t id)
+{
+	x->id = id;
+	x->r = id != CP_NIL ? cp_repair_at(cp, id) : NULL;
+}
+
+/* The rows' actions, each in the file of its RFC section. repair.c: timers (7.2-7.8) */
+bool cp_fsm_nak_repeat(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_elimination_over(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_retry_expired(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_repair_expired(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_linger_expired(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_repair_completed(struct cp *cp, struct cp_fsm *x);
+/* ncf.c (7.3, 7.5) */
+bool cp_fsm_ncf_anticipate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_ncf_confirm(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_ncf_restart(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_ncf_after_nnak(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_ncf_after_repair(struct cp *cp, struct cp_fsm *x);
+/* rdata.c (7.8) */
+bool cp_fsm_rdata_forward(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_rdata_unrequested(struct cp *cp, struct cp_fsm *x);
 
 /* nak.c, ncf.c, rdata.c */
 void cp_nak(

@@ -8,6 +8,7 @@
  *   FORWARDING   the RDATA arrived; copies go to the listed interfaces, and the state is deleted
  *                when each had its copy, or when rdata_linger runs out.
  *
+ * The transitions between them are the rows of fsm.c's table; the timers' actions are here.
  * Each state has one timer node in the wheel, armed at the earliest of its deadlines.
  */
 #include <stdio.h>
@@ -31,8 +32,8 @@ static inline uint64_t repair_word(uint32_t session, uint32_t sqn, bool parity)
  * line of buckets per 16 SQNs, not one each (under a NAK flood, a table of 60,000 states missed
  * the caches on nearly every lookup). Which blocks collide stays as unpredictable as before.
  */
-static inline uint64_t repair_key_hash(const struct cp *cp, uint32_t session, uint32_t sqn,
-	bool parity)
+static inline uint64_t repair_key_hash(
+	const struct cp *cp, uint32_t session, uint32_t sqn, bool parity)
 {
 	return cp_hash64(&cp->hash_key, repair_word(session, sqn >> 4, parity)) << 4 | (sqn & 15);
 }
@@ -61,6 +62,7 @@ void cp_repairs_init(struct cp *cp)
 	cp_htab_init(&cp->repair_tab, CP_REPAIR_BUCKETS_MIN);
 	cp_wheel_init(&cp->repair_wheel, repair_tnode, cp);
 	cp_pool_init(&cp->parities, sizeof(struct cp_parity), offsetof(struct cp_parity, link));
+	cp_fsm_init(cp);
 }
 
 void cp_repairs_free(struct cp *cp)
@@ -256,78 +258,76 @@ bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now)
 	}
 }
 
-/* Whether the state's deadlines say it is over at `now`, and why; CP_C_COUNT if it lives. */
-static enum cp_counter repair_over(const struct cp_repair *r, cp_time_t now)
+/*
+ * The event of the deadline that ends the state by `now`, or CP_EV_COUNT while it lives. What a
+ * deadline means depends on the phase: rdata_end is NAK_RDATA_IVL in OUTSTANDING and the linger
+ * in FORWARDING.
+ */
+static enum cp_repair_event repair_over(const struct cp_repair *r, cp_time_t now)
 {
 	switch (r->phase) {
 	case CP_PHASE_PENDING:
 		/* a redirected NAK is not over at NAK_RPT_IVL: it goes upstream (cp_dlr_timeout) */
 		if (r->rpt_end != 0 && r->rpt_end <= now && (r->flags & CP_REPAIR_DLR) == 0)
-			return CP_C_NAK_RETRY_EXPIRED;
+			return CP_EV_NAK_RPT_IVL;
 		break;
 	case CP_PHASE_OUTSTANDING:
 		if ((r->flags & CP_REPAIR_NNAK) != 0) {
 			/* 9.5.3.2: state created by an NNAK exists only for NAK_ELIM_IVL */
 			if (r->elim_end <= now)
-				return CP_C_REPAIR_EXPIRED;
+				return CP_EV_NAK_ELIM_IVL;
 		} else if (r->rdata_end != 0 && r->rdata_end <= now) {
-			return CP_C_REPAIR_EXPIRED;
+			return CP_EV_NAK_RDATA_IVL;
 		}
 		break;
 	case CP_PHASE_FORWARDING:
 		if (r->rdata_end <= now)
-			return CP_C_REPAIR_LINGER_EXPIRED;
+			return CP_EV_LINGER;
 		break;
 	}
-	return CP_C_COUNT;
+	return CP_EV_COUNT;
 }
 
-static const char *over_reason(enum cp_counter why)
-{
-	switch (why) {
-	case CP_C_NAK_RETRY_EXPIRED:
-		return "NAK_RPT_IVL expired, no NCF";
-	case CP_C_REPAIR_LINGER_EXPIRED:
-		return "linger expired, interfaces left unrepaired";
-	default:
-		return "NAK_RDATA_IVL expired, no RDATA";
-	}
-}
-
-static void repair_expire(struct cp *cp, uint32_t id, enum cp_counter why)
+/* A timer event of state id. Out of line: the packet paths look states up for every packet,
+ * and find them over only now and then. */
+static __attribute__((noinline)) const struct cp_fsm_row *repair_timer_event(
+	struct cp *cp, uint32_t id, cp_time_t now, enum cp_repair_event ev)
 {
 	struct cp_repair *r = cp_repair_at(cp, id);
+	struct cp_fsm x = {
+		.s = cp_session_at(cp, r->session),
+		.sid = r->session,
+		.id = id,
+		.r = r,
+		.sqn = r->sqn,
+		.now = now,
+	};
 
-	cp_log_repair(cp, CP_LOG_TIMER, cp_session_at(cp, r->session), r->sqn,
-		"timer in %s%s -> deleted (%s)", cp_phase_name(r->phase),
-		(r->flags & CP_REPAIR_NNAK) != 0 ? " (NNAK)" : "", over_reason(why));
-	cp_repair_delete(cp, id, why);
+	return cp_repair_fsm(cp, &x, ev);
 }
 
 uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now)
 {
-	enum cp_counter why;
+	enum cp_repair_event ev;
 
 	if (id == CP_NIL)
 		return CP_NIL;
-	why = repair_over(cp_repair_at(cp, id), now);
-	if (why == CP_C_COUNT)
+	ev = repair_over(cp_repair_at(cp, id), now);
+	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev) == NULL)
 		return id;
-	repair_expire(cp, id, why);
 	return CP_NIL;
 }
 
 uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
 {
 	uint32_t id = cp_repair_find(cp, session, sqn);
-	enum cp_counter why;
+	enum cp_repair_event ev;
 
 	if (id == CP_NIL)
 		return CP_NIL;
-	why = repair_over(cp_repair_at(cp, id), now);
-	if (why == CP_C_COUNT)
+	ev = repair_over(cp_repair_at(cp, id), now);
+	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev) == NULL)
 		return id;
-	repair_expire(cp, id, why);
 	return CP_NIL;
 }
 
@@ -375,14 +375,64 @@ void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r)
 	};
 }
 
+bool cp_fsm_nak_repeat(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+	cp_time_t period = repeat_period(cp_repair_config(cp, x->s));
+
+	cp_queue_repeat(cp, x->s, r);
+	r->rpt_next = period != 0 ? r->rpt_next + period : 0;
+	if (r->rpt_next != 0 && r->rpt_next <= x->now)
+		r->rpt_next =
+			x->now + period; /* timers ran late: keep the rate, skip the backlog */
+	if (r->rpt_next >= r->rpt_end)
+		r->rpt_next = 0;
+	return true;
+}
+
+/* 7.4: duplicate NAKs go upstream again from now on */
+bool cp_fsm_elimination_over(struct cp *cp, struct cp_fsm *x)
+{
+	(void)cp;
+	x->r->elim_end = 0;
+	return true;
+}
+
+bool cp_fsm_retry_expired(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_NAK_RETRY_EXPIRED);
+	return true;
+}
+
+bool cp_fsm_repair_expired(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_REPAIR_EXPIRED);
+	return true;
+}
+
+bool cp_fsm_linger_expired(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_REPAIR_LINGER_EXPIRED);
+	return true;
+}
+
+bool cp_fsm_repair_completed(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_REPAIR_COMPLETED);
+	return true;
+}
+
+/*
+ * The state's timer ran: the events of the deadlines that passed, each a row of the table. A
+ * deadline that ends the state comes first; the others can pass together.
+ */
 void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
 {
 	struct cp_repair *r = cp_repair_at(cp, id);
-	struct cp_session *s = cp_session_at(cp, r->session);
-	enum cp_counter why = repair_over(r, now);
+	enum cp_repair_event ev = repair_over(r, now);
 
-	if (why != CP_C_COUNT) {
-		repair_expire(cp, id, why);
+	if (ev != CP_EV_COUNT) {
+		repair_timer_event(cp, id, now, ev);
 		return;
 	}
 	if (r->phase == CP_PHASE_PENDING && (r->flags & CP_REPAIR_DLR) != 0 && r->rpt_end != 0 &&
@@ -390,24 +440,10 @@ void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
 		cp_dlr_timeout(cp, id, now);
 		return;
 	}
-	if (r->phase == CP_PHASE_OUTSTANDING && r->elim_end != 0 && r->elim_end <= now) {
-		r->elim_end = 0;
-		cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
-			"NAK_ELIM_IVL timer in OUTSTANDING -> OUTSTANDING (elimination over)");
-	}
-	if (r->phase == CP_PHASE_PENDING && r->rpt_next != 0 && r->rpt_next <= now) {
-		cp_time_t period = repeat_period(cp_repair_config(cp, s));
-
-		cp_queue_repeat(cp, s, r);
-		cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
-			"NAK_RPT_RTE timer in PENDING -> PENDING (NAK repeated)");
-		r->rpt_next = period != 0 ? r->rpt_next + period : 0;
-		if (r->rpt_next != 0 && r->rpt_next <= now)
-			r->rpt_next =
-				now + period; /* timers ran late: keep the rate, skip the backlog */
-		if (r->rpt_next >= r->rpt_end)
-			r->rpt_next = 0;
-	}
+	if (r->phase == CP_PHASE_OUTSTANDING && r->elim_end != 0 && r->elim_end <= now)
+		repair_timer_event(cp, id, now, CP_EV_NAK_ELIM_IVL);
+	if (r->phase == CP_PHASE_PENDING && r->rpt_next != 0 && r->rpt_next <= now)
+		repair_timer_event(cp, id, now, CP_EV_NAK_RPT_RTE);
 	cp_repair_schedule(cp, id);
 }
 

@@ -1,0 +1,142 @@
+/*
+ * The repair state machine as data (RFC 3208 7.2-7.8; digest 2.2-2.4): one table of {phases,
+ * event, action, next phase} for the repair state of a (TSI, SQN), and cp_repair_fsm(), which
+ * finds the row for the state's phase and the event, runs its action, sets the next phase and
+ * writes the row's debug line. The callers name the events (ncf.c, rdata.c, the timers in
+ * repair.c); the actions live beside them, in the file of their RFC section. The phases are
+ * described in repair.c.
+ *
+ * An event no row expects in the state's phase is warned about and counted, and the state is
+ * left as it was. Events that change nothing in some phase have rows there with no action and
+ * no line, so the table says every event that happens.
+ */
+#include <string.h>
+
+#include "control/cp_internal.h"
+
+/* The phases a row applies in, and the phase it goes to. */
+#define P	  CP_FSM_IN(CP_FSM_PENDING)
+#define O	  CP_FSM_IN(CP_FSM_OUTSTANDING)
+#define F	  CP_FSM_IN(CP_FSM_FORWARDING)
+#define NN	  CP_FSM_IN(CP_FSM_NNAK)
+#define X	  CP_FSM_IN(CP_FSM_NONE)
+#define TO(phase) CP_FSM_##phase
+
+/* One row a line and its text below it: kept as written, a table. */
+/* clang-format off */
+const struct cp_fsm_row cp_fsm_table[] = {
+	/* NCFs from upstream confirm a NAK or anticipate one (7.3, 7.5) */
+	{X,	CP_EV_NCF,		cp_fsm_ncf_anticipate,		TO(OUTSTANDING),
+		"NCF in NONE -> OUTSTANDING (anticipated)"},
+	{P,	CP_EV_NCF,		cp_fsm_ncf_confirm,		TO(OUTSTANDING),
+		"NCF in PENDING -> OUTSTANDING (confirmed)"},
+	{O,	CP_EV_NCF,		cp_fsm_ncf_restart,		TO(OUTSTANDING),
+		"NCF in OUTSTANDING -> OUTSTANDING (timers restarted, anticipated)"},
+	{NN,	CP_EV_NCF,		cp_fsm_ncf_after_nnak,		TO(OUTSTANDING),
+		"NCF in OUTSTANDING -> OUTSTANDING (timers restarted, anticipated)"},
+	{F,	CP_EV_NCF,		cp_fsm_ncf_after_repair,	TO(OUTSTANDING),
+		"NCF in FORWARDING -> OUTSTANDING (timers restarted, anticipated)"},
+
+	/* RDATA (7.8): its first copy starts the forwarding, the last one wanted ends it */
+	{P,	CP_EV_RDATA,		cp_fsm_rdata_forward,		TO(FORWARDING),
+		"RDATA in PENDING -> FORWARDING"},
+	{O,	CP_EV_RDATA,		cp_fsm_rdata_forward,		TO(FORWARDING),
+		"RDATA in OUTSTANDING -> FORWARDING"},
+	{P,	CP_EV_RDATA_UNREQUESTED, cp_fsm_rdata_unrequested,	TO(NONE),
+		"RDATA in PENDING -> deleted (no interfaces)"},
+	{O|NN,	CP_EV_RDATA_UNREQUESTED, cp_fsm_rdata_unrequested,	TO(NONE),
+		"RDATA in OUTSTANDING -> deleted (no interfaces)"},
+	{F,	CP_EV_RDATA_REPAIRED,	cp_fsm_repair_completed,	TO(NONE),
+		"RDATA in FORWARDING -> deleted (every interface repaired)"},
+
+	/* timers (7.2-7.8) */
+	{P,	CP_EV_NAK_RPT_RTE,	cp_fsm_nak_repeat,		TO(SAME),
+		"NAK_RPT_RTE timer in PENDING -> PENDING (NAK repeated)"},
+	{P,	CP_EV_NAK_RPT_IVL,	cp_fsm_retry_expired,		TO(NONE),
+		"timer in PENDING -> deleted (NAK_RPT_IVL expired, no NCF)"},
+	{O,	CP_EV_NAK_ELIM_IVL,	cp_fsm_elimination_over,	TO(SAME),
+		"NAK_ELIM_IVL timer in OUTSTANDING -> OUTSTANDING (elimination over)"},
+	/* 9.5.3.2: NNAK state lives NAK_ELIM_IVL (its line has always said NAK_RDATA_IVL) */
+	{NN,	CP_EV_NAK_ELIM_IVL,	cp_fsm_repair_expired,		TO(NONE),
+		"timer in OUTSTANDING (NNAK) -> deleted (NAK_RDATA_IVL expired, no RDATA)"},
+	{O,	CP_EV_NAK_RDATA_IVL,	cp_fsm_repair_expired,		TO(NONE),
+		"timer in OUTSTANDING -> deleted (NAK_RDATA_IVL expired, no RDATA)"},
+	{F,	CP_EV_LINGER,		cp_fsm_linger_expired,		TO(NONE),
+		"timer in FORWARDING -> deleted (linger expired, interfaces left unrepaired)"},
+};
+/* clang-format on */
+const unsigned cp_fsm_rows = sizeof(cp_fsm_table) / sizeof(cp_fsm_table[0]);
+
+#undef P
+#undef O
+#undef F
+#undef NN
+#undef X
+#undef TO
+
+static const struct {
+	const char *name;
+	uint8_t kind; /* enum cp_log_kind */
+} events[CP_EV_COUNT] = {
+#define CP_REPAIR_EVENT_DESC(sym, name, kind) [CP_EV_##sym] = {name, kind},
+	CP_REPAIR_EVENTS(CP_REPAIR_EVENT_DESC)
+#undef CP_REPAIR_EVENT_DESC
+};
+
+const char *cp_fsm_event_name(enum cp_repair_event ev)
+{
+	return (unsigned)ev < CP_EV_COUNT ? events[ev].name : "unknown event";
+}
+
+const char *cp_fsm_phase_name(unsigned phase)
+{
+	switch (phase) {
+	case CP_FSM_NNAK:
+		return "OUTSTANDING (NNAK)";
+	case CP_FSM_NONE:
+		return "NONE";
+	default:
+		return cp_phase_name((enum cp_repair_phase)phase);
+	}
+}
+
+/* The first row for each event and phase, looked up once per packet event. */
+void cp_fsm_init(struct cp *cp)
+{
+	memset(cp->fsm_index, CP_FSM_NO_ROW, sizeof(cp->fsm_index));
+	for (unsigned i = cp_fsm_rows; i-- > 0;) {
+		for (unsigned phase = 0; phase < CP_FSM_PHASES; phase++) {
+			if ((cp_fsm_table[i].phases & CP_FSM_IN(phase)) != 0)
+				cp->fsm_index[cp_fsm_table[i].event][phase] = (uint8_t)i;
+		}
+	}
+}
+
+void cp_fsm_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
+	const struct cp_fsm_row *row, const char *const arg[3])
+{
+	cp_log_repair(cp, (enum cp_log_kind)events[row->event].kind, s, sqn, row->text, arg[0],
+		arg[1], arg[2]);
+}
+
+bool cp_fsm_create(struct cp *cp, struct cp_fsm *x, bool parity)
+{
+	cp_fsm_state(cp, x, cp_repair_create_kind(cp, x->sid, x->sqn, x->now, parity));
+	return x->id != CP_NIL;
+}
+
+const struct cp_fsm_row *cp_fsm_unexpected(
+	struct cp *cp, const struct cp_fsm *x, enum cp_repair_event ev, unsigned phase)
+{
+	cp->fsm_unexpected++;
+	cp_log_repair(cp, CP_LOG_EVENT, x->s, x->sqn, "%s not expected in %s: ignored",
+		events[ev].name, cp_fsm_phase_name(phase));
+	return NULL;
+}
+
+/* The row's line, when its debug category is on. */
+void cp_fsm_logged(struct cp *cp, const struct cp_fsm *x, const struct cp_fsm_row *row)
+{
+	if (cp_log_enabled(cp, (enum cp_log_kind)events[row->event].kind))
+		cp_fsm_log(cp, x->s, x->sqn, row, x->arg);
+}
