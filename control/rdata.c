@@ -52,7 +52,7 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
-	const struct cp_fsm_row *row;
+	const struct cp_fsm_row *row = NULL;
 	struct cp_session *s;
 	struct cp_repair *r;
 	struct pgm_tsi tsi;
@@ -110,9 +110,8 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		cp_count_out(out_if, s, PGM_RDATA);
 	}
 	waiting = r->if_mask & ~in_bit & ~r->repaired_mask;
-	if (waiting == 0) {
+	if (waiting == 0)
 		rdata_event(cp, in, in_if, out_if, s, sid, id, r, CP_EV_RDATA_REPAIRED);
-	} else {
+	else if (row != NULL) /* the first copy set the linger; later ones change no deadline */
 		cp_repair_schedule(cp, id);
-	}
 }
