@@ -495,6 +495,7 @@ struct cp {
 
 	struct cp_pool repairs;
 	struct cp_htab repair_tab;
+	uint32_t last_repair; /* cp_repair_find_live()'s last hit, CP_NIL after its deletion */
 	struct cp_wheel repair_wheel;
 
 	struct cp_repeat *repeats;
@@ -575,7 +576,9 @@ static inline struct cp_repair *cp_repair_at(const struct cp *cp, uint32_t id)
 	return (struct cp_repair *)cp_pool_at(&cp->repairs, id);
 }
 uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn);
-/* The state for (session, sqn) unless its deadlines say it is over at `now` (then deleted). */
+/* The state for (session, sqn) unless its deadlines say it is over at `now` (then deleted).
+   For the packet path: it remembers its last hit, so the copies of one RDATA, and a run of NAKs
+   for one SQN with the NCF answering them, look the state up once. */
 uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
 /* id unless its deadlines say it is over at `now` (then deleted: CP_NIL); CP_NIL stays CP_NIL. */
 uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now);

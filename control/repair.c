@@ -60,6 +60,7 @@ void cp_repairs_init(struct cp *cp)
 {
 	cp_pool_init(&cp->repairs, sizeof(struct cp_repair), offsetof(struct cp_repair, hash_next));
 	cp_htab_init(&cp->repair_tab, CP_REPAIR_BUCKETS_MIN);
+	cp->last_repair = CP_NIL;
 	cp_wheel_init(&cp->repair_wheel, repair_tnode, cp);
 	cp_pool_init(&cp->parities, sizeof(struct cp_parity), offsetof(struct cp_parity, link));
 	cp_fsm_init(cp);
@@ -167,6 +168,8 @@ void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 
 	if (why != CP_C_COUNT)
 		cp_count(cp, NULL, s, why, 1);
+	if (cp->last_repair == id)
+		cp->last_repair = CP_NIL;
 	if (r->sess_prev != CP_NIL)
 		cp_repair_at(cp, r->sess_prev)->sess_next = r->sess_next;
 	else
@@ -320,11 +323,17 @@ uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now)
 
 uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
 {
-	uint32_t id = cp_repair_find(cp, session, sqn);
+	uint32_t id = cp->last_repair;
+	const struct cp_repair *r;
 	enum cp_repair_event ev;
 
-	if (id == CP_NIL)
-		return CP_NIL;
+	/* the last hit is never parity state: cp_repair_find() does not find that */
+	if (id == CP_NIL || (r = cp_repair_at(cp, id))->sqn != sqn || r->session != session) {
+		id = cp_repair_find(cp, session, sqn);
+		if (id == CP_NIL)
+			return CP_NIL;
+		cp->last_repair = id;
+	}
 	ev = repair_over(cp_repair_at(cp, id), now);
 	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev) == NULL)
 		return id;
