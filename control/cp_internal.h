@@ -382,24 +382,29 @@ static inline unsigned cp_fsm_phase(const struct cp_repair *r)
 }
 
 /*
- * The events, each with its name (for warnings) and the debug category of its rows' lines.
- * Callers tell events apart where the phase alone does not: an RDATA nobody here asked for,
- * which of a state's deadlines passed.
+ * The events: X(symbol, name for warnings, debug category of its rows' lines, whether the
+ * caller writes those lines: cp_nak, once the NAK's fate is known). Callers tell events apart
+ * where the phase alone does not: a NAK the state eliminates (7.4), an RDATA nobody here asked
+ * for, which of a state's deadlines passed.
  */
 #define CP_REPAIR_EVENTS(X)                                                                        \
-	X(NCF, "NCF", CP_LOG_EVENT)                                                                \
-	X(RDATA, "RDATA", CP_LOG_EVENT)                                                            \
-	X(RDATA_UNREQUESTED, "RDATA nobody here asked for", CP_LOG_EVENT)                          \
-	X(RDATA_REPAIRED, "RDATA copy that left no interface waiting", CP_LOG_EVENT)               \
-	X(NAK_RPT_RTE, "NAK_RPT_RTE timer", CP_LOG_TIMER)                                          \
-	X(NAK_RPT_IVL, "NAK_RPT_IVL timer", CP_LOG_TIMER)                                          \
-	X(NAK_ELIM_IVL, "NAK_ELIM_IVL timer", CP_LOG_TIMER)                                        \
-	X(NAK_RDATA_IVL, "NAK_RDATA_IVL timer", CP_LOG_TIMER)                                      \
-	X(LINGER, "linger timer", CP_LOG_TIMER)
+	X(NAK, "NAK", CP_LOG_EVENT, true)                                                          \
+	X(NAK_DUPLICATE, "duplicate NAK", CP_LOG_EVENT, true)                                      \
+	X(NAK_FROM_DLR, "NAK from the off-tree DLR", CP_LOG_EVENT, true)                           \
+	X(NNAK, "NNAK", CP_LOG_EVENT, false)                                                       \
+	X(NCF, "NCF", CP_LOG_EVENT, false)                                                         \
+	X(RDATA, "RDATA", CP_LOG_EVENT, false)                                                     \
+	X(RDATA_UNREQUESTED, "RDATA nobody here asked for", CP_LOG_EVENT, false)                   \
+	X(RDATA_REPAIRED, "RDATA copy that left no interface waiting", CP_LOG_EVENT, false)        \
+	X(NAK_RPT_RTE, "NAK_RPT_RTE timer", CP_LOG_TIMER, false)                                   \
+	X(NAK_RPT_IVL, "NAK_RPT_IVL timer", CP_LOG_TIMER, false)                                   \
+	X(NAK_ELIM_IVL, "NAK_ELIM_IVL timer", CP_LOG_TIMER, false)                                 \
+	X(NAK_RDATA_IVL, "NAK_RDATA_IVL timer", CP_LOG_TIMER, false)                               \
+	X(LINGER, "linger timer", CP_LOG_TIMER, false)
 
 /* clang-format off: the X-macro list confuses its enum indentation */
 enum cp_repair_event {
-#define CP_REPAIR_EVENT_ENUM(sym, name, kind) CP_EV_##sym,
+#define CP_REPAIR_EVENT_ENUM(sym, name, kind, caller_logs) CP_EV_##sym,
 	CP_REPAIR_EVENTS(CP_REPAIR_EVENT_ENUM)
 #undef CP_REPAIR_EVENT_ENUM
 		CP_EV_COUNT
@@ -414,10 +419,9 @@ struct cp_fsm {
 	struct cp_repair *r; /* its entry, NULL in NONE */
 	uint32_t sqn;	     /* its SQN (parity state: the TG_SQN), for the log line */
 	cp_time_t now;
-	const struct cp_packet *in;	 /* the packet of the event, NULL for timers */
-	struct cp_iface *in_if, *out_if; /* its arrival interface; an RDATA copy's egress */
+	struct cp_iface *in_if, *out_if; /* a packet's arrival interface; an RDATA copy's egress */
 	void *run;			 /* the caller's packet-wide state, for its actions */
-	const char *arg[3];		 /* what the %s of the row's line print, in order */
+	const char *const *arg; /* what the %s of the row's line print, in order, or NULL */
 };
 
 /* The transition's work. false: it could make no state (the repair limit, no memory); then
@@ -455,9 +459,8 @@ struct cp_nak_step {
 	uint32_t id;  /* its repair state; CP_NIL: none (yet) */
 	uint8_t dest; /* enum cp_nak_dest */
 	/* cp_nak's, for the log line once the NAK's fate is known */
-	uint8_t outcome; /* nak.c's enum sqn_outcome */
-	uint8_t before;	 /* enum cp_repair_phase before the NAK */
-	bool was_nnak;	 /* the state had been created by an NNAK */
+	bool untracked;		      /* no memory for state: forwarded all the same */
+	const struct cp_fsm_row *row; /* the transition, NULL: none */
 };
 
 struct cp_repeat {
@@ -509,7 +512,8 @@ struct cp {
 	uint64_t global_ev[CP_C_COUNT];
 	cp_time_t latest; /* the latest time seen in packets or timer runs, for views */
 
-	/* the row of cp_fsm_table for each event and phase, CP_FSM_NO_ROW for none */
+	/* the row of cp_fsm_table for each event and phase, CP_FSM_NO_ROW for none (a byte each:
+	   the core's size is part of the memory `show` reports) */
 	uint8_t fsm_index[CP_EV_COUNT][CP_FSM_PHASES];
 	uint64_t fsm_unexpected; /* events no row expected (cp_stats) */
 };
@@ -607,7 +611,7 @@ const struct cp_fsm_row *cp_fsm_unexpected(
 	struct cp *cp, const struct cp_fsm *x, enum cp_repair_event ev, unsigned phase);
 void cp_fsm_logged(struct cp *cp, const struct cp_fsm *x, const struct cp_fsm_row *row);
 void cp_fsm_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
-	const struct cp_fsm_row *row, const char *const arg[3]);
+	const struct cp_fsm_row *row, const char *const *arg);
 const char *cp_fsm_phase_name(unsigned phase);
 const char *cp_fsm_event_name(enum cp_repair_event ev);
 /* For the actions of the rows in NONE: makes x's state (parity: per transmission group, 11.6);
@@ -626,15 +630,17 @@ static inline const struct cp_fsm_row *cp_repair_fsm(
 	unsigned phase = x->r != NULL ? cp_fsm_phase(x->r) : CP_FSM_NONE;
 	unsigned i = cp->fsm_index[ev][phase];
 	const struct cp_fsm_row *row;
+	unsigned next;
 
 	if (i == CP_FSM_NO_ROW)
 		return cp_fsm_unexpected(cp, x, ev, phase);
 	row = &cp_fsm_table[i];
+	next = row->next;
 	if (row->action != NULL && !row->action(cp, x))
 		return NULL;
-	if (row->next < CP_FSM_NONE)
-		x->r->phase = row->next == CP_FSM_NNAK ? CP_PHASE_OUTSTANDING : row->next;
-	if (cp->log_mask != 0 && row->text != NULL)
+	if (next < CP_FSM_NONE)
+		x->r->phase = next == CP_FSM_NNAK ? CP_PHASE_OUTSTANDING : (uint8_t)next;
+	if (cp->log_mask != 0)
 		cp_fsm_logged(cp, x, row);
 	return row;
 }
@@ -659,6 +665,15 @@ bool cp_fsm_ncf_confirm(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_ncf_restart(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_ncf_after_nnak(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_ncf_after_repair(struct cp *cp, struct cp_fsm *x);
+/* nak.c (7.2-7.4, 9.5.3.2) */
+bool cp_fsm_nak_first(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_after_repair(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_again(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_after_nnak(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_duplicate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nnak_first(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nnak_known(struct cp *cp, struct cp_fsm *x);
 /* rdata.c (7.8) */
 bool cp_fsm_rdata_forward(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_rdata_unrequested(struct cp *cp, struct cp_fsm *x);

@@ -2,9 +2,10 @@
  * The repair state machine as data (RFC 3208 7.2-7.8; digest 2.2-2.4): one table of {phases,
  * event, action, next phase} for the repair state of a (TSI, SQN), and cp_repair_fsm(), which
  * finds the row for the state's phase and the event, runs its action, sets the next phase and
- * writes the row's debug line. The callers name the events (ncf.c, rdata.c, the timers in
- * repair.c); the actions live beside them, in the file of their RFC section. The phases are
- * described in repair.c.
+ * writes the row's debug line. The callers name the events (nak.c, ncf.c, rdata.c, the timers
+ * in repair.c); the actions live beside them, in the file of their RFC section. The phases are
+ * described in repair.c. A NAK's lines are written by cp_nak once the NAK's fate is known, from
+ * the rows its SQNs took: the line of a duplicate says whether the list went on (9.3.3).
  *
  * An event no row expects in the state's phase is warned about and counted, and the state is
  * left as it was. Events that change nothing in some phase have rows there with no action and
@@ -25,6 +26,34 @@
 /* One row a line and its text below it: kept as written, a table. */
 /* clang-format off */
 const struct cp_fsm_row cp_fsm_table[] = {
+	/* NAKs (7.2-7.4): forwarded unless the state eliminates them; a PENDING state always
+	 * does, a FORWARDING one never: the repair went by, it is a new request (7.8) */
+	{X,	CP_EV_NAK,		cp_fsm_nak_first,		TO(PENDING),
+		"NAK on %s in NONE -> PENDING (forwarded)"},
+	{O,	CP_EV_NAK,		cp_fsm_nak_again,		TO(PENDING),
+		"NAK on %s in OUTSTANDING -> PENDING (forwarded, elimination over)"},
+	{NN,	CP_EV_NAK,		cp_fsm_nak_after_nnak,		TO(PENDING),
+		"NAK on %s in OUTSTANDING -> PENDING (forwarded, state was NNAK-created)"},
+	{F,	CP_EV_NAK,		cp_fsm_nak_after_repair,	TO(PENDING),
+		"NAK on %s in FORWARDING -> PENDING (forwarded, new request after repair)"},
+	{P,	CP_EV_NAK_DUPLICATE,	cp_fsm_nak_duplicate,		TO(SAME),
+		"NAK on %s in PENDING -> PENDING (%s)"},
+	{O,	CP_EV_NAK_DUPLICATE,	cp_fsm_nak_duplicate,		TO(SAME),
+		"NAK on %s in OUTSTANDING -> OUTSTANDING (%s)"},
+	/* 9.5.3.2: the off-tree DLR NAKs an SQN we redirected to it: it lacks it too */
+	{P,	CP_EV_NAK_FROM_DLR,	cp_fsm_nak_dlr_fallback,	TO(PENDING),
+		"NAK on %s in PENDING -> PENDING (forwarded, elimination over)"},
+	{O,	CP_EV_NAK_FROM_DLR,	cp_fsm_nak_dlr_fallback,	TO(PENDING),
+		"NAK on %s in OUTSTANDING -> PENDING (forwarded, elimination over)"},
+	{F,	CP_EV_NAK_FROM_DLR,	cp_fsm_nak_dlr_fallback,	TO(PENDING),
+		"NAK on %s in FORWARDING -> PENDING (forwarded, elimination over)"},
+
+	/* NNAKs (9.5.3.2): state only where there was none, never an interface */
+	{X,	CP_EV_NNAK,		cp_fsm_nnak_first,		TO(NNAK),
+		"NNAK in NONE -> OUTSTANDING (NNAK state, forwarded)"},
+	{P|O|F|NN, CP_EV_NNAK,		cp_fsm_nnak_known,		TO(SAME),
+		NULL},
+
 	/* NCFs from upstream confirm a NAK or anticipate one (7.3, 7.5) */
 	{X,	CP_EV_NCF,		cp_fsm_ncf_anticipate,		TO(OUTSTANDING),
 		"NCF in NONE -> OUTSTANDING (anticipated)"},
@@ -77,8 +106,10 @@ const unsigned cp_fsm_rows = sizeof(cp_fsm_table) / sizeof(cp_fsm_table[0]);
 static const struct {
 	const char *name;
 	uint8_t kind; /* enum cp_log_kind */
+	bool caller_logs;
 } events[CP_EV_COUNT] = {
-#define CP_REPAIR_EVENT_DESC(sym, name, kind) [CP_EV_##sym] = {name, kind},
+#define CP_REPAIR_EVENT_DESC(sym, name, kind, caller_logs)                                         \
+	[CP_EV_##sym] = {name, kind, caller_logs},
 	CP_REPAIR_EVENTS(CP_REPAIR_EVENT_DESC)
 #undef CP_REPAIR_EVENT_DESC
 };
@@ -113,8 +144,12 @@ void cp_fsm_init(struct cp *cp)
 }
 
 void cp_fsm_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
-	const struct cp_fsm_row *row, const char *const arg[3])
+	const struct cp_fsm_row *row, const char *const *arg)
 {
+	static const char *const none[3];
+
+	if (arg == NULL)
+		arg = none;
 	cp_log_repair(cp, (enum cp_log_kind)events[row->event].kind, s, sqn, row->text, arg[0],
 		arg[1], arg[2]);
 }
@@ -134,9 +169,10 @@ const struct cp_fsm_row *cp_fsm_unexpected(
 	return NULL;
 }
 
-/* The row's line, when its debug category is on. */
+/* The row's line, when its debug category is on, unless its caller writes it later. */
 void cp_fsm_logged(struct cp *cp, const struct cp_fsm *x, const struct cp_fsm_row *row)
 {
-	if (cp_log_enabled(cp, (enum cp_log_kind)events[row->event].kind))
+	if (row->text != NULL && !events[row->event].caller_logs &&
+		cp_log_enabled(cp, (enum cp_log_kind)events[row->event].kind))
 		cp_fsm_log(cp, x->s, x->sqn, row, x->arg);
 }

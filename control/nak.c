@@ -277,40 +277,112 @@ static void ncf_mark(struct cp_repair *r, uint64_t bit, cp_time_t now, cp_time_t
 	r->ncf_mask |= bit;
 }
 
-/* What happened to each SQN of a NAK, for the debug log once the NAK's fate is known. */
-enum sqn_outcome { SQN_NEW, SQN_RENEWED, SQN_DUPLICATE, SQN_REFORWARDED, SQN_UNTRACKED };
+/* A NAK or NNAK being handled: what the actions of its SQNs' rows share. */
+struct nak_run {
+	struct cp_nak_step *step; /* the SQN at hand */
+	uint64_t bit;		  /* the arrival interface's slot */
+	bool from_dlr;		  /* it came from the TSI's off-tree DLR */
+	bool forward;		  /* some SQN goes on (9.3.3) */
+	bool ncf;		  /* some SQN wants it confirmed now (7.2) */
+};
 
-static void log_nak(struct cp *cp, const struct cp_session *s, const char *ifname,
-	const struct cp_nak_step *st, bool forwarded)
+/* The arrival interface asks for the SQN; unreach.c counts its duplicates (15.2, 15.3). */
+static void nak_listed(struct cp *cp, struct cp_fsm *x, const struct nak_run *run)
 {
-	enum cp_repair_phase before = (enum cp_repair_phase)st->before;
-	uint32_t sqn = st->sqn;
+	struct cp_repair *r = x->r;
+	bool added = (r->if_mask & run->bit) == 0;
 
-	switch ((enum sqn_outcome)st->outcome) {
-	case SQN_NEW:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NAK on %s in NONE -> PENDING (forwarded)",
-			ifname);
-		break;
-	case SQN_RENEWED:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
-			"NAK on %s in FORWARDING -> PENDING (forwarded, new request after repair)",
-			ifname);
-		break;
-	case SQN_DUPLICATE:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NAK on %s in %s -> %s (%s)", ifname,
-			cp_phase_name(before), cp_phase_name(before),
-			forwarded ? "duplicate, list forwarded for other SQNs" : "eliminated");
-		break;
-	case SQN_REFORWARDED:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
-			"NAK on %s in %s -> PENDING (forwarded, %s)", ifname, cp_phase_name(before),
-			st->was_nnak ? "state was NNAK-created" : "elimination over");
-		break;
-	case SQN_UNTRACKED:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
-			"NAK on %s: no memory for state (forwarded)", ifname);
-		break;
+	r->if_mask |= run->bit;
+	cp_nak_seen(cp, x->s, r, x->in_if, added);
+}
+
+/* 7.3: the NAK goes upstream (or to a DLR, 9.5.3.2), repeated until an NCF confirms it. */
+static bool nak_forwarded(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+
+	nak_listed(cp, x, run);
+	cp_repair_start_pending(cp, x->r, x->s, x->now);
+	if (x->s->ext != NULL) /* no DLR without the extension */
+		run->step->dest = (uint8_t)cp_nak_dest(cp, x->s, x->r);
+	cp_repair_schedule(cp, x->id);
+	run->forward = true;
+	return true;
+}
+
+bool cp_fsm_nak_first(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+
+	if (!cp_fsm_create(cp, x, false)) {
+		/* no memory: confirmed and forwarded all the same, with nothing to repeat it */
+		run->step->untracked = true;
+		run->step->dest = (uint8_t)cp_nak_dest(cp, x->s, NULL);
+		run->forward = run->ncf = true;
+		return false;
 	}
+	cp_count(cp, x->in_if, x->s, CP_C_NAK_UNIQUE, 1);
+	return nak_forwarded(cp, x);
+}
+
+/* The repair went by: a new request, not a duplicate; interfaces still waiting for their copy
+ * stay listed. */
+bool cp_fsm_nak_after_repair(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+
+	r->if_mask &= ~r->repaired_mask;
+	r->repaired_mask = r->ncf_mask = 0;
+	cp_count(cp, x->in_if, x->s, CP_C_NAK_UNIQUE, 1);
+	return nak_forwarded(cp, x);
+}
+
+bool cp_fsm_nak_again(struct cp *cp, struct cp_fsm *x)
+{
+	return nak_forwarded(cp, x);
+}
+
+bool cp_fsm_nak_after_nnak(struct cp *cp, struct cp_fsm *x)
+{
+	cp_count(cp, x->in_if, x->s, CP_C_NAK_UNIQUE, 1);
+	return nak_forwarded(cp, x);
+}
+
+/* 7.4: eliminated, but the interface is listed; the list goes where the NAK went if another
+ * SQN takes it there. */
+bool cp_fsm_nak_duplicate(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+	uint8_t flags = x->r->flags;
+
+	nak_listed(cp, x, run);
+	run->step->dest = (flags & CP_REPAIR_DLR_UP)	? CP_DEST_DLR_UP
+			  : (flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
+							: CP_DEST_UPSTREAM;
+	return true;
+}
+
+/* 9.5.3.2: the DLR lacks it too: upstream for this SQN */
+bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+
+	r->flags = (uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
+	cp_count(cp, x->in_if, x->s, CP_C_DLR_NAK_FALLBACK, 1);
+	cp_log_repair(cp, CP_LOG_EVENT, x->s, x->sqn,
+		"NAK from the off-tree DLR it was redirected to: "
+		"redirect dropped, forwarded upstream");
+	return nak_forwarded(cp, x);
+}
+
+/* The event of a NAK for state r (NULL: none). */
+static enum cp_repair_event nak_event(const struct cp_repair *r, bool from_dlr, cp_time_t now)
+{
+	if (r == NULL)
+		return CP_EV_NAK;
+	if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0)
+		return CP_EV_NAK_FROM_DLR;
+	return cp_repair_eliminating(r, now) ? CP_EV_NAK_DUPLICATE : CP_EV_NAK;
 }
 
 void cp_nak(
@@ -320,10 +392,11 @@ void cp_nak(
 	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
 	unsigned n = cp_nak_steps(pkt, steps), missing = 0;
 	const struct cp_if_config *if_cfg;
+	struct nak_run run = {.step = NULL};
 	struct cp_session *s;
-	bool forward = false, ncf = false, from_dlr, upstream = false;
+	struct cp_fsm x;
+	bool upstream = false;
 	cp_time_t now = in->now, ncf_ivl;
-	uint64_t bit;
 	uint32_t sid;
 
 	sid = upstream_packet_session(cp, in, in_if, CP_C_NAK_NO_SESSION, steps, n, out);
@@ -347,7 +420,7 @@ void cp_nak(
 		cp_parity_nak(cp, in, in_if, s, out);
 		return;
 	}
-	from_dlr = cp_from_offtree_dlr(s, in);
+	run.from_dlr = cp_from_offtree_dlr(s, in);
 
 	for (unsigned i = 0; i < n; i++) {
 		steps[i].id = cp_repair_find_live(cp, sid, steps[i].sqn, now);
@@ -360,82 +433,32 @@ void cp_nak(
 		return;
 	}
 
-	bit = cp_iface_bit(in_if);
+	run.bit = cp_iface_bit(in_if);
 	if_cfg = cp_iface_config(cp, in_if);
 	ncf_ivl = CP_MS(if_cfg->ncf_ivl_ms);
+	x = (struct cp_fsm){.s = s, .sid = sid, .now = now, .in_if = in_if, .run = &run};
 	for (unsigned i = 0; i < n; i++) {
 		struct cp_nak_step *st = &steps[i];
-		uint32_t id = st->id;
-		struct cp_repair *r;
-		bool added;
 
-		if (id == CP_NIL && n > 1) /* the same SQN twice in one list: made above */
-			id = cp_repair_find(cp, sid, st->sqn);
-		if (id == CP_NIL) {
-			id = cp_repair_create(cp, sid, st->sqn, now);
-			if (id == CP_NIL) {
-				st->outcome = SQN_UNTRACKED;
-				st->dest = (uint8_t)cp_nak_dest(cp, s, NULL);
-				forward = ncf = true;
-				continue;
-			}
-			r = cp_repair_at(cp, id);
-			st->before = CP_PHASE_PENDING;
-			st->outcome = SQN_NEW;
-			cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
-		} else {
-			r = cp_repair_at(cp, id);
-			st->before = r->phase;
-			st->was_nnak = (r->flags & CP_REPAIR_NNAK) != 0;
-			if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0) {
-				/* 9.5.3.2: the DLR lacks it too: upstream for this SQN */
-				r->flags =
-					(uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
-				st->outcome = SQN_REFORWARDED;
-				cp_count(cp, in_if, s, CP_C_DLR_NAK_FALLBACK, 1);
-				cp_log_repair(cp, CP_LOG_EVENT, s, st->sqn,
-					"NAK from the off-tree DLR it was redirected to: "
-					"redirect dropped, forwarded upstream");
-			} else if (r->phase == CP_PHASE_FORWARDING) {
-				/* the repair went by: a new request, not a duplicate; interfaces
-				 * still waiting for their copy stay listed */
-				r->if_mask &= ~r->repaired_mask;
-				r->repaired_mask = r->ncf_mask = 0;
-				st->outcome = SQN_RENEWED;
-				cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
-			} else if (cp_repair_eliminating(r, now)) {
-				st->outcome = SQN_DUPLICATE;
-			} else {
-				st->outcome = SQN_REFORWARDED;
-				if (st->was_nnak)
-					cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
-			}
-		}
-		added = (r->if_mask & bit) == 0;
-		r->if_mask |= bit;
-		cp_nak_seen(cp, s, r, in_if, added);
-		if (st->outcome != SQN_DUPLICATE) {
-			cp_repair_start_pending(cp, r, s, now);
-			if (s->ext != NULL) /* no DLR without the extension */
-				st->dest = (uint8_t)cp_nak_dest(cp, s, r);
-			cp_repair_schedule(cp, id);
-			forward = true;
-		} else {
-			st->dest = (r->flags & CP_REPAIR_DLR_UP)    ? CP_DEST_DLR_UP
-				   : (r->flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
-								    : CP_DEST_UPSTREAM;
-		}
+		if (st->id == CP_NIL && n > 1) /* the same SQN twice in one list: made above */
+			st->id = cp_repair_find(cp, sid, st->sqn);
+		cp_fsm_state(cp, &x, st->id);
+		x.sqn = st->sqn;
+		run.step = st;
+		st->row = cp_repair_fsm(cp, &x, nak_event(x.r, run.from_dlr, now));
+		if (st->row == NULL)
+			continue;
+		st->id = x.id;
 		upstream = upstream || st->dest == CP_DEST_UPSTREAM;
-		if (!ncf_withheld(r, bit, now, ncf_ivl))
-			ncf = true;
-		st->id = id;
+		if (!ncf_withheld(x.r, run.bit, now, ncf_ivl))
+			run.ncf = true;
 	}
 
 	/* 7.2: every NAK is confirmed at once, unless an identical NCF just went out there */
-	if (ncf) {
+	if (run.ncf) {
 		for (unsigned i = 0; i < n; i++) {
-			if (steps[i].outcome != SQN_UNTRACKED)
-				ncf_mark(cp_repair_at(cp, steps[i].id), bit, now, ncf_ivl);
+			if (steps[i].row != NULL)
+				ncf_mark(cp_repair_at(cp, steps[i].id), run.bit, now, ncf_ivl);
 		}
 		cp_send_ncf(cp, in, in_if, s, 0);
 	} else {
@@ -444,12 +467,12 @@ void cp_nak(
 
 	/* 9.3.3: forwarded intact unless every SQN is eliminated (pending ones count as such);
 	 * 15.3.2: not at all while our upstream neighbour is unreachable */
-	if (forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
+	if (run.forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
-		forward = false;
-	} else if (forward) {
+		run.forward = false;
+	} else if (run.forward) {
 		cp_forward_naks(cp, in, s, steps, n);
-		if (upstream && !from_dlr)
+		if (upstream && !run.from_dlr)
 			cp_dlr_discover(cp, s, now);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NAK_ELIMINATED, n);
@@ -457,10 +480,17 @@ void cp_nak(
 
 	if (cp_log_enabled(cp, CP_LOG_EVENT)) {
 		char ifname[CP_IFNAME_LEN + 8];
+		const char *arg[3] = {ifname,
+			run.forward ? "duplicate, list forwarded for other SQNs" : "eliminated"};
 
 		cp_if_label(cp, in->in_ifindex, ifname, sizeof(ifname));
-		for (unsigned i = 0; i < n; i++)
-			log_nak(cp, s, ifname, &steps[i], forward);
+		for (unsigned i = 0; i < n; i++) {
+			if (steps[i].untracked)
+				cp_log_repair(cp, CP_LOG_EVENT, s, steps[i].sqn,
+					"NAK on %s: no memory for state (forwarded)", ifname);
+			else if (steps[i].row != NULL)
+				cp_fsm_log(cp, s, steps[i].sqn, steps[i].row, arg);
+		}
 	}
 }
 
@@ -470,15 +500,42 @@ void cp_nak(
  * interface. NNAKs from an off-tree DLR for repairs we requested from it are always forwarded:
  * they come before its RDATA, which the state is there for.
  */
+bool cp_fsm_nnak_first(struct cp *cp, struct cp_fsm *x)
+{
+	const struct cp_if_config *cfg = cp_repair_config(cp, x->s);
+
+	if (cfg->nak_elim_ivl_ms == 0)
+		return false; /* it would live for no time at all */
+	if (!cp_fsm_create(cp, x, false)) {
+		cp_count(cp, x->in_if, x->s, CP_C_REPAIR_LIMIT, 1);
+		return false;
+	}
+	x->r->flags = CP_REPAIR_NNAK;
+	x->r->elim_end = cp_deadline(x->now, cfg->nak_elim_ivl_ms);
+	cp_repair_schedule(cp, x->id);
+	return true;
+}
+
+bool cp_fsm_nnak_known(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+
+	if (run->from_dlr && (x->r->flags & CP_REPAIR_DLR_OFF) != 0) {
+		run->forward = true;
+		cp_count(cp, x->in_if, x->s, CP_C_DLR_NNAK, 1);
+	}
+	return true;
+}
+
 void cp_nnak(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
 	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
 	unsigned n = cp_nak_steps(pkt, steps);
-	const struct cp_if_config *cfg;
+	struct nak_run run = {.step = NULL};
+	struct cp_fsm x;
 	struct cp_session *s;
-	bool forward = false, from_dlr;
 	uint32_t sid;
 
 	sid = upstream_packet_session(cp, in, in_if, CP_C_NNAK_NO_SESSION, steps, n, out);
@@ -493,36 +550,16 @@ void cp_nnak(
 		cp_parity_nak(cp, in, in_if, s, out);
 		return;
 	}
-	cfg = cp_repair_config(cp, s);
-	from_dlr = cp_from_offtree_dlr(s, in);
+	run.from_dlr = cp_from_offtree_dlr(s, in);
+	x = (struct cp_fsm){.s = s, .sid = sid, .now = in->now, .in_if = in_if, .run = &run};
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t id = cp_repair_find_live(cp, sid, steps[i].sqn, in->now);
-		struct cp_repair *r;
-
-		if (id != CP_NIL) {
-			if (from_dlr && (cp_repair_at(cp, id)->flags & CP_REPAIR_DLR_OFF) != 0) {
-				forward = true;
-				cp_count(cp, in_if, s, CP_C_DLR_NNAK, 1);
-			}
-			continue;
-		}
-		forward = true;
-		if (cfg->nak_elim_ivl_ms == 0)
-			continue; /* it would live for no time at all */
-		id = cp_repair_create(cp, sid, steps[i].sqn, in->now);
-		if (id == CP_NIL) {
-			cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
-			continue;
-		}
-		r = cp_repair_at(cp, id);
-		r->phase = CP_PHASE_OUTSTANDING;
-		r->flags = CP_REPAIR_NNAK;
-		r->elim_end = cp_deadline(in->now, cfg->nak_elim_ivl_ms);
-		cp_repair_schedule(cp, id);
-		cp_log_repair(cp, CP_LOG_EVENT, s, steps[i].sqn,
-			"NNAK in NONE -> OUTSTANDING (NNAK state, forwarded)");
+		cp_fsm_state(cp, &x, cp_repair_find_live(cp, sid, steps[i].sqn, in->now));
+		x.sqn = steps[i].sqn;
+		if (x.r == NULL)
+			run.forward = true;
+		cp_repair_fsm(cp, &x, CP_EV_NNAK);
 	}
-	if (forward) {
+	if (run.forward) {
 		cp_forward_naks(cp, in, s, steps, n);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NNAK_ELIMINATED, n);

@@ -67,7 +67,6 @@ static void ncf_sqn(struct cp *cp, const struct cp_packet *in, struct cp_iface *
 		.sid = sid,
 		.sqn = sqn,
 		.now = in->now,
-		.in = in,
 		.in_if = in_if,
 	};
 

@@ -40,7 +40,6 @@ static const struct cp_fsm_row *rdata_event(struct cp *cp, const struct cp_packe
 		.r = r,
 		.sqn = in->pkt->sqn,
 		.now = in->now,
-		.in = in,
 		.in_if = in_if,
 		.out_if = out_if,
 	};
