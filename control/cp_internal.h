@@ -400,7 +400,10 @@ static inline unsigned cp_fsm_phase(const struct cp_repair *r)
 	X(NAK_RPT_IVL, "NAK_RPT_IVL timer", CP_LOG_TIMER, false)                                   \
 	X(NAK_ELIM_IVL, "NAK_ELIM_IVL timer", CP_LOG_TIMER, false)                                 \
 	X(NAK_RDATA_IVL, "NAK_RDATA_IVL timer", CP_LOG_TIMER, false)                               \
-	X(LINGER, "linger timer", CP_LOG_TIMER, false)
+	X(LINGER, "linger timer", CP_LOG_TIMER, false)                                             \
+	X(DLR_NCF, "unicast NCF from the off-tree DLR", CP_LOG_EVENT, false)                       \
+	X(DLR_RDATA, "RDATA from the off-tree DLR", CP_LOG_EVENT, false)                           \
+	X(DLR_TIMEOUT, "NAK_RPT_IVL timer of a redirected NAK", CP_LOG_TIMER, false)
 
 /* clang-format off: the X-macro list confuses its enum indentation */
 enum cp_repair_event {
@@ -674,6 +677,10 @@ bool cp_fsm_nak_duplicate(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nnak_first(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nnak_known(struct cp *cp, struct cp_fsm *x);
+/* dlr.c (9.5.3.2) */
+bool cp_fsm_dlr_confirm(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_dlr_rdata(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_dlr_timeout(struct cp *cp, struct cp_fsm *x);
 /* rdata.c (7.8) */
 bool cp_fsm_rdata_forward(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_rdata_unrequested(struct cp *cp, struct cp_fsm *x);
@@ -719,8 +726,9 @@ bool cp_nak_dest_addr(
 	const struct cp_session *s, enum cp_nak_dest dest, int *ifindex, struct pgm_nla *addr);
 bool cp_from_offtree_dlr(const struct cp_session *s, const struct cp_packet *in);
 void cp_dlr_discover(struct cp *cp, struct cp_session *s, cp_time_t now);
-/* A redirected NAK ran out of NAK_RPT_IVL: drop the DLR, go upstream. */
-void cp_dlr_timeout(struct cp *cp, uint32_t id, cp_time_t now);
+/* The address of the DLR state r's NAK went to (CP_REPAIR_DLR_UP or _OFF), as text. */
+const char *cp_dlr_name(
+	const struct cp_session *s, const struct cp_repair *r, char *buf, size_t len);
 
 /* parity.c (11.6) */
 void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,

@@ -2,9 +2,9 @@
  * The repair state machine as data (RFC 3208 7.2-7.8; digest 2.2-2.4): one table of {phases,
  * event, action, next phase} for the repair state of a (TSI, SQN), and cp_repair_fsm(), which
  * finds the row for the state's phase and the event, runs its action, sets the next phase and
- * writes the row's debug line. The callers name the events (nak.c, ncf.c, rdata.c, the timers
- * in repair.c); the actions live beside them, in the file of their RFC section. The phases are
- * described in repair.c. A NAK's lines are written by cp_nak once the NAK's fate is known, from
+ * writes the row's debug line. The callers name the events (nak.c, ncf.c, rdata.c, dlr.c, the
+ * timers in repair.c); the actions live beside them, in the file of their RFC section. The phases
+ * are described in repair.c. A NAK's lines are written by cp_nak once the NAK's fate is known, from
  * the rows its SQNs took: the line of a duplicate says whether the list went on (9.3.3).
  *
  * An event no row expects in the state's phase is warned about and counted, and the state is
@@ -78,6 +78,19 @@ const struct cp_fsm_row cp_fsm_table[] = {
 	{F,	CP_EV_RDATA_REPAIRED,	cp_fsm_repair_completed,	TO(NONE),
 		"RDATA in FORWARDING -> deleted (every interface repaired)"},
 
+	/* the off-tree DLR a NAK was redirected to (9.5.3.2): its unicast NCF confirms what we
+	 * asked it for, its unicast RDATA is re-sourced downstream */
+	{P,	CP_EV_DLR_NCF,		cp_fsm_dlr_confirm,		TO(OUTSTANDING),
+		"unicast NCF from the off-tree DLR in PENDING -> OUTSTANDING"},
+	{O|F,	CP_EV_DLR_NCF,		NULL,				TO(SAME),
+		NULL},
+	{P,	CP_EV_DLR_RDATA,	cp_fsm_dlr_rdata,		TO(NONE),
+		"RDATA from the off-tree DLR in PENDING -> deleted (re-sourced downstream)"},
+	{O|NN,	CP_EV_DLR_RDATA,	cp_fsm_dlr_rdata,		TO(NONE),
+		"RDATA from the off-tree DLR in OUTSTANDING -> deleted (re-sourced downstream)"},
+	{F,	CP_EV_DLR_RDATA,	cp_fsm_dlr_rdata,		TO(NONE),
+		"RDATA from the off-tree DLR in FORWARDING -> deleted (re-sourced downstream)"},
+
 	/* timers (7.2-7.8) */
 	{P,	CP_EV_NAK_RPT_RTE,	cp_fsm_nak_repeat,		TO(SAME),
 		"NAK_RPT_RTE timer in PENDING -> PENDING (NAK repeated)"},
@@ -92,6 +105,9 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"timer in OUTSTANDING -> deleted (NAK_RDATA_IVL expired, no RDATA)"},
 	{F,	CP_EV_LINGER,		cp_fsm_linger_expired,		TO(NONE),
 		"timer in FORWARDING -> deleted (linger expired, interfaces left unrepaired)"},
+	/* 9.5.3.2: a redirected NAK unconfirmed for NAK_RPT_IVL */
+	{P,	CP_EV_DLR_TIMEOUT,	cp_fsm_dlr_timeout,		TO(SAME),
+		"NAK_RPT_IVL timer in PENDING: DLR %s never confirmed, dropped; NAKs go upstream"},
 };
 /* clang-format on */
 const unsigned cp_fsm_rows = sizeof(cp_fsm_table) / sizeof(cp_fsm_table[0]);

@@ -270,7 +270,7 @@ static enum cp_repair_event repair_over(const struct cp_repair *r, cp_time_t now
 {
 	switch (r->phase) {
 	case CP_PHASE_PENDING:
-		/* a redirected NAK is not over at NAK_RPT_IVL: it goes upstream (cp_dlr_timeout) */
+		/* a redirected NAK is not over at NAK_RPT_IVL: it goes upstream (DLR_TIMEOUT) */
 		if (r->rpt_end != 0 && r->rpt_end <= now && (r->flags & CP_REPAIR_DLR) == 0)
 			return CP_EV_NAK_RPT_IVL;
 		break;
@@ -294,7 +294,7 @@ static enum cp_repair_event repair_over(const struct cp_repair *r, cp_time_t now
 /* A timer event of state id. Out of line: the packet paths look states up for every packet,
  * and find them over only now and then. */
 static __attribute__((noinline)) const struct cp_fsm_row *repair_timer_event(
-	struct cp *cp, uint32_t id, cp_time_t now, enum cp_repair_event ev)
+	struct cp *cp, uint32_t id, cp_time_t now, enum cp_repair_event ev, const char *const *arg)
 {
 	struct cp_repair *r = cp_repair_at(cp, id);
 	struct cp_fsm x = {
@@ -304,6 +304,7 @@ static __attribute__((noinline)) const struct cp_fsm_row *repair_timer_event(
 		.r = r,
 		.sqn = r->sqn,
 		.now = now,
+		.arg = arg,
 	};
 
 	return cp_repair_fsm(cp, &x, ev);
@@ -316,7 +317,7 @@ uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now)
 	if (id == CP_NIL)
 		return CP_NIL;
 	ev = repair_over(cp_repair_at(cp, id), now);
-	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev) == NULL)
+	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev, NULL) == NULL)
 		return id;
 	return CP_NIL;
 }
@@ -335,7 +336,7 @@ uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_t
 		cp->last_repair = id;
 	}
 	ev = repair_over(cp_repair_at(cp, id), now);
-	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev) == NULL)
+	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev, NULL) == NULL)
 		return id;
 	return CP_NIL;
 }
@@ -441,18 +442,23 @@ void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
 	enum cp_repair_event ev = repair_over(r, now);
 
 	if (ev != CP_EV_COUNT) {
-		repair_timer_event(cp, id, now, ev);
+		repair_timer_event(cp, id, now, ev, NULL);
 		return;
 	}
 	if (r->phase == CP_PHASE_PENDING && (r->flags & CP_REPAIR_DLR) != 0 && r->rpt_end != 0 &&
 		r->rpt_end <= now) {
-		cp_dlr_timeout(cp, id, now);
+		char dlr[64];
+		const char *arg[3] = {
+			cp_dlr_name(cp_session_at(cp, r->session), r, dlr, sizeof(dlr))};
+
+		/* the DLR never confirmed: dropped for the whole TSI, its NAKs restart upstream */
+		repair_timer_event(cp, id, now, CP_EV_DLR_TIMEOUT, arg);
 		return;
 	}
 	if (r->phase == CP_PHASE_OUTSTANDING && r->elim_end != 0 && r->elim_end <= now)
-		repair_timer_event(cp, id, now, CP_EV_NAK_ELIM_IVL);
+		repair_timer_event(cp, id, now, CP_EV_NAK_ELIM_IVL, NULL);
 	if (r->phase == CP_PHASE_PENDING && r->rpt_next != 0 && r->rpt_next <= now)
-		repair_timer_event(cp, id, now, CP_EV_NAK_RPT_RTE);
+		repair_timer_event(cp, id, now, CP_EV_NAK_RPT_RTE, NULL);
 	cp_repair_schedule(cp, id);
 }
 
