@@ -403,7 +403,15 @@ static inline unsigned cp_fsm_phase(const struct cp_repair *r)
 	X(LINGER, "linger timer", CP_LOG_TIMER, false)                                             \
 	X(DLR_NCF, "unicast NCF from the off-tree DLR", CP_LOG_EVENT, false)                       \
 	X(DLR_RDATA, "RDATA from the off-tree DLR", CP_LOG_EVENT, false)                           \
-	X(DLR_TIMEOUT, "NAK_RPT_IVL timer of a redirected NAK", CP_LOG_TIMER, false)
+	X(DLR_TIMEOUT, "NAK_RPT_IVL timer of a redirected NAK", CP_LOG_TIMER, false)               \
+	X(PARITY_NAK, "parity NAK", CP_LOG_EVENT, false)                                           \
+	X(PARITY_NAK_DUPLICATE, "parity NAK the largest count covers", CP_LOG_EVENT, false)        \
+	X(PARITY_NAK_FROM_DLR, "parity NAK from the off-tree DLR", CP_LOG_EVENT, false)            \
+	X(PARITY_NNAK, "parity NNAK", CP_LOG_EVENT, false)                                         \
+	X(PARITY_NCF, "parity NCF", CP_LOG_EVENT, false)                                           \
+	X(PARITY_NCF_SHORT, "parity NCF below the largest count", CP_LOG_EVENT, false)             \
+	X(PARITY_RDATA_REPAIRED, "parity RDATA that left no interface owed", CP_LOG_EVENT, false)  \
+	X(DLR_PARITY_REPAIRED, "off-tree DLR parity RDATA that left none owed", CP_LOG_EVENT, false)
 
 /* clang-format off: the X-macro list confuses its enum indentation */
 enum cp_repair_event {
@@ -681,6 +689,15 @@ bool cp_fsm_nnak_known(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_dlr_confirm(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_dlr_rdata(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_dlr_timeout(struct cp *cp, struct cp_fsm *x);
+/* parity.c (11.6) */
+bool cp_fsm_parity_nak_first(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_nak(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_nak_duplicate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_nnak(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_ncf_anticipate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_ncf(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_ncf_short(struct cp *cp, struct cp_fsm *x);
 /* rdata.c (7.8) */
 bool cp_fsm_rdata_forward(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_rdata_unrequested(struct cp *cp, struct cp_fsm *x);

@@ -1,15 +1,16 @@
 /*
- * The repair state machine as data (RFC 3208 7.2-7.8; digest 2.2-2.4): one table of {phases,
+ * The repair state machine as data (RFC 3208 7.2-7.8, 9.5.3.2, 11.6): one table of {phases,
  * event, action, next phase} for the repair state of a (TSI, SQN), and cp_repair_fsm(), which
- * finds the row for the state's phase and the event, runs its action, sets the next phase and
- * writes the row's debug line. The callers name the events (nak.c, ncf.c, rdata.c, dlr.c, the
- * timers in repair.c); the actions live beside them, in the file of their RFC section. The phases
- * are described in repair.c. A NAK's lines are written by cp_nak once the NAK's fate is known, from
- * the rows its SQNs took: the line of a duplicate says whether the list went on (9.3.3).
+ * finds the row for the state's phase and the event, runs the row's action, sets the next phase
+ * and writes the row's debug line. The phases are described in repair.c.
+ *
+ * The callers name the events (nak.c, ncf.c, rdata.c, dlr.c, parity.c, the timers in repair.c)
+ * and the actions live beside them, in the file of their RFC section. cp_nak writes its rows'
+ * lines itself once the NAK's fate is known: a duplicate's line says whether the list went on.
  *
  * An event no row expects in the state's phase is warned about and counted, and the state is
  * left as it was. Events that change nothing in some phase have rows there with no action and
- * no line, so the table says every event that happens.
+ * no line, so the table names every event that happens.
  */
 #include <string.h>
 
@@ -90,6 +91,30 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"RDATA from the off-tree DLR in OUTSTANDING -> deleted (re-sourced downstream)"},
 	{F,	CP_EV_DLR_RDATA,	cp_fsm_dlr_rdata,		TO(NONE),
 		"RDATA from the off-tree DLR in FORWARDING -> deleted (re-sourced downstream)"},
+
+	/* parity state per transmission group (11.6): PENDING or OUTSTANDING, by counts */
+	{X,	CP_EV_PARITY_NAK,	cp_fsm_parity_nak_first,	TO(PENDING),
+		"parity NAK for %s on %s -> PENDING (forwarded for %s)"},
+	{P|O,	CP_EV_PARITY_NAK,	cp_fsm_parity_nak,		TO(PENDING),
+		"parity NAK for %s on %s -> PENDING (forwarded for %s)"},
+	{P|O,	CP_EV_PARITY_NAK_FROM_DLR, cp_fsm_parity_nak_dlr_fallback, TO(PENDING),
+		"parity NAK for %s on %s -> PENDING (forwarded for %s)"},
+	{P|O,	CP_EV_PARITY_NAK_DUPLICATE, cp_fsm_parity_nak_duplicate, TO(SAME),
+		"parity NAK for %s on %s: eliminated (largest known %s)"},
+	{P|O,	CP_EV_PARITY_NNAK,	cp_fsm_parity_nnak,		TO(SAME),
+		NULL},
+	{X,	CP_EV_PARITY_NCF,	cp_fsm_parity_ncf_anticipate,	TO(OUTSTANDING),
+		"parity NCF for %s -> OUTSTANDING (largest %s)"},
+	{P|O,	CP_EV_PARITY_NCF,	cp_fsm_parity_ncf,		TO(OUTSTANDING),
+		"parity NCF for %s -> OUTSTANDING (largest %s)"},
+	{P,	CP_EV_PARITY_NCF_SHORT,	cp_fsm_parity_ncf_short,	TO(SAME),
+		"parity NCF for %s in PENDING: below %s, still pending"},
+	{O,	CP_EV_PARITY_NCF_SHORT,	cp_fsm_parity_ncf,		TO(OUTSTANDING),
+		"parity NCF for %s -> OUTSTANDING (largest %s)"},
+	{P|O,	CP_EV_PARITY_RDATA_REPAIRED, cp_fsm_repair_completed,	TO(NONE),
+		"parity RDATA %s: every interface repaired, deleted"},
+	{P|O,	CP_EV_DLR_PARITY_REPAIRED, cp_fsm_repair_completed,	TO(NONE),
+		NULL},
 
 	/* timers (7.2-7.8) */
 	{P,	CP_EV_NAK_RPT_RTE,	cp_fsm_nak_repeat,		TO(SAME),
