@@ -8,8 +8,10 @@
  *   FORWARDING   the RDATA arrived; copies go to the listed interfaces, and the state is deleted
  *                when each had its copy, or when rdata_linger runs out.
  *
- * The transitions between them are the rows of fsm.c's table; the timers' actions are here.
- * Each state has one timer node in the wheel, armed at the earliest of its deadlines.
+ * The state machine in fsm.c adds two phases: NONE, no state, and NNAK, OUTSTANDING state an
+ * NNAK created, which eliminates no NAK and lives NAK_ELIM_IVL (9.5.3.2). Its table's rows are
+ * the only transitions, and the only place that sets a state's phase; the timers' actions are
+ * here. Each state has one timer node in the wheel, armed at the earliest of its deadlines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,14 +219,14 @@ static cp_time_t repeat_period(const struct cp_if_config *cfg)
 	return cfg->nak_rpt_rate != 0 ? CP_SEC(1) / cfg->nak_rpt_rate : 0;
 }
 
-/* A NAK was just forwarded upstream: repeat it until confirmed or NAK_RPT_IVL runs out. */
+/* A NAK was just forwarded upstream: repeat it until confirmed or NAK_RPT_IVL runs out. These
+ * are PENDING's timers; the phase is the machine's to set (fsm.c). */
 void cp_repair_start_pending(
 	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now)
 {
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 	cp_time_t period = repeat_period(cfg);
 
-	r->phase = CP_PHASE_PENDING;
 	r->flags &= (uint8_t) ~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
 	r->rpt_end = cp_deadline(now, cfg->nak_rpt_ivl_ms);
 	r->rpt_next = period != 0 && now + period < r->rpt_end ? now + period : 0;
@@ -233,13 +235,13 @@ void cp_repair_start_pending(
 	r->elim_end = 0;
 }
 
-/* A matching NCF (or an unsolicited one): (re)start NAK_RDATA_IVL and NAK_ELIM_IVL (7.4, 7.5). */
+/* A matching NCF (or an unsolicited one): (re)start NAK_RDATA_IVL and NAK_ELIM_IVL (7.4, 7.5),
+ * OUTSTANDING's timers. */
 void cp_repair_confirm(
 	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now)
 {
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 
-	r->phase = CP_PHASE_OUTSTANDING;
 	r->flags &= (uint8_t)~CP_REPAIR_NNAK;
 	r->rpt_next = r->rpt_end = 0;
 	r->rdata_end = cp_deadline(now, cfg->nak_rdata_ivl_ms);
