@@ -1,5 +1,5 @@
 /*
- * The POLL child role (RFC 3208 14.5) and DLR discovery and redirection (9.5.3; digest 3.13).
+ * The POLL child role (RFC 3208 14.5) and DLR discovery and redirection (9.5.3).
  *
  * Child role: POLLs from the TSI's upstream interface are matched against our RAND_NODE_ID under
  * POLL_MASK; a GENERAL poll schedules one POLR at a random time within POLL_BO_IVL, unicast to
@@ -13,7 +13,8 @@
  * NAK_RPT_IVL is forgotten and the NAKs sent to it go upstream; an SQN the off-tree DLR NAKs
  * itself goes upstream. The off-tree DLR's NCFs and RDATA come unicast: the NCF is consumed, the
  * RDATA re-sourced (IP source = data source, destination = group, Router Alert) onto every
- * interface that asked for it.
+ * interface that asked for it. Those two and the redirect's timeout are rows of fsm.c's table,
+ * their actions are here.
  */
 #include <string.h>
 

@@ -1,11 +1,13 @@
 /*
  * NAK and NNAK reception (RFC 3208 7.2 confirmation, 7.3 forwarding, 7.4 elimination, 7.7
- * addressing, 9.3.3 NAK lists, 9.5.3.2 NNAKs; digest 3.5-3.7, 3.10, 3.11).
+ * addressing, 9.3.3 NAK lists, 9.5.3.2 NNAKs).
  *
  * Every unicast NAK, duplicates included, is confirmed at once with an NCF on its arrival
  * interface (identical NCFs rate-limited per interface), adds that interface to the repair
  * state of each SQN it names, and is forwarded intact to the upstream neighbour unless every
  * SQN it names is being eliminated. NNAKs are never confirmed, retried, nor add an interface.
+ * Here each SQN's event is named and its rows' actions are kept; what an event does in each
+ * phase is fsm.c's table.
  */
 #include <string.h>
 

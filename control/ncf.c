@@ -1,11 +1,12 @@
 /*
- * NCF reception (RFC 3208 7.3 confirmation, 7.5 anticipation, 9.3.3 lists; digest 3.8).
+ * NCF reception (RFC 3208 7.3 confirmation, 7.5 anticipation, 9.3.3 lists).
  *
  * An NCF from the upstream interface confirms a pending NAK for its (TSI, SQN), or creates
  * anticipated state with no interfaces (restarting the timers of state that exists). NCFs from
  * other interfaces are discarded without creating state. An NE never forwards NCFs; NCFs of
  * sessions this router does not know pass, so PGM keeps working unassisted for them. Unicast NCFs
- * come from an off-tree DLR (dlr.c) or carry OPT_NBR_UNREACH (unreach.c).
+ * come from an off-tree DLR (dlr.c) or carry OPT_NBR_UNREACH (unreach.c). What an NCF does in
+ * each phase is fsm.c's table; the actions of its rows are here.
  */
 #include "control/cp_internal.h"
 

@@ -1,5 +1,5 @@
 /*
- * Parity (on-demand FEC) repair state per transmission group (RFC 3208 11.6; digest 3.12).
+ * Parity (on-demand FEC) repair state per transmission group (RFC 3208 11.6).
  *
  * A parity NAK asks for PKT_CNT + 1 parity packets of the group TG_SQN (the low log2(TGS) bits of
  * its SQN hold the 0-based count). State is kept per (TSI, TG_SQN) with the count each interface
@@ -14,7 +14,8 @@
  *    offset (max TGS - OPT_CURR_TGSIZE, 0 for full groups), the state when none is left;
  *  - a parity NNAK is eliminated only if the state's largest known count exceeds its count.
  * Without a usable group size (OPT_PARITY_PRM) counts cannot be read and parity packets are
- * handled without state, as before.
+ * handled without state, as before. The events, told apart by those counts, are rows of
+ * fsm.c's table; their actions are here.
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * Constrained RDATA forwarding (RFC 3208 7.8; digest 3.9).
+ * Constrained RDATA forwarding (RFC 3208 7.8).
  *
  * The data plane hands over one copy of an RDATA per egress interface (router/assist.c makes
  * the copies from the kernel's multicast route). A copy is accepted only if its

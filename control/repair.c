@@ -1,5 +1,5 @@
 /*
- * Repair state per (TSI, SQN) and its timers (RFC 3208 7.2-7.5, 7.8; digest 2.2-2.4).
+ * Repair state per (TSI, SQN) and its timers (RFC 3208 7.2-7.5, 7.8).
  *
  *   PENDING      a NAK went upstream; repeated every 1/NAK_RPT_RTE until an NCF confirms it or
  *                NAK_RPT_IVL runs out (the state is then deleted: nak-retry-expired).
