@@ -598,7 +598,6 @@ uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_t
 /* id unless its deadlines say it is over at `now` (then deleted: CP_NIL); CP_NIL stays CP_NIL. */
 uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now);
 bool cp_repair_limit_reached(const struct cp *cp, size_t more);
-uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
 void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why);
 void cp_repair_schedule(struct cp *cp, uint32_t id);
 void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now);
@@ -609,6 +608,7 @@ void cp_repair_confirm(
 bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now);
 void cp_repairs_flush_repeats(struct cp *cp);
 void cp_repairs_drop_slot(struct cp *cp, int slot);
+/* New zeroed state; only the machine's rows in NONE make it (cp_fsm_create), and set its phase. */
 uint32_t cp_repair_create_kind(
 	struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now, bool parity);
 void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r);

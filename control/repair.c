@@ -120,11 +120,6 @@ bool cp_repair_limit_reached(const struct cp *cp, size_t more)
 	       (size_t)cp->repairs.live + more > cp->cfg.max_repair_states;
 }
 
-uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
-{
-	return cp_repair_create_kind(cp, session, sqn, now, false);
-}
-
 uint32_t cp_repair_create_kind(
 	struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now, bool parity)
 {
