@@ -456,6 +456,7 @@ struct cp_stats {
 	size_t session_bytes, repair_bytes; /* the parts held for sessions and for repair states */
 	size_t session_size, repair_size;   /* sizeof one entry */
 	uint64_t global_ev[CP_C_COUNT]; /* events not tied to an interface (timers, limits) */
+	uint64_t unexpected_events; /* repair state events no transition expected: ignored */
 };
 void cp_get_stats(const struct cp *cp, struct cp_stats *st);
 

@@ -3,9 +3,11 @@
  *  - table.c    chunked entry pools indexed by 32-bit ids, and seeded hash tables over them;
  *  - wheel.c    the hierarchical timing wheel (one node per entry, holding its earliest deadline);
  *  - control.c  the object, configuration, counters, logging and the packet dispatch;
+ *  - fsm.c      the repair state machine: one table of the transitions of repair state;
  *  - interface.c, session.c (SPM, 7.1), repair.c (repair state and its timers), nak.c (7.2-7.4,
- *    9.3.3, NNAK 9.5.3.2), ncf.c (7.3, 7.5), rdata.c (7.8), extensions.c (seams for DLRs,
- *    POLL/POLR, parity, NBR_UNREACH, NAK_BO_IVL advertisement), view.c (show and clear).
+ *    9.3.3, NNAK 9.5.3.2), ncf.c (7.3, 7.5), rdata.c (7.8), dlr.c (POLL child role 14.5, DLRs
+ *    9.5.3), parity.c (11.6), unreach.c (NAK_BO_IVL 15.2, NBR_UNREACH 15.3), view.c (show and
+ *    clear).
  *
  * Entries refer to each other by 32-bit pool ids, not pointers: a repair state is 112 bytes with
  * its hash link, session link, timer node and all its timers.
@@ -355,6 +357,99 @@ struct cp_parity {
 	uint8_t count[CP_MAX_INTERFACES];
 };
 
+/* ---- the repair state machine (fsm.c) ---- */
+
+/*
+ * Its phases: the three of enum cp_repair_phase, NNAK (OUTSTANDING state an NNAK created,
+ * flagged CP_REPAIR_NNAK: it eliminates no NAK and lives NAK_ELIM_IVL, 9.5.3.2) and NONE (no
+ * state). Rows name the phases they apply in as a mask of CP_FSM_IN(phase).
+ */
+enum cp_fsm_phase {
+	CP_FSM_PENDING = CP_PHASE_PENDING,
+	CP_FSM_OUTSTANDING = CP_PHASE_OUTSTANDING,
+	CP_FSM_FORWARDING = CP_PHASE_FORWARDING,
+	CP_FSM_NNAK,
+	CP_FSM_NONE,
+	CP_FSM_PHASES,
+	CP_FSM_SAME = CP_FSM_PHASES, /* as a row's next phase: the one it was in */
+};
+#define CP_FSM_IN(phase) (1u << (phase))
+
+static inline unsigned cp_fsm_phase(const struct cp_repair *r)
+{
+	return r->phase == CP_PHASE_OUTSTANDING && (r->flags & CP_REPAIR_NNAK) != 0 ? CP_FSM_NNAK
+										    : r->phase;
+}
+
+/*
+ * The events: X(symbol, name for warnings, debug category of its rows' lines, whether the
+ * caller writes those lines: cp_nak, once the NAK's fate is known). Callers tell events apart
+ * where the phase alone does not: a NAK the state eliminates (7.4), an RDATA nobody here asked
+ * for, which of a state's deadlines passed.
+ */
+#define CP_REPAIR_EVENTS(X)                                                                        \
+	X(NAK, "NAK", CP_LOG_EVENT, true)                                                          \
+	X(NAK_DUPLICATE, "duplicate NAK", CP_LOG_EVENT, true)                                      \
+	X(NAK_FROM_DLR, "NAK from the off-tree DLR", CP_LOG_EVENT, true)                           \
+	X(NNAK, "NNAK", CP_LOG_EVENT, false)                                                       \
+	X(NCF, "NCF", CP_LOG_EVENT, false)                                                         \
+	X(RDATA, "RDATA", CP_LOG_EVENT, false)                                                     \
+	X(RDATA_UNREQUESTED, "RDATA nobody here asked for", CP_LOG_EVENT, false)                   \
+	X(RDATA_REPAIRED, "RDATA copy that left no interface waiting", CP_LOG_EVENT, false)        \
+	X(NAK_RPT_RTE, "NAK_RPT_RTE timer", CP_LOG_TIMER, false)                                   \
+	X(NAK_RPT_IVL, "NAK_RPT_IVL timer", CP_LOG_TIMER, false)                                   \
+	X(NAK_ELIM_IVL, "NAK_ELIM_IVL timer", CP_LOG_TIMER, false)                                 \
+	X(NAK_RDATA_IVL, "NAK_RDATA_IVL timer", CP_LOG_TIMER, false)                               \
+	X(LINGER, "linger timer", CP_LOG_TIMER, false)                                             \
+	X(DLR_NCF, "unicast NCF from the off-tree DLR", CP_LOG_EVENT, false)                       \
+	X(DLR_RDATA, "RDATA from the off-tree DLR", CP_LOG_EVENT, false)                           \
+	X(DLR_TIMEOUT, "NAK_RPT_IVL timer of a redirected NAK", CP_LOG_TIMER, false)               \
+	X(PARITY_NAK, "parity NAK", CP_LOG_EVENT, false)                                           \
+	X(PARITY_NAK_DUPLICATE, "parity NAK the largest count covers", CP_LOG_EVENT, false)        \
+	X(PARITY_NAK_FROM_DLR, "parity NAK from the off-tree DLR", CP_LOG_EVENT, false)            \
+	X(PARITY_NNAK, "parity NNAK", CP_LOG_EVENT, false)                                         \
+	X(PARITY_NCF, "parity NCF", CP_LOG_EVENT, false)                                           \
+	X(PARITY_NCF_SHORT, "parity NCF below the largest count", CP_LOG_EVENT, false)             \
+	X(PARITY_RDATA_REPAIRED, "parity RDATA that left no interface owed", CP_LOG_EVENT, false)  \
+	X(DLR_PARITY_REPAIRED, "off-tree DLR parity RDATA that left none owed", CP_LOG_EVENT, false)
+
+/* clang-format off: the X-macro list confuses its enum indentation */
+enum cp_repair_event {
+#define CP_REPAIR_EVENT_ENUM(sym, name, kind, caller_logs) CP_EV_##sym,
+	CP_REPAIR_EVENTS(CP_REPAIR_EVENT_ENUM)
+#undef CP_REPAIR_EVENT_ENUM
+		CP_EV_COUNT
+};
+/* clang-format on */
+
+/* An event for one repair state: what the machine and the row's action work on. */
+struct cp_fsm {
+	struct cp_session *s;
+	uint32_t sid;
+	uint32_t id;	     /* the state; CP_NIL in NONE, until the action makes one */
+	struct cp_repair *r; /* its entry, NULL in NONE */
+	uint32_t sqn;	     /* its SQN (parity state: the TG_SQN), for the log line */
+	cp_time_t now;
+	struct cp_iface *in_if, *out_if; /* a packet's arrival interface; an RDATA copy's egress */
+	void *run;			 /* the caller's packet-wide state, for its actions */
+	const char *const *arg; /* what the %s of the row's line print, in order, or NULL */
+};
+
+/* The transition's work. false: it could make no state (the repair limit, no memory); then
+ * nothing changed and nothing is logged. */
+typedef bool (*cp_fsm_action)(struct cp *cp, struct cp_fsm *x);
+
+struct cp_fsm_row {
+	uint8_t phases;	      /* CP_FSM_IN() of each phase it applies in */
+	uint8_t event;	      /* enum cp_repair_event */
+	cp_fsm_action action; /* NULL: nothing to do */
+	uint8_t next;	      /* enum cp_fsm_phase after the action, or CP_FSM_SAME */
+	const char *text;     /* the debug line after "tsi T sqn N: ", or NULL */
+};
+extern const struct cp_fsm_row cp_fsm_table[];
+extern const unsigned cp_fsm_rows;
+#define CP_FSM_NO_ROW 0xff /* in struct cp's index */
+
 /* A deadline `ms` after `now`. 0 means "no timer" in repair states, so never 0. */
 static inline cp_time_t cp_deadline(cp_time_t now, uint32_t ms)
 {
@@ -365,6 +460,19 @@ static inline cp_time_t cp_deadline(cp_time_t now, uint32_t ms)
 
 /* A NAK repeat due, collected during cp_timers and sent as NAK lists per TSI. */
 enum cp_nak_dest { CP_DEST_UPSTREAM, CP_DEST_DLR_UP, CP_DEST_DLR_OFF };
+
+/*
+ * One SQN of a NAK or NNAK being handled (9.3.3): the SQN as it goes on (a parity NAK's carries
+ * the largest known count, 11.6), where to, and for cp_nak what became of its repair state.
+ */
+struct cp_nak_step {
+	uint32_t sqn;
+	uint32_t id;  /* its repair state; CP_NIL: none (yet) */
+	uint8_t dest; /* enum cp_nak_dest */
+	/* cp_nak's, for the log line once the NAK's fate is known */
+	bool untracked;		      /* no memory for state: forwarded all the same */
+	const struct cp_fsm_row *row; /* the transition, NULL: none */
+};
 
 struct cp_repeat {
 	uint32_t session;
@@ -401,6 +509,7 @@ struct cp {
 
 	struct cp_pool repairs;
 	struct cp_htab repair_tab;
+	uint32_t last_repair; /* cp_repair_find_live()'s last hit, CP_NIL after its deletion */
 	struct cp_wheel repair_wheel;
 
 	struct cp_repeat *repeats;
@@ -413,6 +522,11 @@ struct cp {
 
 	uint64_t global_ev[CP_C_COUNT];
 	cp_time_t latest; /* the latest time seen in packets or timer runs, for views */
+
+	/* the row of cp_fsm_table for each event and phase, CP_FSM_NO_ROW for none (a byte each:
+	   the core's size is part of the memory `show` reports) */
+	uint8_t fsm_index[CP_EV_COUNT][CP_FSM_PHASES];
+	uint64_t fsm_unexpected; /* events no row expected (cp_stats) */
 };
 
 /* control.c */
@@ -477,12 +591,13 @@ static inline struct cp_repair *cp_repair_at(const struct cp *cp, uint32_t id)
 	return (struct cp_repair *)cp_pool_at(&cp->repairs, id);
 }
 uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn);
-/* The state for (session, sqn) unless its deadlines say it is over at `now` (then deleted). */
+/* The state for (session, sqn) unless its deadlines say it is over at `now` (then deleted).
+   For the packet path: it remembers its last hit, so the copies of one RDATA, and a run of NAKs
+   for one SQN with the NCF answering them, look the state up once. */
 uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
 /* id unless its deadlines say it is over at `now` (then deleted: CP_NIL); CP_NIL stays CP_NIL. */
 uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now);
 bool cp_repair_limit_reached(const struct cp *cp, size_t more);
-uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
 void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why);
 void cp_repair_schedule(struct cp *cp, uint32_t id);
 void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now);
@@ -493,12 +608,99 @@ void cp_repair_confirm(
 bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now);
 void cp_repairs_flush_repeats(struct cp *cp);
 void cp_repairs_drop_slot(struct cp *cp, int slot);
+/* New zeroed state; only the machine's rows in NONE make it (cp_fsm_create), and set its phase. */
 uint32_t cp_repair_create_kind(
 	struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now, bool parity);
 void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r);
 size_t cp_session_clear_repairs(struct cp *cp, uint32_t session, enum cp_counter why);
 void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session *s, uint32_t sqn,
 	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* fsm.c */
+void cp_fsm_init(struct cp *cp);
+const struct cp_fsm_row *cp_fsm_unexpected(
+	struct cp *cp, const struct cp_fsm *x, enum cp_repair_event ev, unsigned phase);
+void cp_fsm_logged(struct cp *cp, const struct cp_fsm *x, const struct cp_fsm_row *row);
+void cp_fsm_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
+	const struct cp_fsm_row *row, const char *const *arg);
+const char *cp_fsm_phase_name(unsigned phase);
+const char *cp_fsm_event_name(enum cp_repair_event ev);
+/* For the actions of the rows in NONE: makes x's state (parity: per transmission group, 11.6);
+ * false when the repair limit or memory says no. */
+bool cp_fsm_create(struct cp *cp, struct cp_fsm *x, bool parity);
+
+/*
+ * Runs event `ev` on x's state: the row for its phase, the row's action, the next phase, the
+ * row's line. Returns the row, or NULL when the action made no state or the event is unexpected
+ * in this phase (warned about, counted, the state left as it was). Inline: the packet paths run
+ * it for each state they touch, and what is out of line (warning, logging) is rare.
+ */
+static inline const struct cp_fsm_row *cp_repair_fsm(
+	struct cp *cp, struct cp_fsm *x, enum cp_repair_event ev)
+{
+	unsigned phase = x->r != NULL ? cp_fsm_phase(x->r) : CP_FSM_NONE;
+	unsigned i = cp->fsm_index[ev][phase];
+	const struct cp_fsm_row *row;
+	unsigned next;
+
+	if (i == CP_FSM_NO_ROW)
+		return cp_fsm_unexpected(cp, x, ev, phase);
+	row = &cp_fsm_table[i];
+	next = row->next;
+	if (row->action != NULL && !row->action(cp, x))
+		return NULL;
+	if (next < CP_FSM_NONE)
+		x->r->phase = next == CP_FSM_NNAK ? CP_PHASE_OUTSTANDING : (uint8_t)next;
+	if (cp->log_mask != 0)
+		cp_fsm_logged(cp, x, row);
+	return row;
+}
+
+/* x's state: the entry of id (CP_NIL: none, NONE). */
+static inline void cp_fsm_state(const struct cp *cp, struct cp_fsm *x, uint32_t id)
+{
+	x->id = id;
+	x->r = id != CP_NIL ? cp_repair_at(cp, id) : NULL;
+}
+
+/* The rows' actions, each in the file of its RFC section. repair.c: timers (7.2-7.8) */
+bool cp_fsm_nak_repeat(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_elimination_over(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_retry_expired(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_repair_expired(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_linger_expired(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_repair_completed(struct cp *cp, struct cp_fsm *x);
+/* ncf.c (7.3, 7.5) */
+bool cp_fsm_ncf_anticipate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_ncf_confirm(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_ncf_restart(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_ncf_after_nnak(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_ncf_after_repair(struct cp *cp, struct cp_fsm *x);
+/* nak.c (7.2-7.4, 9.5.3.2) */
+bool cp_fsm_nak_first(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_after_repair(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_again(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_after_nnak(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_duplicate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nnak_first(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nnak_known(struct cp *cp, struct cp_fsm *x);
+/* dlr.c (9.5.3.2) */
+bool cp_fsm_dlr_confirm(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_dlr_rdata(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_dlr_timeout(struct cp *cp, struct cp_fsm *x);
+/* parity.c (11.6) */
+bool cp_fsm_parity_nak_first(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_nak(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_nak_duplicate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_nnak(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_ncf_anticipate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_ncf(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_parity_ncf_short(struct cp *cp, struct cp_fsm *x);
+/* rdata.c (7.8) */
+bool cp_fsm_rdata_forward(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_rdata_unrequested(struct cp *cp, struct cp_fsm *x);
 
 /* nak.c, ncf.c, rdata.c */
 void cp_nak(
@@ -509,14 +711,17 @@ void cp_ncf(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out);
 void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out);
+/* The NCF answering the NAK being processed: its SQNs, parity_cnt as NAK_PKT_CNT (11.6). */
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, const uint32_t *sqns, unsigned n, uint32_t parity_cnt);
-/* Forward the NAK/NNAK being processed: dests[i] for sqns[i] (NULL: all upstream); one packet
- * per destination, the TPDU intact when it all goes to one. */
+	struct cp_session *s, uint32_t parity_cnt);
+/* Forward the NAK/NNAK being processed: each step's SQN to its dest; one packet per
+ * destination, the TPDU intact when it all goes to one. */
 void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
-	const uint32_t *sqns, unsigned n, const uint8_t *dests);
+	const struct cp_nak_step *steps, unsigned n);
 /* The SQNs a NAK, NNAK or NCF names: the header SQN, then its OPT_NAK_LIST. */
 unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_NAK_LIST]);
+/* The same as steps of a NAK or NNAK: no state yet, all upstream. */
+unsigned cp_nak_steps(const struct pgm_packet *pkt, struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST]);
 
 /* session.c */
 struct cp_session_ext *cp_session_ext(struct cp_session *s); /* allocates; NULL without memory */
@@ -538,8 +743,9 @@ bool cp_nak_dest_addr(
 	const struct cp_session *s, enum cp_nak_dest dest, int *ifindex, struct pgm_nla *addr);
 bool cp_from_offtree_dlr(const struct cp_session *s, const struct cp_packet *in);
 void cp_dlr_discover(struct cp *cp, struct cp_session *s, cp_time_t now);
-/* A redirected NAK ran out of NAK_RPT_IVL: drop the DLR, go upstream. */
-void cp_dlr_timeout(struct cp *cp, uint32_t id, cp_time_t now);
+/* The address of the DLR state r's NAK went to (CP_REPAIR_DLR_UP or _OFF), as text. */
+const char *cp_dlr_name(
+	const struct cp_session *s, const struct cp_repair *r, char *buf, size_t len);
 
 /* parity.c (11.6) */
 void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,

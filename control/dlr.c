@@ -1,5 +1,5 @@
 /*
- * The POLL child role (RFC 3208 14.5) and DLR discovery and redirection (9.5.3; digest 3.13).
+ * The POLL child role (RFC 3208 14.5) and DLR discovery and redirection (9.5.3).
  *
  * Child role: POLLs from the TSI's upstream interface are matched against our RAND_NODE_ID under
  * POLL_MASK; a GENERAL poll schedules one POLR at a random time within POLL_BO_IVL, unicast to
@@ -13,7 +13,8 @@
  * NAK_RPT_IVL is forgotten and the NAKs sent to it go upstream; an SQN the off-tree DLR NAKs
  * itself goes upstream. The off-tree DLR's NCFs and RDATA come unicast: the NCF is consumed, the
  * RDATA re-sourced (IP source = data source, destination = group, Router Alert) onto every
- * interface that asked for it.
+ * interface that asked for it. Those two and the redirect's timeout are rows of fsm.c's table,
+ * their actions are here.
  */
 #include <string.h>
 
@@ -359,20 +360,30 @@ static void dlr_drop(struct cp *cp, uint32_t sid, uint8_t flag, cp_time_t now, b
 	}
 }
 
-void cp_dlr_timeout(struct cp *cp, uint32_t id, cp_time_t now)
+static uint8_t dlr_flag(const struct cp_repair *r)
 {
-	struct cp_repair *r = cp_repair_at(cp, id);
-	uint32_t sid = r->session;
-	struct cp_session *s = cp_session_at(cp, sid);
-	uint8_t flag = (r->flags & CP_REPAIR_DLR_UP) != 0 ? CP_REPAIR_DLR_UP : CP_REPAIR_DLR_OFF;
-	const struct cp_dlr *d = flag == CP_REPAIR_DLR_UP ? &s->ext->up : &s->ext->off;
-	char a[64];
+	return (r->flags & CP_REPAIR_DLR_UP) != 0 ? CP_REPAIR_DLR_UP : CP_REPAIR_DLR_OFF;
+}
 
-	cp_count(cp, cp_iface_find(cp, d->ifindex), s, CP_C_DLR_TIMEOUT, 1);
-	cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
-		"NAK_RPT_IVL timer in PENDING: DLR %s never confirmed, dropped; NAKs go upstream",
-		pgm_nla_format(&d->addr, a, sizeof(a)));
-	dlr_drop(cp, sid, flag, now, true);
+static const struct cp_dlr *dlr_of(const struct cp_session *s, uint8_t flag)
+{
+	return flag == CP_REPAIR_DLR_UP ? &s->ext->up : &s->ext->off;
+}
+
+const char *cp_dlr_name(
+	const struct cp_session *s, const struct cp_repair *r, char *buf, size_t len)
+{
+	return pgm_nla_format(&dlr_of(s, dlr_flag(r))->addr, buf, len);
+}
+
+/* A redirected NAK ran out of NAK_RPT_IVL: the DLR never confirmed, its NAKs go upstream. */
+bool cp_fsm_dlr_timeout(struct cp *cp, struct cp_fsm *x)
+{
+	uint8_t flag = dlr_flag(x->r);
+
+	cp_count(cp, cp_iface_find(cp, dlr_of(x->s, flag)->ifindex), x->s, CP_C_DLR_TIMEOUT, 1);
+	dlr_drop(cp, x->sid, flag, x->now, true);
+	return true;
 }
 
 size_t cp_clear_dlrs(struct cp *cp, const struct pgm_nla *dlr)
@@ -421,10 +432,9 @@ void cp_offtree_dlr(
 	const struct pgm_packet *pkt = in->pkt;
 	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
 	struct cp_session *s;
-	struct cp_repair *r;
 	struct pgm_tsi tsi;
-	uint64_t waiting;
-	uint32_t sid, id;
+	struct cp_fsm x;
+	uint32_t sid;
 	unsigned n;
 
 	out->verdict = CP_DROP;
@@ -436,21 +446,15 @@ void cp_offtree_dlr(
 		cp_count(cp, in_if, s, CP_C_OFFTREE_DLR, 1);
 		return;
 	}
+	x = (struct cp_fsm){.s = s, .sid = sid, .now = in->now, .in_if = in_if};
 	if (pkt->type == PGM_NCF) {
 		n = cp_packet_sqns(pkt, sqns);
 		for (unsigned i = 0; i < n; i++) {
-			id = state_for(cp, sid, s, pkt, sqns[i]);
-			if (id == CP_NIL)
-				continue;
-			r = cp_repair_at(cp, id);
-			if ((r->flags & CP_REPAIR_DLR_OFF) == 0 || r->phase != CP_PHASE_PENDING)
-				continue;
-			/* it keeps the DLR flag: RDATA and its NNAK are still to come from it */
-			cp_repair_confirm(cp, r, s, in->now);
-			cp_repair_schedule(cp, id);
-			cp_count(cp, in_if, s, CP_C_DLR_NCF, 1);
-			cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
-				"unicast NCF from the off-tree DLR in PENDING -> OUTSTANDING");
+			cp_fsm_state(cp, &x, state_for(cp, sid, s, pkt, sqns[i]));
+			x.sqn = sqns[i];
+			/* only what we asked it for */
+			if (x.r != NULL && (x.r->flags & CP_REPAIR_DLR_OFF) != 0)
+				cp_repair_fsm(cp, &x, CP_EV_DLR_NCF);
 		}
 		return;
 	}
@@ -458,31 +462,46 @@ void cp_offtree_dlr(
 		cp_parity_offtree_rdata(cp, in, in_if, s);
 		return;
 	}
-	id = cp_repair_find_live(cp, sid, pkt->sqn, in->now);
-	if (id == CP_NIL) {
+	cp_fsm_state(cp, &x, cp_repair_find_live(cp, sid, pkt->sqn, in->now));
+	if (x.r == NULL) {
 		cp_count(cp, in_if, s, CP_C_RDATA_NO_STATE, 1);
 		return;
 	}
-	r = cp_repair_at(cp, id);
-	waiting = r->if_mask & ~r->repaired_mask;
+	x.sqn = pkt->sqn;
+	x.run = &pkt;
+	cp_repair_fsm(cp, &x, CP_EV_DLR_RDATA);
+}
+
+/* It keeps the DLR flag: RDATA and its NNAK are still to come from it. */
+bool cp_fsm_dlr_confirm(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_confirm(cp, x->r, x->s, x->now);
+	cp_repair_schedule(cp, x->id);
+	cp_count(cp, x->in_if, x->s, CP_C_DLR_NCF, 1);
+	return true;
+}
+
+/* 9.5.3.2: re-sourced as if from the source, down the subtree, interceptable, onto every
+ * interface still waiting for it; that ends the state. */
+bool cp_fsm_dlr_rdata(struct cp *cp, struct cp_fsm *x)
+{
+	uint64_t waiting = x->r->if_mask & ~x->r->repaired_mask;
+
 	for (unsigned slot = 0; slot < CP_MAX_INTERFACES; slot++) {
 		struct cp_iface *ifp = cp->slot_if[slot];
 		struct cp_action act;
 
 		if ((waiting & ((uint64_t)1 << slot)) == 0 || ifp == NULL)
 			continue;
-		/* 9.5.3.2: as if from the source, down the subtree, interceptable */
-		cp_action_as_source(&act, CP_ACT_RDATA, s, ifp->ifindex);
+		cp_action_as_source(&act, CP_ACT_RDATA, x->s, ifp->ifindex);
 		act.from_packet = true;
-		act.packet = pkt;
-		act.sqn = pkt->sqn;
+		act.packet = *(const struct pgm_packet *const *)x->run; /* the DLR's RDATA */
+		act.sqn = x->sqn;
 		cp_emit(cp, &act);
-		cp_count(cp, ifp, s, CP_C_DLR_RDATA, 1);
-		cp_count(cp, ifp, s, CP_C_RDATA_FORWARDED, 1);
-		cp_count_out(ifp, s, PGM_RDATA);
+		cp_count(cp, ifp, x->s, CP_C_DLR_RDATA, 1);
+		cp_count(cp, ifp, x->s, CP_C_RDATA_FORWARDED, 1);
+		cp_count_out(ifp, x->s, PGM_RDATA);
 	}
-	cp_log_repair(cp, CP_LOG_EVENT, s, pkt->sqn,
-		"RDATA from the off-tree DLR in %s -> deleted (re-sourced downstream)",
-		cp_phase_name((enum cp_repair_phase)r->phase));
-	cp_repair_delete(cp, id, CP_C_REPAIR_COMPLETED);
+	cp_repair_delete(cp, x->id, CP_C_REPAIR_COMPLETED);
+	return true;
 }

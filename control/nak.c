@@ -1,11 +1,13 @@
 /*
  * NAK and NNAK reception (RFC 3208 7.2 confirmation, 7.3 forwarding, 7.4 elimination, 7.7
- * addressing, 9.3.3 NAK lists, 9.5.3.2 NNAKs; digest 3.5-3.7, 3.10, 3.11).
+ * addressing, 9.3.3 NAK lists, 9.5.3.2 NNAKs).
  *
  * Every unicast NAK, duplicates included, is confirmed at once with an NCF on its arrival
  * interface (identical NCFs rate-limited per interface), adds that interface to the repair
  * state of each SQN it names, and is forwarded intact to the upstream neighbour unless every
  * SQN it names is being eliminated. NNAKs are never confirmed, retried, nor add an interface.
+ * Here each SQN's event is named and its rows' actions are kept; what an event does in each
+ * phase is fsm.c's table.
  */
 #include <string.h>
 
@@ -30,9 +32,22 @@ unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_
 	return n;
 }
 
+unsigned cp_nak_steps(const struct pgm_packet *pkt, struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST])
+{
+	unsigned n = 1;
+
+	steps[0] = (struct cp_nak_step){.sqn = pkt->sqn, .id = CP_NIL};
+	if (pgm_opt_has(&pkt->opt, PGM_OPT_NAK_LIST)) {
+		for (unsigned i = 0; i < pkt->opt.nak_list_count && i < PGM_MAX_NAK_LIST; i++)
+			steps[n++] = (struct cp_nak_step){
+				.sqn = pgm_opt_nak_list_sqn(&pkt->opt, i), .id = CP_NIL};
+	}
+	return n;
+}
+
 /* Is the SPM window usable, and are all the SQNs inside it (leniently at the leading edge)? */
-static bool in_window(
-	const struct cp *cp, const struct cp_session *s, const uint32_t *sqns, unsigned n)
+static bool in_window(const struct cp *cp, const struct cp_session *s,
+	const struct cp_nak_step *steps, unsigned n)
 {
 	if (!cp->cfg.nak_window_check)
 		return true;
@@ -43,9 +58,9 @@ static bool in_window(
 	if (s->lead - s->trail + 1u > 0x80000000u)
 		return true;
 	for (unsigned i = 0; i < n; i++) {
-		if ((int32_t)(sqns[i] - s->trail) < 0)
+		if ((int32_t)(steps[i].sqn - s->trail) < 0)
 			return false;
-		if ((int32_t)(sqns[i] - s->lead) > (int32_t)NAK_LEAD_SLACK)
+		if ((int32_t)(steps[i].sqn - s->lead) > (int32_t)NAK_LEAD_SLACK)
 			return false;
 	}
 	return true;
@@ -56,8 +71,8 @@ static bool in_window(
  * copies and packets routed through pass, the rest is dropped and counted.
  */
 static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *in,
-	struct cp_iface *in_if, enum cp_counter no_session, const uint32_t *sqns, unsigned n,
-	struct cp_result *out)
+	struct cp_iface *in_if, enum cp_counter no_session, const struct cp_nak_step *steps,
+	unsigned n, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
 	struct cp_session *s;
@@ -105,16 +120,17 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 		cp_count(cp, in_if, s, CP_C_NAK_UPSTREAM_INTERFACE, 1);
 		return CP_NIL;
 	}
-	if (!in_window(cp, s, sqns, n)) {
+	if (!in_window(cp, s, steps, n)) {
 		cp_count(cp, in_if, s, CP_C_NAK_OUT_OF_WINDOW, 1);
 		return CP_NIL;
 	}
 	return sid;
 }
 
-/* One NAK or NNAK packet to dest: the TPDU intact when `intact`, else built from the SQNs. */
+/* One NAK or NNAK packet to dest with the steps' SQNs that go there: the TPDU intact when
+ * `intact` (then they all do), else built from the SQNs. */
 static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
-	enum cp_nak_dest dest, const uint32_t *sqns, unsigned n, bool intact)
+	enum cp_nak_dest dest, const struct cp_nak_step *steps, unsigned n, bool intact)
 {
 	enum cp_action_type type = in->pkt->type == PGM_NNAK ? CP_ACT_NNAK : CP_ACT_NAK;
 	struct cp_iface *up;
@@ -133,9 +149,14 @@ static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_sessio
 	act.udp_dport = in->ip->udp_dport;
 	act.tsi = s->tsi;
 	act.data_dport = s->data_dport;
-	act.sqn = sqns[0];
-	act.list_count = n - 1;
-	memcpy(act.list, sqns + 1, (n - 1) * sizeof(*sqns));
+	for (unsigned i = 0, k = 0; i < n; i++) {
+		if (steps[i].dest != dest)
+			continue;
+		if (k++ == 0)
+			act.sqn = steps[i].sqn;
+		else
+			act.list[act.list_count++] = steps[i].sqn;
+	}
 	act.nak_src = s->source;
 	act.nak_grp = in->pkt->nak_grp;
 	/* the TPDU goes intact, but for a NAK_SRC naming us (OpenPGM receivers, see above) */
@@ -145,10 +166,10 @@ static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_sessio
 	if (act.opt_invalid_mask != 0)
 		cp_count(cp, up, s, CP_C_OPX_INVALIDATED, 1);
 	if (act.parity && intact && n == 1) {
-		/* 11.6: forwarded with the largest known count (the caller put it in sqns[0]) */
+		/* 11.6: forwarded with the largest known count (the caller put it in the step) */
 		act.tgs = cp_parity_tgs(s);
-		act.pkt_cnt = sqns[0] & (act.tgs - 1);
-		act.pkt_cnt_rewrite = act.tgs != 0 && sqns[0] != in->pkt->sqn;
+		act.pkt_cnt = act.sqn & (act.tgs - 1);
+		act.pkt_cnt_rewrite = act.tgs != 0 && act.sqn != in->pkt->sqn;
 	}
 	cp_emit(cp, &act);
 	cp_count(cp, up, s, type == CP_ACT_NNAK ? CP_C_NNAK_FORWARDED : CP_C_NAK_FORWARDED, 1);
@@ -163,27 +184,21 @@ static void send_nak(struct cp *cp, const struct cp_packet *in, struct cp_sessio
  * place gets a NAK built with its SQNs.
  */
 void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
-	const uint32_t *sqns, unsigned n, const uint8_t *dests)
+	const struct cp_nak_step *steps, unsigned n)
 {
-	uint32_t part[1 + PGM_MAX_NAK_LIST];
-	bool same = true;
+	unsigned dests = 0;
 
-	for (unsigned i = 1; dests != NULL && i < n; i++)
-		same = same && dests[i] == dests[0];
-	if (same) {
+	for (unsigned i = 0; i < n; i++)
+		dests |= 1u << steps[i].dest;
+	if ((dests & (dests - 1)) == 0) {
 		/* parity lists carry rewritten counts in every entry: built (11.6) */
-		send_nak(cp, in, s, dests != NULL ? (enum cp_nak_dest)dests[0] : CP_DEST_UPSTREAM,
-			sqns, n, !(n > 1 && pgm_packet_is_parity(in->pkt)));
+		send_nak(cp, in, s, (enum cp_nak_dest)steps[0].dest, steps, n,
+			!(n > 1 && pgm_packet_is_parity(in->pkt)));
 		return;
 	}
 	for (unsigned d = CP_DEST_UPSTREAM; d <= CP_DEST_DLR_OFF; d++) {
-		unsigned k = 0;
-
-		for (unsigned i = 0; i < n; i++)
-			if (dests[i] == d)
-				part[k++] = sqns[i];
-		if (k != 0)
-			send_nak(cp, in, s, (enum cp_nak_dest)d, part, k, false);
+		if ((dests & 1u << d) != 0)
+			send_nak(cp, in, s, (enum cp_nak_dest)d, steps, n, false);
 	}
 }
 
@@ -193,9 +208,11 @@ void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_sessio
  * back to downstream form. Shared with the parity seam.
  */
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, const uint32_t *sqns, unsigned n, uint32_t parity_cnt)
+	struct cp_session *s, uint32_t parity_cnt)
 {
 	bool unreach = s->ext != NULL && (s->ext->unreach_mask & cp_iface_bit(in_if)) != 0;
+	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
+	unsigned n = cp_packet_sqns(in->pkt, sqns);
 	struct cp_action act;
 
 	memset(&act, 0, sizeof(act));
@@ -264,55 +281,129 @@ static void ncf_mark(struct cp_repair *r, uint64_t bit, cp_time_t now, cp_time_t
 	r->ncf_mask |= bit;
 }
 
-/* What happened to each SQN of a NAK, for the debug log once the NAK's fate is known. */
-enum sqn_outcome { SQN_NEW, SQN_RENEWED, SQN_DUPLICATE, SQN_REFORWARDED, SQN_UNTRACKED };
+/* A NAK or NNAK being handled: what the actions of its SQNs' rows share. */
+struct nak_run {
+	struct cp_nak_step *step; /* the SQN at hand */
+	uint64_t bit;		  /* the arrival interface's slot */
+	bool from_dlr;		  /* it came from the TSI's off-tree DLR */
+	bool forward;		  /* some SQN goes on (9.3.3) */
+	bool ncf;		  /* some SQN wants it confirmed now (7.2) */
+};
 
-static void log_nak(struct cp *cp, const struct cp_session *s, const char *ifname, uint32_t sqn,
-	enum sqn_outcome what, enum cp_repair_phase before, bool forwarded, bool nnak_state)
+/* The arrival interface asks for the SQN; unreach.c counts its duplicates (15.2, 15.3). */
+static void nak_listed(struct cp *cp, struct cp_fsm *x, const struct nak_run *run)
 {
-	switch (what) {
-	case SQN_NEW:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NAK on %s in NONE -> PENDING (forwarded)",
-			ifname);
-		break;
-	case SQN_RENEWED:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
-			"NAK on %s in FORWARDING -> PENDING (forwarded, new request after repair)",
-			ifname);
-		break;
-	case SQN_DUPLICATE:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NAK on %s in %s -> %s (%s)", ifname,
-			cp_phase_name(before), cp_phase_name(before),
-			forwarded ? "duplicate, list forwarded for other SQNs" : "eliminated");
-		break;
-	case SQN_REFORWARDED:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
-			"NAK on %s in %s -> PENDING (forwarded, %s)", ifname, cp_phase_name(before),
-			nnak_state ? "state was NNAK-created" : "elimination over");
-		break;
-	case SQN_UNTRACKED:
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn,
-			"NAK on %s: no memory for state (forwarded)", ifname);
-		break;
+	struct cp_repair *r = x->r;
+	bool added = (r->if_mask & run->bit) == 0;
+
+	r->if_mask |= run->bit;
+	cp_nak_seen(cp, x->s, r, x->in_if, added);
+}
+
+/* 7.3: the NAK goes upstream (or to a DLR, 9.5.3.2), repeated until an NCF confirms it. */
+static bool nak_forwarded(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+
+	nak_listed(cp, x, run);
+	cp_repair_start_pending(cp, x->r, x->s, x->now);
+	if (x->s->ext != NULL) /* no DLR without the extension */
+		run->step->dest = (uint8_t)cp_nak_dest(cp, x->s, x->r);
+	cp_repair_schedule(cp, x->id);
+	run->forward = true;
+	return true;
+}
+
+bool cp_fsm_nak_first(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+
+	if (!cp_fsm_create(cp, x, false)) {
+		/* no memory: confirmed and forwarded all the same, with nothing to repeat it */
+		run->step->untracked = true;
+		run->step->dest = (uint8_t)cp_nak_dest(cp, x->s, NULL);
+		run->forward = run->ncf = true;
+		return false;
 	}
+	cp_count(cp, x->in_if, x->s, CP_C_NAK_UNIQUE, 1);
+	return nak_forwarded(cp, x);
+}
+
+/* The repair went by: a new request, not a duplicate; interfaces still waiting for their copy
+ * stay listed. */
+bool cp_fsm_nak_after_repair(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+
+	r->if_mask &= ~r->repaired_mask;
+	r->repaired_mask = r->ncf_mask = 0;
+	cp_count(cp, x->in_if, x->s, CP_C_NAK_UNIQUE, 1);
+	return nak_forwarded(cp, x);
+}
+
+bool cp_fsm_nak_again(struct cp *cp, struct cp_fsm *x)
+{
+	return nak_forwarded(cp, x);
+}
+
+bool cp_fsm_nak_after_nnak(struct cp *cp, struct cp_fsm *x)
+{
+	cp_count(cp, x->in_if, x->s, CP_C_NAK_UNIQUE, 1);
+	return nak_forwarded(cp, x);
+}
+
+/* 7.4: eliminated, but the interface is listed; the list goes where the NAK went if another
+ * SQN takes it there. */
+bool cp_fsm_nak_duplicate(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+	uint8_t flags = x->r->flags;
+
+	nak_listed(cp, x, run);
+	run->step->dest = (flags & CP_REPAIR_DLR_UP)	? CP_DEST_DLR_UP
+			  : (flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
+							: CP_DEST_UPSTREAM;
+	return true;
+}
+
+/* 9.5.3.2: the DLR lacks it too: upstream for this SQN */
+bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+
+	r->flags = (uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
+	cp_count(cp, x->in_if, x->s, CP_C_DLR_NAK_FALLBACK, 1);
+	cp_log_repair(cp, CP_LOG_EVENT, x->s, x->sqn,
+		"NAK from the off-tree DLR it was redirected to: "
+		"redirect dropped, forwarded upstream");
+	return nak_forwarded(cp, x);
+}
+
+/* The event of a NAK for state r (NULL: none). */
+static enum cp_repair_event nak_event(const struct cp_repair *r, bool from_dlr, cp_time_t now)
+{
+	if (r == NULL)
+		return CP_EV_NAK;
+	if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0)
+		return CP_EV_NAK_FROM_DLR;
+	return cp_repair_eliminating(r, now) ? CP_EV_NAK_DUPLICATE : CP_EV_NAK;
 }
 
 void cp_nak(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
-	uint32_t sqns[1 + PGM_MAX_NAK_LIST], ids[1 + PGM_MAX_NAK_LIST];
-	uint8_t outcome[1 + PGM_MAX_NAK_LIST], before[1 + PGM_MAX_NAK_LIST];
-	uint8_t was_nnak[1 + PGM_MAX_NAK_LIST], dests[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_packet_sqns(pkt, sqns), missing = 0;
+	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
+	unsigned n = cp_nak_steps(pkt, steps), missing = 0;
 	const struct cp_if_config *if_cfg;
+	struct nak_run run = {.step = NULL};
 	struct cp_session *s;
-	bool forward = false, ncf = false, from_dlr, upstream = false;
+	struct cp_fsm x;
+	bool upstream = false;
 	cp_time_t now = in->now, ncf_ivl;
-	uint64_t bit;
 	uint32_t sid;
 
-	sid = upstream_packet_session(cp, in, in_if, CP_C_NAK_NO_SESSION, sqns, n, out);
+	sid = upstream_packet_session(cp, in, in_if, CP_C_NAK_NO_SESSION, steps, n, out);
 	if (sid == CP_NIL) {
 		if (out->verdict == CP_DROP)
 			cp_count(cp, in_if, NULL, CP_C_NAK_RECEIVED, n);
@@ -333,11 +424,11 @@ void cp_nak(
 		cp_parity_nak(cp, in, in_if, s, out);
 		return;
 	}
-	from_dlr = cp_from_offtree_dlr(s, in);
+	run.from_dlr = cp_from_offtree_dlr(s, in);
 
 	for (unsigned i = 0; i < n; i++) {
-		ids[i] = cp_repair_find_live(cp, sid, sqns[i], now);
-		if (ids[i] == CP_NIL)
+		steps[i].id = cp_repair_find_live(cp, sid, steps[i].sqn, now);
+		if (steps[i].id == CP_NIL)
 			missing++;
 	}
 	/* all or nothing: the single NCF answers every SQN of the NAK */
@@ -346,97 +437,46 @@ void cp_nak(
 		return;
 	}
 
-	bit = cp_iface_bit(in_if);
+	run.bit = cp_iface_bit(in_if);
 	if_cfg = cp_iface_config(cp, in_if);
 	ncf_ivl = CP_MS(if_cfg->ncf_ivl_ms);
+	x = (struct cp_fsm){.s = s, .sid = sid, .now = now, .in_if = in_if, .run = &run};
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t id = ids[i];
-		struct cp_repair *r;
-		bool added;
+		struct cp_nak_step *st = &steps[i];
 
-		was_nnak[i] = 0;
-		dests[i] = CP_DEST_UPSTREAM;
-		if (id == CP_NIL && n > 1) /* the same SQN twice in one list: made above */
-			id = cp_repair_find(cp, sid, sqns[i]);
-		if (id == CP_NIL) {
-			id = cp_repair_create(cp, sid, sqns[i], now);
-			if (id == CP_NIL) {
-				outcome[i] = SQN_UNTRACKED;
-				dests[i] = (uint8_t)cp_nak_dest(cp, s, NULL);
-				forward = ncf = true;
-				continue;
-			}
-			r = cp_repair_at(cp, id);
-			before[i] = CP_PHASE_PENDING;
-			outcome[i] = SQN_NEW;
-			cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
-		} else {
-			r = cp_repair_at(cp, id);
-			before[i] = r->phase;
-			was_nnak[i] = (r->flags & CP_REPAIR_NNAK) != 0;
-			if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0) {
-				/* 9.5.3.2: the DLR lacks it too: upstream for this SQN */
-				r->flags =
-					(uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
-				outcome[i] = SQN_REFORWARDED;
-				cp_count(cp, in_if, s, CP_C_DLR_NAK_FALLBACK, 1);
-				cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
-					"NAK from the off-tree DLR it was redirected to: "
-					"redirect dropped, forwarded upstream");
-			} else if (r->phase == CP_PHASE_FORWARDING) {
-				/* the repair went by: a new request, not a duplicate; interfaces
-				 * still waiting for their copy stay listed */
-				r->if_mask &= ~r->repaired_mask;
-				r->repaired_mask = r->ncf_mask = 0;
-				outcome[i] = SQN_RENEWED;
-				cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
-			} else if (cp_repair_eliminating(r, now)) {
-				outcome[i] = SQN_DUPLICATE;
-			} else {
-				outcome[i] = SQN_REFORWARDED;
-				if (was_nnak[i])
-					cp_count(cp, in_if, s, CP_C_NAK_UNIQUE, 1);
-			}
-		}
-		added = (r->if_mask & bit) == 0;
-		r->if_mask |= bit;
-		cp_nak_seen(cp, s, r, in_if, added);
-		if (outcome[i] != SQN_DUPLICATE) {
-			cp_repair_start_pending(cp, r, s, now);
-			if (s->ext != NULL) /* no DLR without the extension */
-				dests[i] = (uint8_t)cp_nak_dest(cp, s, r);
-			cp_repair_schedule(cp, id);
-			forward = true;
-		} else {
-			dests[i] = (r->flags & CP_REPAIR_DLR_UP)    ? CP_DEST_DLR_UP
-				   : (r->flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
-								    : CP_DEST_UPSTREAM;
-		}
-		upstream = upstream || dests[i] == CP_DEST_UPSTREAM;
-		if (!ncf_withheld(r, bit, now, ncf_ivl))
-			ncf = true;
-		ids[i] = id;
+		if (st->id == CP_NIL && n > 1) /* the same SQN twice in one list: made above */
+			st->id = cp_repair_find(cp, sid, st->sqn);
+		cp_fsm_state(cp, &x, st->id);
+		x.sqn = st->sqn;
+		run.step = st;
+		st->row = cp_repair_fsm(cp, &x, nak_event(x.r, run.from_dlr, now));
+		if (st->row == NULL)
+			continue;
+		st->id = x.id;
+		upstream = upstream || st->dest == CP_DEST_UPSTREAM;
+		if (!ncf_withheld(x.r, run.bit, now, ncf_ivl))
+			run.ncf = true;
 	}
 
 	/* 7.2: every NAK is confirmed at once, unless an identical NCF just went out there */
-	if (ncf) {
+	if (run.ncf) {
 		for (unsigned i = 0; i < n; i++) {
-			if (outcome[i] != SQN_UNTRACKED)
-				ncf_mark(cp_repair_at(cp, ids[i]), bit, now, ncf_ivl);
+			if (steps[i].row != NULL)
+				ncf_mark(cp_repair_at(cp, steps[i].id), run.bit, now, ncf_ivl);
 		}
-		cp_send_ncf(cp, in, in_if, s, sqns, n, 0);
+		cp_send_ncf(cp, in, in_if, s, 0);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NCF_RATE_LIMITED, 1);
 	}
 
 	/* 9.3.3: forwarded intact unless every SQN is eliminated (pending ones count as such);
 	 * 15.3.2: not at all while our upstream neighbour is unreachable */
-	if (forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
+	if (run.forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
-		forward = false;
-	} else if (forward) {
-		cp_forward_naks(cp, in, s, sqns, n, dests);
-		if (upstream && !from_dlr)
+		run.forward = false;
+	} else if (run.forward) {
+		cp_forward_naks(cp, in, s, steps, n);
+		if (upstream && !run.from_dlr)
 			cp_dlr_discover(cp, s, now);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NAK_ELIMINATED, n);
@@ -444,12 +484,17 @@ void cp_nak(
 
 	if (cp_log_enabled(cp, CP_LOG_EVENT)) {
 		char ifname[CP_IFNAME_LEN + 8];
+		const char *arg[3] = {ifname,
+			run.forward ? "duplicate, list forwarded for other SQNs" : "eliminated"};
 
 		cp_if_label(cp, in->in_ifindex, ifname, sizeof(ifname));
-		for (unsigned i = 0; i < n; i++)
-			log_nak(cp, s, ifname, sqns[i], (enum sqn_outcome)outcome[i],
-				(enum cp_repair_phase)before[i], forward,
-				outcome[i] == SQN_REFORWARDED && was_nnak[i]);
+		for (unsigned i = 0; i < n; i++) {
+			if (steps[i].untracked)
+				cp_log_repair(cp, CP_LOG_EVENT, s, steps[i].sqn,
+					"NAK on %s: no memory for state (forwarded)", ifname);
+			else if (steps[i].row != NULL)
+				cp_fsm_log(cp, s, steps[i].sqn, steps[i].row, arg);
+		}
 	}
 }
 
@@ -459,18 +504,45 @@ void cp_nak(
  * interface. NNAKs from an off-tree DLR for repairs we requested from it are always forwarded:
  * they come before its RDATA, which the state is there for.
  */
+bool cp_fsm_nnak_first(struct cp *cp, struct cp_fsm *x)
+{
+	const struct cp_if_config *cfg = cp_repair_config(cp, x->s);
+
+	if (cfg->nak_elim_ivl_ms == 0)
+		return false; /* it would live for no time at all */
+	if (!cp_fsm_create(cp, x, false)) {
+		cp_count(cp, x->in_if, x->s, CP_C_REPAIR_LIMIT, 1);
+		return false;
+	}
+	x->r->flags = CP_REPAIR_NNAK;
+	x->r->elim_end = cp_deadline(x->now, cfg->nak_elim_ivl_ms);
+	cp_repair_schedule(cp, x->id);
+	return true;
+}
+
+bool cp_fsm_nnak_known(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+
+	if (run->from_dlr && (x->r->flags & CP_REPAIR_DLR_OFF) != 0) {
+		run->forward = true;
+		cp_count(cp, x->in_if, x->s, CP_C_DLR_NNAK, 1);
+	}
+	return true;
+}
+
 void cp_nnak(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
-	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_packet_sqns(pkt, sqns);
-	const struct cp_if_config *cfg;
+	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
+	unsigned n = cp_nak_steps(pkt, steps);
+	struct nak_run run = {.step = NULL};
+	struct cp_fsm x;
 	struct cp_session *s;
-	bool forward = false, from_dlr;
 	uint32_t sid;
 
-	sid = upstream_packet_session(cp, in, in_if, CP_C_NNAK_NO_SESSION, sqns, n, out);
+	sid = upstream_packet_session(cp, in, in_if, CP_C_NNAK_NO_SESSION, steps, n, out);
 	if (sid == CP_NIL) {
 		if (out->verdict == CP_DROP)
 			cp_count(cp, in_if, NULL, CP_C_NNAK_RECEIVED, n);
@@ -482,40 +554,20 @@ void cp_nnak(
 		cp_parity_nak(cp, in, in_if, s, out);
 		return;
 	}
-	cfg = cp_repair_config(cp, s);
-	from_dlr = cp_from_offtree_dlr(s, in);
+	run.from_dlr = cp_from_offtree_dlr(s, in);
+	x = (struct cp_fsm){.s = s, .sid = sid, .now = in->now, .in_if = in_if, .run = &run};
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t id = cp_repair_find_live(cp, sid, sqns[i], in->now);
-		struct cp_repair *r;
-
-		if (id != CP_NIL) {
-			if (from_dlr && (cp_repair_at(cp, id)->flags & CP_REPAIR_DLR_OFF) != 0) {
-				forward = true;
-				cp_count(cp, in_if, s, CP_C_DLR_NNAK, 1);
-			}
-			continue;
-		}
-		forward = true;
-		if (cfg->nak_elim_ivl_ms == 0)
-			continue; /* it would live for no time at all */
-		id = cp_repair_create(cp, sid, sqns[i], in->now);
-		if (id == CP_NIL) {
-			cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
-			continue;
-		}
-		r = cp_repair_at(cp, id);
-		r->phase = CP_PHASE_OUTSTANDING;
-		r->flags = CP_REPAIR_NNAK;
-		r->elim_end = cp_deadline(in->now, cfg->nak_elim_ivl_ms);
-		cp_repair_schedule(cp, id);
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqns[i],
-			"NNAK in NONE -> OUTSTANDING (NNAK state, forwarded)");
+		cp_fsm_state(cp, &x, cp_repair_find_live(cp, sid, steps[i].sqn, in->now));
+		x.sqn = steps[i].sqn;
+		if (x.r == NULL)
+			run.forward = true;
+		cp_repair_fsm(cp, &x, CP_EV_NNAK);
 	}
-	if (forward) {
-		cp_forward_naks(cp, in, s, sqns, n, NULL);
+	if (run.forward) {
+		cp_forward_naks(cp, in, s, steps, n);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NNAK_ELIMINATED, n);
-		cp_log_repair(
-			cp, CP_LOG_EVENT, s, sqns[0], "NNAK: repair state exists (eliminated)");
+		cp_log_repair(cp, CP_LOG_EVENT, s, steps[0].sqn,
+			"NNAK: repair state exists (eliminated)");
 	}
 }

@@ -1,62 +1,78 @@
 /*
- * NCF reception (RFC 3208 7.3 confirmation, 7.5 anticipation, 9.3.3 lists; digest 3.8).
+ * NCF reception (RFC 3208 7.3 confirmation, 7.5 anticipation, 9.3.3 lists).
  *
  * An NCF from the upstream interface confirms a pending NAK for its (TSI, SQN), or creates
  * anticipated state with no interfaces (restarting the timers of state that exists). NCFs from
  * other interfaces are discarded without creating state. An NE never forwards NCFs; NCFs of
  * sessions this router does not know pass, so PGM keeps working unassisted for them. Unicast NCFs
- * come from an off-tree DLR (dlr.c) or carry OPT_NBR_UNREACH (unreach.c).
+ * come from an off-tree DLR (dlr.c) or carry OPT_NBR_UNREACH (unreach.c). What an NCF does in
+ * each phase is fsm.c's table; the actions of its rows are here.
  */
 #include "control/cp_internal.h"
+
+/* The state's timers restart: NAK_RDATA_IVL and NAK_ELIM_IVL (7.4, 7.5). */
+static bool confirmed(struct cp *cp, struct cp_fsm *x, enum cp_counter c)
+{
+	cp_count(cp, x->in_if, x->s, c, 1);
+	cp_repair_confirm(cp, x->r, x->s, x->now);
+	cp_repair_schedule(cp, x->id);
+	return true;
+}
+
+/* 7.5: an NCF for an SQN without state anticipates the NAKs for it: state with no interfaces. */
+bool cp_fsm_ncf_anticipate(struct cp *cp, struct cp_fsm *x)
+{
+	if (!cp_fsm_create(cp, x, false)) {
+		cp_count(cp, x->in_if, x->s, CP_C_REPAIR_LIMIT, 1);
+		return false;
+	}
+	x->r->flags = CP_REPAIR_ANTICIPATED;
+	return confirmed(cp, x, CP_C_NCF_ANTICIPATED);
+}
+
+bool cp_fsm_ncf_confirm(struct cp *cp, struct cp_fsm *x)
+{
+	return confirmed(cp, x, CP_C_NCF_CONFIRMED);
+}
+
+bool cp_fsm_ncf_restart(struct cp *cp, struct cp_fsm *x)
+{
+	return confirmed(cp, x, CP_C_NCF_ANTICIPATED);
+}
+
+/* someone did NAK upstream: the state eliminates from now on */
+bool cp_fsm_ncf_after_nnak(struct cp *cp, struct cp_fsm *x)
+{
+	x->r->flags = CP_REPAIR_ANTICIPATED;
+	return confirmed(cp, x, CP_C_NCF_ANTICIPATED);
+}
+
+/* The RDATA went by and another one is coming: wait for it with the interfaces that have not
+ * had theirs. */
+bool cp_fsm_ncf_after_repair(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+
+	r->if_mask &= ~r->repaired_mask;
+	r->repaired_mask = 0;
+	if (r->if_mask == 0)
+		r->flags |= CP_REPAIR_ANTICIPATED;
+	return confirmed(cp, x, CP_C_NCF_ANTICIPATED);
+}
 
 static void ncf_sqn(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, uint32_t sid,
 	uint32_t sqn)
 {
-	struct cp_session *s = cp_session_at(cp, sid);
-	struct cp_repair *r;
-	uint32_t id = cp_repair_find_live(cp, sid, sqn, in->now);
-	enum cp_repair_phase before;
+	struct cp_fsm x = {
+		.s = cp_session_at(cp, sid),
+		.sid = sid,
+		.sqn = sqn,
+		.now = in->now,
+		.in_if = in_if,
+	};
 
-	if (id == CP_NIL) {
-		id = cp_repair_create(cp, sid, sqn, in->now);
-		if (id == CP_NIL) {
-			cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
-			return;
-		}
-		r = cp_repair_at(cp, id);
-		r->flags = CP_REPAIR_ANTICIPATED;
-		cp_repair_confirm(cp, r, s, in->now);
-		cp_repair_schedule(cp, id);
-		cp_count(cp, in_if, s, CP_C_NCF_ANTICIPATED, 1);
-		cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NCF in NONE -> OUTSTANDING (anticipated)");
-		return;
-	}
-	r = cp_repair_at(cp, id);
-	before = r->phase;
-	switch (before) {
-	case CP_PHASE_PENDING:
-		cp_count(cp, in_if, s, CP_C_NCF_CONFIRMED, 1);
-		break;
-	case CP_PHASE_FORWARDING:
-		/* the RDATA went by and another one is coming: wait for it with the interfaces
-		 * that have not had theirs */
-		r->if_mask &= ~r->repaired_mask;
-		r->repaired_mask = 0;
-		if (r->if_mask == 0)
-			r->flags |= CP_REPAIR_ANTICIPATED;
-		cp_count(cp, in_if, s, CP_C_NCF_ANTICIPATED, 1);
-		break;
-	case CP_PHASE_OUTSTANDING:
-		if ((r->flags & CP_REPAIR_NNAK) != 0)
-			r->flags = CP_REPAIR_ANTICIPATED; /* someone did NAK upstream */
-		cp_count(cp, in_if, s, CP_C_NCF_ANTICIPATED, 1);
-		break;
-	}
-	cp_repair_confirm(cp, r, s, in->now);
-	cp_repair_schedule(cp, id);
-	cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "NCF in %s -> OUTSTANDING (%s)",
-		cp_phase_name(before),
-		before == CP_PHASE_PENDING ? "confirmed" : "timers restarted, anticipated");
+	cp_fsm_state(cp, &x, cp_repair_find_live(cp, sid, sqn, in->now));
+	cp_repair_fsm(cp, &x, CP_EV_NCF);
 }
 
 void cp_ncf(

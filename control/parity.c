@@ -1,5 +1,5 @@
 /*
- * Parity (on-demand FEC) repair state per transmission group (RFC 3208 11.6; digest 3.12).
+ * Parity (on-demand FEC) repair state per transmission group (RFC 3208 11.6).
  *
  * A parity NAK asks for PKT_CNT + 1 parity packets of the group TG_SQN (the low log2(TGS) bits of
  * its SQN hold the 0-based count). State is kept per (TSI, TG_SQN) with the count each interface
@@ -14,8 +14,10 @@
  *    offset (max TGS - OPT_CURR_TGSIZE, 0 for full groups), the state when none is left;
  *  - a parity NNAK is eliminated only if the state's largest known count exceeds its count.
  * Without a usable group size (OPT_PARITY_PRM) counts cannot be read and parity packets are
- * handled without state, as before.
+ * handled without state, as before. The events, told apart by those counts, are rows of
+ * fsm.c's table; their actions are here.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "control/cp_internal.h"
@@ -40,70 +42,202 @@ static uint32_t session_id(const struct cp *cp, const struct cp_session *s)
 }
 
 static void stateless(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, const uint32_t *sqns, unsigned n)
+	struct cp_session *s, const struct cp_nak_step *steps, unsigned n)
 {
 	cp_count(cp, in_if, s, CP_C_PARITY_PASSTHROUGH, 1);
 	if (in->pkt->type == PGM_NAK)
-		cp_send_ncf(cp, in, in_if, s, sqns, n, 0);
+		cp_send_ncf(cp, in, in_if, s, 0);
 	if ((s->flags & CP_SESSION_SUSPENDED) != 0)
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
 	else
-		cp_forward_naks(cp, in, s, sqns, n, NULL);
+		cp_forward_naks(cp, in, s, steps, n);
+}
+
+/* A parity NAK, NNAK or NCF being handled: what the actions of its entries' rows share. */
+struct parity_run {
+	struct cp_nak_step *step; /* NAKs: the entry at hand */
+	uint32_t tgs;		  /* the transmission group size */
+	uint32_t cnt;		  /* the packets the entry asks for or confirms, 1-based */
+	uint64_t bit;		  /* NAKs: the arrival interface's slot */
+	bool first;		  /* NAKs: the list's first entry, whose count the NCF carries */
+	bool from_dlr;		  /* NNAKs: from the TSI's off-tree DLR */
+	bool forward;		  /* NAKs, NNAKs: some entry goes on */
+	uint32_t ncf_cnt;	  /* NAKs: the NCF's NAK_PKT_CNT, 0-based */
+	char cnt_text[12], largest_text[12]; /* the numbers the rows' lines print */
+	const char *arg[3];
+};
+
+/* The counts the rows' lines print: (count, interface, largest), or (count, largest) without
+ * an interface; formatted only for a line that is written. */
+static void parity_text(
+	struct cp *cp, struct cp_fsm *x, const struct cp_parity *p, const char *ifname)
+{
+	struct parity_run *run = x->run;
+
+	if (!cp_log_enabled(cp, CP_LOG_EVENT))
+		return;
+	snprintf(run->cnt_text, sizeof(run->cnt_text), "%u", run->cnt);
+	snprintf(run->largest_text, sizeof(run->largest_text), "%u", p->largest);
+	run->arg[0] = run->cnt_text;
+	run->arg[1] = ifname != NULL ? ifname : run->largest_text;
+	run->arg[2] = run->largest_text;
+	x->arg = run->arg;
+}
+
+/* A parity NNAK is eliminated only where the largest known count exceeds its own; one from
+ * the off-tree DLR for a group redirected to it always goes on (9.5.3.2). */
+bool cp_fsm_parity_nnak(struct cp *cp, struct cp_fsm *x)
+{
+	struct parity_run *run = x->run;
+
+	if (run->from_dlr && (x->r->flags & CP_REPAIR_DLR_OFF) != 0) {
+		cp_count(cp, x->in_if, x->s, CP_C_DLR_NNAK, 1);
+		run->forward = true;
+	} else if (cp_parity_at(cp, x->r->parity)->largest <= run->cnt) {
+		run->forward = true;
+	}
+	return true;
 }
 
 static void parity_nnak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
-	struct cp_session *s, uint32_t sid, const uint32_t *sqns, unsigned n, uint32_t tgs)
+	struct cp_session *s, uint32_t sid, const struct cp_nak_step *steps, unsigned n,
+	uint32_t tgs)
 {
-	bool forward = false, from_dlr = cp_from_offtree_dlr(s, in);
+	struct parity_run run = {.tgs = tgs, .from_dlr = cp_from_offtree_dlr(s, in)};
+	struct cp_fsm x = {.s = s, .sid = sid, .now = in->now, .in_if = in_if, .run = &run};
 
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t cnt = (sqns[i] & (tgs - 1)) + 1;
-		uint32_t id =
-			cp_repair_live(cp, cp_parity_find(cp, sid, sqns[i] & ~(tgs - 1)), in->now);
-		struct cp_repair *r;
-
-		if (id == CP_NIL) {
-			forward = true;
-			continue;
-		}
-		r = cp_repair_at(cp, id);
-		if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0) {
-			cp_count(cp, in_if, s, CP_C_DLR_NNAK, 1);
-			forward = true;
-		} else if (cp_parity_at(cp, r->parity)->largest <= cnt) {
-			forward = true;
-		}
+		x.sqn = steps[i].sqn & ~(tgs - 1);
+		run.cnt = (steps[i].sqn & (tgs - 1)) + 1;
+		cp_fsm_state(cp, &x, cp_repair_live(cp, cp_parity_find(cp, sid, x.sqn), in->now));
+		if (x.r == NULL)
+			run.forward = true; /* no state: nothing to eliminate it, none made */
+		else
+			cp_repair_fsm(cp, &x, CP_EV_PARITY_NNAK);
 	}
-	if (forward)
-		cp_forward_naks(cp, in, s, sqns, n, NULL);
+	if (run.forward)
+		cp_forward_naks(cp, in, s, steps, n);
 	else
 		cp_count(cp, in_if, s, CP_C_NNAK_ELIMINATED, n);
+}
+
+/* The entry's interface is owed its count (11.6: the larger of the NAK's and the known one);
+ * the entry goes on with the largest known count. */
+static struct cp_parity *parity_listed(struct cp *cp, struct cp_fsm *x)
+{
+	struct parity_run *run = x->run;
+	struct cp_repair *r = x->r;
+	struct cp_parity *p = cp_parity_at(cp, r->parity);
+	int slot = x->in_if->slot;
+	bool added = (r->if_mask & run->bit) == 0;
+
+	if (added || run->cnt > p->count[slot])
+		p->count[slot] = (uint8_t)run->cnt;
+	r->if_mask |= run->bit;
+	cp_nak_seen(cp, x->s, r, x->in_if, added);
+	if (run->first)
+		run->ncf_cnt = p->count[slot] - 1u;
+	if (run->cnt > p->largest)
+		p->largest = (uint8_t)run->cnt;
+	run->step->sqn = x->sqn | ((p->largest - 1u) & (run->tgs - 1));
+	return p;
+}
+
+/* Upstream with the largest known count, repeated until a parity NCF covers it. */
+static bool parity_nak_forwarded(struct cp *cp, struct cp_fsm *x)
+{
+	struct parity_run *run = x->run;
+	struct cp_parity *p = parity_listed(cp, x);
+
+	cp_repair_start_pending(cp, x->r, x->s, x->now);
+	run->step->dest = (uint8_t)cp_nak_dest(cp, x->s, x->r);
+	cp_repair_schedule(cp, x->id);
+	run->forward = true;
+	parity_text(cp, x, p, x->in_if->name);
+	return true;
+}
+
+bool cp_fsm_parity_nak_first(struct cp *cp, struct cp_fsm *x)
+{
+	struct parity_run *run = x->run;
+
+	if (!cp_fsm_create(cp, x, true)) {
+		/* untracked: forwarded as it came, confirmed with its own count */
+		run->forward = true;
+		if (run->first)
+			run->ncf_cnt = run->cnt - 1;
+		return false;
+	}
+	cp_count(cp, x->in_if, x->s, CP_C_PARITY_NAK_UNIQUE, 1);
+	return parity_nak_forwarded(cp, x);
+}
+
+bool cp_fsm_parity_nak(struct cp *cp, struct cp_fsm *x)
+{
+	return parity_nak_forwarded(cp, x);
+}
+
+/* 9.5.3.2: the DLR lacks it too: upstream for this group. */
+bool cp_fsm_parity_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+
+	r->flags = (uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
+	cp_count(cp, x->in_if, x->s, CP_C_DLR_NAK_FALLBACK, 1);
+	return parity_nak_forwarded(cp, x);
+}
+
+/* Covered by the largest known count while the state eliminates (7.4). */
+bool cp_fsm_parity_nak_duplicate(struct cp *cp, struct cp_fsm *x)
+{
+	struct parity_run *run = x->run;
+	struct cp_parity *p = parity_listed(cp, x);
+	uint8_t flags = x->r->flags;
+
+	cp_count(cp, x->in_if, x->s, CP_C_PARITY_NAK_ELIMINATED, 1);
+	run->step->dest = (flags & CP_REPAIR_DLR_UP)	? CP_DEST_DLR_UP
+			  : (flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
+							: CP_DEST_UPSTREAM;
+	parity_text(cp, x, p, x->in_if->name);
+	return true;
+}
+
+/* The event of a parity NAK entry for state r (NULL: none). */
+static enum cp_repair_event parity_nak_event(struct cp *cp, const struct cp_repair *r,
+	const struct parity_run *run, bool from_dlr, cp_time_t now)
+{
+	if (r == NULL)
+		return CP_EV_PARITY_NAK;
+	if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0)
+		return CP_EV_PARITY_NAK_FROM_DLR;
+	if (cp_repair_eliminating(r, now) && run->cnt <= cp_parity_at(cp, r->parity)->largest)
+		return CP_EV_PARITY_NAK_DUPLICATE;
+	return CP_EV_PARITY_NAK;
 }
 
 void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_session *s, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
-	uint32_t sqns[1 + PGM_MAX_NAK_LIST], fwd[1 + PGM_MAX_NAK_LIST];
-	uint8_t dests[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_packet_sqns(pkt, sqns), missing = 0;
-	uint32_t tgs = cp_parity_tgs(s), sid = session_id(cp, s), ncf_cnt = 0;
-	bool forward = false, from_dlr;
-	uint64_t bit;
-	int slot;
+	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
+	unsigned n = cp_nak_steps(pkt, steps), missing = 0;
+	uint32_t tgs = cp_parity_tgs(s), sid = session_id(cp, s);
+	struct parity_run run = {.tgs = tgs};
+	struct cp_fsm x = {.s = s, .sid = sid, .now = in->now, .in_if = in_if, .run = &run};
+	bool from_dlr;
 
 	out->verdict = CP_DROP;
 	if (tgs == 0) {
-		stateless(cp, in, in_if, s, sqns, n);
+		stateless(cp, in, in_if, s, steps, n);
 		return;
 	}
 	if (pkt->type == PGM_NNAK) {
-		parity_nnak(cp, in, in_if, s, sid, sqns, n, tgs);
+		parity_nnak(cp, in, in_if, s, sid, steps, n, tgs);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		if (cp_repair_live(cp, cp_parity_find(cp, sid, sqns[i] & ~(tgs - 1)), in->now) ==
-			CP_NIL)
+		if (cp_repair_live(cp, cp_parity_find(cp, sid, steps[i].sqn & ~(tgs - 1)),
+			    in->now) == CP_NIL)
 			missing++;
 	}
 	if (missing != 0 && cp_repair_limit_reached(cp, missing)) {
@@ -111,80 +245,70 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 		return;
 	}
 	from_dlr = cp_from_offtree_dlr(s, in);
-	bit = cp_iface_bit(in_if);
-	slot = in_if->slot;
+	run.bit = cp_iface_bit(in_if);
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t tg = sqns[i] & ~(tgs - 1), cnt = (sqns[i] & (tgs - 1)) + 1;
-		uint32_t id = cp_parity_find(cp, sid, tg);
-		struct cp_parity *p;
-		struct cp_repair *r;
-		bool created = false, added, eliminate;
+		struct cp_nak_step *st = &steps[i];
 
-		fwd[i] = sqns[i];
-		dests[i] = CP_DEST_UPSTREAM;
-		if (id == CP_NIL) {
-			id = cp_repair_create_kind(cp, sid, tg, in->now, true);
-			if (id == CP_NIL) {
-				forward = true; /* untracked, forwarded as it came */
-				ncf_cnt = i == 0 ? cnt - 1 : ncf_cnt;
-				continue;
-			}
-			created = true;
-			cp_count(cp, in_if, s, CP_C_PARITY_NAK_UNIQUE, 1);
-		}
-		r = cp_repair_at(cp, id);
-		p = cp_parity_at(cp, r->parity);
-		added = (r->if_mask & bit) == 0;
-		if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0) {
-			r->flags = (uint8_t)((r->flags & ~CP_REPAIR_DLR) | CP_REPAIR_NO_DLR);
-			cp_count(cp, in_if, s, CP_C_DLR_NAK_FALLBACK, 1);
-			eliminate = false;
-		} else {
-			eliminate =
-				!created && cp_repair_eliminating(r, in->now) && cnt <= p->largest;
-		}
-		if (added || cnt > p->count[slot])
-			p->count[slot] = (uint8_t)cnt;
-		r->if_mask |= bit;
-		cp_nak_seen(cp, s, r, in_if, added);
-		if (i == 0)
-			ncf_cnt = p->count[slot] - 1u; /* 11.6: max(NAK_PKT_CNT, the known count) */
-		if (cnt > p->largest)
-			p->largest = (uint8_t)cnt;
-		fwd[i] = tg | ((p->largest - 1u) & (tgs - 1));
-		if (eliminate) {
-			cp_count(cp, in_if, s, CP_C_PARITY_NAK_ELIMINATED, 1);
-			dests[i] = (r->flags & CP_REPAIR_DLR_UP)    ? CP_DEST_DLR_UP
-				   : (r->flags & CP_REPAIR_DLR_OFF) ? CP_DEST_DLR_OFF
-								    : CP_DEST_UPSTREAM;
-			cp_log_repair(cp, CP_LOG_EVENT, s, tg,
-				"parity NAK for %u on %s: eliminated (largest known %u)", cnt,
-				in_if->name, p->largest);
-			continue;
-		}
-		cp_repair_start_pending(cp, r, s, in->now);
-		dests[i] = (uint8_t)cp_nak_dest(cp, s, r);
-		cp_repair_schedule(cp, id);
-		forward = true;
-		cp_log_repair(cp, CP_LOG_EVENT, s, tg,
-			"parity NAK for %u on %s -> PENDING (forwarded for %u)", cnt, in_if->name,
-			p->largest);
+		x.sqn = st->sqn & ~(tgs - 1);
+		x.arg = NULL;
+		run.step = st;
+		run.cnt = (st->sqn & (tgs - 1)) + 1;
+		run.first = i == 0;
+		cp_fsm_state(cp, &x, cp_parity_find(cp, sid, x.sqn));
+		cp_repair_fsm(cp, &x, parity_nak_event(cp, x.r, &run, from_dlr, in->now));
 	}
-	cp_send_ncf(cp, in, in_if, s, sqns, n, ncf_cnt);
-	if (forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
+	cp_send_ncf(cp, in, in_if, s, run.ncf_cnt);
+	if (run.forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
-	} else if (forward) {
+	} else if (run.forward) {
 		bool upstream = false;
 
-		cp_forward_naks(cp, in, s, fwd, n, dests);
+		cp_forward_naks(cp, in, s, steps, n);
 		cp_count(cp, in_if, s, CP_C_PARITY_NAK_FORWARDED, 1);
 		for (unsigned i = 0; i < n; i++)
-			upstream = upstream || dests[i] == CP_DEST_UPSTREAM;
+			upstream = upstream || steps[i].dest == CP_DEST_UPSTREAM;
 		if (upstream && !from_dlr)
 			cp_dlr_discover(cp, s, in->now);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NAK_ELIMINATED, n);
 	}
+}
+
+/* Confirmed, or (partially) anticipated: the largest known count rises to the NCF's. */
+static bool parity_confirmed(struct cp *cp, struct cp_fsm *x)
+{
+	struct parity_run *run = x->run;
+	struct cp_parity *p = cp_parity_at(cp, x->r->parity);
+
+	if (run->cnt > p->largest)
+		p->largest = (uint8_t)run->cnt;
+	cp_repair_confirm(cp, x->r, x->s, x->now);
+	cp_repair_schedule(cp, x->id);
+	cp_count(cp, x->in_if, x->s, CP_C_PARITY_NCF, 1);
+	parity_text(cp, x, p, NULL);
+	return true;
+}
+
+bool cp_fsm_parity_ncf_anticipate(struct cp *cp, struct cp_fsm *x)
+{
+	if (!cp_fsm_create(cp, x, true)) {
+		cp_count(cp, x->in_if, x->s, CP_C_REPAIR_LIMIT, 1);
+		return false;
+	}
+	x->r->flags |= CP_REPAIR_ANTICIPATED;
+	return parity_confirmed(cp, x);
+}
+
+bool cp_fsm_parity_ncf(struct cp *cp, struct cp_fsm *x)
+{
+	return parity_confirmed(cp, x);
+}
+
+/* 11.6: it does not cover what we asked for: the NAK keeps being repeated. */
+bool cp_fsm_parity_ncf_short(struct cp *cp, struct cp_fsm *x)
+{
+	parity_text(cp, x, cp_parity_at(cp, x->r->parity), NULL);
+	return true;
 }
 
 void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
@@ -193,6 +317,8 @@ void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
 	unsigned n = cp_packet_sqns(in->pkt, sqns);
 	uint32_t tgs = cp_parity_tgs(s), sid = session_id(cp, s);
+	struct parity_run run = {.tgs = tgs};
+	struct cp_fsm x = {.s = s, .sid = sid, .now = in->now, .in_if = in_if, .run = &run};
 
 	out->verdict = CP_DROP;
 	if (tgs == 0) {
@@ -204,36 +330,14 @@ void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t tg = sqns[i] & ~(tgs - 1), cnt = (sqns[i] & (tgs - 1)) + 1;
-		uint32_t id = cp_repair_live(cp, cp_parity_find(cp, sid, tg), in->now);
-		struct cp_parity *p;
-		struct cp_repair *r;
-
-		if (id == CP_NIL) {
-			id = cp_repair_create_kind(cp, sid, tg, in->now, true);
-			if (id == CP_NIL) {
-				cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
-				continue;
-			}
-			r = cp_repair_at(cp, id);
-			r->flags |= CP_REPAIR_ANTICIPATED;
-		}
-		r = cp_repair_at(cp, id);
-		p = cp_parity_at(cp, r->parity);
-		if (r->phase == CP_PHASE_PENDING && cnt < p->largest) {
-			/* 11.6: it does not cover what we asked for: keep repeating */
-			cp_log_repair(cp, CP_LOG_EVENT, s, tg,
-				"parity NCF for %u in PENDING: below %u, still pending", cnt,
-				p->largest);
-			continue;
-		}
-		if (cnt > p->largest)
-			p->largest = (uint8_t)cnt; /* (partial) anticipation */
-		cp_repair_confirm(cp, r, s, in->now);
-		cp_repair_schedule(cp, id);
-		cp_count(cp, in_if, s, CP_C_PARITY_NCF, 1);
-		cp_log_repair(cp, CP_LOG_EVENT, s, tg,
-			"parity NCF for %u -> OUTSTANDING (largest %u)", cnt, p->largest);
+		x.sqn = sqns[i] & ~(tgs - 1);
+		x.arg = NULL;
+		run.cnt = (sqns[i] & (tgs - 1)) + 1;
+		cp_fsm_state(cp, &x, cp_repair_live(cp, cp_parity_find(cp, sid, x.sqn), in->now));
+		cp_repair_fsm(cp, &x,
+			x.r != NULL && run.cnt < cp_parity_at(cp, x.r->parity)->largest
+				? CP_EV_PARITY_NCF_SHORT
+				: CP_EV_PARITY_NCF);
 	}
 }
 
@@ -262,6 +366,21 @@ static bool owe_less(struct cp_repair *r, struct cp_parity *p, unsigned slot, ui
 		p->count[slot] = 0;
 	}
 	return true;
+}
+
+/* The group's last parity RDATA copy that was owed: out of line, the other copies are many. */
+static __attribute__((noinline)) void parity_repaired(
+	struct cp *cp, const struct cp_packet *in, struct cp_session *s, uint32_t sid, uint32_t id)
+{
+	char text[12] = "";
+	const char *arg[3] = {text};
+	struct cp_repair *r = cp_repair_at(cp, id);
+	struct cp_fsm x = {
+		.s = s, .sid = sid, .id = id, .r = r, .sqn = r->sqn, .now = in->now, .arg = arg};
+
+	if (cp_log_enabled(cp, CP_LOG_EVENT))
+		snprintf(text, sizeof(text), "%u", in->pkt->sqn);
+	cp_repair_fsm(cp, &x, CP_EV_PARITY_RDATA_REPAIRED);
 }
 
 void cp_parity_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
@@ -300,11 +419,8 @@ void cp_parity_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface 
 	} else {
 		cp_count(cp, out_if, s, CP_C_PARITY_RDATA_DROPPED, 1);
 	}
-	if ((r->if_mask & ~in_bit) == 0) {
-		cp_log_repair(cp, CP_LOG_EVENT, s, r->sqn,
-			"parity RDATA %u: every interface repaired, deleted", pkt->sqn);
-		cp_repair_delete(cp, id, CP_C_REPAIR_COMPLETED);
-	}
+	if ((r->if_mask & ~in_bit) == 0)
+		parity_repaired(cp, in, s, sid, id);
 }
 
 void cp_parity_offtree_rdata(
@@ -344,6 +460,15 @@ void cp_parity_offtree_rdata(
 		cp_count(cp, ifp, s, CP_C_PARITY_RDATA_FORWARDED, 1);
 		cp_count_out(ifp, s, PGM_RDATA);
 	}
-	if (r->if_mask == 0)
-		cp_repair_delete(cp, id, CP_C_REPAIR_COMPLETED);
+	if (r->if_mask == 0) {
+		struct cp_fsm x = {.s = s,
+			.sid = r->session,
+			.id = id,
+			.r = r,
+			.sqn = r->sqn,
+			.now = in->now,
+			.in_if = in_if};
+
+		cp_repair_fsm(cp, &x, CP_EV_DLR_PARITY_REPAIRED);
+	}
 }

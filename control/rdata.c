@@ -1,26 +1,57 @@
 /*
- * Constrained RDATA forwarding (RFC 3208 7.8; digest 3.9).
+ * Constrained RDATA forwarding (RFC 3208 7.8).
  *
  * The data plane hands over one copy of an RDATA per egress interface (router/assist.c makes
  * the copies from the kernel's multicast route). A copy is accepted only if its
  * egress interface asked for the repair (is in the repair state's interface set) and is not the
  * interface the RDATA came from. The first copy moves the state to FORWARDING; the state is
  * deleted once every listed interface had its copy, or after rdata_linger when some listed
- * interface never gets one (say, multicast routing no longer sends the group there).
+ * interface never gets one (say, multicast routing no longer sends the group there). The first
+ * copy and the last one are the state's events (fsm.c); the copies between change nothing but
+ * the interfaces repaired.
  */
 #include "control/cp_internal.h"
 
-static void rdata_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
-	enum cp_repair_phase before, const char *what)
+bool cp_fsm_rdata_forward(struct cp *cp, struct cp_fsm *x)
 {
-	cp_log_repair(cp, CP_LOG_EVENT, s, sqn, "RDATA in %s -> %s", cp_phase_name(before), what);
+	struct cp_repair *r = x->r;
+
+	r->rpt_next = r->rpt_end = r->elim_end = 0;
+	r->rdata_end = cp_deadline(x->now, cp->cfg.rdata_linger_ms);
+	return true;
+}
+
+/* Anticipated only: nobody here asked, and it is answered now. */
+bool cp_fsm_rdata_unrequested(struct cp *cp, struct cp_fsm *x)
+{
+	cp_count(cp, x->out_if, x->s, CP_C_RDATA_NO_STATE, 1);
+	cp_repair_delete(cp, x->id, CP_C_COUNT);
+	return true;
+}
+
+static const struct cp_fsm_row *rdata_event(struct cp *cp, const struct cp_packet *in,
+	struct cp_iface *in_if, struct cp_iface *out_if, struct cp_session *s, uint32_t sid,
+	uint32_t id, struct cp_repair *r, enum cp_repair_event ev)
+{
+	struct cp_fsm x = {
+		.s = s,
+		.sid = sid,
+		.id = id,
+		.r = r,
+		.sqn = in->pkt->sqn,
+		.now = in->now,
+		.in_if = in_if,
+		.out_if = out_if,
+	};
+
+	return cp_repair_fsm(cp, &x, ev);
 }
 
 void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out)
 {
 	const struct pgm_packet *pkt = in->pkt;
-	enum cp_repair_phase before;
+	const struct cp_fsm_row *row = NULL;
 	struct cp_session *s;
 	struct cp_repair *r;
 	struct pgm_tsi tsi;
@@ -59,21 +90,13 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		return;
 	}
 	r = cp_repair_at(cp, id);
-	before = (enum cp_repair_phase)r->phase;
 	bit = cp_iface_bit(out_if);
 	in_bit = cp_iface_bit(in_if);
-	if (before != CP_PHASE_FORWARDING) {
-		if ((r->if_mask & ~in_bit) == 0) {
-			/* anticipated only: nobody here asked, and it is answered now */
-			cp_count(cp, out_if, s, CP_C_RDATA_NO_STATE, 1);
-			rdata_log(cp, s, pkt->sqn, before, "deleted (no interfaces)");
-			cp_repair_delete(cp, id, CP_C_COUNT);
+	if (r->phase != CP_PHASE_FORWARDING) {
+		row = rdata_event(cp, in, in_if, out_if, s, sid, id, r,
+			(r->if_mask & ~in_bit) == 0 ? CP_EV_RDATA_UNREQUESTED : CP_EV_RDATA);
+		if (row == NULL || row->next == CP_FSM_NONE)
 			return;
-		}
-		r->phase = CP_PHASE_FORWARDING;
-		r->rpt_next = r->rpt_end = r->elim_end = 0;
-		r->rdata_end = cp_deadline(in->now, cp->cfg.rdata_linger_ms);
-		rdata_log(cp, s, pkt->sqn, before, "FORWARDING");
 	}
 	if ((r->if_mask & bit) == 0 || bit == in_bit) {
 		cp_count(cp, out_if, s, CP_C_RDATA_NO_INTERFACE, 1);
@@ -86,11 +109,8 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		cp_count_out(out_if, s, PGM_RDATA);
 	}
 	waiting = r->if_mask & ~in_bit & ~r->repaired_mask;
-	if (waiting == 0) {
-		rdata_log(
-			cp, s, pkt->sqn, CP_PHASE_FORWARDING, "deleted (every interface repaired)");
-		cp_repair_delete(cp, id, CP_C_REPAIR_COMPLETED);
-	} else {
+	if (waiting == 0)
+		rdata_event(cp, in, in_if, out_if, s, sid, id, r, CP_EV_RDATA_REPAIRED);
+	else if (row != NULL) /* the first copy set the linger; later ones change no deadline */
 		cp_repair_schedule(cp, id);
-	}
 }

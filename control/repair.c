@@ -1,5 +1,5 @@
 /*
- * Repair state per (TSI, SQN) and its timers (RFC 3208 7.2-7.5, 7.8; digest 2.2-2.4).
+ * Repair state per (TSI, SQN) and its timers (RFC 3208 7.2-7.5, 7.8).
  *
  *   PENDING      a NAK went upstream; repeated every 1/NAK_RPT_RTE until an NCF confirms it or
  *                NAK_RPT_IVL runs out (the state is then deleted: nak-retry-expired).
@@ -8,7 +8,10 @@
  *   FORWARDING   the RDATA arrived; copies go to the listed interfaces, and the state is deleted
  *                when each had its copy, or when rdata_linger runs out.
  *
- * Each state has one timer node in the wheel, armed at the earliest of its deadlines.
+ * The state machine in fsm.c adds two phases: NONE, no state, and NNAK, OUTSTANDING state an
+ * NNAK created, which eliminates no NAK and lives NAK_ELIM_IVL (9.5.3.2). Its table's rows are
+ * the only transitions, and the only place that sets a state's phase; the timers' actions are
+ * here. Each state has one timer node in the wheel, armed at the earliest of its deadlines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +34,8 @@ static inline uint64_t repair_word(uint32_t session, uint32_t sqn, bool parity)
  * line of buckets per 16 SQNs, not one each (under a NAK flood, a table of 60,000 states missed
  * the caches on nearly every lookup). Which blocks collide stays as unpredictable as before.
  */
-static inline uint64_t repair_key_hash(const struct cp *cp, uint32_t session, uint32_t sqn,
-	bool parity)
+static inline uint64_t repair_key_hash(
+	const struct cp *cp, uint32_t session, uint32_t sqn, bool parity)
 {
 	return cp_hash64(&cp->hash_key, repair_word(session, sqn >> 4, parity)) << 4 | (sqn & 15);
 }
@@ -59,8 +62,10 @@ void cp_repairs_init(struct cp *cp)
 {
 	cp_pool_init(&cp->repairs, sizeof(struct cp_repair), offsetof(struct cp_repair, hash_next));
 	cp_htab_init(&cp->repair_tab, CP_REPAIR_BUCKETS_MIN);
+	cp->last_repair = CP_NIL;
 	cp_wheel_init(&cp->repair_wheel, repair_tnode, cp);
 	cp_pool_init(&cp->parities, sizeof(struct cp_parity), offsetof(struct cp_parity, link));
+	cp_fsm_init(cp);
 }
 
 void cp_repairs_free(struct cp *cp)
@@ -115,11 +120,6 @@ bool cp_repair_limit_reached(const struct cp *cp, size_t more)
 	       (size_t)cp->repairs.live + more > cp->cfg.max_repair_states;
 }
 
-uint32_t cp_repair_create(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
-{
-	return cp_repair_create_kind(cp, session, sqn, now, false);
-}
-
 uint32_t cp_repair_create_kind(
 	struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now, bool parity)
 {
@@ -165,6 +165,8 @@ void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 
 	if (why != CP_C_COUNT)
 		cp_count(cp, NULL, s, why, 1);
+	if (cp->last_repair == id)
+		cp->last_repair = CP_NIL;
 	if (r->sess_prev != CP_NIL)
 		cp_repair_at(cp, r->sess_prev)->sess_next = r->sess_next;
 	else
@@ -212,14 +214,14 @@ static cp_time_t repeat_period(const struct cp_if_config *cfg)
 	return cfg->nak_rpt_rate != 0 ? CP_SEC(1) / cfg->nak_rpt_rate : 0;
 }
 
-/* A NAK was just forwarded upstream: repeat it until confirmed or NAK_RPT_IVL runs out. */
+/* A NAK was just forwarded upstream: repeat it until confirmed or NAK_RPT_IVL runs out. These
+ * are PENDING's timers; the phase is the machine's to set (fsm.c). */
 void cp_repair_start_pending(
 	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now)
 {
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 	cp_time_t period = repeat_period(cfg);
 
-	r->phase = CP_PHASE_PENDING;
 	r->flags &= (uint8_t) ~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
 	r->rpt_end = cp_deadline(now, cfg->nak_rpt_ivl_ms);
 	r->rpt_next = period != 0 && now + period < r->rpt_end ? now + period : 0;
@@ -228,13 +230,13 @@ void cp_repair_start_pending(
 	r->elim_end = 0;
 }
 
-/* A matching NCF (or an unsolicited one): (re)start NAK_RDATA_IVL and NAK_ELIM_IVL (7.4, 7.5). */
+/* A matching NCF (or an unsolicited one): (re)start NAK_RDATA_IVL and NAK_ELIM_IVL (7.4, 7.5),
+ * OUTSTANDING's timers. */
 void cp_repair_confirm(
 	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now)
 {
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 
-	r->phase = CP_PHASE_OUTSTANDING;
 	r->flags &= (uint8_t)~CP_REPAIR_NNAK;
 	r->rpt_next = r->rpt_end = 0;
 	r->rdata_end = cp_deadline(now, cfg->nak_rdata_ivl_ms);
@@ -256,78 +258,83 @@ bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now)
 	}
 }
 
-/* Whether the state's deadlines say it is over at `now`, and why; CP_C_COUNT if it lives. */
-static enum cp_counter repair_over(const struct cp_repair *r, cp_time_t now)
+/*
+ * The event of the deadline that ends the state by `now`, or CP_EV_COUNT while it lives. What a
+ * deadline means depends on the phase: rdata_end is NAK_RDATA_IVL in OUTSTANDING and the linger
+ * in FORWARDING.
+ */
+static enum cp_repair_event repair_over(const struct cp_repair *r, cp_time_t now)
 {
 	switch (r->phase) {
 	case CP_PHASE_PENDING:
-		/* a redirected NAK is not over at NAK_RPT_IVL: it goes upstream (cp_dlr_timeout) */
+		/* a redirected NAK is not over at NAK_RPT_IVL: it goes upstream (DLR_TIMEOUT) */
 		if (r->rpt_end != 0 && r->rpt_end <= now && (r->flags & CP_REPAIR_DLR) == 0)
-			return CP_C_NAK_RETRY_EXPIRED;
+			return CP_EV_NAK_RPT_IVL;
 		break;
 	case CP_PHASE_OUTSTANDING:
 		if ((r->flags & CP_REPAIR_NNAK) != 0) {
 			/* 9.5.3.2: state created by an NNAK exists only for NAK_ELIM_IVL */
 			if (r->elim_end <= now)
-				return CP_C_REPAIR_EXPIRED;
+				return CP_EV_NAK_ELIM_IVL;
 		} else if (r->rdata_end != 0 && r->rdata_end <= now) {
-			return CP_C_REPAIR_EXPIRED;
+			return CP_EV_NAK_RDATA_IVL;
 		}
 		break;
 	case CP_PHASE_FORWARDING:
 		if (r->rdata_end <= now)
-			return CP_C_REPAIR_LINGER_EXPIRED;
+			return CP_EV_LINGER;
 		break;
 	}
-	return CP_C_COUNT;
+	return CP_EV_COUNT;
 }
 
-static const char *over_reason(enum cp_counter why)
-{
-	switch (why) {
-	case CP_C_NAK_RETRY_EXPIRED:
-		return "NAK_RPT_IVL expired, no NCF";
-	case CP_C_REPAIR_LINGER_EXPIRED:
-		return "linger expired, interfaces left unrepaired";
-	default:
-		return "NAK_RDATA_IVL expired, no RDATA";
-	}
-}
-
-static void repair_expire(struct cp *cp, uint32_t id, enum cp_counter why)
+/* A timer event of state id. Out of line: the packet paths look states up for every packet,
+ * and find them over only now and then. */
+static __attribute__((noinline)) const struct cp_fsm_row *repair_timer_event(
+	struct cp *cp, uint32_t id, cp_time_t now, enum cp_repair_event ev, const char *const *arg)
 {
 	struct cp_repair *r = cp_repair_at(cp, id);
+	struct cp_fsm x = {
+		.s = cp_session_at(cp, r->session),
+		.sid = r->session,
+		.id = id,
+		.r = r,
+		.sqn = r->sqn,
+		.now = now,
+		.arg = arg,
+	};
 
-	cp_log_repair(cp, CP_LOG_TIMER, cp_session_at(cp, r->session), r->sqn,
-		"timer in %s%s -> deleted (%s)", cp_phase_name(r->phase),
-		(r->flags & CP_REPAIR_NNAK) != 0 ? " (NNAK)" : "", over_reason(why));
-	cp_repair_delete(cp, id, why);
+	return cp_repair_fsm(cp, &x, ev);
 }
 
 uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now)
 {
-	enum cp_counter why;
+	enum cp_repair_event ev;
 
 	if (id == CP_NIL)
 		return CP_NIL;
-	why = repair_over(cp_repair_at(cp, id), now);
-	if (why == CP_C_COUNT)
+	ev = repair_over(cp_repair_at(cp, id), now);
+	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev, NULL) == NULL)
 		return id;
-	repair_expire(cp, id, why);
 	return CP_NIL;
 }
 
 uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now)
 {
-	uint32_t id = cp_repair_find(cp, session, sqn);
-	enum cp_counter why;
+	uint32_t id = cp->last_repair;
+	const struct cp_repair *r;
+	enum cp_repair_event ev;
 
-	if (id == CP_NIL)
-		return CP_NIL;
-	why = repair_over(cp_repair_at(cp, id), now);
-	if (why == CP_C_COUNT)
+	/* the last hit is never parity state: cp_repair_find() does not find that */
+	if (id == CP_NIL || (r = cp_repair_at(cp, id))->sqn != sqn || r->session != session) {
+		id = cp_repair_find(cp, session, sqn);
+		if (id == CP_NIL)
+			return CP_NIL;
+		cp->last_repair = id;
+	}
+	ev = repair_over(cp_repair_at(cp, id), now);
+	if (ev == CP_EV_COUNT || repair_timer_event(cp, id, now, ev, NULL) == NULL)
 		return id;
-	repair_expire(cp, id, why);
 	return CP_NIL;
 }
 
@@ -375,39 +382,80 @@ void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r)
 	};
 }
 
+bool cp_fsm_nak_repeat(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+	cp_time_t period = repeat_period(cp_repair_config(cp, x->s));
+
+	cp_queue_repeat(cp, x->s, r);
+	r->rpt_next = period != 0 ? r->rpt_next + period : 0;
+	if (r->rpt_next != 0 && r->rpt_next <= x->now)
+		r->rpt_next =
+			x->now + period; /* timers ran late: keep the rate, skip the backlog */
+	if (r->rpt_next >= r->rpt_end)
+		r->rpt_next = 0;
+	return true;
+}
+
+/* 7.4: duplicate NAKs go upstream again from now on */
+bool cp_fsm_elimination_over(struct cp *cp, struct cp_fsm *x)
+{
+	(void)cp;
+	x->r->elim_end = 0;
+	return true;
+}
+
+bool cp_fsm_retry_expired(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_NAK_RETRY_EXPIRED);
+	return true;
+}
+
+bool cp_fsm_repair_expired(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_REPAIR_EXPIRED);
+	return true;
+}
+
+bool cp_fsm_linger_expired(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_REPAIR_LINGER_EXPIRED);
+	return true;
+}
+
+bool cp_fsm_repair_completed(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_REPAIR_COMPLETED);
+	return true;
+}
+
+/*
+ * The state's timer ran: the events of the deadlines that passed, each a row of the table. A
+ * deadline that ends the state comes first; the others can pass together.
+ */
 void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
 {
 	struct cp_repair *r = cp_repair_at(cp, id);
-	struct cp_session *s = cp_session_at(cp, r->session);
-	enum cp_counter why = repair_over(r, now);
+	enum cp_repair_event ev = repair_over(r, now);
 
-	if (why != CP_C_COUNT) {
-		repair_expire(cp, id, why);
+	if (ev != CP_EV_COUNT) {
+		repair_timer_event(cp, id, now, ev, NULL);
 		return;
 	}
 	if (r->phase == CP_PHASE_PENDING && (r->flags & CP_REPAIR_DLR) != 0 && r->rpt_end != 0 &&
 		r->rpt_end <= now) {
-		cp_dlr_timeout(cp, id, now);
+		char dlr[64];
+		const char *arg[3] = {
+			cp_dlr_name(cp_session_at(cp, r->session), r, dlr, sizeof(dlr))};
+
+		/* the DLR never confirmed: dropped for the whole TSI, its NAKs restart upstream */
+		repair_timer_event(cp, id, now, CP_EV_DLR_TIMEOUT, arg);
 		return;
 	}
-	if (r->phase == CP_PHASE_OUTSTANDING && r->elim_end != 0 && r->elim_end <= now) {
-		r->elim_end = 0;
-		cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
-			"NAK_ELIM_IVL timer in OUTSTANDING -> OUTSTANDING (elimination over)");
-	}
-	if (r->phase == CP_PHASE_PENDING && r->rpt_next != 0 && r->rpt_next <= now) {
-		cp_time_t period = repeat_period(cp_repair_config(cp, s));
-
-		cp_queue_repeat(cp, s, r);
-		cp_log_repair(cp, CP_LOG_TIMER, s, r->sqn,
-			"NAK_RPT_RTE timer in PENDING -> PENDING (NAK repeated)");
-		r->rpt_next = period != 0 ? r->rpt_next + period : 0;
-		if (r->rpt_next != 0 && r->rpt_next <= now)
-			r->rpt_next =
-				now + period; /* timers ran late: keep the rate, skip the backlog */
-		if (r->rpt_next >= r->rpt_end)
-			r->rpt_next = 0;
-	}
+	if (r->phase == CP_PHASE_OUTSTANDING && r->elim_end != 0 && r->elim_end <= now)
+		repair_timer_event(cp, id, now, CP_EV_NAK_ELIM_IVL, NULL);
+	if (r->phase == CP_PHASE_PENDING && r->rpt_next != 0 && r->rpt_next <= now)
+		repair_timer_event(cp, id, now, CP_EV_NAK_RPT_RTE, NULL);
 	cp_repair_schedule(cp, id);
 }
 

@@ -236,6 +236,7 @@ void cp_get_stats(const struct cp *cp, struct cp_stats *st)
 	st->bytes = sizeof(*cp) + st->session_bytes + st->repair_bytes +
 		    (size_t)cp->nifs * sizeof(struct cp_iface);
 	memcpy(st->global_ev, cp->global_ev, sizeof(st->global_ev));
+	st->unexpected_events = cp->fsm_unexpected;
 }
 
 static void clear_session_counters(struct cp *cp, uint32_t id, void *arg)
