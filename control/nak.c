@@ -51,7 +51,7 @@ static bool in_window(const struct cp *cp, const struct cp_session *s,
 {
 	if (!cp->cfg.nak_window_check)
 		return true;
-	/* SPM_TRAIL 0 with SPM_LEAD 0x80000000 means no window information (digest 2.1) */
+	/* SPM_TRAIL 0 with SPM_LEAD 0x80000000 means no window information (8.1) */
 	if (s->trail == 0 && s->lead == 0x80000000u)
 		return true;
 	/* an empty window has lead = trail - 1; anything wider than half the space is bogus */

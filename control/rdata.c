@@ -1,8 +1,8 @@
 /*
  * Constrained RDATA forwarding (RFC 3208 7.8).
  *
- * The data plane hands over one copy of an RDATA per egress interface (router/assist.c makes
- * the copies from the kernel's multicast route). A copy is accepted only if its
+ * The data plane hands over one copy of an RDATA per egress interface (router/assist/packet.c
+ * makes the copies from the kernel's multicast route). A copy is accepted only if its
  * egress interface asked for the repair (is in the repair state's interface set) and is not the
  * interface the RDATA came from. The first copy moves the state to FORWARDING; the state is
  * deleted once every listed interface had its copy, or after rdata_linger when some listed

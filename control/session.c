@@ -1,11 +1,11 @@
 /*
- * Per-TSI source-path state and SPM processing (RFC 3208 7.1, 3.5; digest 2.1, 3.2).
+ * Per-TSI source-path state and SPM processing (RFC 3208 7.1, 3.5, 8.1).
  *
  * A session is created by the first SPM of a TSI (GSI, SPORT). Each in-sequence SPM records the
  * upstream PGM neighbour (SPM_PATH), the upstream interface (where the SPM arrived), the
  * transmit window and the source and group from the IP header. The data plane hands over one
- * copy of each SPM per egress interface (router/assist.c makes the copies from the kernel's
- * multicast route): the first copy updates the state, and every copy is forwarded with SPM_PATH
+ * copy of each SPM per egress interface (router/assist/packet.c makes the copies from the
+ * kernel's multicast route): the first copy updates the state, and every copy is forwarded with SPM_PATH
  * set to its egress interface's address.
  */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * Implosion prevention (RFC 3208 15; digest 3.14): NAK_BO_IVL advertisement and tuning (15.2)
+ * Implosion prevention (RFC 3208 15): NAK_BO_IVL advertisement and tuning (15.2)
  * and failure containment with OPT_NBR_UNREACH (15.3).
  *
  * Tuning (optional, per interface when nak_probe_num is set): the advertised NAK_BO_IVL doubles

@@ -533,8 +533,8 @@ static enum pgm_err parse_nak_list(
 	return PGM_ERR_OK;
 }
 
-/* Exact lengths of the fixed-size options (table 4.8 of the digest; the RFC text says 12 for
- * OPT_FRAGMENT, its diagram and every implementation 16). 0: variable, checked by its parser. */
+/* Exact lengths of the fixed-size options (RFC 3208 9; its text says 12 for OPT_FRAGMENT,
+ * its diagram and every implementation 16). 0: variable, checked by its parser. */
 static unsigned fixed_option_len(unsigned opt)
 {
 	switch (opt) {

@@ -40,7 +40,7 @@ enum pgm_type {
 };
 #define PGM_TYPE_COUNT 16 /* type nibble values, for per-type counter arrays */
 
-/* Header option flags, byte 5 of the common header (8, 4.3 of the digest). */
+/* Header option flags, byte 5 of the common header (RFC 3208 8, 9). */
 #define PGM_OPT_PRESENT 0x01
 #define PGM_OPT_NETWORK 0x02
 #define PGM_OPT_VAR_PKTLEN 0x40
