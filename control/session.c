@@ -5,8 +5,8 @@
  * upstream PGM neighbour (SPM_PATH), the upstream interface (where the SPM arrived), the
  * transmit window and the source and group from the IP header. The data plane hands over one
  * copy of each SPM per egress interface (router/assist/packet.c makes the copies from the
- * kernel's multicast route): the first copy updates the state, and every copy is forwarded with SPM_PATH
- * set to its egress interface's address.
+ * kernel's multicast route): the first copy updates the state, and every copy is forwarded
+ * with SPM_PATH set to its egress interface's address.
  */
 #include <stdio.h>
 #include <stdlib.h>
