@@ -9,10 +9,10 @@
  *
  * How packets reach the core (the data plane's contract, see dataplane/rules.c):
  *  - SPM and RDATA are forwarded multicast: the data plane hands over one copy per egress
- *    interface (out_ifindex set; router/assist/packet.c makes the copies from the kernel's multicast
- *    route, taken at prerouting). POLLs are seen once, at prerouting. SPM state is updated
- *    once per SPM and every copy gets its own path NLA; RDATA repair state is consumed once
- *    every listed interface had its copy.
+ *    interface (out_ifindex set; router/assist/packet.c makes the copies from the kernel's
+ *    multicast route, taken at prerouting). POLLs are seen once, at prerouting. SPM state is
+ *    updated once per SPM and every copy gets its own path NLA; RDATA repair state is consumed
+ *    once every listed interface had its copy.
  *  - NCFs are seen once, before routing (out_ifindex 0). NCFs of sessions the core knows are
  *    consumed here and never forwarded; NCFs of unknown sessions are accepted, so PGM keeps
  *    working unassisted.

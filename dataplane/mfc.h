@@ -2,9 +2,9 @@
  * The kernel's multicast forwarding cache (MFC), mirrored from rtnetlink (libmnl).
  *
  * SPM and RDATA are taken before the routing decision and their copies sent by the daemon, one
- * per outgoing interface (router/assist/packet.c): the kernel's own forwarding of them is replaced, so
- * the forward hook, which the kernel runs once for every copy of every forwarded packet, needs
- * no rule at all. Which interfaces a packet goes out on stays the kernel's decision, made by
+ * per outgoing interface (router/assist/packet.c): the kernel's own forwarding of them is
+ * replaced, so the forward hook, which the kernel runs for every copy of every forwarded packet,
+ * needs no rule at all. Which interfaces a packet goes out on stays the kernel's decision, made by
  * whatever routing daemon (smcroute, pimd, FRR) fills the MFC; this module keeps a copy of it.
  *
  * At mfc_open() the module subscribes to RTNLGRP_IPV4_MROUTE (the kernel announces every entry

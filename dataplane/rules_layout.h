@@ -20,9 +20,9 @@
  *     iifname "IF" counter <queue>                        one rule per interface
  *
  * There is no forward hook: SPM and RDATA to a group, the packets whose copies need decisions
- * of their own, are taken at prerouting and replicated by the daemon (router/assist/packet.c), so the
- * kernel forwards every copy of everything else without entering netfilter after routing. The
- * forward hook of earlier versions is in rules_hooks as retired: nothing is installed there and
+ * of their own, are taken at prerouting and replicated by the daemon (router/assist/packet.c),
+ * so the kernel forwards every copy of everything else without entering netfilter after routing.
+ * The forward hook of earlier versions is in rules_hooks as retired: nothing is installed there and
  * the iptables backend removes a chain an earlier version left.
  *
  * Every match is a native expression (payload, meta, fib, cmp, bitwise): nothing goes through
