@@ -64,6 +64,7 @@ const struct cmd_node_def *cmd_node_get(int node);
 /* Frequently used help lines. */
 #define SHOW_STR	  "Show running system information\n"
 #define NO_STR		  "Negate a command or set its defaults\n"
+#define DEFAULT_STR	  "Set a command to its defaults\n"
 #define IP_STR		  "IP information\n"
 #define PGM_STR		  "Pragmatic General Multicast (PGM)\n"
 #define ROUTER_ASSIST_STR "PGM router assist\n"

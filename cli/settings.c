@@ -145,7 +145,7 @@ static void args_typed(const struct setting *row, const void *values, uint32_t *
 					  : row->arg[i].dflt;
 }
 
-static const char *value_text(const struct setting *row, uint32_t stored, char *buf, size_t len)
+const char *setting_value_text(const struct setting *row, uint32_t stored, char *buf, size_t len)
 {
 	switch (row->kind) {
 	case SETTING_NUMBER:
@@ -169,7 +169,7 @@ static const char *flag_text(
 	char args[128];
 
 	if (!on || row->args == NULL)
-		return value_text(row, on, buf, len);
+		return setting_value_text(row, on, buf, len);
 	args_typed(row, values, typed);
 	args_text(row, typed, args, sizeof(args));
 	snprintf(buf, len, "on %s", args);
@@ -183,14 +183,14 @@ const char *setting_text(
 
 	if (row->kind == SETTING_FLAG)
 		return flag_text(row, stored, global_values, buf, len);
-	return value_text(row, stored, buf, len);
+	return setting_value_text(row, stored, buf, len);
 }
 
 const char *setting_default_text(const struct setting *row, char *buf, size_t len)
 {
 	if (row->kind == SETTING_FLAG)
 		return flag_text(row, row->dflt, NULL, buf, len);
-	return value_text(row, stored_default(row), buf, len);
+	return setting_value_text(row, stored_default(row), buf, len);
 }
 
 void settings_effective(
@@ -245,7 +245,7 @@ static void write_row(const struct cfg_module *m, const struct setting *row, con
 
 	if (row->kind != SETTING_FLAG) {
 		cfg_printf(b, "%s%s%s%s %s\n", indent, m->prefix, sep, row->keyword,
-			value_text(row, stored, text, sizeof(text)));
+			setting_value_text(row, stored, text, sizeof(text)));
 		return;
 	}
 	if (!stored) {
@@ -369,6 +369,31 @@ static int setting_handler(struct cmd_session *s, const struct cmd_args *a)
 	return CMD_OK;
 }
 
+/* `default PREFIX KEYWORD`: back to the default, and on an interface to the global value. */
+static int setting_default_handler(struct cmd_session *s, const struct cmd_args *a)
+{
+	const struct setting_cmd *sc = a->def->data;
+	const struct setting *row = sc->row;
+	const char *ifname = sc->global ? NULL : s->ifname;
+	struct cfg *c = cfg_edit(s);
+	uint64_t *set;
+	void *values;
+	char err[256];
+
+	if (c == NULL)
+		return fail(s, "out of memory");
+	if (row->check != NULL && row->check(c, ifname, row->dflt, err, sizeof(err)) < 0)
+		return fail(s, err);
+	if ((values = cfg_module_values(c, sc->m, ifname, false, &set)) == NULL)
+		return CMD_OK; /* an interface the configuration does not have: nothing to do */
+	store_at(row, values, sc->global ? row->global_offset : row->if_offset, stored_default(row));
+	for (unsigned i = 0; sc->global && i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++)
+		store_u32(values, row->arg[i].offset,
+			row->arg[i].dflt * scale_of(row->arg[i].scale));
+	*set &= ~row_bit(sc->m, row);
+	return CMD_OK;
+}
+
 /* ---- commands from rows ---- */
 
 static char *keep(struct installed *in, char *text)
@@ -465,7 +490,7 @@ static void check_row(const struct cfg_module *m, const struct setting *row)
 void settings_install(struct cfg_module *m)
 {
 	struct installed *in, *v;
-	size_t n = 0;
+	size_t n = 0, ncmds = 0;
 
 	if (m->nrows > SETTINGS_MAX_ROWS)
 		cmd_panic("%s: more than %d settings", m->name, SETTINGS_MAX_ROWS);
@@ -476,24 +501,26 @@ void settings_install(struct cfg_module *m)
 	installed = v;
 	in = &installed[ninstalled++];
 	memset(in, 0, sizeof(*in));
-	in->defs = calloc(2 * m->nrows, sizeof(*in->defs));
+	in->defs = calloc(4 * m->nrows, sizeof(*in->defs));
 	in->cmds = calloc(2 * m->nrows, sizeof(*in->cmds));
-	in->strings = calloc(12 * m->nrows, sizeof(*in->strings));
+	in->strings = calloc(16 * m->nrows, sizeof(*in->strings));
 	if (in->defs == NULL || in->cmds == NULL || in->strings == NULL)
 		cmd_panic("out of memory");
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct setting *row = &m->rows[i];
 		const char *sep = row->keyword[0] != '\0' ? " " : "";
-		const char *value_spec, *no_value_spec, *head, *help;
+		const char *value_spec, *no_value_spec, *head, *help, *default_spec, *default_help;
 
 		check_row(m, row);
 		value_specs(in, row, &value_spec, &no_value_spec);
 		head = join(in, m->prefix, sep, row->keyword, "");
 		help = join(
 			in, m->prefix_help, row->help, row->value_help ? row->value_help : "", "");
+		default_spec = join(in, "default ", head, "", "");
+		default_help = join(in, DEFAULT_STR, m->prefix_help, row->help, "");
 		for (int scope = 0; scope < 2; scope++) {
 			struct cmd_def *d = &in->defs[n];
-			struct setting_cmd *sc = &in->cmds[n];
+			struct setting_cmd *sc = &in->cmds[ncmds++];
 
 			if (scope == 0 ? !setting_in_global(row) : !setting_in_if(row))
 				continue;
@@ -515,6 +542,13 @@ void settings_install(struct cfg_module *m)
 						     : help;
 			}
 			n++;
+			d = &in->defs[n++];
+			d->spec = default_spec;
+			d->help = default_help;
+			d->modes = CMD_MODE(scope == 0 ? CMD_NODE_CONFIG : CMD_NODE_CONFIG_IF);
+			d->priv = CMD_PRIV_ADMIN;
+			d->handler = setting_default_handler;
+			d->data = sc;
 		}
 	}
 	in->ndefs = n;

@@ -3,8 +3,10 @@
  * table: keyword, kind, scope, range, default, help, unit, and where the value lives in the
  * module's plain value structs (one global, one per interface). From the table come:
  *
- *  - the configuration commands and their `no` forms (FRR's DEFPY, with arguments bound by
- *    their $name), one generic handler that edits the candidate configuration (cli/config.h);
+ *  - the configuration commands, their `no` forms and their `default` forms (IOS: back to the
+ *    default, on an interface to the global value, which for a flag `no` cannot say), with
+ *    arguments bound by their $name (FRR's DEFPY), one generic handler that edits the candidate
+ *    configuration (cli/config.h);
  *  - the running-configuration lines;
  *  - the defaults and the values for shows (settings_foreach, settings_text);
  *  - the effective per-interface values: a row in both scopes is configured globally as the
@@ -123,6 +125,8 @@ const char *setting_text(
 	const struct setting *row, const void *global_values, char *buf, size_t len);
 /* The default the same way. */
 const char *setting_default_text(const struct setting *row, char *buf, size_t len);
+/* A stored value as typed, without a flag's arguments: "2000", "nftables", "on". */
+const char *setting_value_text(const struct setting *row, uint32_t stored, char *buf, size_t len);
 
 /* An interface's effective values: its own where configured, the global ones for the rest of
    the rows interfaces inherit. `out` is an interface value struct; ifname need not be in the

@@ -319,8 +319,7 @@ static void interface_settings_text(
 		if (!setting_in_if(row) || row->keyword[0] == '\0' ||
 			(!verbose && !(row->flags & PGM_SETTING_BRIEF)))
 			continue;
-		snprintf(
-			value, sizeof(value), "%u", setting_typed(row, setting_get(row, s, false)));
+		setting_value_text(row, setting_get(row, s, false), value, sizeof(value));
 		cfg_printf(b, "%s%s %s%s%s", n % 2 ? ", " : "  ", row->label, value,
 			row->unit ? " " : "", row->unit ? row->unit : "");
 		if (n++ % 2)
@@ -371,8 +370,8 @@ static struct json_object *interface_json(const struct interface_view *v)
 		char key[40];
 
 		if (setting_in_if(row) && row->keyword[0] != '\0')
-			jadd_u64(o, json_key(row, key, sizeof(key)),
-				setting_typed(row, setting_get(row, &v->s, false)));
+			jadd(o, json_key(row, key, sizeof(key)),
+				setting_json(row, setting_get(row, &v->s, false)));
 	}
 	jadd_bool(o, "line_protocol", v->running);
 	jadd_u64(o, "naks_received", k != NULL ? k->ev[CP_C_NAK_RECEIVED] : 0);
