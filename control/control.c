@@ -30,6 +30,7 @@ void cp_if_config_default(struct cp_if_config *cfg)
 	cfg->nak_elim_ivl_ms = 1000;
 	cfg->ncf_ivl_ms = 50;
 	cfg->nak_bo_ivl_us = 0;
+	cfg->router_alert = true;
 }
 
 void cp_config_default(struct cp_config *cfg)
@@ -191,15 +192,15 @@ void cp_emit(struct cp *cp, const struct cp_action *act)
 		cp->emit(cp->emit_ctx, act);
 }
 
-void cp_action_as_source(
-	struct cp_action *act, enum cp_action_type type, const struct cp_session *s, int ifindex)
+void cp_action_as_source(const struct cp *cp, struct cp_action *act, enum cp_action_type type,
+	const struct cp_session *s, const struct cp_iface *ifp)
 {
 	memset(act, 0, sizeof(*act));
 	act->type = type;
-	act->ifindex = ifindex;
+	act->ifindex = ifp->ifindex;
 	act->ip_src = s->source;
 	act->ip_dst = s->group;
-	act->router_alert = true;
+	act->router_alert = cp_iface_config(cp, ifp)->router_alert;
 	if ((s->flags & CP_SESSION_UDP) != 0) {
 		act->udp = true;
 		act->udp_sport = s->udp_sport;

@@ -57,6 +57,10 @@ struct cp_if_config {
 	/* 15.3.1: duplicate NAKs of one repair state on this interface at which a failure of the
 	   multicast path below is assumed (unicast NCFs with OPT_NBR_UNREACH); 0 = never */
 	uint32_t dup_nak_max;
+	/* Router Alert (RFC 2113) on what the router originates out of this interface as if from
+	   the source (NCFs, POLLs, re-sourced RDATA, special SPMs), so the next PGM router takes
+	   them (1.2.5); off for links whose equipment drops IP options */
+	bool router_alert;
 };
 void cp_if_config_default(struct cp_if_config *cfg);
 

@@ -539,10 +539,10 @@ void cp_logf(struct cp *cp, enum cp_log_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cp_emit(struct cp *cp, const struct cp_action *act);
 /* A packet of the session sent as if from its source: zeroed, then type, egress interface, IP
- * source = the source, destination = the group, Router Alert (so the next router intercepts it),
- * the session's UDP encapsulation, TSI and data port. */
-void cp_action_as_source(
-	struct cp_action *act, enum cp_action_type type, const struct cp_session *s, int ifindex);
+ * source = the source, destination = the group, Router Alert as the interface says (so the next
+ * router intercepts it), the session's UDP encapsulation, TSI and data port. */
+void cp_action_as_source(const struct cp *cp, struct cp_action *act, enum cp_action_type type,
+	const struct cp_session *s, const struct cp_iface *ifp);
 const char *cp_if_label(const struct cp *cp, int ifindex, char *buf, size_t len);
 /* The config that governs a session's repair timers: its upstream interface's, else defaults. */
 const struct cp_if_config *cp_repair_config(const struct cp *cp, const struct cp_session *s);

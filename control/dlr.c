@@ -258,7 +258,7 @@ void cp_dlr_discover(struct cp *cp, struct cp_session *s, cp_time_t now)
 			ifp->ifindex == s->upstream_ifindex || ifp->addr.afi != s->source.afi)
 			continue;
 		/* 14.4: the source's address, Router Alert, POLL_PATH = this interface */
-		cp_action_as_source(&act, CP_ACT_POLL, s, ifp->ifindex);
+		cp_action_as_source(cp, &act, CP_ACT_POLL, s, ifp);
 		act.sqn = sqn;
 		act.poll_s_type = PGM_POLL_DLR;
 		act.path = ifp->addr;
@@ -493,7 +493,7 @@ bool cp_fsm_dlr_rdata(struct cp *cp, struct cp_fsm *x)
 
 		if ((waiting & ((uint64_t)1 << slot)) == 0 || ifp == NULL)
 			continue;
-		cp_action_as_source(&act, CP_ACT_RDATA, x->s, ifp->ifindex);
+		cp_action_as_source(cp, &act, CP_ACT_RDATA, x->s, ifp);
 		act.from_packet = true;
 		act.packet = *(const struct pgm_packet *const *)x->run; /* the DLR's RDATA */
 		act.sqn = x->sqn;

@@ -204,8 +204,9 @@ void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_sessio
 
 /*
  * The NCF for a NAK (7.2, 8.3, 9.3.3): multicast to the group on the arrival interface with the
- * data source as IP source and Router Alert; built from the NAK with its list, ports swapped
- * back to downstream form. Shared with the parity seam.
+ * data source as IP source and Router Alert (unless the interface's settings say otherwise);
+ * built from the NAK with its list, ports swapped back to downstream form. Shared with the
+ * parity seam.
  */
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_session *s, uint32_t parity_cnt)
@@ -220,7 +221,7 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
 	act.ifindex = in->in_ifindex;
 	act.ip_src = s->source; /* 7.2: the ODATA source's NLA, whatever NAK_SRC says */
 	act.ip_dst = in->pkt->nak_grp;
-	act.router_alert = true;
+	act.router_alert = cp_iface_config(cp, in_if)->router_alert;
 	act.from_packet = true;
 	act.packet = in->pkt;
 	if (unreach) {

@@ -450,7 +450,7 @@ void cp_parity_offtree_rdata(
 
 		if (ifp == NULL || !owe_less(r, p, slot, offset))
 			continue;
-		cp_action_as_source(&act, CP_ACT_RDATA, s, ifp->ifindex);
+		cp_action_as_source(cp, &act, CP_ACT_RDATA, s, ifp);
 		act.from_packet = true;
 		act.packet = pkt;
 		act.sqn = pkt->sqn;

@@ -162,7 +162,7 @@ void cp_ncf_nbr_unreach(
 		if ((s->spm_copy_mask & ((uint64_t)1 << slot)) == 0 || ifp == NULL ||
 			ifp->ifindex == s->upstream_ifindex || ifp->addr.afi != s->source.afi)
 			continue;
-		cp_action_as_source(&act, CP_ACT_SPM, s, ifp->ifindex);
+		cp_action_as_source(cp, &act, CP_ACT_SPM, s, ifp);
 		act.sqn = s->spm_sqn; /* SHOULD: the last regular SPM's */
 		/* The RFC says SHOULD invalidate the window (TRAIL 0, LEAD 0x80000000), relying on
 		 * receivers to ignore it in such SPMs; OpenPGM receivers ignore OPT_NBR_UNREACH and

@@ -266,6 +266,13 @@ static const struct setting pgm_settings[] = {
 		.unit = "NAKs",
 		.label = "Duplicate NAK maximum",
 		INHERITED(dup_nak_max)},
+	{.keyword = "router-alert",
+		.kind = SETTING_FLAG,
+		.dflt = 1,
+		.help = "IP Router Alert on the NCFs, POLLs and repairs the router sends as if from "
+			"the source\n",
+		.label = "Router Alert",
+		INHERITED(router_alert)},
 };
 
 static void pgm_init_global(void *values)

@@ -472,6 +472,29 @@ START_TEST(test_7_2_ncf_rate_limit_off)
 }
 END_TEST
 
+/* 1.2.5: what the router sends as if from the source carries Router Alert so the next PGM router
+   takes it; an interface whose equipment drops IP options sends it without (router-alert). */
+START_TEST(test_1_2_5_router_alert_per_interface)
+{
+	struct cp_if_config cfg;
+
+	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
+	ck_assert(env.actions[0].router_alert);
+	cp_if_config_default(&cfg);
+	cfg.router_alert = false;
+	cp_if_set_config(env.cp, CP_TEST_D2, &cfg);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_at(t0, 18, CP_TEST_D2), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d2 18; NAK up 18");
+	ck_assert(!env.actions[0].router_alert);
+	/* the other interfaces keep it */
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_at(t0, 19, CP_TEST_D1), CP_DROP);
+	ck_assert(env.actions[0].router_alert);
+}
+END_TEST
+
 START_TEST(test_7_3_udp_encapsulation_kept)
 {
 	struct cp_test_pkt p;
@@ -678,6 +701,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_7_2_nak_confirmed_and_forwarded);
+	tcase_add_test(tc, test_1_2_5_router_alert_per_interface);
 	tcase_add_test(tc, test_7_2_duplicate_confirmed_adds_interface);
 	tcase_add_test(tc, test_7_2_nak_on_upstream_interface_dropped);
 	tcase_add_test(tc, test_7_7_nak_addresses_must_match_session);
