@@ -104,8 +104,6 @@ e2e_router_check_alive() {
 # (without or with); PREFIX starts the case's rows in the table.
 e2e_case_begin() {
 	lab_init "$1"
-	# tests/e2e/run.sh checks afterwards that none of its runs left anything behind.
-	[ -n "${E2E_IDS_FILE:-}" ] && echo "$LAB_ID" >>"$E2E_IDS_FILE"
 	E2E_CASE_VARIANT=$2
 	E2E_CASE_PREFIX=$3
 	E2E_CASE_CHECKS=0
