@@ -409,7 +409,8 @@ lab_router_config() {
 
 # lab_router_start ROUTER CONF [ARG...]: starts the router daemon in ROUTER's namespace with
 # startup config CONF (ROUTER_CMD -d -f CONF -s SOCK ARG..., log in LAB_DIR/pgmrouterd.ROUTER.log),
-# records it for cleanup and waits until its control socket answers. The pid is left in LAB_PID.
+# records it for cleanup and waits until its control socket answers that router assist runs
+# (show ip pgm router json: "running":true). The pid is left in LAB_PID.
 # A control socket left by a daemon that was killed stays: the daemon replaces it itself
 # (tests/ns/router_restart.sh checks that). The log of an earlier daemon in ROUTER is kept as
 # LOG.1, LOG.2, ...
@@ -441,7 +442,7 @@ lab_router_start() {
 _lab_router_answers() {
 	lab_router_running "$1" || return 0 # died: stop waiting, the caller reports it
 	[ -S "$(lab_router_sock "$1")" ] &&
-		lab_router_cli "$1" "show ip pgm router" 2>/dev/null | grep -q 'running'
+		lab_router_cli "$1" "show ip pgm router json" 2>/dev/null | grep -q '"running":true'
 }
 
 # lab_router_running ROUTER: true while the daemon started in ROUTER is alive.
@@ -688,9 +689,10 @@ lab_cleanup() {
 	return 0
 }
 
+# _lab_pid_in_ns PID NS: the process lives in the namespace (the same nsfs inode; no command to
+# run, so cleanup stays quick with many processes and many namespaces on the machine).
 _lab_pid_in_ns() {
-	[ -d "/proc/$1" ] || return 1
-	[ "$(ip netns identify "$1" 2>/dev/null)" = "$2" ]
+	[ -d "/proc/$1" ] && [ "/proc/$1/ns/net" -ef "/run/netns/$2" ]
 }
 
 _lab_any_alive() {
@@ -705,7 +707,7 @@ _lab_any_alive() {
 
 _lab_netns_destroy() {
 	local ns=$1 pid
-	ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qxF "$ns" || return 0
+	[ -e "/run/netns/$ns" ] || return 0
 	for pid in $(ip netns pids "$ns" 2>/dev/null); do
 		kill -KILL "$pid" 2>/dev/null
 	done

@@ -77,11 +77,10 @@ router_conf() {
 
 # router_start CONF: pgmrouterd in rtr (lab_router_start, in the foreground with its log in
 # DLOG, its pid file PIDFILE), until its control socket answers (the socket comes after the
-# interception rules) and it says it runs. DAEMON_PID.
+# interception rules) that it runs. DAEMON_PID.
 router_start() {
 	lab_router_start rtr "$1" -p "$PIDFILE" || return 1
 	DAEMON_PID=$LAB_PID
-	lab_poll 10 jtrue "show ip pgm router json" 'j["running"]'
 }
 
 # cli CMD...: the commands in one pgmrouter session on rtr's daemon (as root: privileged mode).
