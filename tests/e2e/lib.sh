@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 #
-# Helpers for the end-to-end scenarios (tests/e2e/*/run.sh), on top of the lab (tests/lab/lib.sh).
+# Helpers for the end-to-end scenarios (tests/e2e/*/run.sh), on top of the lab (tests/lab/lib.sh),
+# and the runner that runs them: a scenario declares its topology, stream, loss, rows and checks
+# and calls e2e_run (see "The scenario runner" at the end of this file).
 #
 # A scenario runs each of its cases in two variants on a fresh topology each time:
 #   without   plain kernel multicast forwarding (smcroute), no router assist
