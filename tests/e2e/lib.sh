@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 #
-# Helpers for the end-to-end scenarios (tests/e2e/*/run.sh), on top of the lab (tests/lab/lib.sh).
+# Helpers for the end-to-end scenarios (tests/e2e/*/run.sh), on top of the lab (tests/lab/lib.sh),
+# and the runner that runs them: a scenario declares its topology, stream, loss, rows and checks
+# and calls e2e_run (see "The scenario runner" at the end of this file).
 #
 # A scenario runs each of its cases in two variants on a fresh topology each time:
 #   without   plain kernel multicast forwarding (smcroute), no router assist
@@ -57,10 +59,15 @@ e2e_note_skips() {
 	fi
 }
 
-# e2e_router_config ROUTER: the startup config of pgmrouterd in ROUTER, on stdout (the lab's
-# default, lab_router_config; a scenario may define scenario_router_config instead).
+# e2e_router_config ROUTER: the startup config of pgmrouterd in ROUTER, on stdout: the lab's
+# default (lab_router_config) with the scenario's ROUTER_CONFIG lines added (a scenario may
+# define scenario_router_config instead).
 e2e_router_config() {
-	lab_router_config "$1"
+	if [ ${#ROUTER_CONFIG[@]} -gt 0 ]; then
+		e2e_router_config_plus "$1" "${ROUTER_CONFIG[@]}"
+	else
+		lab_router_config "$1"
+	fi
 }
 
 # e2e_router_up: in the "with" variant, starts pgmrouterd (ROUTER_CMD) in every router namespace
@@ -104,8 +111,6 @@ e2e_router_check_alive() {
 # (without or with); PREFIX starts the case's rows in the table.
 e2e_case_begin() {
 	lab_init "$1"
-	# tests/e2e/run.sh checks afterwards that none of its runs left anything behind.
-	[ -n "${E2E_IDS_FILE:-}" ] && echo "$LAB_ID" >>"$E2E_IDS_FILE"
 	E2E_CASE_VARIANT=$2
 	E2E_CASE_PREFIX=$3
 	E2E_CASE_CHECKS=0
@@ -230,26 +235,15 @@ e2e_scale() {
 	awk -v n="$1" -v p="$2" 'BEGIN { printf "%d", n * p / 100 }'
 }
 
-# e2e_pgm_stream GROUP ENCAP COUNT RATE TIMEOUT [SENDER ARGS...]: one OpenPGM stream from the
-# topology's source to every receiver. ENCAP is ip or udp (port 3055 for both directions: OpenPGM
+# e2e_pgm_stream_start GROUP ENCAP COUNT RATE TIMEOUT [SENDER ARGS...]: starts one OpenPGM stream
+# from the topology's source to every receiver and returns at once (1 when a receiver did not
+# come up); e2e_stream_finish ends it. ENCAP is ip or udp (port 3055 for both directions: OpenPGM
 # sources listen for NAKs on the multicast port only, so the two ports must be equal), with the
-# suffix -ra for IP Router Alert on every packet the peers send that may carry it. Counters
-# are reset first. Fills E2E_RECV_RESULT[receiver] (the summary line, or "result=none rc=N"),
-# E2E_SENDER_RESULT and E2E_COUNTS[lan]; every segment is captured too (e2e_wire_*), and in the
-# "with" variant the routers' counters are read (e2e_rt). Returns 0 when every receiver passed.
-# E2E_RECV_ARGS (an array) adds options to every receiver.
-e2e_pgm_stream() {
-	e2e_pgm_stream_start "$@" || {
-		e2e_stream_finish
-		return 1
-	}
-	e2e_stream_finish
-}
-
-# e2e_pgm_stream_start ...: the same arguments; starts the captures, the receivers and the
-# sender and returns at once (1 when a receiver did not come up). End with e2e_stream_finish.
+# suffix -ra for IP Router Alert on every packet the peers send that may carry it. Counters are
+# reset and every segment's capture (e2e_wire_*) starts first. E2E_RECV_ARGS (an array) adds
+# options to every receiver.
 e2e_pgm_stream_start() {
-	local group=$1 encap=$2 count=$3 rate=$4 limit=$5 r lan all=0
+	local group=$1 encap=$2 count=$3 rate=$4 limit=$5 r all=0
 	local -a udp=()
 	shift 5
 	case $encap in udp*) udp=(-u 3055) ;; esac
@@ -268,9 +262,9 @@ e2e_pgm_stream_start() {
 	return $all
 }
 
-# e2e_zmq_stream SCHEME GROUP COUNT RATE TIMEOUT: the same with zmq-pub and zmq-sub
+# e2e_zmq_stream_start SCHEME GROUP COUNT RATE TIMEOUT: the same with zmq-pub and zmq-sub
 # (SCHEME epgm or pgm, port 5555).
-e2e_zmq_stream() {
+e2e_zmq_stream_start() {
 	local scheme=$1 group=$2 count=$3 rate=$4 limit=$5 r all=0
 	_e2e_stream_prepare "$limit"
 	for r in $TOPO_RECEIVERS; do
@@ -282,7 +276,6 @@ e2e_zmq_stream() {
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/zmq-pub" \
 		-e "$scheme://$TOPO_SOURCE_ADDR;$group:5555" -c "$count" -r "$rate" -T "$limit"
 	E2E_STREAM_SENDER=$LAB_PID
-	e2e_stream_finish || all=1
 	return $all
 }
 
@@ -327,7 +320,9 @@ _e2e_stream_prepare() {
 }
 
 # e2e_stream_finish: waits for the receivers of the stream started last, stops the sender, and
-# reads the counters, the routers' counters and the captures. 0 when every receiver passed.
+# reads the counters, the routers' counters and the captures. Fills E2E_RECV_RESULT[receiver]
+# (the summary line, or "result=none rc=N"), E2E_SENDER_RESULT and E2E_COUNTS[lan]; in the "with"
+# variant the routers' counters are read (e2e_rt). 0 when every receiver passed.
 e2e_stream_finish() {
 	local all=0
 	_e2e_collect "$E2E_STREAM_LIMIT" "${E2E_STREAM_PIDS[@]}" || all=1
@@ -403,19 +398,44 @@ e2e_record_receivers() {
 	done
 }
 
-# e2e_record_loss LABEL RECEIVERS LAN DROPPED [COUNT]: rows "LABEL receivers complete" (how many
-# of the RECEIVERS passed) and "LABEL ODATA dropped into LAN" (DROPPED, with its percentage of the
-# COUNT messages sent when COUNT is given). LABEL may be empty.
-e2e_record_loss() {
-	local label=${1:+$1 } total=$2 lan=$3 dropped=$4 count=${5:-}
-	e2e_record "$E2E_CASE_VARIANT" "${label}receivers complete" "$(e2e_receivers_ok)/$total"
-	if [ -n "$count" ]; then
-		e2e_record "$E2E_CASE_VARIANT" "${label}ODATA dropped into $lan" \
-			"$dropped ($(e2e_pct "$dropped" "$count") %)"
-	else
-		e2e_record "$E2E_CASE_VARIANT" "${label}ODATA dropped into $lan" "$dropped"
-	fi
+# e2e_record_outcome: the rows "CASE receivers complete" (how many of the topology's receivers
+# passed) and, for each LAN of LOSS, "CASE ODATA dropped into LAN" (with its percentage of the
+# COUNT messages sent, where the runner put the loss there).
+e2e_record_outcome() {
+	local i=0 spec dropped
+	e2e_record "$E2E_CASE_VARIANT" "$E2E_CASE_PREFIX receivers complete" \
+		"$(e2e_receivers_ok)/$(echo "$TOPO_RECEIVERS" | wc -w)"
+	for spec in $LOSS; do
+		dropped=${E2E_DROPPED[$i]}
+		i=$((i + 1))
+		[ "${spec#*:}" = - ] || dropped="$dropped ($(e2e_pct "$dropped" "$COUNT") %)"
+		e2e_record "$E2E_CASE_VARIANT" "$E2E_CASE_PREFIX ODATA dropped into ${spec%%:*}" "$dropped"
+	done
 }
+
+# e2e_record_values LABEL GETTER NAME...: a row "CASE LABEL: NAME/NAME/..." with the values GETTER
+# (a command, split into words) prints for each NAME.
+e2e_record_values() {
+	local label=$1 n names="" values=""
+	local -a getter
+	read -r -a getter <<<"$2"
+	shift 2
+	for n in "$@"; do
+		names="${names:+$names/}$n"
+		values="${values:+$values/}$("${getter[@]}" "$n")"
+	done
+	e2e_record "$E2E_CASE_VARIANT" "$E2E_CASE_PREFIX $label: $names" "$values"
+}
+
+# e2e_record_events ROUTER EVENT...: in the "with" variant, a row with the router's event counters
+# (e2e_router_ev) EVENT...
+e2e_record_events() {
+	[ "$E2E_CASE_VARIANT" = with ] || return 0
+	e2e_record_values "$1" "e2e_router_ev $1" "${@:2}"
+}
+
+# e2e_record_dlr KEY...: a row with the values KEY... of the DLR's summary (e2e_dlr_kv).
+e2e_record_dlr() { e2e_record_values DLR e2e_dlr_kv "$@"; }
 
 # e2e_record_segments TYPES...: a row per segment of the current case with the wire counts of
 # TYPES, e.g. "odata/rdata/nak/ncf".
@@ -594,18 +614,17 @@ _e2e_node_map() {
 
 # e2e_dlr_start LAN ROUTER ARGS...: a host "dl" on LAN (address .50, default route via ROUTER's
 # address there) running pgm-dlr on eth0 with ARGS (-g GROUP, --role, ...) for 90 s at most, its
-# output in dlr.out; waits until it listens. Its pid goes into E2E_DLR_PID.
+# output in dlr.out; waits until it listens. Its pid goes into E2E_DLR_PID: e2e_run stops it after
+# the stream, so that its summary is there for the rows and checks.
 e2e_dlr_start() {
 	local lan=$1 router=$2
 	shift 2
 	lab_host dl
 	lab_attach dl eth0 "$lan" 50
 	lab_route dl default "$(lab_addr "$router" "@$lan")"
-	lab_spawn dl "$LAB_DIR/dlr.out" "$LAB_PEERS/pgm-dlr" -i eth0 "$@" -T 90 \
-		--ready "$LAB_DIR/dlr.ready"
-	# shellcheck disable=SC2034 # for the scenario, to stop it
-	E2E_DLR_PID=$LAB_PID
-	lab_wait 10 "the DLR listening" test -e "$LAB_DIR/dlr.ready"
+	lab_spawn_ready dl "$LAB_DIR/dlr.out" "$LAB_DIR/dlr.ready" "$LAB_PEERS/pgm-dlr" -i eth0 "$@" \
+		-T 90 --ready "$LAB_DIR/dlr.ready"
+	E2E_DLR_PID=$LAB_PID # the runner stops it after the stream
 }
 
 # e2e_dlr_kv KEY: a value from the DLR's exit summary (0 when absent).
@@ -791,4 +810,144 @@ e2e_end() {
 		return 1
 	fi
 	return 0
+}
+
+# The scenario runner --------------------------------------------------------------------------
+#
+# A scenario (tests/e2e/NAME/run.sh) sources this file, declares what it runs and what it
+# checks, and ends with e2e_run, which does the rest. The declarations (variables):
+#   TITLE        the table's heading
+#   TAG          the lab tag of its runs (lab_init: letters and digits, up to 8)
+#   TOPOLOGY     the lab topology and its argument: "one_router 2" is lab_topo_one_router 2
+#   CASES        the cases each variant runs, in order (default ip); a case starts the rows of
+#                its table and is the stream's encapsulation unless ENCAP is set
+#   ENCAP        every case's encapsulation: ip, udp or ip-ra (OpenPGM), epgm or pgm (ZeroMQ)
+#   STREAM       pgm (OpenPGM, the default) or zmq (ZeroMQ)
+#   GROUP COUNT RATE   the stream's group, messages, messages per second
+#   LIMIT        the peers' time limit in seconds (default 60)
+#   SEND_ARGS RECV_ARGS   arrays: options added to the sender, to every receiver
+#   LOSS         "LAN:SPEC ...": ODATA loss into each LAN (lab_topo_loss LAN SPEC odata). SPEC "-"
+#                adds no rule (the scenario drops in its own way, on the router interface that
+#                feeds LAN) but counts the drops there all the same
+#   SEGMENTS     the PGM types recorded per segment (default "odata rdata nak ncf spm")
+#   ROUTER_CONFIG   array: lines added to every router's startup config (e2e_router_config)
+# and functions:
+#   checks_common, checks_without, checks_with
+#                the assertions after the stream: in both variants, then the variant's own;
+#                called with the ODATA dropped into each LAN of LOSS, in order, then the case
+# Hooks, only where a scenario needs a step of its own, called with the variant and the case:
+#   scenario_setup    after the topology, before pgmrouterd (extra hosts, e2e_dlr_start)
+#   scenario_start    after the loss, just before the stream (helpers that run during it)
+#   scenario_inject   in the background while the stream runs, its output in LAB_DIR/inject.log;
+#                     waited for after the stream
+#   scenario_stream   the stream, in place of the declared one: e2e_case_stream_start, whatever
+#                     happens meanwhile, e2e_stream_finish
+#   scenario_stop     after the stream (and the DLR's stop), before the rows: stop helpers and
+#                     read their results
+#   scenario_record   rows of its own, after the common ones
+#   scenario_router_config ROUTER   the daemon's startup config, where ROUTER_CONFIG is not enough
+#
+# For each variant (e2e_variants) and each case, on a fresh lab: the topology, scenario_setup,
+# pgmrouterd in every router ("with"), the loss, scenario_start, the stream with
+# scenario_inject beside it, the DLR stopped, scenario_stop; the rows (e2e_record_outcome, every
+# receiver, every segment, every router interface, scenario_record); checks_common,
+# checks_VARIANT, pgmrouterd still alive; the teardown and its leftover check (e2e_case_end).
+# Then the table and the result line (e2e_end), whose status is the scenario's.
+
+TITLE=""
+TAG=""
+TOPOLOGY=""
+CASES=ip
+ENCAP=""
+STREAM=pgm
+GROUP=""
+COUNT=0
+RATE=0
+LIMIT=60
+SEND_ARGS=()
+RECV_ARGS=()
+LOSS=""
+SEGMENTS="odata rdata nak ncf spm"
+ROUTER_CONFIG=()
+E2E_CASE=""
+E2E_DROPPED=()
+E2E_DLR_PID=""
+
+e2e_run() {
+	local variant case
+	lab_groups "$GROUP"
+	e2e_begin "$(basename "$(cd "$(dirname "$0")" && pwd)")" "$TITLE"
+	e2e_note_skips
+	for variant in $(e2e_variants); do
+		for case in $CASES; do
+			e2e_run_case "$variant" "$case"
+		done
+	done
+	e2e_end
+}
+
+# e2e_run_case VARIANT CASE: one case of the declared scenario (see above).
+e2e_run_case() {
+	local variant=$1 case=$2 topo arg spec
+	E2E_CASE=$case
+	E2E_DROPPED=()
+	E2E_DLR_PID=""
+	e2e_case_begin "$TAG" "$variant" "$case"
+	read -r topo arg <<<"$TOPOLOGY"
+	"lab_topo_$topo" ${arg:+"$arg"}
+	_e2e_hook scenario_setup "$variant" "$case"
+	if e2e_router_up; then
+		for spec in $LOSS; do
+			[ "${spec#*:}" = - ] || lab_topo_loss "${spec%%:*}" "${spec#*:}" odata
+		done
+		_e2e_hook scenario_start "$variant" "$case"
+		_e2e_case_stream "$variant" "$case"
+		for spec in $LOSS; do E2E_DROPPED+=("$(lab_topo_loss_dropped "${spec%%:*}")"); done
+		_e2e_hook scenario_stop "$variant" "$case"
+		e2e_record_outcome
+		e2e_record_receivers
+		# shellcheck disable=SC2086 # one type a word
+		e2e_record_segments $SEGMENTS
+		e2e_record_routers
+		_e2e_hook scenario_record "$variant" "$case"
+		checks_common "${E2E_DROPPED[@]}" "$case"
+		"checks_$variant" "${E2E_DROPPED[@]}" "$case"
+		e2e_router_check_alive
+	fi
+	e2e_case_end
+}
+
+# e2e_case_stream_start: starts the declared stream of the current case (e2e_pgm_stream_start or
+# e2e_zmq_stream_start); e2e_stream_finish ends it.
+e2e_case_stream_start() {
+	local encap=${ENCAP:-$E2E_CASE}
+	case $STREAM in
+	zmq) e2e_zmq_stream_start "$encap" "$GROUP" "$COUNT" "$RATE" "$LIMIT" ;;
+	*) e2e_pgm_stream_start "$GROUP" "$encap" "$COUNT" "$RATE" "$LIMIT" "${SEND_ARGS[@]}" ;;
+	esac
+}
+
+_e2e_case_stream() {
+	local ipid=""
+	E2E_RECV_ARGS=("${RECV_ARGS[@]}")
+	if declare -F scenario_inject >/dev/null; then
+		: >"$LAB_DIR/inject.log"
+		scenario_inject "$@" >>"$LAB_DIR/inject.log" 2>&1 &
+		ipid=$!
+	fi
+	if declare -F scenario_stream >/dev/null; then
+		scenario_stream "$@"
+	else
+		e2e_case_stream_start
+		e2e_stream_finish
+	fi
+	[ -n "$ipid" ] && wait "$ipid"
+	[ -n "$E2E_DLR_PID" ] && lab_stop "$E2E_DLR_PID"
+	E2E_RECV_ARGS=()
+}
+
+# _e2e_hook NAME ARGS...: calls the scenario's function NAME when it has one.
+_e2e_hook() {
+	declare -F "$1" >/dev/null || return 0
+	"$@"
 }

@@ -9,6 +9,8 @@
 #   ROUTER_CMD=...         the router daemon command (default build/pgmrouterd)
 cd "$(dirname "$0")" || exit 1
 E2E_DIR=$(pwd)
+# shellcheck source-path=SCRIPTDIR source=../lab/lib.sh
+. ../lab/lib.sh
 
 if [ "$(id -u)" != 0 ]; then
 	echo "e2e: needs root (network namespaces)" >&2
@@ -34,9 +36,9 @@ limit=${E2E_TIMEOUT:-300}
 summary=()
 failed=0
 start=$(date +%s)
-# The lab ids of every case run (e2e_case_begin); other work may run labs of its own meanwhile.
-export E2E_IDS_FILE="$logdir/ids"
-: >"$E2E_IDS_FILE"
+# The lab ids of every case run (lab_init); other work may run labs of its own meanwhile.
+export LAB_IDS_FILE="$logdir/ids"
+: >"$LAB_IDS_FILE"
 
 for s in "${scenarios[@]}"; do
 	if [ ! -x "$E2E_DIR/$s/run.sh" ]; then
@@ -60,11 +62,7 @@ for s in "${scenarios[@]}"; do
 	echo
 done
 
-left=0
-while read -r id; do
-	n=$(ip netns list 2>/dev/null | grep -c "^$id-")
-	left=$((left + n))
-done <"$E2E_IDS_FILE"
+left=$(lab_leftovers "$LAB_IDS_FILE")
 echo "=== e2e summary"
 printf "%-16s %-22s %-10s %7s %7s %8s\n" scenario "without pgmrouterd" "with" checks failed seconds
 for row in "${summary[@]}"; do
@@ -75,8 +73,9 @@ if printf '%s\n' "${summary[@]}" | grep -q '|skipped|'; then
 	echo "!!! the 'with pgmrouterd' variants were SKIPPED: no daemon binary;" \
 		"router assist was not tested"
 fi
-if [ "$left" -gt 0 ]; then
-	echo "!!! e2e: the runs left $left namespaces behind"
+if [ -n "$left" ]; then
+	echo "!!! e2e: the runs left namespaces behind:"
+	awk '{ print "    " $0 }' <<<"$left"
 	failed=1
 fi
 echo "=== e2e: $([ $failed = 0 ] && echo passed || echo FAILED) in $(($(date +%s) - start)) s"

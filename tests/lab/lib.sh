@@ -29,6 +29,7 @@
 #   LAB_VERBOSE=1   echo every command that changes the lab
 #   LAB_KEEP=1      keep LAB_DIR (logs, configs) after cleanup and print where it is
 #   ROUTER_CMD      router daemon command (default: build/pgmrouterd of this tree)
+#   LAB_IDS_FILE    lab_init appends each run's id to it (for lab_leftovers)
 
 LAB_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LAB_PEERS="$LAB_REPO/build/peers"
@@ -72,6 +73,8 @@ lab_init() {
 		ip netns list 2>/dev/null | grep -q "^$LAB_ID-" || break
 	done
 	LAB_DIR=$(mktemp -d -t "$LAB_ID.XXXXXX") || lab_die "mktemp failed"
+	# The test runners check afterwards that none of their runs left anything behind.
+	[ -n "${LAB_IDS_FILE:-}" ] && echo "$LAB_ID" >>"$LAB_IDS_FILE"
 	: >"$LAB_DIR/namespaces"
 	: >"$LAB_DIR/pids"
 	: >"$LAB_DIR/links"
@@ -179,6 +182,26 @@ _lab_if_running() {
 	ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q 'state UP'
 }
 
+# lab_link NODE_A IF_A ADDR_A NODE_B IF_B ADDR_B: a plain veth pair between two nodes, no LAN
+# between them: the point-to-point links of the namespace tests (tests/ns), where what one end
+# sends is exactly what the other receives. ADDR is an address with its prefix length
+# (198.18.1.2/24), or "-" for none; the caller chooses it. Recorded among the links with "-" for
+# the LAN (lab_addr NODE IFNAME finds the addresses); waits until the link is up.
+lab_link() {
+	local na=$1 ia=$2 aa=$3 nb=$4 ib=$5 ab=$6 nsa nsb
+	nsa=$(lab_ns "$na")
+	nsb=$(lab_ns "$nb")
+	lab_run ip -n "$nsa" link add "$ia" type veth peer name "$ib" netns "$nsb" ||
+		lab_die "cannot link $na:$ia to $nb:$ib"
+	[ "$aa" = - ] || ip -n "$nsa" addr add "$aa" dev "$ia"
+	[ "$ab" = - ] || ip -n "$nsb" addr add "$ab" dev "$ib"
+	ip -n "$nsa" link set "$ia" up
+	ip -n "$nsb" link set "$ib" up
+	echo "$na $ia - ${aa%/*} $nb:$ib" >>"$LAB_DIR/links"
+	echo "$nb $ib - ${ab%/*} $na:$ia" >>"$LAB_DIR/links"
+	lab_wait 5 "$na:$ia up" _lab_if_running "$nsa" "$ia"
+}
+
 # lab_addr NODE IFNAME or lab_addr NODE @LAN: the node's address on an interface or a LAN.
 lab_addr() {
 	local node=$1 where=$2
@@ -262,16 +285,49 @@ lab_spawn() {
 	echo "$LAB_PID $ns $1" >>"$LAB_DIR/pids"
 }
 
-# lab_wait SECONDS WHAT CMD...: polls CMD every 50 ms until it succeeds; 1 on timeout.
+# lab_spawn_ready NODE LOG READY CMD...: lab_spawn, then waits (10 s at most) until CMD has
+# created the file READY, which CMD must be told of (the peers' and tools' --ready FILE); a READY
+# left by an earlier start is removed first. Stops waiting when CMD exits first. On failure
+# shows LOG and returns 1. The pid is left in LAB_PID (call it directly, as lab_spawn).
+lab_spawn_ready() {
+	local node=$1 log=$2 ready=$3
+	shift 3
+	rm -f "$ready"
+	lab_spawn "$node" "$log" "$@"
+	lab_wait 10 "$(basename "$1") ready in $node" _lab_ready "$ready" "$LAB_PID" &&
+		[ -e "$ready" ] && return 0
+	lab_log "$(basename "$1") in $node did not start; its output:"
+	sed 's/^/    /' "$log" >&2
+	return 1
+}
+
+_lab_ready() {
+	[ -e "$1" ] || ! kill -0 "$2" 2>/dev/null || _lab_is_zombie "$2"
+}
+
+# lab_wait SECONDS WHAT CMD...: polls CMD every 50 ms until it succeeds; 1 on timeout, with a
+# message naming WHAT.
 lab_wait() {
-	local limit=$1 what=$2 end
+	local limit=$1 what=$2
 	shift 2
+	_lab_poll "$limit" "$@" && return 0
+	lab_log "timeout after ${limit}s waiting for $what"
+	return 1
+}
+
+# lab_poll SECONDS CMD...: the same without a word, CMD's standard error discarded: for
+# conditions that fail for a while as a rule, whose caller reports the outcome itself (the
+# namespace tests' checks: check TEXT lab_poll 10 CMD...).
+lab_poll() {
+	_lab_poll "$@" 2>/dev/null
+}
+
+_lab_poll() {
+	local limit=$1 end
+	shift
 	end=$(($(date +%s%N) + limit * 1000000000))
-	while ! "$@"; do
-		if [ "$(date +%s%N)" -ge "$end" ]; then
-			lab_log "timeout after ${limit}s waiting for $what"
-			return 1
-		fi
+	until "$@"; do
+		[ "$(date +%s%N)" -ge "$end" ] && return 1
 		sleep 0.05
 	done
 	return 0
@@ -351,27 +407,29 @@ lab_router_config() {
 	echo "end"
 }
 
-# lab_router_start ROUTER CONF: starts the router daemon in ROUTER's namespace with startup
-# config CONF (ROUTER_CMD -d -f CONF -s SOCK, log in LAB_DIR/pgmrouterd.ROUTER.log), records it
-# for cleanup and waits until its control socket answers. The pid is left in LAB_PID. A control
-# socket left by a daemon that was killed is removed first; the log of an earlier daemon in
-# ROUTER is kept as LOG.1, LOG.2, ...
+# lab_router_start ROUTER CONF [ARG...]: starts the router daemon in ROUTER's namespace with
+# startup config CONF (ROUTER_CMD -d -f CONF -s SOCK ARG..., log in LAB_DIR/pgmrouterd.ROUTER.log),
+# records it for cleanup and waits until its control socket answers that router assist runs
+# (show ip pgm router json: "running":true). The pid is left in LAB_PID.
+# A control socket left by a daemon that was killed stays: the daemon replaces it itself
+# (tests/ns/router_restart.sh checks that). The log of an earlier daemon in ROUTER is kept as
+# LOG.1, LOG.2, ...
 lab_router_start() {
 	local router=$1 conf=$2 sock cmd log n
+	shift 2
 	sock=$(lab_router_sock "$router")
 	log="$LAB_DIR/pgmrouterd.$router.log"
 	if lab_router_running "$router"; then
 		lab_log "pgmrouterd already runs in $router"
 		return 1
 	fi
-	rm -f "$sock"
 	read -r -a cmd <<<"$(lab_router_cmd)"
 	if [ -e "$log" ]; then # a restart: keep the earlier log as LOG.1, LOG.2, ...
 		n=1
 		while [ -e "$log.$n" ]; do n=$((n + 1)); done
 		mv "$log" "$log.$n"
 	fi
-	lab_spawn "$router" "$log" "${cmd[@]}" -d -f "$conf" -s "$sock"
+	lab_spawn "$router" "$log" "${cmd[@]}" -d -f "$conf" -s "$sock" "$@"
 	echo "$LAB_PID" >"$LAB_DIR/pgmrouterd.$router.pid"
 	if ! lab_wait 10 "pgmrouterd control socket in $router" _lab_router_answers "$router" ||
 		! lab_router_running "$router"; then
@@ -384,7 +442,7 @@ lab_router_start() {
 _lab_router_answers() {
 	lab_router_running "$1" || return 0 # died: stop waiting, the caller reports it
 	[ -S "$(lab_router_sock "$1")" ] &&
-		lab_router_cli "$1" "show ip pgm router" 2>/dev/null | grep -q 'running'
+		lab_router_cli "$1" "show ip pgm router json" 2>/dev/null | grep -q '"running":true'
 }
 
 # lab_router_running ROUTER: true while the daemon started in ROUTER is alive.
@@ -476,13 +534,9 @@ lab_delay() {
 	local node=$1 ms=$2 ns ports
 	ns=$(lab_ns "$node")
 	ports=$(echo "$LAB_PGM_UDP_PORTS" | tr ' ' ',')
-	rm -f "$LAB_DIR/delay.$node.ready"
-	lab_spawn "$node" "$LAB_DIR/delay.$node.log" "$LAB_PEERS/nfq-delay" --queue 7 \
-		--delay-ms "$ms" --timeout 3600 --ready "$LAB_DIR/delay.$node.ready"
-	lab_wait 10 "nfq-delay in $node" test -e "$LAB_DIR/delay.$node.ready" || {
-		cat "$LAB_DIR/delay.$node.log" >&2
-		return 1
-	}
+	lab_spawn_ready "$node" "$LAB_DIR/delay.$node.log" "$LAB_DIR/delay.$node.ready" \
+		"$LAB_PEERS/nfq-delay" --queue 7 --delay-ms "$ms" --timeout 3600 \
+		--ready "$LAB_DIR/delay.$node.ready" || return 1
 	lab_run ip netns exec "$ns" iptables -t mangle -A OUTPUT -p 113 \
 		-j NFQUEUE --queue-num 7 --queue-bypass
 	lab_run ip netns exec "$ns" iptables -t mangle -A OUTPUT -p udp -m multiport \
@@ -635,9 +689,10 @@ lab_cleanup() {
 	return 0
 }
 
+# _lab_pid_in_ns PID NS: the process lives in the namespace (the same nsfs inode; no command to
+# run, so cleanup stays quick with many processes and many namespaces on the machine).
 _lab_pid_in_ns() {
-	[ -d "/proc/$1" ] || return 1
-	[ "$(ip netns identify "$1" 2>/dev/null)" = "$2" ]
+	[ -d "/proc/$1" ] && [ "/proc/$1/ns/net" -ef "/run/netns/$2" ]
 }
 
 _lab_any_alive() {
@@ -652,7 +707,7 @@ _lab_any_alive() {
 
 _lab_netns_destroy() {
 	local ns=$1 pid
-	ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qxF "$ns" || return 0
+	[ -e "/run/netns/$ns" ] || return 0
 	for pid in $(ip netns pids "$ns" 2>/dev/null); do
 		kill -KILL "$pid" 2>/dev/null
 	done
@@ -674,14 +729,19 @@ lab_teardown_id() {
 	return 0
 }
 
-# lab_leftovers: prints what any lab run (pl-*) left behind; true when nothing.
+# lab_leftovers [IDS_FILE]: prints the namespaces that the runs whose ids IDS_FILE lists (one a
+# line, LAB_IDS_FILE) left behind, or without it those of any lab run (pl-*); true when none.
 lab_leftovers() {
-	local found=0
-	if ip netns list 2>/dev/null | grep -q '^pl-'; then
-		ip netns list 2>/dev/null | grep '^pl-' | sed 's/^/leftover namespace: /'
-		found=1
+	local left
+	if [ -n "${1:-}" ]; then
+		left=$(ip netns list 2>/dev/null | awk '{ print $1 }' |
+			grep -F -f <(sed '/^$/d; s/$/-/' "$1") | grep -E '^pl-')
+	else
+		left=$(ip netns list 2>/dev/null | awk '{ print $1 }' | grep '^pl-')
 	fi
-	return $found
+	[ -z "$left" ] && return 0
+	awk '{ print "leftover namespace: " $0 }' <<<"$left"
+	return 1
 }
 
 # shellcheck source-path=SCRIPTDIR source=topo.sh

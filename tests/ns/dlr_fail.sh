@@ -12,14 +12,14 @@
 . "$(dirname "$0")/dlr.lib"
 dlr_need
 topo_dlr_lan
-start_dlr_sniffer "$NS_TMP/sniff.out"
+start_dlr_sniffer "$LAB_DIR/sniff.out"
 session() {
 	inj --src $S --dst $G --type spm --ra --path $P --sqn "$1" --trail 1 --lead 10
 	inj --src $S --dst $G --type odata --sqn 1 --count 10 --trail 1
 }
 
 # 1. silent after 2 repairs; the NAK asks for 3 SQNs, so the third goes upstream
-start_dlr "$NS_TMP/dlr-silent.out" -v -T 120 --fail-after 2 --fail-mode silent
+start_dlr "$LAB_DIR/dlr-silent.out" -v -T 120 --fail-after 2 --fail-mode silent
 session 1
 m=$(sniffed)
 inj --src $P --dst $DL --type nak --sqn 3 --list 4,5 --nak-src $S --nak-grp $G
@@ -50,7 +50,7 @@ expect_summary polrs_sent 0
 check "nothing on the wire after the 5 last answers" test "$(sniffed)" = 5
 
 # 2. nak mode after 1 repair
-start_dlr "$NS_TMP/dlr-nak.out" -v -T 120 --fail-after 1 --fail-mode nak
+start_dlr "$LAB_DIR/dlr-nak.out" -v -T 120 --fail-after 1 --fail-mode nak
 session 2
 m=$(sniffed)
 inj --src $P --dst $DL --type nak --sqn 3 --nak-src $S --nak-grp $G
@@ -81,14 +81,15 @@ expect_summary unknown_sqn 3
 expect_summary naks_ignored 0
 
 # 3. --fail-after 0: failed before the first NAK; -T 3: it leaves by itself
-start_dlr "$NS_TMP/dlr-zero.out" -v -T 3 --fail-after 0
+start_dlr "$LAB_DIR/dlr-zero.out" -v -T 3 --fail-after 0
 check "--fail-after 0: failed from the start" wait_event '^event=failing after=0 mode=silent$'
 session 3
 inj --src $P --dst $DL --type nak --sqn 3 --nak-src $S --nak-grp $G
 check "the NAK is ignored" wait_event '^event=nak sqn=3 ignored=failed$'
-check "-T: the DLR exits by itself" wait_for 10 sh -c "! kill -0 $DLR_PID 2>/dev/null"
-wait "$DLR_PID" 2>/dev/null
-check "-T: ... with status 0" test $? = 0
+lab_wait_pid "$DLR_PID" 10
+rc=$?
+check "-T: the DLR exits by itself" test $rc != 124
+check "-T: ... with status 0" test $rc = 0
 check "-T: ... with its summary" grep -q '^result=ok peer=pgm-dlr ' "$DLR_OUT"
 expect_summary rdata_sent 0
 expect_summary ncfs_sent 0
@@ -97,11 +98,11 @@ stop_dlr_sniffer
 check "the capture holds exactly the 13 answers above" test "$(sniffed)" = 13
 
 # 4. bad command lines are refused with a message
-nsx dlr "$DLR" -i d0 --fail-mode sometimes >/dev/null 2>"$NS_TMP/usage.err"
+lab_exec dlr "$DLR" -i d0 --fail-mode sometimes >/dev/null 2>"$LAB_DIR/usage.err"
 check "an unknown --fail-mode is a usage error (64)" test $? = 64
-check "... with a message" grep -q 'bad value for option --fail-mode' "$NS_TMP/usage.err"
-nsx dlr "$DLR" >/dev/null 2>"$NS_TMP/usage.err"
+check "... with a message" grep -q 'bad value for option --fail-mode' "$LAB_DIR/usage.err"
+lab_exec dlr "$DLR" >/dev/null 2>"$LAB_DIR/usage.err"
 check "no --if is a usage error" test $? = 64
-nsx dlr "$DLR" -i nosuchif -T 1 >/dev/null 2>"$NS_TMP/setup.err"
+lab_exec dlr "$DLR" -i nosuchif -T 1 >/dev/null 2>"$LAB_DIR/setup.err"
 check "an unknown interface is a setup error (70)" test $? = 70
 finish

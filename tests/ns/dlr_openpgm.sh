@@ -17,9 +17,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/dlr.lib"
 dlr_need
-SEND=${SEND:-"$ROOT/build/peers/pgm-send"}
-RECV=${RECV:-"$ROOT/build/peers/pgm-recv"}
-[ -x "$SEND" ] && [ -x "$RECV" ] || { log "missing pgm-send or pgm-recv (run make)"; exit 1; }
+SEND=${SEND:-"$LAB_PEERS/pgm-send"}
+RECV=${RECV:-"$LAB_PEERS/pgm-recv"}
+need "$SEND" "$RECV"
 command -v tshark >/dev/null || { log "tshark missing"; exit 1; }
 S=198.18.41.1
 DL=198.18.41.2
@@ -30,49 +30,52 @@ WINDOW=512
 RDATA_U32="0>>22&0x3C@4>>24&0x0F=5"
 ODATA_U32="0>>22&0x3C@4>>24&0x0F=4"
 
-ns_add sw
-ip -n "$(ns sw)" link add br0 type bridge mcast_snooping 0
-ip -n "$(ns sw)" link set br0 up
+# A learning switch (not one of the lab's hub-like LANs): each sniffer sees the multicast and
+# only the unicast addressed to its own host.
+lab_host sw
+ip -n "$(lab_ns sw)" link add br0 type bridge mcast_snooping 0
+ip -n "$(lab_ns sw)" link set br0 up
 for pair in "src s0 $S" "dlr d0 $DL" "rcv r0 $R" "ne n0 $N"; do
-	set -- $pair
-	ns_add "$1"
-	veth "$1" "$2" "$3/24" sw "p-$1" -
-	ip -n "$(ns sw)" link set "p-$1" master br0
+	read -r node ifname addr <<<"$pair"
+	lab_host "$node"
+	lab_link "$node" "$ifname" "$addr/24" sw "p-$node" -
+	ip -n "$(lab_ns sw)" link set "p-$node" master br0
 done
 # the receiver loses every 25th ODATA, and its NAKs go to the DLR instead of the source
-nsx rcv iptables -t raw -A PREROUTING -i r0 -p 113 -m u32 --u32 "$ODATA_U32" \
+lab_exec rcv iptables -t raw -A PREROUTING -i r0 -p 113 -m u32 --u32 "$ODATA_U32" \
 	-m statistic --mode nth --every 25 --packet 0 -j DROP || { log "iptables (raw) failed"; exit 1; }
-nsx rcv iptables -t nat -A OUTPUT -p 113 -d $S -j DNAT --to-destination $DL ||
+lab_exec rcv iptables -t nat -A OUTPUT -p 113 -d $S -j DNAT --to-destination $DL ||
 	{ log "iptables (nat) failed"; exit 1; }
 # the RDATA the source sends, counted
-nsx src iptables -A OUTPUT -o s0 -p 113 -m u32 --u32 "$RDATA_U32"
+lab_exec src iptables -A OUTPUT -o s0 -p 113 -m u32 --u32 "$RDATA_U32"
 source_rdata() {
-	nsx src iptables -nvxL OUTPUT | awk '$3 == 113 || $3 == "pgm" { print $1; exit }'
+	lab_exec src iptables -nvxL OUTPUT | awk '$3 == 113 || $3 == "pgm" { print $1; exit }'
 }
 lost_odata() {
-	nsx rcv iptables -t raw -nvxL PREROUTING | awk '$3 == "DROP" { print $1; exit }'
+	lab_exec rcv iptables -t raw -nvxL PREROUTING | awk '$3 == "DROP" { print $1; exit }'
 }
 
 # what the DLR sends, as the source's interface receives it; and everything on the LAN as a
 # network element sees it
-PCAP_NE="$NS_TMP/ne.pcap"
-rm -f "$NS_TMP/s.ready" "$NS_TMP/n.ready"
-bg src "$NS_TMP/src-in.out" "$SNIFF" --if s0 --in --timeout 120 --ready "$NS_TMP/s.ready"
-SNIFF_OUT="$NS_TMP/src-in.out"
-SNIFF_PID=$BG_PID
-bg ne "$NS_TMP/ne.out" "$SNIFF" --if n0 --in --timeout 120 --ready "$NS_TMP/n.ready" \
-	--write "$PCAP_NE"
-NE_SNIFF_PID=$BG_PID
-wait_for 10 test -e "$NS_TMP/s.ready" && wait_for 10 test -e "$NS_TMP/n.ready" ||
-	{ log "the sniffers did not start"; exit 1; }
+PCAP_NE="$LAB_DIR/ne.pcap"
+SNIFF_OUT="$LAB_DIR/src-in.out"
+lab_spawn_ready src "$SNIFF_OUT" "$LAB_DIR/s.ready" "$SNIFF" --if s0 --in --timeout 120 \
+	--ready "$LAB_DIR/s.ready" || exit 1
+SNIFF_PID=$LAB_PID
+lab_spawn_ready ne "$LAB_DIR/ne.out" "$LAB_DIR/n.ready" "$SNIFF" --if n0 --in --timeout 120 \
+	--ready "$LAB_DIR/n.ready" --write "$PCAP_NE" || exit 1
+NE_SNIFF_PID=$LAB_PID
 
-start_dlr "$NS_TMP/dlr.out" -v -T 120 -w $WINDOW
-bg rcv "$NS_TMP/recv.out" "$RECV" -n "$R;$G" -c $COUNT -T 60
-RECV_PID=$BG_PID
-wait_for 10 grep -q '^event=ready' "$NS_TMP/recv.out" || { log "pgm-recv did not start"; exit 1; }
-bg src "$NS_TMP/send.out" "$SEND" -n "$S;$G" -c $COUNT -r 200 --large-every 40 --linger 15000 \
-	-T 60
-SEND_PID=$BG_PID
+start_dlr "$LAB_DIR/dlr.out" -v -T 120 -w $WINDOW
+lab_spawn rcv "$LAB_DIR/recv.out" "$RECV" -n "$R;$G" -c $COUNT -T 60
+RECV_PID=$LAB_PID
+lab_poll 10 grep -q '^event=ready' "$LAB_DIR/recv.out" || {
+	log "pgm-recv did not start"
+	exit 1
+}
+lab_spawn src "$LAB_DIR/send.out" "$SEND" -n "$S;$G" -c $COUNT -r 200 --large-every 40 \
+	--linger 15000 -T 60
+SEND_PID=$LAB_PID
 
 check "the DLR learns the OpenPGM session from its SPMs, parent = the source" \
 	wait_event "^event=session tsi=[0-9a-f]{12}\.[0-9]+ source=$S group=$G dport=7500 parent=$S\$"
@@ -80,10 +83,10 @@ TSI=$(sed -n "s/^event=session tsi=\([^ ]*\) source=$S .*parent=$S\$/\1/p" "$DLR
 GSI=${TSI%.*}
 SPORT=${TSI#*.}
 
-check "pgm-recv: every message once and in order" wait_exit "$RECV_PID" 60
-recv_result=$(grep '^result=' "$NS_TMP/recv.out")
+check "pgm-recv: every message once and in order" ended "$RECV_PID" 60
+recv_result=$(grep '^result=' "$LAB_DIR/recv.out")
 log "receiver: $recv_result"
-check "pgm-recv: result=ok" grep -q '^result=ok .* missing=0 ' "$NS_TMP/recv.out"
+check "pgm-recv: result=ok" grep -q '^result=ok .* missing=0 ' "$LAB_DIR/recv.out"
 lost=$(lost_odata)
 log "ODATA dropped at the receiver: $lost; RDATA sent by the source: $(source_rdata)"
 check "the receiver did lose ODATA (the test means something)" test "${lost:-0}" -ge 20
@@ -95,16 +98,16 @@ check "the DLR sent NNAKs to the source" \
 
 # the first and last SQNs of the stream, as the network element saw the ODATA: more TPDUs than
 # messages, for the fragments
-first=$(sed -n "s/.*type=ODATA | ODATA $TSI sqn \([0-9]*\) .*/\1/p" "$NS_TMP/ne.out" | head -n 1)
-last=$(sed -n "s/.*type=ODATA | ODATA $TSI sqn \([0-9]*\) .*/\1/p" "$NS_TMP/ne.out" | tail -n 1)
-TPDUS=$(grep -c "type=ODATA | ODATA $TSI sqn " "$NS_TMP/ne.out")
+first=$(sed -n "s/.*type=ODATA | ODATA $TSI sqn \([0-9]*\) .*/\1/p" "$LAB_DIR/ne.out" | head -n 1)
+last=$(sed -n "s/.*type=ODATA | ODATA $TSI sqn \([0-9]*\) .*/\1/p" "$LAB_DIR/ne.out" | tail -n 1)
+TPDUS=$(grep -c "type=ODATA | ODATA $TSI sqn " "$LAB_DIR/ne.out")
 check "the network element saw the whole stream ($first..$last, $TPDUS TPDUs for $COUNT messages)" \
 	test "$((last - first + 1))" = "$TPDUS" -a "$TPDUS" -gt $COUNT
 
 # a network element's NAK for a cached SQN (upstream service: it is not the DLR's parent)
 X=$((last - 10))
 m=$(sniffed)
-nsx ne "$INJECT" --if n0 --src $N --dst $DL --type nak --gsi "$GSI" --dport "$SPORT" \
+lab_exec ne "$INJECT" --if n0 --src $N --dst $DL --type nak --gsi "$GSI" --dport "$SPORT" \
 	--sqn $X --nak-src $S --nak-grp $G >/dev/null
 expect_packets "NAK for a cached SQN of the OpenPGM session: NCF, NNAK to the source, RDATA" "$m" \
 	"^pgm src=$S dst=$G ttl=16 ra=1 encap=ip csum=ok type=NCF \| NCF $TSI sqn $X src $S grp $G\$" \
@@ -112,12 +115,12 @@ expect_packets "NAK for a cached SQN of the OpenPGM session: NCF, NNAK to the so
 	"^pgm src=$S dst=$G ttl=16 ra=1 encap=ip csum=ok type=RDATA \| RDATA $TSI sqn $X "
 
 # a fragment: the repair carries the same OPT_FRAGMENT (first SQN, offset, APDU length)
-frag_line=$(grep "type=ODATA | ODATA $TSI sqn .* frag " "$NS_TMP/ne.out" | tail -n 1)
+frag_line=$(grep "type=ODATA | ODATA $TSI sqn .* frag " "$LAB_DIR/ne.out" | tail -n 1)
 F=$(printf '%s\n' "$frag_line" | sed -n 's/.* sqn \([0-9]*\) .*/\1/p')
 frag=$(printf '%s\n' "$frag_line" | grep -o 'frag [0-9+/]*' | tail -n 1)
 frag_re=${frag//+/\\+}
 m=$(sniffed)
-nsx ne "$INJECT" --if n0 --src $N --dst $DL --type nak --gsi "$GSI" --dport "$SPORT" \
+lab_exec ne "$INJECT" --if n0 --src $N --dst $DL --type nak --gsi "$GSI" --dport "$SPORT" \
 	--sqn "$F" --nak-src $S --nak-grp $G >/dev/null
 expect_packets "NAK for a fragment ($F, $frag): the RDATA keeps OPT_FRAGMENT" "$m" \
 	"type=NCF \| NCF $TSI sqn $F " "type=NNAK \| NNAK $TSI sqn $F " \
@@ -126,25 +129,25 @@ expect_packets "NAK for a fragment ($F, $frag): the RDATA keeps OPT_FRAGMENT" "$
 # a NAK for an SQN older than the DLR's window goes to the source, which repairs it
 Y=$first
 m=$(sniffed)
-nsx ne "$INJECT" --if n0 --src $N --dst $DL --type nak --gsi "$GSI" --dport "$SPORT" \
+lab_exec ne "$INJECT" --if n0 --src $N --dst $DL --type nak --gsi "$GSI" --dport "$SPORT" \
 	--sqn $Y --nak-src $S --nak-grp $G >/dev/null
 expect_packets "NAK for an SQN out of the DLR's window: NCF, then a NAK to the source" "$m" \
 	"^pgm src=$S dst=$G ttl=16 ra=1 encap=ip csum=ok type=NCF \| NCF $TSI sqn $Y " \
 	"^pgm src=$DL dst=$S ttl=16 ra=0 encap=ip csum=ok type=NAK \| NAK $TSI sqn $Y src $S grp $G\$"
-check "the OpenPGM source confirms the DLR's NAK (its own NCF, without RA)" wait_for 10 \
-	grep -Eq "^pgm src=$S dst=$G .* ra=0 .*type=NCF \| NCF $TSI sqn $Y " "$NS_TMP/ne.out"
+check "the OpenPGM source confirms the DLR's NAK (its own NCF, without RA)" lab_poll 10 \
+	grep -Eq "^pgm src=$S dst=$G .* ra=0 .*type=NCF \| NCF $TSI sqn $Y " "$LAB_DIR/ne.out"
 # the source's own RDATA is told from the DLR's by the source's output counter: both carry the
 # source's address, and the DLR's full-size repairs go without Router Alert
-check "... and repairs it: the source sends its first RDATA" wait_for 10 \
-	sh -c "[ \"\$(ip netns exec $(ns src) iptables -nvxL OUTPUT | awk '\$3 == 113 || \$3 == \"pgm\" { print \$1 }')\" = 1 ]"
+check "... and repairs it: the source sends its first RDATA" lab_poll 10 \
+	sh -c "[ \"\$(ip netns exec $(lab_ns src) iptables -nvxL OUTPUT | awk '\$3 == 113 || \$3 == \"pgm\" { print \$1 }')\" = 1 ]"
 
 stop_dlr
 kill "$SEND_PID" 2>/dev/null
-wait_exit "$SEND_PID" 10
+ended "$SEND_PID" 10
 sleep 0.5
 kill "$SNIFF_PID" "$NE_SNIFF_PID" 2>/dev/null
-wait_exit "$SNIFF_PID" 10
-wait_exit "$NE_SNIFF_PID" 10
+ended "$SNIFF_PID" 10
+ended "$NE_SNIFF_PID" 10
 expect_summary sessions 1
 expect_summary odata_cached "$TPDUS"
 expect_summary cache_held $WINDOW

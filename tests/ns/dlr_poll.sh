@@ -16,7 +16,7 @@
 dlr_need
 dlr_lan_captured
 # RAND_NODE_ID 5 (binary 101); seed 3 makes the first reply delay 84% of POLL_BO_IVL
-start_dlr "$NS_TMP/dlr.out" -v -T 120 --node-id 5 --seed 3
+start_dlr "$LAB_DIR/dlr.out" -v -T 120 --node-id 5 --seed 3
 
 inj --src $S --dst $G --type spm --ra --path $P --sqn 1 --trail 1 --lead 3
 inj --src $S --dst $G --type odata --sqn 1 --count 3 --trail 1
@@ -96,7 +96,7 @@ check "every reply was scheduled within its POLL_BO_IVL" sh -c "
 		n++; if (v[\"delay_us\"] + 0 > v[\"bo_ivl_us\"] + 0) bad++
 	} END { exit !(n == 10 && bad == 0) }' $DLR_OUT"
 # the cancelled reply would have been due 84% into its 5 s back-off: wait past it
-wait_for 8 sh -c "[ \$(date +%s) -ge $((start + 6)) ]"
+lab_poll 8 sh -c "[ \$(date +%s) -ge $((start + 6)) ]"
 stop_dlr
 expect_summary polls_received 14
 expect_summary polls_answered 9
@@ -112,7 +112,7 @@ expect_summary acting_off_tree 1
 check "the cancelled POLR (sqn 20) never went out" sh -c "! grep -q 'POLR $TSI sqn 20 ' $SNIFF_OUT"
 
 # 9. --parity --no-general-polls --role off-tree
-start_dlr "$NS_TMP/dlr-parity.out" -v -T 120 --parity --no-general-polls --role off-tree
+start_dlr "$LAB_DIR/dlr-parity.out" -v -T 120 --parity --no-general-polls --role off-tree
 inj --src $S --dst $G --type odata --sqn 4 --trail 1
 m=$(sniffed)
 poll --sqn 30 --poll-type 0 --poll-bo-ivl 0
@@ -124,7 +124,7 @@ expect_packets "--parity: OPT_PARITY in the redirecting POLR; --no-general-polls
 stop_dlr
 
 # 10. --role upstream: DLR polls are not answered; general polls still are (marker)
-start_dlr "$NS_TMP/dlr-upstream.out" -v -T 120 --role upstream
+start_dlr "$LAB_DIR/dlr-upstream.out" -v -T 120 --role upstream
 inj --src $S --dst $G --type odata --sqn 5 --trail 1
 m=$(sniffed)
 poll --sqn 40 --poll-type 1 --poll-bo-ivl 0

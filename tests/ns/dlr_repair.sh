@@ -15,7 +15,7 @@
 . "$(dirname "$0")/dlr.lib"
 dlr_need
 dlr_lan_captured
-start_dlr "$NS_TMP/dlr.out" -v -T 120
+start_dlr "$LAB_DIR/dlr.out" -v -T 120
 
 # the session: SPM (parent P), then ODATA 1..10, each with its own payload
 inj --src $S --dst $G --type spm --ra --path $P --sqn 1 --trail 1 --lead 10
@@ -104,7 +104,7 @@ expect_summary send_errors 0
 expect_summary build_errors 0
 
 # 9. the same over UDP (OpenPGM's encapsulation, ports 3055 unicast / 3056 multicast)
-start_dlr "$NS_TMP/dlr-udp.out" -v -T 120 -u 3055:3056
+start_dlr "$LAB_DIR/dlr-udp.out" -v -T 120 -u 3055:3056
 inj --udp --src $S --dst $G --type spm --path $P --sqn 1 --trail 1 --lead 3
 for i in 1 2 3; do
 	inj --udp --src $S --dst $G --type odata --sqn $i --trail 1 --payload "udp-$i"
@@ -128,7 +128,7 @@ expect_summary rdata_sent 2
 
 # 10. the MTU (1500): 20 bytes of IP header, 24 of ODATA header, 1456 of payload fill it, so
 #     Router Alert (4 bytes) does not fit on the repair; with 1452 it does
-start_dlr "$NS_TMP/dlr-mtu.out" -v -T 120
+start_dlr "$LAB_DIR/dlr-mtu.out" -v -T 120
 check "the DLR knows the interface MTU" grep -q '^event=ready .* mtu=1500$' "$DLR_OUT"
 inj --src $S --dst $G --type spm --path $P --sqn 1 --trail 1 --lead 2
 inj --src $S --dst $G --type odata --sqn 1 --trail 1 --payload-len 1456

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/dlr.lib"
 dlr_need
 dlr_lan_captured
-start_dlr "$NS_TMP/dlr.out" -v -T 120 --own-nak-hold 1000
+start_dlr "$LAB_DIR/dlr.out" -v -T 120 --own-nak-hold 1000
 
 inj --src $S --dst $G --type spm --ra --path $P --sqn 1 --trail 1 --lead 10
 inj --src $S --dst $G --type odata --sqn 1 --count 10 --trail 1
@@ -82,7 +82,7 @@ expect_summary rdata_cached 1
 expect_summary acting_upstream 1
 
 # 6. --role off-tree: no POLR on NCFs; a DLR poll is the marker
-start_dlr "$NS_TMP/dlr-offtree.out" -v -T 120 --role off-tree
+start_dlr "$LAB_DIR/dlr-offtree.out" -v -T 120 --role off-tree
 inj --src $S --dst $G --type odata --sqn 11 --trail 1
 m=$(sniffed)
 ncf --sqn 11
@@ -93,7 +93,7 @@ expect_packets "--role off-tree: no POLR for the NCF, only the poll's" "$m" \
 stop_dlr
 
 # 7. --parity: a DLR that says it can send FEC sets OPT_PARITY in its redirecting POLR
-start_dlr "$NS_TMP/dlr-parity.out" -v -T 120 --parity --role upstream
+start_dlr "$LAB_DIR/dlr-parity.out" -v -T 120 --parity --role upstream
 inj --src $S --dst $G --type odata --sqn 12 --trail 1
 m=$(sniffed)
 ncf --sqn 12

@@ -4,20 +4,18 @@
 # Alert, checksum status, the codec's error name), over IP and UDP; counts, intervals and
 # sequence steps hold; the observer stops at its count and at its time limit.
 . "$(dirname "$0")/lib.sh"
-need_root
-INJECT=${INJECT:-"$ROOT/build/peers/pgm-inject"}
-SNIFF=${SNIFF:-"$ROOT/build/peers/pgm-sniff"}
-[ -x "$INJECT" ] && [ -x "$SNIFF" ] || { log "missing pgm-inject or pgm-sniff (run make)"; exit 1; }
-ns_add a
-ns_add b
-veth a x0 198.18.30.1/24 b y0 198.18.30.2/24
+INJECT=${INJECT:-"$LAB_PEERS/pgm-inject"}
+SNIFF=${SNIFF:-"$LAB_PEERS/pgm-sniff"}
+need "$INJECT" "$SNIFF"
+lab_host a
+lab_host b
+lab_link a x0 198.18.30.1/24 b y0 198.18.30.2/24
 A=198.18.30.1
-O="$NS_TMP/sniff.out"
-rm -f "$NS_TMP/sniff.ready"
-bg b "$O" "$SNIFF" --if y0 --in --timeout 60 --count 28 --ready "$NS_TMP/sniff.ready"
-SN=$BG_PID
-wait_for 10 test -e "$NS_TMP/sniff.ready" || { log "sniffer did not start"; cat "$O"; exit 1; }
-inj() { nsx a "$INJECT" --if x0 "$@" >>"$NS_TMP/inject.out" 2>&1 || log "inject failed: $*"; }
+O="$LAB_DIR/sniff.out"
+lab_spawn_ready b "$O" "$LAB_DIR/sniff.ready" "$SNIFF" --if y0 --in --timeout 60 --count 28 \
+	--ready "$LAB_DIR/sniff.ready" || exit 1
+SN=$LAB_PID
+inj() { lab_exec a "$INJECT" --if x0 "$@" >>"$LAB_DIR/inject.out" 2>&1 || log "inject failed: $*"; }
 
 inj --src $A --dst $GROUP --type spm --ra --ttl 9 --sqn 40 --trail 30 --lead 44
 inj --src $A --dst 198.18.30.2 --type nak --gsi 0a0b0c0d0e0f --sport 7500 --dport 1234 --sqn 17 \
@@ -43,10 +41,10 @@ inj --src $A --dst $GROUP --type spm --type-byte 0x03
 inj --src $A --dst $GROUP --type odata --count 5 --interval-ms 20 --sqn 1 --sqn-step 2
 # more than the sniffer's count: it must stop at 28
 inj --src $A --dst $GROUP --type odata --count 6 --sqn 100
-check "the sniffer stopped at its count" wait_exit "$SN" 20
+check "the sniffer stopped at its count" ended "$SN" 20
 check "it printed exactly 28 packets" test "$(grep -c '^pgm ' "$O")" = 28
 check "the injector reported every packet sent" \
-	test "$(grep -c '^sent [0-9]* packets, [0-9]* bytes, 0 errors$' "$NS_TMP/inject.out")" = 20
+	test "$(grep -c '^sent [0-9]* packets, [0-9]* bytes, 0 errors$' "$LAB_DIR/inject.out")" = 20
 
 has() { grep -qF -- "$1" "$O"; }
 check "SPM: TTL 9, Router Alert, fields" has "pgm src=$A dst=$GROUP ttl=9 ra=1 encap=ip csum=ok type=SPM | SPM 010203040506.1234 sqn 40 trail 30 lead 44 path $A"
@@ -69,11 +67,11 @@ check "reserved type" has "error=unknown-type"
 check "5 ODATA with SQN 1,3,5,7,9" sh -c "
 	[ \$(grep -cE 'type=ODATA \| ODATA 010203040506.1234 sqn (1|3|5|7|9) ' $O) = 5 ]"
 
-rm -f "$NS_TMP/idle.ready"
+rm -f "$LAB_DIR/idle.ready"
 start=$(date +%s)
-nsx b "$SNIFF" --if y0 --timeout 1 --ready "$NS_TMP/idle.ready" >"$NS_TMP/idle.out" 2>&1
+lab_exec b "$SNIFF" --if y0 --timeout 1 --ready "$LAB_DIR/idle.ready" >"$LAB_DIR/idle.out" 2>&1
 check "an idle sniffer stops at its time limit, having seen nothing" sh -c "
-	[ \$(( \$(date +%s) - $start )) -le 5 ] && grep -q '^sniffed 0 packets' $NS_TMP/idle.out"
-nsx a "$INJECT" --src $A --dst $GROUP --type bogus >/dev/null 2>"$NS_TMP/bad.err"
-check "an unknown type is refused with a message" grep -q 'unknown --type' "$NS_TMP/bad.err"
+	[ \$(( \$(date +%s) - $start )) -le 5 ] && grep -q '^sniffed 0 packets' $LAB_DIR/idle.out"
+lab_exec a "$INJECT" --src $A --dst $GROUP --type bogus >/dev/null 2>"$LAB_DIR/bad.err"
+check "an unknown type is refused with a message" grep -q 'unknown --type' "$LAB_DIR/bad.err"
 finish

@@ -1,51 +1,47 @@
+# shellcheck shell=bash
+# Variables set here are read by the tests that source this file:
+# shellcheck disable=SC2034
+#
 # Helpers for the tests of pgmrouterd's packet path (tests/ns/router_*.sh; bash; sourced, not
-# run). On top of lib.sh: the standard topology with pgmrouterd in rtr, pgm-inject for traffic,
-# pgm-sniff on every segment, the daemon's JSON read with python3, and barriers that make
-# "nothing more arrived" checks independent of the machine's load.
+# run). On top of lib.sh: the standard topology with pgmrouterd in rtr (started by the lab,
+# lab_router_start), pgm-inject for traffic, pgm-sniff on every segment, the daemon's JSON read
+# with python3, and barriers that make "nothing more arrived" checks independent of the
+# machine's load.
 #
 #   src (s0 198.18.1.2) --- (up0 198.18.1.1) rtr (d1 198.18.2.1) --- (dn 198.18.2.2) r1
 #                                               (d2 198.18.3.1) --- (dn 198.18.3.2) r2
 #
-# Namespaces are "pn-<test>-<pid>-<role>". NS_KEEP=DIR keeps the captures and logs of a run in
-# DIR (for looking into a failure).
+# LAB_KEEP=1 keeps the captures and logs of a run (for looking into a failure).
 
-. "$(dirname "$0")/lib.sh"
-NS_PFX="${NS_PREFIX:-pn}-${NS_TEST}-$$" # NS_PREFIX, as in lib.sh
-router_cleanup() {
-	if [ -n "${NS_KEEP:-}" ]; then
-		mkdir -p "$NS_KEEP/$NS_TEST" && cp -r "$NS_TMP"/. "$NS_KEEP/$NS_TEST/"
-	fi
-	ns_cleanup
-}
-trap router_cleanup EXIT
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-DAEMON=${DAEMON:-"$ROOT/build/pgmrouterd"}
-CLI=${CLI:-"$ROOT/build/pgmrouter"}
-INJECT=${INJECT:-"$ROOT/build/peers/pgm-inject"}
-SNIFF=${SNIFF:-"$ROOT/build/peers/pgm-sniff"}
+read -r -a DAEMON <<<"$(lab_router_cmd)" # ROUTER_CMD, as the lab starts it
+INJECT=${INJECT:-"$LAB_PEERS/pgm-inject"}
+SNIFF=${SNIFF:-"$LAB_PEERS/pgm-sniff"}
 UP_ADDR=198.18.1.1
 D1_ADDR=198.18.2.1
 D2_ADDR=198.18.3.1
 R1_ADDR=198.18.2.2
 R2_ADDR=198.18.3.2
-SOCK="$NS_TMP/pgmrouterd.sock"
-PIDFILE="$NS_TMP/pgmrouterd.pid"
-DLOG="$NS_TMP/pgmrouterd.log"
+SOCK=$(lab_router_sock rtr)
+PIDFILE="$LAB_DIR/pgmrouterd.rtr.pidfile"
+DLOG="$LAB_DIR/pgmrouterd.rtr.log" # lab_router_start's log; an earlier daemon's is DLOG.1
 # Markers (sync_wire) use their own session so that they never count as test traffic.
 MARK_GSI=fffffffe0001
 MARK_SQN=0
 
 router_need() {
-	need_root
-	for b in "$DAEMON" "$CLI" "$INJECT" "$SNIFF"; do
-		[ -x "$b" ] || { log "missing $b (run make)"; exit 1; }
-	done
-	command -v python3 >/dev/null || { log "needs python3"; exit 1; }
+	need "${DAEMON[0]}" "$(lab_cli_cmd)" "$INJECT" "$SNIFF"
+	command -v python3 >/dev/null || {
+		log "needs python3"
+		exit 1
+	}
 }
 
 # The JSON reader: EXPR is a python expression over j (the document), ifs (interfaces by name),
 # sess (the sessions list); it prints the value.
-cat >"$NS_TMP/jq.py" <<'EOF'
+cat >"$LAB_DIR/jq.py" <<'EOF'
 import json, sys
 try:
     j = json.load(sys.stdin)
@@ -79,35 +75,20 @@ router_conf() {
 	} >"$f"
 }
 
-# router_start CONF [ARGS...]: pgmrouterd in rtr, in the foreground with its log in DLOG, until
-# its control socket answers (the socket comes after the interception rules). DAEMON_PID.
+# router_start CONF: pgmrouterd in rtr (lab_router_start, in the foreground with its log in
+# DLOG, its pid file PIDFILE), until its control socket answers (the socket comes after the
+# interception rules) that it runs. DAEMON_PID.
 router_start() {
-	local conf
-	conf=$1
-	shift
-	bg rtr "$DLOG" "$DAEMON" -d -f "$conf" -s "$SOCK" -p "$PIDFILE" "$@"
-	DAEMON_PID=$BG_PID
-	wait_for 10 sh -c "[ -S '$SOCK' ] || ! kill -0 $DAEMON_PID"
-	if ! [ -S "$SOCK" ] || ! kill -0 "$DAEMON_PID" 2>/dev/null; then
-		log "pgmrouterd did not start; its log:"
-		sed 's/^/    /' "$DLOG"
-		return 1
-	fi
-	wait_for 10 jtrue "show ip pgm router json" 'j["running"]'
+	lab_router_start rtr "$1" -p "$PIDFILE" || return 1
+	DAEMON_PID=$LAB_PID
 }
 
-# cli CMD...: the commands in one pgmrouter session (as root: privileged mode).
-cli() {
-	local a=()
-	for c in "$@"; do
-		a+=(-c "$c")
-	done
-	nsx rtr "$CLI" -s "$SOCK" "${a[@]}"
-}
+# cli CMD...: the commands in one pgmrouter session on rtr's daemon (as root: privileged mode).
+cli() { lab_router_cli rtr "$@"; }
 
 # jval CMD EXPR: EXPR evaluated over the JSON output of CMD.
 jval() {
-	cli "$1" | python3 "$NS_TMP/jq.py" "$2"
+	cli "$1" | python3 "$LAB_DIR/jq.py" "$2"
 }
 jtrue() { [ "$(jval "$1" "$2")" = True ]; }
 # ev IF NAME: an event counter of one interface.
@@ -115,8 +96,8 @@ ev() { jval "show ip pgm router traffic json" "ifs['$1']['events']['$2']"; }
 # wait_ev SECONDS IF NAME VALUE: until that event counter reaches VALUE (a barrier: the daemon
 # is single-threaded, so what it sent while counting is on the wire when the CLI answers);
 # wait_rx SECONDS IF TYPE VALUE: the same for packets received (forwarded types: per copy).
-wait_ev() { wait_for "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['events']['$3'] >= $4"; }
-wait_rx() { wait_for "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['received']['$3'] >= $4"; }
+wait_ev() { lab_poll "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['events']['$3'] >= $4"; }
+wait_rx() { lab_poll "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['received']['$3'] >= $4"; }
 # dp EXPR: the data plane's JSON.
 dp() { jval "show ip pgm router dataplane json" "$1"; }
 # The repair state of SQN in the only session of group GROUP (its phase, or "none").
@@ -131,33 +112,33 @@ inj() {
 	n=$1
 	i=$2
 	shift 2
-	nsx "$n" "$INJECT" --if "$i" "$@" >>"$NS_TMP/inject.out" 2>&1 || {
+	lab_exec "$n" "$INJECT" --if "$i" "$@" >>"$LAB_DIR/inject.out" 2>&1 || {
 		log "inject failed in $n: $*"
-		tail -1 "$NS_TMP/inject.out"
+		tail -1 "$LAB_DIR/inject.out"
 	}
 }
 
-# sniffers: pgm-sniff on the three end hosts (everything on each segment, both directions),
-# into $NS_TMP/{src,r1,r2}.sniff, with capture times.
+# sniff NAME IF: pgm-sniff on IF of NAME (everything on the segment, both directions), into
+# $LAB_DIR/NAME.sniff, with capture times.
+sniff() {
+	lab_spawn_ready "$1" "$LAB_DIR/$1.sniff" "$LAB_DIR/$1.ready" "$SNIFF" --if "$2" --time \
+		--timeout 240 --ready "$LAB_DIR/$1.ready" || {
+		log "sniffer in $1 did not start"
+		return 1
+	}
+}
+
+# sniffers: sniff on the three end hosts, into $LAB_DIR/{src,r1,r2}.sniff.
 sniffers() {
-	local n i
-	for n in src r1 r2; do
-		i=dn
-		[ $n = src ] && i=s0
-		rm -f "$NS_TMP/$n.ready"
-		bg $n "$NS_TMP/$n.sniff" "$SNIFF" --if $i --time --timeout 240 --ready "$NS_TMP/$n.ready"
-	done
-	for n in src r1 r2; do
-		wait_for 10 test -e "$NS_TMP/$n.ready" || { log "sniffer in $n did not start"; return 1; }
-	done
+	sniff src s0 && sniff r1 dn && sniff r2 dn
 }
 
 # seen NAME ERE: lines of NAME's capture matching ERE.
-seen() { count_lines "$NS_TMP/$1.sniff" "$2"; }
+seen() { count_lines "$LAB_DIR/$1.sniff" "$2"; }
 # seen_is NAME ERE N
 seen_is() { [ "$(seen "$1" "$2")" = "$3" ]; }
 # wait_seen SECONDS NAME ERE N: until at least N lines match.
-wait_seen() { wait_for "$1" sh -c "[ \$(grep -Ec -- '$3' '$NS_TMP/$2.sniff') -ge $4 ]"; }
+wait_seen() { lab_poll "$1" sh -c "[ \$(grep -Ec -- '$3' '$LAB_DIR/$2.sniff') -ge $4 ]"; }
 
 # sync_wire [ENCAP-ARGS]: an ODATA marker of its own session from src to the group, forwarded by
 # the kernel alone; once every capture shows it, every packet the router sent before it was
@@ -172,5 +153,5 @@ sync_wire() {
 	done
 }
 
-# The rules of ours in rtr (lib.sh: our_rules_in).
-our_rules() { our_rules_in rtr; }
+# The rules of ours in rtr (lab_router_rules).
+our_rules() { lab_router_rules rtr; }

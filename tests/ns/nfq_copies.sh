@@ -13,21 +13,21 @@
 #  - a deferred verdict (out of order) and the batch verdicts around it keep every packet;
 #  - all of it with either backend: nftables (the default) and iptables.
 . "$(dirname "$0")/lib.sh"
-need_root
+need "$HARNESS"
 topo_router
 
 # run_backend BACKEND QUEUE: one pass with that backend and a queue of its own (a fresh id
 # sequence); the receivers' captures are counted from what they held before.
 run_backend() {
-	local backend=$1 Q=$2 C="$NS_TMP/consumer.$1.out" r1_before r2_before expected
+	local backend=$1 Q=$2 C="$LAB_DIR/consumer.$1.out" r1_before r2_before expected
 	start_consumer "$C" --queue $Q --if up0,d1,d2 --backend "$backend" --defer-every 5 || exit 1
 	if [ "$backend" = auto ]; then
 		check "auto: nftables chosen" grep -Eq '^rules backend=nftables$' "$C"
 	else
 		check "$backend chosen" grep -Eq "^rules backend=$backend\$" "$C"
 	fi
-	start_sniffer r1 dn "$NS_TMP/r1.$backend.sniff" || exit 1
-	start_sniffer r2 dn "$NS_TMP/r2.$backend.sniff" || exit 1
+	start_sniffer r1 dn "$LAB_DIR/r1.$backend.sniff" || exit 1
+	start_sniffer r2 dn "$LAB_DIR/r2.$backend.sniff" || exit 1
 
 	send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type spm --count 3
 	send src --if s0 --src $SRC_ADDR --dst $GROUP --ttl 16 --type odata --count 5
@@ -47,12 +47,12 @@ run_backend() {
 	# 3 SPM + 2 RDATA + 2 SPM/UDP once each; 1 NCF and 1 POLL; 3 NAKs to the router;
 	# 3 multicast NAK/NNAK
 	expected=$((3 + 2 + 2 + 2 + 3 + 3))
-	wait_for 10 sh -c "[ \$(grep -c '^pkt ' $C) -ge $expected ]"
+	lab_poll 10 sh -c "[ \$(grep -c '^pkt ' $C) -ge $expected ]"
 	# Give stray extra copies (which would be a failure) a chance to show up.
-	wait_for 1 false
+	sleep 1
 	# received by both receivers: everything but the NAKs, ODATA included
-	wait_for 10 sh -c "[ \$(grep -c '^pgm ' $NS_TMP/r1.$backend.sniff) -ge 18 ] &&
-		[ \$(grep -c '^pgm ' $NS_TMP/r2.$backend.sniff) -ge 18 ]"
+	lab_poll 10 sh -c "[ \$(grep -c '^pgm ' $LAB_DIR/r1.$backend.sniff) -ge 18 ] &&
+		[ \$(grep -c '^pgm ' $LAB_DIR/r2.$backend.sniff) -ge 18 ]"
 
 	check "$backend: 3 SPM once each at prerouting, no egress" \
 		test "$(count_lines "$C" "hook=prerouting in=up0 out=- len=[0-9]+ proto=113 type=SPM")" = 3
@@ -83,14 +83,14 @@ run_backend() {
 	check "$backend: kernel queue empty, nothing dropped" test "${1:-x}/${2:-x}/${3:-x}" = 0/0/0
 	for r in r1 r2; do
 		check "$backend: $r received 5+4 ODATA" \
-			test "$(count_lines "$NS_TMP/$r.$backend.sniff" 'type=ODATA')" = 9
+			test "$(count_lines "$LAB_DIR/$r.$backend.sniff" 'type=ODATA')" = 9
 		check "$backend: $r received 5 SPM (accepted after queueing)" \
-			test "$(count_lines "$NS_TMP/$r.$backend.sniff" 'type=SPM')" = 5
+			test "$(count_lines "$LAB_DIR/$r.$backend.sniff" 'type=SPM')" = 5
 		check "$backend: $r received 2 RDATA, 1 POLL, 1 NCF" \
-			test "$(count_lines "$NS_TMP/$r.$backend.sniff" 'type=(RDATA|POLL|NCF)')" = 4
+			test "$(count_lines "$LAB_DIR/$r.$backend.sniff" 'type=(RDATA|POLL|NCF)')" = 4
 	done
 	kill "$CONSUMER_PID"
-	wait_exit "$CONSUMER_PID" 10
+	ended "$CONSUMER_PID" 10
 	check "$backend: consumer stats: every verdict given, none pending" \
 		grep -Eq "^stats packets=$expected accepted=$expected .* netlink_errors=0 pending=0" "$C"
 	check "$backend: batch verdicts were used" grep -Eq '^stats .* batches=[1-9]' "$C"

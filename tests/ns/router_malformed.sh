@@ -9,9 +9,9 @@ router_need
 TSI="010203040506\.1234"
 topo_router
 sniffers || exit 1
-router_conf "$NS_TMP/r.conf" "ip pgm router nak-repeat-interval 60000" \
+router_conf "$LAB_DIR/r.conf" "ip pgm router nak-repeat-interval 60000" \
 	"ip pgm router nak-rdata-interval 600000" "ip pgm router ncf-interval 0"
-router_start "$NS_TMP/r.conf" || exit 1
+router_start "$LAB_DIR/r.conf" || exit 1
 
 # ---- a good session with one confirmed repair state (sqn 5, wanted on d1) ----
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 1 --trail 1 --lead 20
@@ -19,7 +19,7 @@ wait_seen 10 r1 "type=SPM" 1
 inj r1 dn --src $R1_ADDR --dst $D1_ADDR --type nak --sqn 5 --nak-src $SRC_ADDR --nak-grp $GROUP
 wait_seen 10 src "type=NAK \| NAK $TSI sqn 5 " 1
 inj src s0 --src $SRC_ADDR --dst $GROUP --type ncf --sqn 5 --ra
-check "the good session: sqn 5 confirmed" wait_for 10 eval '[ "$(phase 5)" = OUTSTANDING ]'
+check "the good session: sqn 5 confirmed" lab_poll 10 eval '[ "$(phase 5)" = OUTSTANDING ]'
 state_now() {
 	jval "show ip pgm router state json" \
 		"[(s['tsi'], s['upstream'], s['upstream_interface'], s['spm_sqn'], s['trail'], s['lead'], [(r['sqn'], r['phase'], r['interfaces']) for r in s['repairs']]) for s in sess]"
@@ -28,8 +28,8 @@ errs() { # errs IF: that interface's non-zero error counters, "name=n" sorted
 	jval "show ip pgm router traffic json" \
 		"' '.join(sorted('%s=%d' % (k, v) for k, v in ifs['$1']['errors'].items() if v))"
 }
-state_now >"$NS_TMP/state.before"
-log "state before: $(cat "$NS_TMP/state.before")"
+state_now >"$LAB_DIR/state.before"
+log "state before: $(cat "$LAB_DIR/state.before")"
 malformed_before=$(dp "j['path']['malformed']")
 sync_wire
 
@@ -58,7 +58,7 @@ inj src s0 --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --bad-checksum --ud
 # What the data plane saw: every one of the 10 + 1 + 6 packets once.
 log "malformed: $(dp "j['path']['malformed']") up0: $(errs up0) d1: $(errs d1)"
 check "the daemon counted 17 malformed packets" \
-	wait_for 10 eval '[ $(dp "j[\"path\"][\"malformed\"]") -ge $((malformed_before + 17)) ]'
+	lab_poll 10 eval '[ $(dp "j[\"path\"][\"malformed\"]") -ge $((malformed_before + 17)) ]'
 check "and not more" test "$(dp "j['path']['malformed']")" = $((malformed_before + 17))
 check "d1: every bad NAK counted by name" test "$(errs d1)" = \
 	"bad-checksum=2 bad-version=1 nak-length=1 opt-size=1 opt-total-length=1 short-header=1 tsdu-length=2 unknown-afi=1"
@@ -75,8 +75,8 @@ check "no bad packet was forwarded downstream (no RDATA, no SPM beyond the first
 	[ $(seen r1 "^pgm src=$SRC_ADDR .*(error=|csum=bad)") = 0 ] && [ $(seen r2 'error=|csum=bad') = 0 ]"
 check "no NCF answered a bad NAK" eval "[ $(seen r1 'type=NCF \| NCF $TSI sqn 7 ') = 0 ]"
 check "nothing went upstream for a bad NAK" eval "[ $(seen src 'sqn 7 ') = 0 ]"
-state_now >"$NS_TMP/state.after"
-check "the good session's state is unchanged" diff "$NS_TMP/state.before" "$NS_TMP/state.after"
+state_now >"$LAB_DIR/state.after"
+check "the good session's state is unchanged" diff "$LAB_DIR/state.before" "$LAB_DIR/state.after"
 
 # ---- PGM too short to carry a type byte's word (under 8 bytes) ----
 # The type rules test the type with a 32-bit u32 load at offset 4, which does not match when the
@@ -90,14 +90,14 @@ sync_wire
 check "a 6-byte multicast PGM datagram is not forwarded downstream" \
 	eval "[ $(seen r1 "^pgm src=$SRC_ADDR .*error=short-header") = 0 ] && [ $(seen r2 'error=short-header') = 0 ]"
 check "6- and 5-byte PGM datagrams are counted as short-header, once each" \
-	wait_for 10 eval '[ $(dp "j[\"path\"][\"malformed\"]") = $((m0 + 2)) ]'
+	lab_poll 10 eval '[ $(dp "j[\"path\"][\"malformed\"]") = $((m0 + 2)) ]'
 check "... on their arrival interfaces (up0 for the SPM, d1 for the NAK)" \
 	eval "errs up0 | grep -q 'short-header=1' && errs d1 | grep -q 'short-header=2'"
 log "malformed now $(dp "j['path']['malformed']") (before $m0) up0: $(errs up0) d1: $(errs d1) d2: $(errs d2)"
 
 # ---- the good session still works ----
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 2 --trail 1 --lead 21
-check "a good SPM is still processed (sqn 2)" wait_for 10 jtrue "show ip pgm router state json" \
+check "a good SPM is still processed (sqn 2)" lab_poll 10 jtrue "show ip pgm router state json" \
 	"sess[0]['spm_sqn'] == 2 and sess[0]['lead'] == 21"
 inj src s0 --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --trail 1
 check "the repair for sqn 5 still reaches r1" wait_seen 10 r1 "type=RDATA \| RDATA $TSI sqn 5 " 1

@@ -8,18 +8,18 @@
 router_need
 topo_router
 sniffers || exit 1
-router_conf "$NS_TMP/r.conf" "ip pgm router nak-repeat-interval 60000" "ip pgm router nak-repeat-rate 5" \
+router_conf "$LAB_DIR/r.conf" "ip pgm router nak-repeat-interval 60000" "ip pgm router nak-repeat-rate 5" \
 	"ip pgm router ncf-interval 0"
-router_start "$NS_TMP/r.conf" || exit 1
+router_start "$LAB_DIR/r.conf" || exit 1
 
 # Two sessions: 010203040506 over IP, 0a0b0c0d0e0f over UDP.
 IPG=010203040506
 UDPG=0a0b0c0d0e0f
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --gsi $IPG --sqn 1 --trail 1 --lead 50
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --gsi $UDPG --sqn 1 --trail 1 --lead 50 --udp
-check "r1 learns the router's address $D1_ADDR as the path NLA of both sessions" wait_for 10 eval "
-	[ \$(grep -Ec 'type=SPM \| SPM ($IPG|$UDPG)\.1234 .* path $D1_ADDR ' $NS_TMP/r1.sniff) = 2 ]"
-check "the router holds both sessions" wait_for 5 jtrue "show ip pgm router state json" "len(sess) == 2"
+check "r1 learns the router's address $D1_ADDR as the path NLA of both sessions" lab_poll 10 eval "
+	[ \$(grep -Ec 'type=SPM \| SPM ($IPG|$UDPG)\.1234 .* path $D1_ADDR ' $LAB_DIR/r1.sniff) = 2 ]"
+check "the router holds both sessions" lab_poll 5 jtrue "show ip pgm router state json" "len(sess) == 2"
 
 # NAKs the daemon took in on IF, well-formed or not.
 handled() {
@@ -40,19 +40,19 @@ openpgm_case() {
 	before=$(handled d1)
 	fwd=$(ev up0 nak-forwarded)
 	inj r1 dn --src $R1_ADDR --dst $D1_ADDR --type nak --gsi "$gsi" --sqn "$sqn" --nak-grp $GROUP "$@"
-	check "$what: the daemon saw the NAK" wait_for 10 eval '[ $(handled d1) -gt $before ]'
+	check "$what: the daemon saw the NAK" lab_poll 10 eval '[ $(handled d1) -gt $before ]'
 	ncf_re="^pgm src=$SRC_ADDR dst=$GROUP .* csum=ok type=NCF \| NCF $gsi\.1234 sqn $sqn "
 	any_up="^pgm src=$UP_ADDR dst=$SRC_ADDR .*type=NAK \| NAK $gsi\.1234 sqn ($all) "
 	good_up="^pgm src=$UP_ADDR dst=$SRC_ADDR .* csum=ok type=NAK \| NAK $gsi\.1234 sqn ($all) (list [0-9,]+ )?src $SRC_ADDR grp $GROUP "
 	sync_wire
 	check "$what: NCF on r1's segment" seen_is r1 "$ncf_re" 1
 	check "$what: forwarded upstream once" test "$(ev up0 nak-forwarded)" = $((fwd + 1))
-	grep -E -- "$any_up" "$NS_TMP/src.sniff" >"$NS_TMP/up.case"
+	grep -E -- "$any_up" "$LAB_DIR/src.sniff" >"$LAB_DIR/up.case"
 	check "$what: upstream NAK from $UP_ADDR with NAK_SRC rewritten to the source $SRC_ADDR" eval "
-		[ $(wc -l <"$NS_TMP/up.case") -ge 1 ] &&
-		[ $(count_lines "$NS_TMP/up.case" "$good_up") = $(wc -l <"$NS_TMP/up.case") ]"
+		[ $(wc -l <"$LAB_DIR/up.case") -ge 1 ] &&
+		[ $(count_lines "$LAB_DIR/up.case" "$good_up") = $(wc -l <"$LAB_DIR/up.case") ]"
 	check "$what: the first upstream NAK is the receiver's, SQN $sqn first" \
-		eval "head -1 '$NS_TMP/up.case' | grep -q 'sqn $sqn '"
+		eval "head -1 '$LAB_DIR/up.case' | grep -q 'sqn $sqn '"
 	check "$what: no NAK upstream carries the router's address as NAK_SRC" \
 		seen_is src "^pgm src=$UP_ADDR .*type=NAK .* src $D1_ADDR " 0
 }

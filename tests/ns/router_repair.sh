@@ -15,11 +15,11 @@ RATE=10 # NAK repeats per second
 TSI="010203040506\.1234"
 topo_router
 sniffers || exit 1
-router_conf "$NS_TMP/r.conf" "ip pgm router nak-repeat-rate $RATE" \
+router_conf "$LAB_DIR/r.conf" "ip pgm router nak-repeat-rate $RATE" \
 	"ip pgm router nak-repeat-interval 60000" "ip pgm router nak-eliminate-interval 60000" \
 	"ip pgm router nak-rdata-interval 600000" \
 	"ip pgm router ncf-interval 0"
-router_start "$NS_TMP/r.conf" || exit 1
+router_start "$LAB_DIR/r.conf" || exit 1
 log "PGM over $ENCAP"
 
 # Wire forms (pgm-sniff lines). Downstream: ports 1234>7500 (to port 3056 over UDP); upstream:
@@ -58,7 +58,7 @@ check "SPM on r1's segment: path NLA $D1_ADDR, checksum good" seen_is r1 "$(spm 
 check "SPM on r2's segment: path NLA $D2_ADDR, checksum good" seen_is r2 "$(spm $D2_ADDR)" 1
 check "one SPM copy per segment" eval "[ $(seen r1 type=SPM) = 1 ] && [ $(seen r2 type=SPM) = 1 ]"
 check "state: the session, upstream $SRC_ADDR on up0, SPM sqn 1, window 1-20" \
-	wait_for 5 jtrue "show ip pgm router state json" "(len(sess) == 1 and
+	lab_poll 5 jtrue "show ip pgm router state json" "(len(sess) == 1 and
 	sess[0]['tsi'] == '010203040506.1234' and sess[0]['source'] == '$SRC_ADDR' and
 	sess[0]['group'] == '$GROUP' and sess[0]['upstream'] == '$SRC_ADDR' and
 	sess[0]['upstream_interface'] == 'up0' and sess[0]['spm_sqn'] == 1 and
@@ -76,11 +76,11 @@ check "NCF sqn 5 on r1's segment: from the source, downstream ports, Router Aler
 check "no NCF sqn 5 on r2's segment" seen_is r2 "$(any_ncf 5)" 0
 check "no NCF on the source's segment" seen_is src "type=NCF" 0
 # (one snapshot: repeats keep coming)
-grep -E -- "$(any_up_nak 5)" "$NS_TMP/src.sniff" >"$NS_TMP/naks5"
+grep -E -- "$(any_up_nak 5)" "$LAB_DIR/src.sniff" >"$LAB_DIR/naks5"
 check "the upstream NAK: from $UP_ADDR to the source, upstream ports, NAK_SRC the source, checksum good" \
-	test "$(count_lines "$NS_TMP/naks5" "$(up_nak_re 5)")" = "$(wc -l <"$NS_TMP/naks5")"
+	test "$(count_lines "$LAB_DIR/naks5" "$(up_nak_re 5)")" = "$(wc -l <"$LAB_DIR/naks5")"
 check "the NAK was forwarded once (repeats are counted apart)" test "$(ev up0 nak-forwarded)" = 1
-check "state: sqn 5 pending, for d1" wait_for 5 jtrue "show ip pgm router state json" \
+check "state: sqn 5 pending, for d1" lab_poll 5 jtrue "show ip pgm router state json" \
 	"[(r['phase'], r['interfaces']) for r in sess[0]['repairs'] if r['sqn'] == 5] == [('PENDING', 'd1')]"
 
 # ---- repeats until an NCF comes from upstream ----
@@ -88,7 +88,7 @@ check "the upstream NAK is repeated (3 repeats seen)" wait_seen 15 src "$(any_up
 check "next repeat due within 1/$RATE s" jtrue "show ip pgm router state json" \
 	"[r for r in sess[0]['repairs'] if r['sqn'] == 5][0]['nak_repeat_in'] <= 1.0 / $RATE + 0.001"
 inj src s0 "${E[@]}" --src $SRC_ADDR --dst $GROUP --type ncf --sqn 5 --ra --ttl 255
-check "NCF from upstream: sqn 5 confirmed (OUTSTANDING)" wait_for 10 eval "[ \"\$(phase 5)\" = OUTSTANDING ]"
+check "NCF from upstream: sqn 5 confirmed (OUTSTANDING)" lab_poll 10 eval "[ \"\$(phase 5)\" = OUTSTANDING ]"
 sync_wire "${E[@]}"
 check "the NCF from upstream did not reach r1 or r2 (r1 has only the router's one NCF)" \
 	eval "[ $(seen r1 "$(any_ncf 5)") = 1 ] && [ $(seen r2 "$(any_ncf 5)") = 0 ]"
@@ -97,7 +97,7 @@ retx=$(ev up0 nak-retransmitted)
 check "every NAK on the wire is the forward or a counted repeat ($n1 = 1 + $retx)" test "$n1" = $((1 + retx))
 # Rate: NAKs may come late under load, never early. The span between the first and the last
 # holds at least (n - 2) periods (one period of slack for a late first repeat).
-times=$(grep -E -- "$(any_up_nak 5)" "$NS_TMP/src.sniff" | sed -n 's/.* time=\([0-9.]*\)$/\1/p' | tr '\n' ' ')
+times=$(grep -E -- "$(any_up_nak 5)" "$LAB_DIR/src.sniff" | sed -n 's/.* time=\([0-9.]*\)$/\1/p' | tr '\n' ' ')
 check "repeats not faster than $RATE/s ($n1 NAKs at $times)" python3 -c "
 import sys
 t = [float(x) for x in '$times'.split()]
@@ -112,13 +112,13 @@ check "and none counted" test "$(ev up0 nak-retransmitted)" = "$retx"
 nak_from r1 6
 wait_seen 10 src "$(any_up_nak 6)" 1
 inj src s0 "${E[@]}" --src $SRC_ADDR --dst $GROUP --type ncf --sqn 6 --ra --ttl 255
-check "sqn 6 confirmed from upstream" wait_for 10 eval "[ \"\$(phase 6)\" = OUTSTANDING ]"
+check "sqn 6 confirmed from upstream" lab_poll 10 eval "[ \"\$(phase 6)\" = OUTSTANDING ]"
 sync_wire "${E[@]}"
 k=$(seen src "$(any_up_nak 6)")
 fwd=$(ev up0 nak-forwarded)
 nak_from r1 6
 nak_from r2 6
-check "duplicates: both seen by the daemon" wait_for 10 eval "
+check "duplicates: both seen by the daemon" lab_poll 10 eval "
 	[ \$(ev d1 nak-received) -ge 3 ] && [ \$(ev d2 nak-received) -ge 1 ]"
 sync_wire "${E[@]}"
 check "duplicate from r1: a second NCF sqn 6 on r1's segment" seen_is r1 "$(ncf_re 6)" 2
@@ -139,12 +139,12 @@ check "NAK list: a repair state per SQN" jtrue "show ip pgm router state json" \
 
 # ---- unicast through the link layer once the kernel has confirmed the source's address ----
 # (sqn 10's repeats go on: the first ones may leave through the IP stack, which resolves it)
-check "upstream NAKs through the link layer to the confirmed neighbour $SRC_ADDR" wait_for 10 eval \
+check "upstream NAKs through the link layer to the confirmed neighbour $SRC_ADDR" lab_poll 10 eval \
 	"[ \$(dp \"j['output']['link_layer_unicast']\") -ge 1 ] && [ \$(dp \"j['output']['neighbours']['usable']\") -ge 1 ]"
 sync_wire "${E[@]}"
-grep -E -- "$(any_up_nak "10 list 11,12")" "$NS_TMP/src.sniff" >"$NS_TMP/naks10"
-check "and every upstream NAK sqn 10 on the wire is well formed ($(wc -l <"$NS_TMP/naks10") seen)" \
-	test "$(count_lines "$NS_TMP/naks10" "$(up_nak_re "10 list 11,12")")" = "$(wc -l <"$NS_TMP/naks10")"
+grep -E -- "$(any_up_nak "10 list 11,12")" "$LAB_DIR/src.sniff" >"$LAB_DIR/naks10"
+check "and every upstream NAK sqn 10 on the wire is well formed ($(wc -l <"$LAB_DIR/naks10") seen)" \
+	test "$(count_lines "$LAB_DIR/naks10" "$(up_nak_re "10 list 11,12")")" = "$(wc -l <"$LAB_DIR/naks10")"
 
 # ---- RDATA: only where asked for ----
 inj src s0 "${E[@]}" --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --trail 1
@@ -179,7 +179,7 @@ check "ODATA never queued: the daemon's queue counter did not move ($q_before)" 
 check "ODATA never queued: the kernel's queue sequence did not move ($k_before)" \
 	test "$(queue_counters rtr 113 | awk '{ print $4 }')" = "$k_before"
 check "ODATA matched no queue rule of ours" test "$(dp "j['rules_matched']['prerouting']")" = "$pre_rules_before"
-check "no rule of ours at the forward hook" test "$(nsx rtr nft list table ip pgmrouter | grep -c 'hook forward')" = 0
+check "no rule of ours at the forward hook" test "$(lab_exec rtr nft list table ip pgmrouter | grep -c 'hook forward')" = 0
 check "show ip pgm router dataplane (text) reports the same queue count" \
 	eval "cli 'show ip pgm router dataplane' | grep -q '^  Queue: $q_before packets'"
 check "traffic: no ODATA counted anywhere" jtrue "show ip pgm router traffic json" \

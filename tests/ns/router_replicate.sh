@@ -18,17 +18,17 @@ TSI="010203040506\.1234"
 GROUP2=239.192.0.2
 topo_router
 sniffers || exit 1
-router_conf "$NS_TMP/r.conf"
-router_start "$NS_TMP/r.conf" || exit 1
+router_conf "$LAB_DIR/r.conf"
+router_start "$LAB_DIR/r.conf" || exit 1
 repl() { dp "j['replication']['$1']"; }
 out() { dp "j['output']['$1']"; }
 spm() { # spm SQN PATH [GROUP]: the SPM as the receivers' sniffers print it
 	echo "^pgm src=$SRC_ADDR dst=${3:-$GROUP} ttl=15 ra=0 encap=ip csum=ok type=SPM \| SPM $TSI sqn $1 .* path $2 "
 }
-smc() { nsx rtr smcroutectl -u "$NS_TMP/smcroute.sock" "$@"; }
+smc() { lab_exec rtr smcroutectl -u "$LAB_DIR/smcroute.rtr.sock" "$@"; }
 
 check "the route smcroute installed is known at start" test "$(repl routes)" -ge 1
-check "no rule of ours at the forward hook" test "$(nsx rtr nft list table ip pgmrouter | grep -c 'hook forward')" = 0
+check "no rule of ours at the forward hook" test "$(lab_exec rtr nft list table ip pgmrouter | grep -c 'hook forward')" = 0
 
 # ---- the route: both downstream interfaces, each copy with its own path ----
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 1 --trail 1 --lead 1
@@ -48,12 +48,12 @@ check "... sent through the link layer" test "$(out link_layer)" -ge 4
 # ---- no route: left to the kernel, counted ----
 nr=$(repl no_route)
 inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 4 --trail 1 --lead 4
-check "no route for $GROUP2: left to the kernel and counted" wait_for 10 eval "[ \$(repl no_route) = $((nr + 1)) ]"
+check "no route for $GROUP2: left to the kernel and counted" lab_poll 10 eval "[ \$(repl no_route) = $((nr + 1)) ]"
 
 # ---- a route added at run time: d1 only ----
 # (The SPM without a route left the kernel an unresolved entry for it: the route replaces it.)
 smc add up0 $SRC_ADDR $GROUP2 d1
-check "the added route is mirrored" wait_for 10 jtrue "show ip pgm router dataplane json" \
+check "the added route is mirrored" lab_poll 10 jtrue "show ip pgm router dataplane json" \
 	"j['replication']['route_messages'] > 0"
 sleep 0.5
 rp=$(repl replicated)
@@ -70,14 +70,14 @@ sleep 0.5
 nr=$(repl no_route)
 inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 10 --trail 1 --lead 10
 check "the removed route is forgotten: the next SPM to $GROUP2 has no route" \
-	wait_for 10 eval "[ \$(repl no_route) = $((nr + 1)) ]"
+	lab_poll 10 eval "[ \$(repl no_route) = $((nr + 1)) ]"
 check "... and is not forwarded" test "$(seen r1 "SPM $TSI sqn 10 ")" = 0
 
 # ---- off the route's incoming interface: left to the kernel, not forwarded ----
 wi=$(repl wrong_interface)
 inj r1 dn --src $SRC_ADDR --dst $GROUP --type spm --sqn 7 --trail 1 --lead 7
 check "an SPM of the route's source arriving on d1: counted as off the route" \
-	wait_for 10 eval "[ \$(repl wrong_interface) = $((wi + 1)) ]"
+	lab_poll 10 eval "[ \$(repl wrong_interface) = $((wi + 1)) ]"
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 8 --trail 1 --lead 8
 wait_seen 10 r2 "SPM $TSI sqn 8 " 1
 check "... and the kernel did not forward it to d2" test "$(seen r2 "SPM $TSI sqn 7 ")" = 0
@@ -112,9 +112,9 @@ rp=$(repl replicated)
 # last one's work at once or the daemon keeps pace with the sender: busy, either way. (200 could
 # all be read in the first wakeup, which is not busy: then nothing is held.)
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 13 --trail 1 --lead 1012 --count 1000
-check "a burst of 1000 SPMs (SQN 13-1012), all replicated" wait_for 10 eval "[ \$(repl replicated) = $((rp + 1000)) ]"
+check "a burst of 1000 SPMs (SQN 13-1012), all replicated" lab_poll 10 eval "[ \$(repl replicated) = $((rp + 1000)) ]"
 check "... rounds held their drops; none is held now, nothing waits in the queue" \
-	wait_for 2 jtrue "show ip pgm router dataplane json" \
+	lab_poll 2 jtrue "show ip pgm router dataplane json" \
 	"j['queue_stats']['held_rounds'] > 0 and j['queue_stats']['held'] == 0 and j['kernel']['waiting'] == 0"
 check "show ip pgm router dataplane (text) reports them" \
 	eval "cli 'show ip pgm router dataplane' | grep -Eq '^    [1-9][0-9]* receive rounds held their drop verdicts for a later send, 0 held now$'"

@@ -8,12 +8,12 @@ router_need
 TSI="010203040506\.1234"
 topo_router
 sniffers || exit 1
-router_conf "$NS_TMP/r.conf"
-router_start "$NS_TMP/r.conf" || exit 1
-our_rules >"$NS_TMP/rules.first"
+router_conf "$LAB_DIR/r.conf"
+router_start "$LAB_DIR/r.conf" || exit 1
+our_rules >"$LAB_DIR/rules.first"
 log "backend: $(our_backend rtr)"
 check "first start: the queue rules of 3 interfaces, all with bypass" eval '
-	[ "$(grep -cE "queue num 113 bypass|--queue-num 113 --queue-bypass" "$NS_TMP/rules.first")" = \
+	[ "$(grep -cE "queue num 113 bypass|--queue-num 113 --queue-bypass" "$LAB_DIR/rules.first")" = \
 		$((3 * $(rules_per_if rtr) + $(rules_any_if rtr))) ] &&
 	[ "$(our_queue_rules rtr | wc -l)" = $((3 * $(rules_per_if rtr) + $(rules_any_if rtr))) ]'
 spm() { echo "type=SPM \| SPM $TSI sqn $1 trail 0 lead $1 path $2 "; }
@@ -22,11 +22,8 @@ check "assisted: SPM 1 on r1 with path $D1_ADDR" wait_seen 10 r1 "$(spm 1 $D1_AD
 check "assisted: SPM 1 on r2 with path $D2_ADDR" wait_seen 10 r2 "$(spm 1 $D2_ADDR)" 1
 
 # ---- SIGKILL ----
-exec 3>&2 2>/dev/null # (no "Killed" notice from the shell)
-kill -9 "$DAEMON_PID"
-wait "$DAEMON_PID"
-exec 2>&3 3>&-
-check "after SIGKILL: the rules are still installed, unchanged" eval 'our_rules | diff -q "$NS_TMP/rules.first" - >/dev/null'
+lab_router_kill rtr KILL
+check "after SIGKILL: the rules are still installed, unchanged" eval 'our_rules | diff -q "$LAB_DIR/rules.first" - >/dev/null'
 check "after SIGKILL: nobody is bound to queue 113" test -z "$(queue_counters rtr 113)"
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 2
 inj src s0 --src $SRC_ADDR --dst $GROUP --type rdata --sqn 2 --count 2
@@ -39,12 +36,11 @@ done
 
 # ---- restart over the leftovers ----
 check "the dead daemon left its socket and pid file" test -S "$SOCK" -a -e "$PIDFILE"
-mv "$DLOG" "$NS_TMP/pgmrouterd.first.log"
-router_start "$NS_TMP/r.conf"
+router_start "$LAB_DIR/r.conf" # (the first daemon's log is kept as DLOG.1)
 check "restart over a stale control socket and pid file" kill -0 "$DAEMON_PID"
-our_rules >"$NS_TMP/rules.second"
+our_rules >"$LAB_DIR/rules.second"
 check "restart: one entry per hook (base chain or jump)" test "$(our_entries rtr)" = 2
-check "restart: exactly the first start's rules, no duplicates" diff "$NS_TMP/rules.first" "$NS_TMP/rules.second"
+check "restart: exactly the first start's rules, no duplicates" diff "$LAB_DIR/rules.first" "$LAB_DIR/rules.second"
 check "restart: bound to queue 113 again" test -n "$(queue_counters rtr 113)"
 check "restart: the pid file names the new daemon" test "$(cat "$PIDFILE" 2>/dev/null)" = "$DAEMON_PID"
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 4 --lead 4
@@ -55,13 +51,12 @@ check "restart: the new daemon holds the session (SPM sqn 4)" \
 
 # ---- clean exit ----
 kill -TERM "$DAEMON_PID"
-wait_for 10 sh -c "! kill -0 $DAEMON_PID 2>/dev/null"
-wait "$DAEMON_PID" 2>/dev/null
+lab_wait_pid "$DAEMON_PID" 10
 rc=$?
 check "SIGTERM: the daemon exits 0" test "$rc" = 0
 check "SIGTERM: no rule of ours is left" test -z "$(our_rules)"
 check "SIGTERM: no chain of ours is left" eval '! saved_rules rtr | grep -q PGMROUTER'
-check "SIGTERM: no nftables table of ours" eval '! nsx rtr nft list ruleset 2>/dev/null | grep -qi pgmrouter'
+check "SIGTERM: no nftables table of ours" eval '! lab_exec rtr nft list ruleset 2>/dev/null | grep -qi pgmrouter'
 check "SIGTERM: control socket and pid file removed" test ! -e "$SOCK" -a ! -e "$PIDFILE"
 check "SIGTERM: the log says why it stopped" grep -q 'signal 15' "$DLOG"
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 5 --lead 5

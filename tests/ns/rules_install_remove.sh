@@ -4,30 +4,30 @@
 # script's table, rule for rule; a failed install leaves nothing of ours (not even an earlier
 # run's leftovers); the backend choice, how it queues, and the errors are reported clearly.
 . "$(dirname "$0")/lib.sh"
-need_root
-ns_add a
-ns_add b
-veth a a1 198.18.10.1/24 b b1 198.18.10.2/24
-veth a a2 198.18.11.1/24 b b2 198.18.11.2/24
+need "$HARNESS"
+lab_host a
+lab_host b
+lab_link a a1 198.18.10.1/24 b b1 198.18.10.2/24
+lab_link a a2 198.18.11.1/24 b b2 198.18.11.2/24
 H="$HARNESS"
 
 # Someone else's rules, in the tables and chains we use and in others.
-nsx a iptables -t mangle -A PREROUTING -p tcp --dport 22 -j MARK --set-mark 7
-nsx a iptables -t mangle -A FORWARD -p udp --dport 53 -j ACCEPT
-nsx a iptables -t mangle -N OTHER-CHAIN
-nsx a iptables -t mangle -A OTHER-CHAIN -j RETURN
-nsx a iptables -A INPUT -p udp --dport 9 -j DROP
-nsx a iptables -A FORWARD -p 113 -j ACCEPT
-nsx a nft add table inet someone
-nsx a nft add chain inet someone c '{ type filter hook forward priority 10; policy accept; }'
-nsx a nft add rule inet someone c ip protocol 113 counter
-saved_rules a >"$NS_TMP/ipt.before"
-nsx a nft list table inet someone >"$NS_TMP/nft.before"
+lab_exec a iptables -t mangle -A PREROUTING -p tcp --dport 22 -j MARK --set-mark 7
+lab_exec a iptables -t mangle -A FORWARD -p udp --dport 53 -j ACCEPT
+lab_exec a iptables -t mangle -N OTHER-CHAIN
+lab_exec a iptables -t mangle -A OTHER-CHAIN -j RETURN
+lab_exec a iptables -A INPUT -p udp --dport 9 -j DROP
+lab_exec a iptables -A FORWARD -p 113 -j ACCEPT
+lab_exec a nft add table inet someone
+lab_exec a nft add chain inet someone c '{ type filter hook forward priority 10; policy accept; }'
+lab_exec a nft add rule inet someone c ip protocol 113 counter
+saved_rules a >"$LAB_DIR/ipt.before"
+lab_exec a nft list table inet someone >"$LAB_DIR/nft.before"
 
 # our_table NAME: our nftables table as nft lists it, counters zeroed, without nft's comment
 # lines (it says a table with an xtables target is iptables-nft's).
 our_table() {
-	nsx "$1" nft list table ip pgmrouter 2>/dev/null | grep -v '^#' |
+	lab_exec "$1" nft list table ip pgmrouter 2>/dev/null | grep -v '^#' |
 		sed 's/counter packets [0-9]* bytes [0-9]*/counter/'
 }
 # script_table ARGS...: the generated script's table block (what nft would list).
@@ -35,158 +35,156 @@ script_table() {
 	"$H" rules-script --backend nft "$@" | sed -n '/^table ip pgmrouter {/,$p'
 }
 others_unchanged() {
-	saved_rules a | diff -q "$NS_TMP/ipt.before" - >/dev/null &&
-		nsx a nft list table inet someone | diff -q "$NS_TMP/nft.before" - >/dev/null
+	saved_rules a | diff -q "$LAB_DIR/ipt.before" - >/dev/null &&
+		lab_exec a nft list table inet someone | diff -q "$LAB_DIR/nft.before" - >/dev/null
 }
 
 # ---- nftables: what auto chooses wherever nf_tables exists ----
-nsx a "$H" rules-install --if a1,a2 --queue 21 >"$NS_TMP/install.out" 2>&1
+lab_exec a "$H" rules-install --if a1,a2 --queue 21 >"$LAB_DIR/install.out" 2>&1
 rc=$?
-log "install: $(cat "$NS_TMP/install.out")"
+log "install: $(cat "$LAB_DIR/install.out")"
 check "install succeeds" test $rc = 0
-check "auto chooses nftables" grep -q '^backend=nftables ' "$NS_TMP/install.out"
-if grep -q 'queue="queue statement"' "$NS_TMP/install.out"; then
+check "auto chooses nftables" grep -q '^backend=nftables ' "$LAB_DIR/install.out"
+if grep -q 'queue="queue statement"' "$LAB_DIR/install.out"; then
 	log "this kernel has the nftables queue statement"
 else
 	check "without the queue statement: the xtables target, and why" \
 		grep -q 'queue="xtables NFQUEUE target (the kernel has no nftables queue statement, CONFIG_NFT_QUEUE)"' \
-		"$NS_TMP/install.out"
+		"$LAB_DIR/install.out"
 fi
-our_table a >"$NS_TMP/nft.installed"
-script_table --if a1,a2 --queue 21 >"$NS_TMP/nft.script"
+our_table a >"$LAB_DIR/nft.installed"
+script_table --if a1,a2 --queue 21 >"$LAB_DIR/nft.script"
 check "the committed table is the generated script's, rule for rule" \
-	diff "$NS_TMP/nft.script" "$NS_TMP/nft.installed"
+	diff "$LAB_DIR/nft.script" "$LAB_DIR/nft.installed"
 check "two base chains (prerouting, input), before the mangle table; none at forward" sh -c "
-	[ \$(grep -c 'type filter hook .* priority mangle - 1; policy accept;' $NS_TMP/nft.installed) = 2 ] &&
-	! grep -q 'hook forward' $NS_TMP/nft.installed"
+	[ \$(grep -c 'type filter hook .* priority mangle - 1; policy accept;' $LAB_DIR/nft.installed) = 2 ] &&
+	! grep -q 'hook forward' $LAB_DIR/nft.installed"
 check "ODATA leaves by the first rule of every hook" sh -c "
-	[ \$(grep -A1 'type filter hook' $NS_TMP/nft.installed |
+	[ \$(grep -A1 'type filter hook' $LAB_DIR/nft.installed |
 		grep -c 'ip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept') = 2 ]"
 check "one queue rule per hook and interface, and 4 for multicast SPM/RDATA (IP, UDP)" sh -c "
-	[ \$(grep -c 'counter queue num 21 bypass' $NS_TMP/nft.installed) = 8 ] &&
-	[ \$(grep -c 'ip daddr 224.0.0.0/4 counter queue num 21 bypass' $NS_TMP/nft.installed) = 4 ]"
+	[ \$(grep -c 'counter queue num 21 bypass' $LAB_DIR/nft.installed) = 8 ] &&
+	[ \$(grep -c 'ip daddr 224.0.0.0/4 counter queue num 21 bypass' $LAB_DIR/nft.installed) = 4 ]"
 check "everyone else's rules unchanged" others_unchanged
 
 # A second start (after a crash) with another interface set replaces, never duplicates.
-nsx a "$H" rules-install --if a2 --queue 21 >/dev/null 2>&1
-check "restart: one table of ours" test "$(nsx a nft list tables | grep -c pgmrouter)" = 1
+lab_exec a "$H" rules-install --if a2 --queue 21 >/dev/null 2>&1
+check "restart: one table of ours" test "$(lab_exec a nft list tables | grep -c pgmrouter)" = 1
 check "restart: the table for a2 only" sh -c "
-	[ \"\$(ip netns exec $(ns a) nft list table ip pgmrouter | grep -v '^#' |
+	[ \"\$(ip netns exec $(lab_ns a) nft list table ip pgmrouter | grep -v '^#' |
 		sed 's/counter packets [0-9]* bytes [0-9]*/counter/')\" = \"\$(
 		$H rules-script --backend nft --if a2 --queue 21 | sed -n '/^table ip pgmrouter {/,\$p')\" ]"
-nsx a "$H" rules-remove
+lab_exec a "$H" rules-remove
 check "remove succeeds" test $? = 0
-check "after remove: no table of ours" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+check "after remove: no table of ours" sh -c "! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter"
 check "after remove: everyone else's rules exactly as before" others_unchanged
-check "a second remove is a no-op" nsx a "$H" rules-remove
+check "a second remove is a no-op" lab_exec a "$H" rules-remove
 
 # The kernel refusing the batch commits none of it: here table ip pgmrouter belongs to another
-# process (an owner flag), so every message of ours is refused.
-{
-	echo "add table ip pgmrouter { flags owner; }"
+# process (an owner flag), so every message of ours is refused. Both ends of the pipe run in a,
+# so the lab's cleanup ends them with it.
+lab_exec a sh -c 'echo "add table ip pgmrouter { flags owner; }"
 	echo "add chain ip pgmrouter theirs"
-	sleep 30
-} | ip netns exec "$(ns a)" nft -i >/dev/null 2>&1 &
+	sleep 30' | ip netns exec "$(lab_ns a)" nft -i >/dev/null 2>&1 &
 OWNER=$!
-NS_PIDS="$NS_PIDS $OWNER"
-wait_for 10 sh -c "ip netns exec $(ns a) nft list table ip pgmrouter 2>/dev/null | grep -q theirs"
-nsx a "$H" rules-install --if a1 --queue 21 >/dev/null 2>"$NS_TMP/owned.err"
+lab_poll 10 sh -c "ip netns exec $(lab_ns a) nft list table ip pgmrouter 2>/dev/null | grep -q theirs"
+lab_exec a "$H" rules-install --if a1 --queue 21 >/dev/null 2>"$LAB_DIR/owned.err"
 check "a refused batch: the install fails with the kernel's reason" \
 	grep -q 'nftables: cannot install the table: the kernel refused the table: Operation not permitted' \
-	"$NS_TMP/owned.err"
+	"$LAB_DIR/owned.err"
 check "a refused batch: nothing of it committed, the other table as it was" sh -c "
-	[ \"\$(ip netns exec $(ns a) nft list table ip pgmrouter | grep -c chain)\" = 1 ] &&
-	! ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
+	[ \"\$(ip netns exec $(lab_ns a) nft list table ip pgmrouter | grep -c chain)\" = 1 ] &&
+	! ip netns exec $(lab_ns a) iptables-save | grep -q PGMROUTER"
 kill "$OWNER" 2>/dev/null
 wait "$OWNER" 2>/dev/null
-wait_for 10 sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+lab_poll 10 sh -c "! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter"
 
 # No tool is needed: nftables is spoken over netlink.
-nsx a env PATH=/nonexistent "$H" rules-install --if a1 >"$NS_TMP/notools.out" 2>&1
-check "without nft and iptables in PATH: installed all the same" grep -q '^backend=nftables ' "$NS_TMP/notools.out"
-nsx a env PATH=/nonexistent "$H" rules-remove
-check "... and removed" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+lab_exec a env PATH=/nonexistent "$H" rules-install --if a1 >"$LAB_DIR/notools.out" 2>&1
+check "without nft and iptables in PATH: installed all the same" grep -q '^backend=nftables ' "$LAB_DIR/notools.out"
+lab_exec a env PATH=/nonexistent "$H" rules-remove
+check "... and removed" sh -c "! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter"
 
 # The generated script against the real nft, where the queue statement is missing: with the
 # statement swapped for accept, nft takes the same table.
 "$H" rules-script --backend nft --if a1,a2 --queue 21 |
-	sed 's/queue num [0-9]* bypass/accept/' >"$NS_TMP/nft.accept"
-check "nft accepts the generated script (queue swapped for accept)" nsx a nft -f "$NS_TMP/nft.accept"
+	sed 's/queue num [0-9]* bypass/accept/' >"$LAB_DIR/nft.accept"
+check "nft accepts the generated script (queue swapped for accept)" lab_exec a nft -f "$LAB_DIR/nft.accept"
 check "nft table has the two hooks" sh -c "
-	ip netns exec $(ns a) nft list table ip pgmrouter | grep -c 'type filter hook' | grep -qx 2"
-"$H" rules-script --backend nft --remove >"$NS_TMP/nft.remove"
-check "the removal script removes it" nsx a nft -f "$NS_TMP/nft.remove"
-check "and a second removal is harmless" nsx a nft -f "$NS_TMP/nft.remove"
-check "no table of ours left" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+	ip netns exec $(lab_ns a) nft list table ip pgmrouter | grep -c 'type filter hook' | grep -qx 2"
+"$H" rules-script --backend nft --remove >"$LAB_DIR/nft.remove"
+check "the removal script removes it" lab_exec a nft -f "$LAB_DIR/nft.remove"
+check "and a second removal is harmless" lab_exec a nft -f "$LAB_DIR/nft.remove"
+check "no table of ours left" sh -c "! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter"
 
 # The assisted set changes at run time: the table is replaced in one batch.
-bg a "$NS_TMP/update.out" "$H" consume --queue 23 --if a1 --update-if a2 --timeout 30
-UPD=$BG_PID
-check "run-time update applied" wait_for 10 grep -q '^rules updated interfaces=1' "$NS_TMP/update.out"
+lab_spawn a "$LAB_DIR/update.out" "$H" consume --queue 23 --if a1 --update-if a2 --timeout 30
+UPD=$LAB_PID
+check "run-time update applied" lab_poll 10 grep -q '^rules updated interfaces=1' "$LAB_DIR/update.out"
 check "update: queue rules for a2 only" sh -c "
-	t=\$(ip netns exec $(ns a) nft list table ip pgmrouter 2>/dev/null);
+	t=\$(ip netns exec $(lab_ns a) nft list table ip pgmrouter 2>/dev/null);
 	[ \$(echo \"\$t\" | grep -c 'name \"a2\" counter') = 2 ] && ! echo \"\$t\" | grep -q '\"a1\"'"
 kill "$UPD"
-wait_exit "$UPD" 10
+ended "$UPD" 10
 check "update: removed at exit, the rest as before" sh -c "
-	! ip netns exec $(ns a) nft list tables | grep -q pgmrouter && [ \"\$(ip netns exec $(ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//')\" = \"\$(cat $NS_TMP/ipt.before)\" ]"
+	! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter && [ \"\$(ip netns exec $(lab_ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//')\" = \"\$(cat $LAB_DIR/ipt.before)\" ]"
 
 # ---- iptables: chosen explicitly (the fallback for kernels without nf_tables) ----
 # An earlier version's chain at the forward hook, with its jump: removed by the install.
-nsx a iptables -t mangle -N PGMROUTER-FWD
-nsx a iptables -t mangle -A PGMROUTER-FWD -p 113 -j NFQUEUE --queue-num 21 --queue-bypass
-nsx a iptables -t mangle -I FORWARD 1 -j PGMROUTER-FWD
-nsx a "$H" rules-install --backend iptables --if a1,a2 --queue 21 >"$NS_TMP/ipt.out" 2>&1
-check "iptables install succeeds" grep -q '^backend=iptables ' "$NS_TMP/ipt.out"
-saved_rules a >"$NS_TMP/ipt.installed"
+lab_exec a iptables -t mangle -N PGMROUTER-FWD
+lab_exec a iptables -t mangle -A PGMROUTER-FWD -p 113 -j NFQUEUE --queue-num 21 --queue-bypass
+lab_exec a iptables -t mangle -I FORWARD 1 -j PGMROUTER-FWD
+lab_exec a "$H" rules-install --backend iptables --if a1,a2 --queue 21 >"$LAB_DIR/ipt.out" 2>&1
+check "iptables install succeeds" grep -q '^backend=iptables ' "$LAB_DIR/ipt.out"
+saved_rules a >"$LAB_DIR/ipt.installed"
 check "2 chains of ours; the earlier version's forward chain and jump are gone" sh -c "
-	[ \$(grep -c '^:PGMROUTER-' $NS_TMP/ipt.installed) = 2 ] && ! grep -q 'PGMROUTER-FWD' $NS_TMP/ipt.installed"
+	[ \$(grep -c '^:PGMROUTER-' $LAB_DIR/ipt.installed) = 2 ] && ! grep -q 'PGMROUTER-FWD' $LAB_DIR/ipt.installed"
 check "our jump is first in PREROUTING, INPUT" sh -c "
-	grep -A0 -m1 '^-A PREROUTING ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-PRE' &&
-	grep -m1 '^-A INPUT ' $NS_TMP/ipt.installed | grep -q 'PGMROUTER-IN'"
+	grep -A0 -m1 '^-A PREROUTING ' $LAB_DIR/ipt.installed | grep -q 'PGMROUTER-PRE' &&
+	grep -m1 '^-A INPUT ' $LAB_DIR/ipt.installed | grep -q 'PGMROUTER-IN'"
 check "ODATA returns first in each chain (IP, UDP)" sh -c "
 	for c in PRE IN; do
-		grep '^-A PGMROUTER-'\$c' ' $NS_TMP/ipt.installed | head -n 2 | grep -c '=0x4\" -j RETURN\$' | grep -qx 2 || exit 1
+		grep '^-A PGMROUTER-'\$c' ' $LAB_DIR/ipt.installed | head -n 2 | grep -c '=0x4\" -j RETURN\$' | grep -qx 2 || exit 1
 	done"
 # per interface and encapsulation: prerouting by type, multicast NAK/NNAK, too short; input
 # by type, too short; and multicast SPM/RDATA from any interface (IP, UDP)
 check "10 queue rules per interface, 2 for any" \
-	test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$NS_TMP/ipt.installed")" = 22
+	test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$LAB_DIR/ipt.installed")" = 22
 # (iptables-save prints the u32 tests in its own way: "...@0x4>>0x18&0xf=0x1,0x2,0xa")
-grep -o '&0xf=[0-9a-fx,]*' "$NS_TMP/ipt.installed" | sort -u >"$NS_TMP/types"
+grep -o '&0xf=[0-9a-fx,]*' "$LAB_DIR/ipt.installed" | sort -u >"$LAB_DIR/types"
 check "type lists: ODATA (returns); SPM,RDATA; POLL,POLR,NCF; RDATA,NAK,NNAK; NAK,NNAK" \
-	test "$(tr '\n' ' ' <"$NS_TMP/types")" = "&0xf=0x0,0x5 &0xf=0x1,0x2,0xa &0xf=0x4 &0xf=0x5,0x8,0x9 &0xf=0x8,0x9 "
+	test "$(tr '\n' ' ' <"$LAB_DIR/types")" = "&0xf=0x0,0x5 &0xf=0x1,0x2,0xa &0xf=0x4 &0xf=0x5,0x8,0x9 &0xf=0x8,0x9 "
 check "NAK,NNAK only with a multicast destination, at prerouting" sh -c "
-	[ \$(grep -c '&0xf=0x8,0x9\"' $NS_TMP/ipt.installed) = 4 ] &&
-	! grep '&0xf=0x8,0x9\"' $NS_TMP/ipt.installed | grep -v '^-A PGMROUTER-PRE -d 224.0.0.0/4 -i a[12] -p '"
+	[ \$(grep -c '&0xf=0x8,0x9\"' $LAB_DIR/ipt.installed) = 4 ] &&
+	! grep '&0xf=0x8,0x9\"' $LAB_DIR/ipt.installed | grep -v '^-A PGMROUTER-PRE -d 224.0.0.0/4 -i a[12] -p '"
 check "no queue rule matches ODATA (type 4)" sh -c "
-	! grep NFQUEUE $NS_TMP/ipt.installed | grep -o '&0xf=[0-9a-fx,]*' | grep -q 0x4"
-check "iptables: everyone else's rules unchanged" sh -c "grep -v PGMROUTER $NS_TMP/ipt.installed | diff -q $NS_TMP/ipt.before - >/dev/null"
-check "iptables: no nftables table of ours" sh -c "! ip netns exec $(ns a) nft list tables | grep -q pgmrouter"
+	! grep NFQUEUE $LAB_DIR/ipt.installed | grep -o '&0xf=[0-9a-fx,]*' | grep -q 0x4"
+check "iptables: everyone else's rules unchanged" sh -c "grep -v PGMROUTER $LAB_DIR/ipt.installed | diff -q $LAB_DIR/ipt.before - >/dev/null"
+check "iptables: no nftables table of ours" sh -c "! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter"
 
-nsx a "$H" rules-install --backend iptables --if a2 --queue 21 >/dev/null 2>&1
-saved_rules a >"$NS_TMP/ipt.again"
+lab_exec a "$H" rules-install --backend iptables --if a2 --queue 21 >/dev/null 2>&1
+saved_rules a >"$LAB_DIR/ipt.again"
 check "iptables restart: still one jump per hook" \
-	test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$NS_TMP/ipt.again")" = 2
+	test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$LAB_DIR/ipt.again")" = 2
 check "iptables restart: rules only for a2" sh -c "
-	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $NS_TMP/ipt.again) = 10 ] && ! grep '^-A PGMROUTER-' $NS_TMP/ipt.again | grep -q a1"
+	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $LAB_DIR/ipt.again) = 10 ] && ! grep '^-A PGMROUTER-' $LAB_DIR/ipt.again | grep -q a1"
 # Switching backends removes the other one's leftovers.
-nsx a "$H" rules-install --if a1 --queue 21 >/dev/null 2>&1
+lab_exec a "$H" rules-install --if a1 --queue 21 >/dev/null 2>&1
 check "auto after iptables: nftables, and nothing left in iptables" sh -c "
-	ip netns exec $(ns a) nft list tables | grep -q pgmrouter && ! ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
-nsx a "$H" rules-install --backend iptables --if a1 --queue 21 >/dev/null 2>&1
+	ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter && ! ip netns exec $(lab_ns a) iptables-save | grep -q PGMROUTER"
+lab_exec a "$H" rules-install --backend iptables --if a1 --queue 21 >/dev/null 2>&1
 check "iptables after nftables: the table is gone" sh -c "
-	! ip netns exec $(ns a) nft list tables | grep -q pgmrouter && ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
-nsx a "$H" rules-remove
-saved_rules a >"$NS_TMP/ipt.after"
-check "after remove: iptables exactly as before" diff "$NS_TMP/ipt.before" "$NS_TMP/ipt.after"
+	! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter && ip netns exec $(lab_ns a) iptables-save | grep -q PGMROUTER"
+lab_exec a "$H" rules-remove
+saved_rules a >"$LAB_DIR/ipt.after"
+check "after remove: iptables exactly as before" diff "$LAB_DIR/ipt.before" "$LAB_DIR/ipt.after"
 check "after remove: the other nft table exactly as before" others_unchanged
 
 # A failing install (the tool refuses the real script, not the probe) removes leftovers.
-nsx a "$H" rules-install --backend iptables --if a1 --queue 21 >/dev/null 2>&1 # a "crash"
-mkdir -p "$NS_TMP/bin"
+lab_exec a "$H" rules-install --backend iptables --if a1 --queue 21 >/dev/null 2>&1 # a "crash"
+mkdir -p "$LAB_DIR/bin"
 real=$(command -v iptables-restore)
-cat >"$NS_TMP/bin/iptables-restore" <<EOS
+cat >"$LAB_DIR/bin/iptables-restore" <<EOS
 #!/bin/sh
 script=\$(cat)
 case "\$script" in
@@ -194,33 +192,33 @@ case "\$script" in
 esac
 printf '%s\n' "\$script" | exec $real "\$@"
 EOS
-chmod +x "$NS_TMP/bin/iptables-restore"
-nsx a env PATH="$NS_TMP/bin:$PATH" "$H" rules-install --backend iptables --if a1,a2 \
-	>"$NS_TMP/fail.out" 2>&1
+chmod +x "$LAB_DIR/bin/iptables-restore"
+lab_exec a env PATH="$LAB_DIR/bin:$PATH" "$H" rules-install --backend iptables --if a1,a2 \
+	>"$LAB_DIR/fail.out" 2>&1
 check "injected failure reported with the tool's message" \
-	grep -q 'failed to install the chains: .*injected failure' "$NS_TMP/fail.out"
+	grep -q 'failed to install the chains: .*injected failure' "$LAB_DIR/fail.out"
 check "after a failed install nothing of ours is left" \
-	sh -c "! ip netns exec $(ns a) iptables-save | grep -q PGMROUTER"
+	sh -c "! ip netns exec $(lab_ns a) iptables-save | grep -q PGMROUTER"
 check "after a failed install the rest is as before" \
-	sh -c "saved=\$(ip netns exec $(ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'); [ \"\$saved\" = \"\$(cat $NS_TMP/ipt.before)\" ]"
-nsx a env PATH=/nonexistent "$H" rules-install --backend iptables --if a1 >/dev/null 2>"$NS_TMP/nopath.err"
-check "iptables missing: named" grep -q 'iptables-restore is not installed' "$NS_TMP/nopath.err"
+	sh -c "saved=\$(ip netns exec $(lab_ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'); [ \"\$saved\" = \"\$(cat $LAB_DIR/ipt.before)\" ]"
+lab_exec a env PATH=/nonexistent "$H" rules-install --backend iptables --if a1 >/dev/null 2>"$LAB_DIR/nopath.err"
+check "iptables missing: named" grep -q 'iptables-restore is not installed' "$LAB_DIR/nopath.err"
 
 # A namespace without any rules: one run (install at start, remove at exit) leaves it empty,
 # also of the mangle table that iptables-nft creates on first use.
-ns_add c
-veth c c1 198.18.12.1/24 b b3 198.18.12.2/24
+lab_host c
+lab_link c c1 198.18.12.1/24 b b3 198.18.12.2/24
 for backend in auto iptables; do
-	nsx c "$H" consume --queue 22 --if c1 --backend $backend --timeout 1 >"$NS_TMP/pristine.out" 2>&1
-	check "pristine ($backend): the run installed rules" grep -q '^rules backend=' "$NS_TMP/pristine.out"
-	check "pristine ($backend): iptables-save empty afterwards" test -z "$(nsx c iptables-save)"
-	check "pristine ($backend): nft ruleset empty afterwards" test -z "$(nsx c nft list ruleset)"
+	lab_exec c "$H" consume --queue 22 --if c1 --backend $backend --timeout 1 >"$LAB_DIR/pristine.out" 2>&1
+	check "pristine ($backend): the run installed rules" grep -q '^rules backend=' "$LAB_DIR/pristine.out"
+	check "pristine ($backend): iptables-save empty afterwards" test -z "$(lab_exec c iptables-save)"
+	check "pristine ($backend): nft ruleset empty afterwards" test -z "$(lab_exec c nft list ruleset)"
 done
 
 # Errors named clearly.
-nsx a setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
-	"$H" rules-install --if a1 >/dev/null 2>"$NS_TMP/noroot.err"
-check "not root: named" grep -q 'needs root (CAP_NET_ADMIN)' "$NS_TMP/noroot.err"
-"$H" rules-install --if 'a*' >/dev/null 2>"$NS_TMP/badname.err"
-check "wildcard interface name refused" grep -q 'cannot be used in a rule' "$NS_TMP/badname.err"
+lab_exec a setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
+	"$H" rules-install --if a1 >/dev/null 2>"$LAB_DIR/noroot.err"
+check "not root: named" grep -q 'needs root (CAP_NET_ADMIN)' "$LAB_DIR/noroot.err"
+"$H" rules-install --if 'a*' >/dev/null 2>"$LAB_DIR/badname.err"
+check "wildcard interface name refused" grep -q 'cannot be used in a rule' "$LAB_DIR/badname.err"
 finish

@@ -15,10 +15,15 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="one router, 5 % ODATA loss into LAN a, 5000 messages, PGM/IP, PGM/UDP, PGM/IP with Router Alert"
+TAG=bl
+TOPOLOGY="one_router 2"
+CASES="ip udp ip-ra"
 GROUP=239.192.0.11
 COUNT=5000
 RATE=1000
-LOSS=0.05
+LOSS="a:0.05"
+SEGMENTS="odata rdata nak naklist ncf spm"
 
 # Checks that hold whether or not a router assists.
 checks_common() {
@@ -81,31 +86,4 @@ checks_with() {
 	e2e_router_checks
 }
 
-run_case() {
-	local variant=$1 encap=$2 dropped
-	e2e_case_begin bl "$variant" "$encap"
-	lab_topo_one_router 2
-	if e2e_router_up; then
-		lab_topo_loss a "$LOSS" odata
-		e2e_pgm_stream "$GROUP" "$encap" "$COUNT" "$RATE" 60
-		dropped=$(lab_topo_loss_dropped a)
-		e2e_record_loss "$encap" 4 a "$dropped" "$COUNT"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak naklist ncf spm
-		e2e_record_routers
-		checks_common "$dropped"
-		"checks_$variant"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
-}
-
-lab_groups "$GROUP"
-e2e_begin branch-loss "one router, $LOSS ODATA loss into LAN a, $COUNT messages, PGM/IP, PGM/UDP, PGM/IP with Router Alert"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	for encap in ip udp ip-ra; do
-		run_case "$variant" "$encap"
-	done
-done
-e2e_end
+e2e_run

@@ -10,10 +10,14 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="three routers in a row, 5 % ODATA loss into the middle trunk"
+TAG=chain
+TOPOLOGY="chain 2"
+CASES="ip udp"
 GROUP=239.192.0.13
 COUNT=3000
 RATE=1000
-LOSS=0.05
+LOSS="l2:0.05"
 
 checks_common() {
 	local dropped=$1 r
@@ -93,8 +97,8 @@ checks_with() {
 }
 
 # Who sends the NAKs and NCFs on each segment, and the sequence numbers asked for per lost packet.
-record_hops() {
-	local variant=$1 dropped=$2 lan
+scenario_record() {
+	local variant=$1 dropped=${E2E_DROPPED[0]} lan
 	for lan in a l2 l1 src; do
 		e2e_record "$variant" "$E2E_CASE_PREFIX NAKs on $lan: sender:ipsrc>ipdst/ttl=n" \
 			"$(e2e_wire_who "$lan" "type == 8")"
@@ -106,32 +110,4 @@ record_hops() {
 	done
 }
 
-run_case() {
-	local variant=$1 encap=$2 dropped
-	e2e_case_begin chain "$variant" "$encap"
-	lab_topo_chain 2
-	if e2e_router_up; then
-		lab_topo_loss l2 "$LOSS" odata
-		e2e_pgm_stream "$GROUP" "$encap" "$COUNT" "$RATE" 60
-		dropped=$(lab_topo_loss_dropped l2)
-		e2e_record_loss "$encap" 2 l2 "$dropped"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak ncf spm
-		record_hops "$variant" "$dropped"
-		e2e_record_routers
-		checks_common "$dropped"
-		"checks_$variant" "$dropped"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
-}
-
-lab_groups "$GROUP"
-e2e_begin chain-loss "three routers in a row, $LOSS ODATA loss into the middle trunk"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	for encap in ip udp; do
-		run_case "$variant" "$encap"
-	done
-done
-e2e_end
+e2e_run

@@ -10,15 +10,18 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+FAIL_AFTER=20
+TITLE="one router, an off-tree DLR that stops repairing after $FAIL_AFTER RDATA (silent, or NAKing upstream), 5 % ODATA loss into LAN a"
+TAG=pxfail
+TOPOLOGY="one_router 2"
+CASES="silent nak" # the DLR's --fail-mode
+ENCAP=ip
 GROUP=239.192.0.22
 COUNT=${DLR_COUNT:-4000}
 RATE=1000
-LOSS=0.05
-FAIL_AFTER=20
-
-scenario_router_config() {
-	e2e_router_config_plus "$1" "ip pgm router dlr-discovery"
-}
+LOSS="a:0.05"
+SEGMENTS="odata rdata nak nnak ncf poll polr"
+ROUTER_CONFIG=("ip pgm router dlr-discovery")
 
 checks_common() {
 	local dropped=$1
@@ -47,38 +50,15 @@ checks_with() {
 	fi
 }
 
-run_case() {
-	local variant=$1 mode=$2 dropped
-	e2e_case_begin pxfail "$variant" "$mode"
-	lab_topo_one_router 2
+# The DLR: a host on LAN b, caching the group's ODATA, answering DLR polls only, failing.
+scenario_setup() {
+	local mode=$2
 	e2e_dlr_start b r1 -g "$GROUP" --role off-tree --fail-after $FAIL_AFTER --fail-mode "$mode"
-	if e2e_router_up; then
-		lab_topo_loss a "$LOSS" odata
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
-		dropped=$(lab_topo_loss_dropped a)
-		e2e_record_loss "$mode" 4 a "$dropped" "$COUNT"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak nnak ncf poll polr
-		if [ "$variant" = with ]; then
-			e2e_record "$variant" "$mode r1: DLRs learned / NAKs redirected / timeouts / SQNs NAKed by the DLR" \
-				"$(e2e_router_ev r1 dlr-offtree-learned)/$(e2e_router_ev r1 nak-redirected)/$(e2e_router_ev r1 dlr-timeout)/$(e2e_router_ev r1 dlr-nak-fallback)"
-		fi
-		lab_stop "$E2E_DLR_PID"
-		e2e_record "$variant" "$mode DLR: NAKs received / RDATA sent / NNAKs / NAKs sent" \
-			"$(e2e_dlr_kv naks_received)/$(e2e_dlr_kv rdata_sent)/$(e2e_dlr_kv nnaks_sent)/$(e2e_dlr_kv naks_sent)"
-		checks_common "$dropped"
-		"checks_$variant" "$dropped" "$mode"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
 }
 
-lab_groups "$GROUP"
-e2e_begin dlr-fail "one router, an off-tree DLR that stops repairing after $FAIL_AFTER RDATA (silent, or NAKing upstream), $LOSS ODATA loss into LAN a"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	for mode in silent nak; do
-		run_case "$variant" "$mode"
-	done
-done
-e2e_end
+scenario_record() {
+	e2e_record_events r1 dlr-offtree-learned nak-redirected dlr-timeout dlr-nak-fallback
+	e2e_record_dlr naks_received rdata_sent nnaks_sent naks_sent
+}
+
+e2e_run

@@ -14,14 +14,15 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="one router, an off-tree DLR on loss-free LAN b, 5 % ODATA loss into LAN a, ${DLR_COUNT:-4000} messages"
+TAG=pxoff
+TOPOLOGY="one_router 2"
 GROUP=239.192.0.21
 COUNT=${DLR_COUNT:-4000}
 RATE=1000
-LOSS=0.05
-
-scenario_router_config() {
-	e2e_router_config_plus "$1" "ip pgm router dlr-discovery"
-}
+LOSS="a:0.05"
+SEGMENTS="odata rdata nak nnak ncf poll polr"
+ROUTER_CONFIG=("ip pgm router dlr-discovery")
 
 checks_common() {
 	local dropped=$1
@@ -51,37 +52,14 @@ checks_with() {
 	e2e_check_recovered "$dropped" a1 a2
 }
 
-run_case() {
-	local variant=$1 dropped
-	e2e_case_begin pxoff "$variant" ip
-	lab_topo_one_router 2
-	# the DLR: a host on LAN b, caching the group's ODATA, answering DLR polls only
+# The DLR: a host on LAN b, caching the group's ODATA, answering DLR polls only.
+scenario_setup() {
 	e2e_dlr_start b r1 -g "$GROUP" --role off-tree
-	if e2e_router_up; then
-		lab_topo_loss a "$LOSS" odata
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
-		dropped=$(lab_topo_loss_dropped a)
-		e2e_record_loss "" 4 a "$dropped" "$COUNT"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak nnak ncf poll polr
-		if [ "$variant" = with ]; then
-			e2e_record "$variant" "r1: off-tree DLRs learned / NAKs redirected / RDATA re-sourced / DLR timeouts" \
-				"$(e2e_router_ev r1 dlr-offtree-learned)/$(e2e_router_ev r1 nak-redirected)/$(e2e_router_ev r1 dlr-rdata)/$(e2e_router_ev r1 dlr-timeout)"
-		fi
-		lab_stop "$E2E_DLR_PID"
-		e2e_record "$variant" "DLR: NAKs received / RDATA sent / NNAKs sent" \
-			"$(e2e_dlr_kv naks_received)/$(e2e_dlr_kv rdata_sent)/$(e2e_dlr_kv nnaks_sent)"
-		checks_common "$dropped"
-		"checks_$variant" "$dropped"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
 }
 
-lab_groups "$GROUP"
-e2e_begin dlr-offtree "one router, an off-tree DLR on loss-free LAN b, $LOSS ODATA loss into LAN a, $COUNT messages"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	run_case "$variant"
-done
-e2e_end
+scenario_record() {
+	e2e_record_events r1 dlr-offtree-learned nak-redirected dlr-rdata dlr-timeout
+	e2e_record_dlr naks_received rdata_sent nnaks_sent
+}
+
+e2e_run

@@ -14,10 +14,14 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="tree, an upstream DLR on transit LAN t1, 5 % ODATA loss into LAN a behind e1, ${DLR_COUNT:-4000} messages"
+TAG=pxup
+TOPOLOGY="tree 2"
 GROUP=239.192.0.23
 COUNT=${DLR_COUNT:-4000}
 RATE=1000
-LOSS=0.05
+LOSS="a:0.05"
+SEGMENTS="odata rdata nak nnak ncf polr"
 
 checks_common() {
 	local dropped=$1
@@ -45,36 +49,14 @@ checks_with() {
 	e2e_check "no DLR timeout at e1" "$(e2e_router_ev e1 dlr-timeout)" -eq 0
 }
 
-run_case() {
-	local variant=$1 dropped
-	e2e_case_begin pxup "$variant" ip
-	lab_topo_tree 2
+# The DLR: a host on the transit LAN t1 below core, upstream role.
+scenario_setup() {
 	e2e_dlr_start t1 core -g "$GROUP" --role upstream
-	if e2e_router_up; then
-		lab_topo_loss a "$LOSS" odata
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
-		dropped=$(lab_topo_loss_dropped a)
-		e2e_record_loss "" 8 a "$dropped" "$COUNT"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak nnak ncf polr
-		if [ "$variant" = with ]; then
-			e2e_record "$variant" "e1: upstream DLRs learned / NAKs redirected / DLR timeouts" \
-				"$(e2e_router_ev e1 dlr-upstream-learned)/$(e2e_router_ev e1 nak-redirected)/$(e2e_router_ev e1 dlr-timeout)"
-		fi
-		lab_stop "$E2E_DLR_PID"
-		e2e_record "$variant" "DLR: NAKs received / RDATA sent / NNAKs / POLRs sent" \
-			"$(e2e_dlr_kv naks_received)/$(e2e_dlr_kv rdata_sent)/$(e2e_dlr_kv nnaks_sent)/$(e2e_dlr_kv polrs_sent)"
-		checks_common "$dropped"
-		"checks_$variant" "$dropped"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
 }
 
-lab_groups "$GROUP"
-e2e_begin dlr-upstream "tree, an upstream DLR on transit LAN t1, $LOSS ODATA loss into LAN a behind e1, $COUNT messages"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	run_case "$variant"
-done
-e2e_end
+scenario_record() {
+	e2e_record_events e1 dlr-upstream-learned nak-redirected dlr-timeout
+	e2e_record_dlr naks_received rdata_sent nnaks_sent polrs_sent
+}
+
+e2e_run

@@ -20,16 +20,21 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TGS=8
+TITLE="one router, OpenPGM on-demand parity (groups of $TGS), 5 % ODATA loss into LAN a, ${FEC_COUNT:-4000} messages"
+TAG=pxfec
+TOPOLOGY="one_router 2"
 GROUP=239.192.0.25
 COUNT=${FEC_COUNT:-4000}
 RATE=1000
-LOSS=0.05
-TGS=8
+SEND_ARGS=(--fec "$TGS")
+RECV_ARGS=(--fec "$TGS")
+LOSS="a:0.05"
 PGSI=0a0b0c0d0e0f # the crafted parity session
 PSPORT=4321
 
-# inject VARIANT: the crafted parity exchange (in the background during the stream).
-inject() {
+# The crafted parity exchange, in the background during the stream (into inject.log).
+scenario_inject() {
 	local variant=$1 dst src sqn
 	src=$TOPO_SOURCE_ADDR
 	dst=$src
@@ -37,16 +42,15 @@ inject() {
 	sleep 1
 	lab_exec s1 "$LAB_PEERS/pgm-inject" --src "$src" --dst "$GROUP" --type spm --ra \
 		--gsi $PGSI --sport $PSPORT --sqn 1 --trail 0 --lead 100 --path "$src" \
-		--opt-raw 0808000100000008 >>"$LAB_DIR/inject.log" 2>&1
+		--opt-raw 0808000100000008
 	sleep 0.3
 	lab_exec a1 "$LAB_PEERS/pgm-inject" --src "$(lab_addr a1 eth0)" --dst "$dst" --type nak \
 		--parity --gsi $PGSI --sport 7500 --dport $PSPORT --sqn $((64 | 1)) \
-		--nak-src "$src" --nak-grp "$GROUP" >>"$LAB_DIR/inject.log" 2>&1
+		--nak-src "$src" --nak-grp "$GROUP"
 	sleep 0.3
 	for sqn in 64 65 66; do
 		lab_exec s1 "$LAB_PEERS/pgm-inject" --src "$src" --dst "$GROUP" --type rdata --ra \
-			--parity --gsi $PGSI --sport $PSPORT --sqn $sqn --trail 0 \
-			>>"$LAB_DIR/inject.log" 2>&1
+			--parity --gsi $PGSI --sport $PSPORT --sqn $sqn --trail 0
 	done
 }
 
@@ -73,39 +77,9 @@ checks_with() {
 	e2e_check "NAKs at the source <= NAKs on a" "$(e2e_c src nak)" -le "$(e2e_c a nak)"
 }
 
-run_case() {
-	local variant=$1 dropped ipid
-	e2e_case_begin pxfec "$variant" ip
-	lab_topo_one_router 2
-	if e2e_router_up; then
-		lab_topo_loss a "$LOSS" odata
-		: >"$LAB_DIR/inject.log"
-		inject "$variant" &
-		ipid=$!
-		E2E_RECV_ARGS=(--fec "$TGS")
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60 --fec $TGS
-		E2E_RECV_ARGS=()
-		wait "$ipid"
-		dropped=$(lab_topo_loss_dropped a)
-		e2e_record_loss "" 4 a "$dropped" "$COUNT"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak ncf spm
-		if [ "$variant" = with ]; then
-			e2e_record "$variant" "r1: parity states / NAKs fwd / eliminated / RDATA fwd / dropped" \
-				"$(e2e_router_ev r1 parity-nak-unique)/$(e2e_router_ev r1 parity-nak-forwarded)/$(e2e_router_ev r1 parity-nak-eliminated)/$(e2e_router_ev r1 parity-rdata-forwarded)/$(e2e_router_ev r1 parity-rdata-dropped)"
-			e2e_record "$variant" "r1: parity handled without state" "$(e2e_router_ev r1 parity-passthrough)"
-		fi
-		checks_common "$dropped"
-		"checks_$variant" "$dropped"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
+scenario_record() {
+	e2e_record_events r1 parity-nak-unique parity-nak-forwarded parity-nak-eliminated \
+		parity-rdata-forwarded parity-rdata-dropped parity-passthrough
 }
 
-lab_groups "$GROUP"
-e2e_begin fec-parity "one router, OpenPGM on-demand parity (groups of $TGS), $LOSS ODATA loss into LAN a, $COUNT messages"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	run_case "$variant"
-done
-e2e_end
+e2e_run

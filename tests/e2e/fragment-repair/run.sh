@@ -13,12 +13,19 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="one router, every 2nd fragment into LAN a dropped, fragmented APDUs"
+TAG=frag
+TOPOLOGY="one_router 2"
 GROUP=239.192.0.15
 COUNT=400
 RATE=400
+LIMIT=30
+SEND_ARGS=(--large-every 20 --large-size 4000)
+LOSS="a:-" # scenario_start drops the fragments on r1 eth1: counted as the loss into a
+SEGMENTS="odata rdata nak ncf"
 
 # Drops every 2nd ODATA with the options-present bit (the fragments) that r1 sends into LAN a.
-drop_fragments() {
+scenario_start() {
 	lab_exec r1 iptables -t mangle -N PL_LOSS 2>/dev/null
 	lab_exec r1 iptables -t mangle -C POSTROUTING -j PL_LOSS 2>/dev/null ||
 		lab_exec r1 iptables -t mangle -A POSTROUTING -j PL_LOSS
@@ -67,30 +74,4 @@ checks_with() {
 	e2e_router_checks
 }
 
-run_case() {
-	local variant=$1 dropped
-	e2e_case_begin frag "$variant" ip
-	lab_topo_one_router 2
-	if e2e_router_up; then
-		drop_fragments
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 30 --large-every 20 --large-size 4000
-		dropped=$(lab_loss_dropped r1)
-		e2e_record "$variant" "ip receivers complete" "$(e2e_receivers_ok)/4"
-		e2e_record "$variant" "ip fragments dropped into a" "$dropped"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak ncf
-		e2e_record_routers
-		checks_common "$dropped"
-		"checks_$variant" "$dropped"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
-}
-
-lab_groups "$GROUP"
-e2e_begin fragment-repair "one router, every 2nd fragment into LAN a dropped, fragmented APDUs"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	run_case "$variant"
-done
-e2e_end
+e2e_run

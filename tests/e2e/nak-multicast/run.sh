@@ -14,13 +14,44 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="MS-style TTL-1 multicast NAK copies on LAN a, and orphan multicast NAKs"
+TAG=mcast
+TOPOLOGY="one_router 2"
 GROUP=239.192.0.17
 COUNT=3000
 RATE=1000
+LOSS="a:0.05"
 ORPHANS=20
+COPIES=0 # the copies m1 made during the stream (scenario_stop)
+
+# m1: the host on LAN a that copies the receivers' NAKs (copier.sh).
+scenario_setup() {
+	lab_host m1
+	lab_attach m1 eth0 a 20
+}
+
+scenario_start() {
+	lab_spawn_ready m1 "$LAB_DIR/copier.out" "$LAB_DIR/copier.ready" "$(dirname "$0")/copier.sh" \
+		"$LAB_PEERS" eth0 7500 90 "$LAB_DIR/copier.ready"
+	COPIER_PID=$LAB_PID
+}
+
+scenario_stop() {
+	lab_stop "$COPIER_PID"
+	COPIES=$(grep -c '^copied ' "$LAB_DIR/copier.out")
+}
+
+scenario_record() {
+	local variant=$1
+	e2e_record "$variant" "ip TTL-1 multicast copies of NAKs made on a" "$COPIES"
+	e2e_record "$variant" "ip NAKs on a: unicast / multicast" \
+		"$(e2e_wire_count a "type == 8 && dst != \"$GROUP\"") / $(e2e_wire_count a "type == 8 && dst == \"$GROUP\"")"
+	[ "$variant" = with ] && e2e_record with "ip r1 eth1 nak-multicast" \
+		"$(e2e_rt r1 eth1 events nak-multicast)"
+}
 
 checks_common() {
-	local dropped=$1 copies=$2
+	local dropped=$1 copies=$COPIES
 	e2e_check_all_complete
 	# 5 % of 3000: mean 150, standard deviation 12; 90..210 is 5 deviations.
 	e2e_check_loss a "$dropped" 90 210
@@ -37,14 +68,16 @@ checks_common() {
 		"$(e2e_wire_sqns a 8 | wc -l)" -eq "$(e2e_wire_sum a "type == 8" "1 + nlist")"
 }
 
+# Each variant's checks end with the orphans and the decoder's control, which capture anew.
 checks_without() {
 	e2e_check "unicast NAKs on src = unicast NAKs on a (no elimination)" \
 		"$(e2e_wire_count src "type == 8")" -eq \
 		"$(e2e_wire_count a "type == 8 && dst != \"$GROUP\"")"
+	orphans_and_control without
 }
 
 checks_with() {
-	local copies=$2 unicast
+	local copies=$COPIES unicast
 	unicast=$(e2e_wire_count a "type == 8 && dst != \"$GROUP\"")
 	e2e_check "r1 counted the multicast copies (nak-multicast = copies)" \
 		"$(e2e_rt r1 eth1 events nak-multicast)" -eq "$copies"
@@ -56,6 +89,7 @@ checks_with() {
 		-eq "$(e2e_rt r1 eth0 sent NAK)"
 	e2e_check "NAK on src <= unicast NAK on a (elimination)" "$(e2e_c src nak)" -le "$unicast"
 	e2e_router_checks
+	orphans_and_control with
 }
 
 # After the stream: TTL-1 multicast NAKs for sequence numbers nobody NAKed, from m1; then the
@@ -128,44 +162,4 @@ _orphan_hits() {
 		END { print n + 0 }' "$LAB_DIR/orphan.sqns" -
 }
 
-run_case() {
-	local variant=$1 dropped copies cpid
-	e2e_case_begin mcast "$variant" ip
-	lab_topo_one_router 2
-	lab_host m1
-	lab_attach m1 eth0 a 20
-	if e2e_router_up; then
-		lab_topo_loss a 0.05 odata
-		lab_spawn m1 "$LAB_DIR/copier.out" "$(dirname "$0")/copier.sh" "$LAB_PEERS" eth0 7500 \
-			90 "$LAB_DIR/copier.ready"
-		cpid=$LAB_PID
-		lab_wait 10 "the NAK copier" test -e "$LAB_DIR/copier.ready"
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
-		lab_stop "$cpid"
-		dropped=$(lab_topo_loss_dropped a)
-		copies=$(grep -c '^copied ' "$LAB_DIR/copier.out")
-		e2e_record "$variant" "ip receivers complete" "$(e2e_receivers_ok)/4"
-		e2e_record "$variant" "ip ODATA dropped into a" "$dropped"
-		e2e_record "$variant" "ip TTL-1 multicast copies of NAKs made on a" "$copies"
-		e2e_record "$variant" "ip NAKs on a: unicast / multicast" \
-			"$(e2e_wire_count a "type == 8 && dst != \"$GROUP\"") / $(e2e_wire_count a "type == 8 && dst == \"$GROUP\"")"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak ncf spm
-		e2e_record_routers
-		[ "$variant" = with ] && e2e_record with "ip r1 eth1 nak-multicast" \
-			"$(e2e_rt r1 eth1 events nak-multicast)"
-		checks_common "$dropped" "$copies"
-		"checks_$variant" "$dropped" "$copies"
-		orphans_and_control "$variant"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
-}
-
-lab_groups "$GROUP"
-e2e_begin nak-multicast "MS-style TTL-1 multicast NAK copies on LAN a, and orphan multicast NAKs"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	run_case "$variant"
-done
-e2e_end
+e2e_run

@@ -17,10 +17,14 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="tree, 5 % ODATA loss into LAN a, an injected NBR_UNREACH NCF to e1 and duplicate NAKs past DUP_NAK_MAX on a"
+TAG=pxunr
+TOPOLOGY="tree 2"
 GROUP=239.192.0.24
 COUNT=${UNREACH_COUNT:-6000}
 RATE=1000
-LOSS=0.05
+LOSS="a:0.05"
+SEGMENTS="spm rdata nak ncf"
 
 scenario_router_config() {
 	if [ "$1" = e1 ]; then
@@ -46,7 +50,7 @@ hexaddr() {
 }
 
 # The injections, in the background while the stream runs; results in $LAB_DIR/inject.log.
-inject() {
+scenario_inject() {
 	local variant=$1 tsi="" gsi=010203040506 sport=1234 lead=100 i core_t1 e1_t1 e1_a a1
 	core_t1=$(lab_addr core @t1)
 	e1_t1=$(lab_addr e1 @t1)
@@ -61,22 +65,21 @@ inject() {
 		gsi=${tsi%.*}
 		sport=${tsi#*.}
 	fi
-	echo "tsi=$gsi.$sport" >>"$LAB_DIR/inject.log"
+	echo "tsi=$gsi.$sport"
 	# The duplicate NAKs go first: while NAKs are suspended by the NBR_UNREACH NCF (until the
 	# source's next SPM, seconds away) they would create no repair state to count against.
 	sleep 2
 	[ "$variant" = with ] && lead=$(state_field e1 lead)
 	lab_exec a1 "$LAB_PEERS/pgm-inject" --src "$a1" --dst "$e1_a" --type nak \
 		--gsi "$gsi" --sport 7500 --dport "$sport" --sqn $((lead > 20 ? lead - 20 : 1)) \
-		--nak-src "$TOPO_SOURCE_ADDR" --nak-grp "$GROUP" --count 4 --interval-ms 5 \
-		>>"$LAB_DIR/inject.log" 2>&1
-	echo "duplicate NAKs sent" >>"$LAB_DIR/inject.log"
+		--nak-src "$TOPO_SOURCE_ADDR" --nak-grp "$GROUP" --count 4 --interval-ms 5
+	echo "duplicate NAKs sent"
 	sleep 2
 	lab_exec core "$LAB_PEERS/pgm-inject" --src "$core_t1" --dst "$e1_t1" --type ncf \
 		--gsi "$gsi" --sport "$sport" --dport 7500 --sqn 1 \
 		--nak-src "$TOPO_SOURCE_ADDR" --nak-grp "$GROUP" \
-		--opt-raw "0b040000""0c080000$(hexaddr "$core_t1")" >>"$LAB_DIR/inject.log" 2>&1
-	echo "unreach-ncf sent" >>"$LAB_DIR/inject.log"
+		--opt-raw "0b040000""0c080000$(hexaddr "$core_t1")"
+	echo "unreach-ncf sent"
 }
 
 checks_common() {
@@ -100,38 +103,9 @@ checks_with() {
 	e2e_check "e2 was not involved" "$(($(e2e_router_ev e2 unreach-received) + $(e2e_router_ev e2 unreach-ncf-sent)))" -eq 0
 }
 
-run_case() {
-	local variant=$1 dropped ipid
-	e2e_case_begin pxunr "$variant" ip
-	lab_topo_tree 2
-	if e2e_router_up; then
-		lab_topo_loss a "$LOSS" odata
-		: >"$LAB_DIR/inject.log"
-		inject "$variant" &
-		ipid=$!
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
-		wait "$ipid"
-		dropped=$(lab_topo_loss_dropped a)
-		e2e_record_loss "" 8 a "$dropped" "$COUNT"
-		e2e_record_receivers
-		e2e_record_segments spm rdata nak ncf
-		if [ "$variant" = with ]; then
-			e2e_record "$variant" "e1: unreach received / special SPMs / NAKs suspended" \
-				"$(e2e_router_ev e1 unreach-received)/$(e2e_router_ev e1 unreach-spm-sent)/$(e2e_router_ev e1 nak-suspended)"
-			e2e_record "$variant" "e1: failures assumed / unicast unreach NCFs" \
-				"$(e2e_router_ev e1 unreach-assumed)/$(e2e_router_ev e1 unreach-ncf-sent)"
-		fi
-		checks_common "$dropped"
-		"checks_$variant" "$dropped"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
+scenario_record() {
+	e2e_record_events e1 unreach-received unreach-spm-sent nak-suspended unreach-assumed \
+		unreach-ncf-sent
 }
 
-lab_groups "$GROUP"
-e2e_begin nbr-unreach "tree, $LOSS ODATA loss into LAN a, an injected NBR_UNREACH NCF to e1 and duplicate NAKs past DUP_NAK_MAX on a"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	run_case "$variant"
-done
-e2e_end
+e2e_run

@@ -12,11 +12,21 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+FAR_MS=100
+TITLE="eight receivers on one LAN losing the same 5 % of the ODATA, source near and $FAR_MS ms away"
+TAG=same
+TOPOLOGY="lan 8"
+CASES="near far" # where the source is
+ENCAP=ip
 GROUP=239.192.0.16
 COUNT=3000
 RATE=1000
-HOSTS=8
-FAR_MS=100
+LOSS="a:0.05"
+
+# far: everything the source sends, FAR_MS later.
+scenario_start() {
+	if [ "$2" = far ]; then lab_delay s1 "$FAR_MS"; fi
+}
 
 # Sequence numbers NAKed on LAN, times 100, per ODATA dropped.
 requests_x100() {
@@ -70,38 +80,13 @@ checks_with() {
 	e2e_router_checks
 }
 
-run_case() {
-	local variant=$1 where=$2 dropped
-	e2e_case_begin same "$variant" "$where"
-	lab_topo_lan "$HOSTS"
-	if e2e_router_up; then
-		lab_topo_loss a 0.05 odata
-		[ "$where" = far ] && lab_delay s1 "$FAR_MS"
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
-		dropped=$(lab_topo_loss_dropped a)
-		e2e_record "$variant" "$E2E_CASE_PREFIX receivers complete" "$(e2e_receivers_ok)/$HOSTS"
-		e2e_record "$variant" "$E2E_CASE_PREFIX ODATA dropped into a (all receivers)" "$dropped"
-		e2e_record "$variant" "$E2E_CASE_PREFIX NAK packets on a / on src" "$(e2e_c a nak) / $(e2e_c src nak)"
-		e2e_record "$variant" "$E2E_CASE_PREFIX SQNs NAKed on a per lost packet" \
-			"$(awk -v n="$(requests_x100 a "$dropped")" 'BEGIN { printf "%.2f", n / 100 }')"
-		e2e_record "$variant" "$E2E_CASE_PREFIX SQNs NAKed at the source per lost packet" \
-			"$(awk -v n="$(requests_x100 src "$dropped")" 'BEGIN { printf "%.2f", n / 100 }')"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak ncf spm
-		e2e_record_routers
-		checks_common "$dropped"
-		"checks_$variant" "$dropped" "$where"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
+scenario_record() {
+	local variant=$1 dropped=${E2E_DROPPED[0]}
+	e2e_record "$variant" "$E2E_CASE_PREFIX NAK packets on a / on src" "$(e2e_c a nak) / $(e2e_c src nak)"
+	e2e_record "$variant" "$E2E_CASE_PREFIX SQNs NAKed on a per lost packet" \
+		"$(awk -v n="$(requests_x100 a "$dropped")" 'BEGIN { printf "%.2f", n / 100 }')"
+	e2e_record "$variant" "$E2E_CASE_PREFIX SQNs NAKed at the source per lost packet" \
+		"$(awk -v n="$(requests_x100 src "$dropped")" 'BEGIN { printf "%.2f", n / 100 }')"
 }
 
-lab_groups "$GROUP"
-e2e_begin same-loss "eight receivers on one LAN losing the same 5 % of the ODATA, source near and 100 ms away"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	for where in near far; do
-		run_case "$variant" "$where"
-	done
-done
-e2e_end
+e2e_run

@@ -9,9 +9,13 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="core and two edge routers, four receiver LANs, loss into LAN a and trunk t2"
+TAG=tree
+TOPOLOGY="tree 2"
 GROUP=239.192.0.14
 COUNT=3000
 RATE=1000
+LOSS="a:0.05 t2:0.03"
 
 checks_common() {
 	local drop_a=$1 drop_t2=$2 r
@@ -72,45 +76,17 @@ checks_with() {
 }
 
 # The sequence numbers NAKed on a segment per ODATA dropped upstream of it.
-record_naks() {
-	local variant=$1 drop_a=$2 drop_t2=$3 lan d
+scenario_record() {
+	local variant=$1 drop_a=${E2E_DROPPED[0]} drop_t2=${E2E_DROPPED[1]} lan d
 	for lan in a b c d t1 t2 src; do
 		case $lan in a | t1) d=$drop_a ;; c | d | t2) d=$drop_t2 ;; *) d=$((drop_a + drop_t2)) ;; esac
 		e2e_record "$variant" "ip SQNs NAKed on $lan per ODATA dropped above it" \
 			"$(awk -v n="$(e2e_wire_sum "$lan" "type == 8" "1 + nlist")" -v d="$d" \
 				'BEGIN { printf "%.2f", d ? n / d : 0 }')"
 	done
+	[ "$variant" = with ] && e2e_record with "ip e2: NAK SQNs received/eliminated" \
+		"$(e2e_rt e2 '*' events nak-received)/$(e2e_rt e2 '*' events nak-eliminated)"
+	return 0
 }
 
-run_case() {
-	local variant=$1 drop_a drop_t2
-	e2e_case_begin tree "$variant" ip
-	lab_topo_tree 2
-	if e2e_router_up; then
-		lab_topo_loss a 0.05 odata
-		lab_topo_loss t2 0.03 odata
-		e2e_pgm_stream "$GROUP" ip "$COUNT" "$RATE" 60
-		drop_a=$(lab_topo_loss_dropped a)
-		drop_t2=$(lab_topo_loss_dropped t2)
-		e2e_record "$variant" "ip receivers complete" "$(e2e_receivers_ok)/8"
-		e2e_record "$variant" "ip ODATA dropped into a / t2" "$drop_a / $drop_t2"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak ncf spm
-		record_naks "$variant" "$drop_a" "$drop_t2"
-		e2e_record_routers
-		[ "$variant" = with ] && e2e_record with "ip e2: NAK SQNs received/eliminated" \
-			"$(e2e_rt e2 '*' events nak-received)/$(e2e_rt e2 '*' events nak-eliminated)"
-		checks_common "$drop_a" "$drop_t2"
-		"checks_$variant" "$drop_a" "$drop_t2"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
-}
-
-lab_groups "$GROUP"
-e2e_begin tree-loss "core and two edge routers, four receiver LANs, loss into LAN a and trunk t2"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	run_case "$variant"
-done
-e2e_end
+e2e_run

@@ -9,10 +9,15 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+TITLE="ZeroMQ epgm:// and pgm:// across one router, 2 % ODATA loss into LAN a"
+TAG=zmq
+TOPOLOGY="one_router 2"
+STREAM=zmq
+CASES="epgm pgm"
 GROUP=239.192.0.12
 COUNT=2000
 RATE=500
-LOSS=0.02
+LOSS="a:0.02"
 
 checks_common() {
 	local dropped=$1
@@ -51,32 +56,4 @@ checks_with() {
 	e2e_router_checks
 }
 
-run_case() {
-	local variant=$1 scheme=$2 dropped
-	e2e_case_begin zmq "$variant" "$scheme"
-	lab_topo_one_router 2
-	if e2e_router_up; then
-		lab_topo_loss a "$LOSS" odata
-		e2e_zmq_stream "$scheme" "$GROUP" "$COUNT" "$RATE" 60
-		dropped=$(lab_topo_loss_dropped a)
-		e2e_record "$variant" "$scheme subscribers complete" "$(e2e_receivers_ok)/4"
-		e2e_record "$variant" "$scheme ODATA dropped into a" "$dropped"
-		e2e_record_receivers
-		e2e_record_segments odata rdata nak ncf spm
-		e2e_record_routers
-		checks_common "$dropped"
-		"checks_$variant"
-		e2e_router_check_alive
-	fi
-	e2e_case_end
-}
-
-lab_groups "$GROUP"
-e2e_begin zmq "ZeroMQ epgm:// and pgm:// across one router, $LOSS ODATA loss into LAN a"
-e2e_note_skips
-for variant in $(e2e_variants); do
-	for scheme in epgm pgm; do
-		run_case "$variant" "$scheme"
-	done
-done
-e2e_end
+e2e_run
