@@ -482,6 +482,27 @@ callgrind_one() {
 	bench_row "callgrind_${scenario}_${side}_instructions" "$(bench_div "$total" "$n" 0)" \
 		"instructions/packet"
 	CG_TOTAL[$scenario,$side]=$(bench_div "$total" "$n" 1)
+	# The daemon's own cost of a packet: its queue callback (on_nfq_packet) with all it calls,
+	# without the cost of a wakeup (epoll, recvmmsg, the verdict and send flushes, the timer),
+	# which a packet shares with however many the wakeup found: that sharing depends on timing,
+	# the callback's cost does not. The A/B of a change to the packet path reads this row.
+	# Inlined code is listed under its own file, so every on_nfq_packet entry is summed; run
+	# from / so that callgrind_annotate keeps every path whole (it shortens those under the
+	# current directory, and splits a function's entries when it does).
+	if [ "$side" != acceptall ]; then
+		local cb
+		cb=$(cd / && callgrind_annotate --inclusive=yes --auto=no "$out" 2>/dev/null |
+			awk '{ for (i = 2; i <= NF; i++) if ($i ~ /:on_nfq_packet$/) {
+					gsub(",", "", $1); s += $1; n++ } }
+				END { if (n) print s }')
+		if [ -n "$cb" ]; then
+			bench_row "callgrind_${scenario}_${side}_callback_instructions" \
+				"$(bench_div "$cb" "$n" 0)" "instructions/packet"
+		else
+			bench_missing "callgrind_${scenario}_${side}_callback_instructions" \
+				"no on_nfq_packet in the profile"
+		fi
+	fi
 	# The top functions by exclusive cost, per packet.
 	{
 		echo "# $scenario, $side: $n queued packets at $CG_RATE/s, $total instructions" \
