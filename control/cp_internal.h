@@ -510,6 +510,11 @@ struct cp {
 	struct cp_pool repairs;
 	struct cp_htab repair_tab;
 	uint32_t last_repair; /* cp_repair_find_live()'s last hit, CP_NIL after its deletion */
+	/* the keyed hash of the last SQN block looked up (repair.c, repair_block_hash) */
+	struct {
+		uint64_t word, hash;
+		bool valid;
+	} repair_memo;
 	struct cp_wheel repair_wheel;
 
 	struct cp_repeat *repeats;
@@ -590,7 +595,7 @@ static inline struct cp_repair *cp_repair_at(const struct cp *cp, uint32_t id)
 {
 	return (struct cp_repair *)cp_pool_at(&cp->repairs, id);
 }
-uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn);
+uint32_t cp_repair_find(struct cp *cp, uint32_t session, uint32_t sqn);
 /* The state for (session, sqn) unless its deadlines say it is over at `now` (then deleted).
    For the packet path: it remembers its last hit, so the copies of one RDATA, and a run of NAKs
    for one SQN with the NCF answering them, look the state up once. */
@@ -757,7 +762,7 @@ void cp_parity_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface 
 /* Off-tree DLR parity RDATA: re-sourced onto every interface still owed packets. */
 void cp_parity_offtree_rdata(
 	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if, struct cp_session *s);
-uint32_t cp_parity_find(const struct cp *cp, uint32_t session, uint32_t tg_sqn);
+uint32_t cp_parity_find(struct cp *cp, uint32_t session, uint32_t tg_sqn);
 static inline struct cp_parity *cp_parity_at(const struct cp *cp, uint32_t id)
 {
 	return (struct cp_parity *)cp_pool_at(&cp->parities, id);

@@ -415,7 +415,7 @@ size_t cp_clear_dlrs(struct cp *cp, const struct pgm_nla *dlr)
 
 /* ---- the off-tree DLR's unicast NCFs and RDATA (9.5.3.2) ---- */
 
-static uint32_t state_for(const struct cp *cp, uint32_t sid, const struct cp_session *s,
+static uint32_t state_for(struct cp *cp, uint32_t sid, const struct cp_session *s,
 	const struct pgm_packet *pkt, uint32_t sqn)
 {
 	uint32_t tgs;

@@ -28,16 +28,30 @@ static inline uint64_t repair_word(uint32_t session, uint32_t sqn, bool parity)
 }
 
 /*
+ * The keyed hash of an SQN block, remembered for the last block asked: a NAK that finds no state
+ * and the state it then creates, the SQNs of one NAK list, the NCF and RDATA of a burst and the
+ * expiry of its states each hash a block once, not once per lookup. The memo changes no hash.
+ */
+static uint64_t repair_block_hash(struct cp *cp, uint64_t word)
+{
+	if (!cp->repair_memo.valid || cp->repair_memo.word != word) {
+		cp->repair_memo.word = word;
+		cp->repair_memo.hash = cp_hash64(&cp->hash_key, word);
+		cp->repair_memo.valid = true;
+	}
+	return cp->repair_memo.hash;
+}
+
+/*
  * The bucket of a state: the keyed hash of its TSI and SQN block (SQN / 16), with the SQN's
  * place in the block as the lowest bits. Consecutive SQNs of a TSI land in consecutive buckets,
  * so a loss burst's NAKs, the NCFs confirming them and the RDATA repairing them touch one cache
  * line of buckets per 16 SQNs, not one each (under a NAK flood, a table of 60,000 states missed
  * the caches on nearly every lookup). Which blocks collide stays as unpredictable as before.
  */
-static inline uint64_t repair_key_hash(
-	const struct cp *cp, uint32_t session, uint32_t sqn, bool parity)
+static inline uint64_t repair_key_hash(struct cp *cp, uint32_t session, uint32_t sqn, bool parity)
 {
-	return cp_hash64(&cp->hash_key, repair_word(session, sqn >> 4, parity)) << 4 | (sqn & 15);
+	return repair_block_hash(cp, repair_word(session, sqn >> 4, parity)) << 4 | (sqn & 15);
 }
 
 static uint32_t *repair_link(void *ctx, uint32_t id)
@@ -89,7 +103,7 @@ void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session
 	cp_logf(cp, kind, "tsi %s sqn %u: %s", cp_session_label(s, tsi, sizeof(tsi)), sqn, msg);
 }
 
-static uint32_t repair_find(const struct cp *cp, uint32_t session, uint32_t sqn, bool parity)
+static uint32_t repair_find(struct cp *cp, uint32_t session, uint32_t sqn, bool parity)
 {
 	uint64_t h = repair_key_hash(cp, session, sqn, parity);
 	uint8_t want = parity ? CP_REPAIR_PARITY : 0;
@@ -104,12 +118,12 @@ static uint32_t repair_find(const struct cp *cp, uint32_t session, uint32_t sqn,
 	return CP_NIL;
 }
 
-uint32_t cp_repair_find(const struct cp *cp, uint32_t session, uint32_t sqn)
+uint32_t cp_repair_find(struct cp *cp, uint32_t session, uint32_t sqn)
 {
 	return repair_find(cp, session, sqn, false);
 }
 
-uint32_t cp_parity_find(const struct cp *cp, uint32_t session, uint32_t tg_sqn)
+uint32_t cp_parity_find(struct cp *cp, uint32_t session, uint32_t tg_sqn)
 {
 	return repair_find(cp, session, tg_sqn, true);
 }

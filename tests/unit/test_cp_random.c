@@ -41,7 +41,7 @@ static cp_time_t earliest(const struct cp_repair *r)
 	return min;
 }
 
-static void check_invariants(const struct cp *cp)
+static void check_invariants(struct cp *cp)
 {
 	size_t sessions = 0, repairs = 0;
 
