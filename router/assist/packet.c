@@ -64,8 +64,9 @@ static size_t apply_rewrite(struct assist *a, const uint8_t *datagram, size_t le
 }
 
 /* A parsed packet (or one copy of it) through the control plane: its verdict and rewrite. */
-static void through_core(struct assist *a, const struct pgm_ip *ip, const struct pgm_packet *pkt,
-	int in_ifindex, int out_ifindex, cp_time_t now, struct cp_result *res)
+static inline __attribute__((always_inline)) void through_core(struct assist *a,
+	const struct pgm_ip *ip, const struct pgm_packet *pkt, int in_ifindex, int out_ifindex,
+	cp_time_t now, struct cp_result *res)
 {
 	struct cp_packet in = {
 		.ip = ip,
@@ -128,8 +129,8 @@ static enum cp_verdict process(
  * the sender left to the hardware (only the pseudo-header sum is in the field) is completed
  * here, as the egress device would; otherwise the copy goes from the caller's buffer.
  */
-static void send_copy(struct assist *a, int oif, const uint8_t *datagram, size_t len, uint8_t ttl,
-	const struct pgm_ip *ip, bool fix_csum)
+static inline __attribute__((always_inline)) void send_copy(struct assist *a, int oif,
+	const uint8_t *datagram, size_t len, uint8_t ttl, const struct pgm_ip *ip, bool fix_csum)
 {
 	int rc;
 
