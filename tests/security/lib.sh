@@ -213,7 +213,10 @@ sniff_all() {
 	sniff_lan x "ip proto 113 and not ip dst host $G2 and not ip dst host $G3"
 }
 
-seen() { grep -Ec -- "$2" "$LAB_DIR/$1.sniff" 2>/dev/null || true; }
+seen() {
+	[ -e "$LAB_DIR/$1.sniff" ] || { echo 0; return; }
+	grep -Ec -- "$2" "$LAB_DIR/$1.sniff"
+}
 wait_seen() { lab_poll "$1" sh -c "[ \$(grep -Ec -- '$3' '$LAB_DIR/$2.sniff') -ge $4 ]"; }
 
 # The legitimate session ----------------------------------------------------------------------
