@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages that are missing (apt-get; nothing when all are)
 #   make check      make deps, build, run every test stage (root for namespace tests)
 #   make layers     check that every #include follows the layering (README, Layout)
+#   make security-test  the attack suite (tests/security): one script per threat, live daemon
 #   make demo       the namespace lab with real OpenPGM peers, with and without router assist
 #   make lab        the same topology left running, with an interactive pgmrouter session
 #   make bench      every benchmark, one table, CSV and PNG plots under build/bench/results
@@ -94,7 +95,7 @@ $(eval $(call flavour,asan,$$(SAN_FLAGS)))
 $(eval $(call flavour,cov,$$(COV_FLAGS)))
 $(eval $(call flavour,fuzzobj,$$(FUZZ_FLAGS)))
 
-.PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test fuzz fuzz-smoke bench \
+.PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test security-test fuzz fuzz-smoke bench \
 	bench-smoke demo lab coverage install uninstall clean format tools
 
 all: $(B)/pgmrouterd $(B)/pgmrouter $(PEER_BINS) $(BENCH_BINS)
@@ -202,6 +203,10 @@ ns-test: all
 
 e2e-test: all
 	@tests/e2e/run.sh
+
+# The attack suite (tests/security/README): one script per threat against a live daemon.
+security-test: all
+	@tests/security/run.sh
 
 FUZZ_SECONDS ?= 300
 fuzz: $(FUZZ_BINS)

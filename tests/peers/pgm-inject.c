@@ -22,6 +22,9 @@
  *   --polr-round N       POLR_ROUND (0)
  *   --payload TEXT | --payload-len N   ODATA/RDATA payload (default "pgm-inject")
  *   --nak-bo-ivl US[,SQN]   OPT_NAK_BO_IVL (SPM, NCF)
+ *   --nbr-unreach        OPT_NBR_UNREACH (SPM, NCF; 15.3)
+ *   --path-nla A         OPT_PATH_NLA (NCF with --nbr-unreach: the neighbour it names)
+ *   --redirect A         OPT_REDIRECT (POLR: the DLR it announces, 9.5.3)
  *   --parity             OPT_PARITY header flag
  *   --opt-raw HEX        raw option bytes appended (e.g. an unknown option: 2a040200)
  *   --udp [--udp-port N] UDP encapsulation (default port 3056 downstream, 3055 upstream)
@@ -67,6 +70,9 @@ struct inject {
 	bool nak_bo_ivl;
 	uint32_t nak_bo_ivl_us, nak_bo_ivl_sqn;
 	bool parity;
+	bool nbr_unreach;
+	struct pgm_nla path_nla, redirect;
+	bool have_path_nla, have_redirect;
 	uint8_t opt_raw[256];
 	size_t opt_raw_len;
 	bool udp;
@@ -197,6 +203,9 @@ static void parse_args(int argc, char **argv, struct inject *in)
 		{"poll-rand", required_argument, NULL, 40},
 		{"poll-mask", required_argument, NULL, 41},
 		{"polr-round", required_argument, NULL, 42},
+		{"nbr-unreach", no_argument, NULL, 43},
+		{"path-nla", required_argument, NULL, 44},
+		{"redirect", required_argument, NULL, 45},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -365,6 +374,17 @@ static void parse_args(int argc, char **argv, struct inject *in)
 		case 42:
 			in->polr_round = (uint16_t)number(optarg, 0xffff, "--polr-round");
 			break;
+		case 43:
+			in->nbr_unreach = true;
+			break;
+		case 44:
+			address(&in->path_nla, optarg, "--path-nla");
+			in->have_path_nla = true;
+			break;
+		case 45:
+			address(&in->redirect, optarg, "--redirect");
+			in->have_redirect = true;
+			break;
 		case 'v':
 			in->verbose = true;
 			break;
@@ -419,6 +439,9 @@ static size_t build_tpdu(const struct inject *in, uint32_t sqn, uint8_t *out, si
 	o.raw = in->opt_raw_len ? in->opt_raw : NULL;
 	o.raw_len = in->opt_raw_len;
 	o.extra_header_flags = in->parity ? PGM_OPT_PARITY : 0;
+	o.nbr_unreach = in->nbr_unreach;
+	o.path_nla = in->have_path_nla ? &in->path_nla : NULL;
+	o.redirect = in->have_redirect ? &in->redirect : NULL;
 	if (in->payload_len >= 0) {
 		for (long i = 0; i < in->payload_len; i++)
 			payload[i] = (uint8_t)('a' + i % 26);
