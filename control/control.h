@@ -42,7 +42,7 @@ typedef uint64_t cp_time_t; /* monotonic time in microseconds */
 #define CP_SEC(s) ((cp_time_t)(s) * 1000000u)
 
 /*
- * Session identity (7.1, 16): an SPM more than CP_SPM_SQN_JUMP_MAX ahead of the session's SPM_SQN
+ * Session identity (7.1, 10): an SPM more than CP_SPM_SQN_JUMP_MAX ahead of the session's SPM_SQN
  * is refused, and without route information the upstream interface moves only after the
  * session had no SPM for CP_SPM_SILENCE_S; either is accepted after such a silence (a source
  * restarted with the same TSI). Why these values: session.c.
@@ -367,7 +367,7 @@ void cp_free(struct cp *cp);
 void cp_set_log(struct cp *cp, cp_log_fn log, void *ctx, unsigned kinds_mask /* 1 << kind */);
 void cp_set_config(struct cp *cp, const struct cp_config *cfg);
 /*
- * Routes (7.1, 16): the incoming (RPF) interface of the multicast route a datagram from src to
+ * Routes (7.1, 10): the incoming (RPF) interface of the multicast route a datagram from src to
  * group follows, as the data plane mirrors it, or 0 when none is known. The core asks only when
  * a session's SPM arrives off its upstream interface: the answer says whether the path moved.
  * Without it (NULL) the upstream interface moves only after the session's SPMs fell silent.

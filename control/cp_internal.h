@@ -564,7 +564,7 @@ static inline uint64_t cp_iface_bit(const struct cp_iface *ifp)
 	return ifp != NULL && ifp->slot >= 0 ? (uint64_t)1 << ifp->slot : 0;
 }
 bool cp_is_local_address(const struct cp *cp, const struct pgm_nla *addr);
-/* Whether NAKs may be sent to addr (an SPM's path NLA, a DLR, 7.7, 16): unicast, not ours, not
+/* Whether NAKs may be sent to addr (an SPM's path NLA, a DLR, 7.7, 10): unicast, not ours, not
    loopback, broadcast or unspecified. The core knows no prefixes: subnet broadcasts pass. */
 bool cp_nak_dest_usable(const struct cp *cp, const struct pgm_nla *addr);
 

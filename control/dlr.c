@@ -223,7 +223,7 @@ void cp_polr(
 		return;
 	}
 	if (!cp_nak_dest_usable(cp, &pkt->opt.redirect)) {
-		/* NAKs go there: not to us, a group, loopback or nowhere (7.7, 16) */
+		/* NAKs go there: not to us, a group, loopback or nowhere (7.7, 10) */
 		cp_count(cp, in_if, s, CP_C_DLR_BAD_ADDRESS, 1);
 		return;
 	}

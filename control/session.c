@@ -8,7 +8,7 @@
  * kernel's multicast route): the first copy updates the state, and every copy is forwarded
  * with SPM_PATH set to its egress interface's address.
  *
- * Identity (7.1, 10, 16): the TSI is visible in every ODATA, so it names a session but does not
+ * Identity (7.1, 10): the TSI is visible in every ODATA, so it names a session but does not
  * prove one. The first SPM pins the session's source and group, and its upstream interface
  * moves only to the incoming interface of the (S,G) route the data plane mirrors (a route
  * change), or without route information after CP_SPM_SILENCE_S without SPMs. SPMs from
@@ -332,7 +332,7 @@ void cp_spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_session *s
  * Why a regular SPM for an existing session is not the session's, or CP_C_COUNT when it is
  * (ahead: its SPM_SQN's serial distance from the session's).
  *
- * The SQN bound: a source numbers its SPMs one by one (SPM_SQN, 5.1.4), so a gap is SPMs lost
+ * The SQN bound: a source numbers its SPMs one by one (SPM_SQN, 3.6.1.1), so a gap is SPMs lost
  * on the way. Serial arithmetic (6.2) makes anything up to 2^31 - 1 ahead "in sequence", and
  * one SPM that far ahead would make the source's own for the next 2^31 SPMs look old. A
  * source sending 2,000 SPMs a second (the MSMQ profile's one per 50 packets at 100,000
@@ -361,7 +361,8 @@ static enum cp_counter spm_refusal(
 		return CP_C_COUNT; /* not recorded: a copy, a repeat or out of sequence (below) */
 	if (ahead > (int32_t)CP_SPM_SQN_JUMP_MAX && !silent)
 		return CP_C_SPM_SQN_JUMP;
-	if (!cp_nak_dest_usable(cp, &in->pkt->path))
+	/* the recorded path passed this already: only a new one is looked at */
+	if (!pgm_nla_equal(&in->pkt->path, &s->upstream) && !cp_nak_dest_usable(cp, &in->pkt->path))
 		return CP_C_SPM_BAD_PATH;
 	return CP_C_COUNT;
 }

@@ -129,7 +129,7 @@ void cp_spm_nbr_unreach(struct cp *cp, const struct cp_packet *in, struct cp_ifa
 
 	if (in->in_ifindex != s->upstream_ifindex || !pgm_nla_equal(&in->ip->src, &s->source) ||
 		!pgm_nla_equal(&in->ip->dst, &s->group)) {
-		/* not the session's SPM (7.1, 16): ignored, and not passed on either */
+		/* not the session's SPM (7.1, 10): ignored, and not passed on either */
 		cp_count(cp, in_if, s, CP_C_UNREACH_NOT_UPSTREAM, 1);
 		out->verdict = CP_DROP;
 		return;

@@ -54,7 +54,7 @@ void assist_log_sync(struct assist *a)
 
 /* ---- life cycle ---- */
 
-/* The core asks where a session's (S,G) comes in when its SPM arrives elsewhere (7.1, 16). */
+/* The core asks where a session's (S,G) comes in when its SPM arrives elsewhere (7.1, 10). */
 static int assist_rpf(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct assist *a = ctx;

@@ -1,5 +1,5 @@
 /*
- * Session identity and trust per message type (RFC 3208 7.1, 10, 15.3, 16): a session's source,
+ * Session identity and trust per message type (RFC 3208 7.1, 10, 15.3): a session's source,
  * group and upstream interface are pinned; SPMs from elsewhere, too far ahead or naming an
  * unusable path are refused; NCFs with OPT_NBR_UNREACH only from the upstream neighbour;
  * anticipated state only inside the window and for the session's NAK_SRC/NAK_GRP; redirecting
@@ -378,7 +378,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("control: session identity and trust (7.1, 10, 15.3, 16)");
+	Suite *s = suite_create("control: session identity and trust (7.1, 10, 15.3)");
 	TCase *tc = tcase_create("trust");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
