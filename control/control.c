@@ -261,6 +261,12 @@ void cp_set_config(struct cp *cp, const struct cp_config *cfg)
 		cp_sessions_reschedule(cp);
 }
 
+void cp_set_rpf(struct cp *cp, cp_rpf_fn rpf, void *ctx)
+{
+	cp->rpf = rpf;
+	cp->rpf_ctx = ctx;
+}
+
 void cp_set_random_seed(struct cp *cp, uint64_t seed)
 {
 	/* splitmix64 of the seed: any seed, 0 included, gives a usable xorshift state */

@@ -41,6 +41,15 @@ typedef uint64_t cp_time_t; /* monotonic time in microseconds */
 #define CP_MS(ms) ((cp_time_t)(ms) * 1000u)
 #define CP_SEC(s) ((cp_time_t)(s) * 1000000u)
 
+/*
+ * Session identity (7.1, 10): an SPM more than CP_SPM_SQN_JUMP_MAX ahead of the session's SPM_SQN
+ * is refused, and without route information the upstream interface moves only after the
+ * session had no SPM for CP_SPM_SILENCE_S; either is accepted after such a silence (a source
+ * restarted with the same TSI). Why these values: session.c.
+ */
+#define CP_SPM_SQN_JUMP_MAX (1u << 20)
+#define CP_SPM_SILENCE_S    60
+
 /* Per-interface timers and rates; see the README for why these defaults. */
 struct cp_if_config {
 	uint32_t nak_rpt_ivl_ms;   /* NAK_RPT_IVL: how long an unconfirmed NAK is repeated */
@@ -97,6 +106,13 @@ void cp_config_default(struct cp_config *cfg);
 	X(SPM_DUPLICATE_COPY, "spm-duplicate",                                                     \
 		"SPM copies dropped: same SQN already forwarded here")                             \
 	X(SPM_UPSTREAM_CHANGED, "spm-upstream-changed", "upstream neighbour or interface changed") \
+	X(SPM_FOREIGN, "spm-foreign",                                                              \
+		"SPMs with a session's TSI from another source or group: dropped")                 \
+	X(SPM_NOT_RPF, "spm-not-rpf",                                                              \
+		"SPMs of a session off its upstream interface and not the route's: dropped")       \
+	X(SPM_SQN_JUMP, "spm-sqn-jump", "SPMs too far ahead of the session's SPM_SQN: dropped")    \
+	X(SPM_BAD_PATH, "spm-bad-path",                                                            \
+		"SPMs whose path NLA cannot take NAKs (ours, multicast, loopback...): dropped")    \
 	X(SPM_NO_ADDRESS, "spm-no-address",                                                        \
 		"SPM copies passed unchanged: no usable egress address")                           \
 	X(COPY_NOT_ASSISTED, "copy-not-assisted",                                                  \
@@ -132,6 +148,10 @@ void cp_config_default(struct cp_config *cfg);
 	X(NCF_ANTICIPATED, "ncf-anticipated", "NCF SQNs creating or refreshing anticipated state") \
 	X(NCF_DISCARDED, "ncf-discarded", "NCF SQNs off the upstream interface, discarded")        \
 	X(NCF_NO_SESSION, "ncf-no-session", "NCFs for unknown TSIs, passed through")               \
+	X(NCF_ADDRESS_MISMATCH, "ncf-address-mismatch",                                            \
+		"NCFs whose NAK_SRC or NAK_GRP is not the session's: discarded")                   \
+	X(NCF_OUT_OF_WINDOW, "ncf-out-of-window",                                                  \
+		"NCF SQNs outside the session's window: no anticipated state")                     \
 	X(RDATA_FORWARDED, "rdata-forwarded", "RDATA copies forwarded on a requesting interface")  \
 	X(RDATA_NO_STATE, "rdata-no-state", "RDATA copies dropped: no repair state (lack of SQN)") \
 	X(RDATA_NO_INTERFACE, "rdata-no-interface",                                                \
@@ -165,6 +185,10 @@ void cp_config_default(struct cp_config *cfg);
 	X(POLR_UNUSED, "polr-unused",                                                              \
 		"POLRs to the router or redirecting POLRs not usable (no session, no poll, no "  \
 		"OPT_REDIRECT, wrong interface)")                                                  \
+	X(POLR_NOT_UPSTREAM, "polr-not-upstream",                                                  \
+		"redirecting POLRs not from the upstream interface for the session: unused")       \
+	X(DLR_BAD_ADDRESS, "dlr-bad-address",                                                      \
+		"redirecting POLRs naming a DLR that cannot take NAKs (ours, multicast...): unused")\
 	X(DLR_POLL_SENT, "dlr-poll-sent", "POLLs of sub-type DLR sent (off-tree DLR discovery)") \
 	X(DLR_UPSTREAM_LEARNED, "dlr-upstream-learned",                                            \
 		"upstream DLRs learned from multicast redirecting POLRs")                         \
@@ -200,6 +224,9 @@ void cp_config_default(struct cp_config *cfg);
 		"NCFs or SPMs with OPT_NBR_UNREACH from our upstream neighbour: NAKs suspended")  \
 	X(UNREACH_IGNORED, "unreach-ignored",                                                      \
 		"NCFs or SPMs with OPT_NBR_UNREACH naming another neighbour, ignored")            \
+	X(UNREACH_NOT_UPSTREAM, "unreach-not-upstream",                                            \
+		"NCFs or SPMs with OPT_NBR_UNREACH not from the upstream neighbour on the upstream "\
+		"interface: ignored")                                                              \
 	X(UNREACH_SPM_SENT, "unreach-spm-sent", "special SPMs with OPT_NBR_UNREACH sent")         \
 	X(NAK_BO_IVL_RAISED, "nak-bo-ivl-raised", "advertised NAK_BO_IVL doubled (duplicate NAK)")\
 	X(NAK_BO_IVL_LOWERED, "nak-bo-ivl-lowered",                                                \
@@ -339,6 +366,14 @@ struct cp *cp_new(const struct cp_config *cfg, cp_emit_fn emit, void *emit_ctx);
 void cp_free(struct cp *cp);
 void cp_set_log(struct cp *cp, cp_log_fn log, void *ctx, unsigned kinds_mask /* 1 << kind */);
 void cp_set_config(struct cp *cp, const struct cp_config *cfg);
+/*
+ * Routes (7.1, 10): the incoming (RPF) interface of the multicast route a datagram from src to
+ * group follows, as the data plane mirrors it, or 0 when none is known. The core asks only when
+ * a session's SPM arrives off its upstream interface: the answer says whether the path moved.
+ * Without it (NULL) the upstream interface moves only after the session's SPMs fell silent.
+ */
+typedef int (*cp_rpf_fn)(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group);
+void cp_set_rpf(struct cp *cp, cp_rpf_fn rpf, void *ctx);
 /* Reseed the core's random source (POLR back-off, POLL_RAND) and draw a new RAND_NODE_ID; the
    core seeds itself from the kernel, tests seed it to be deterministic. */
 void cp_set_random_seed(struct cp *cp, uint64_t seed);

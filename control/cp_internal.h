@@ -491,6 +491,8 @@ struct cp {
 	cp_log_fn log;
 	void *log_ctx;
 	unsigned log_mask;
+	cp_rpf_fn rpf; /* the data plane's multicast routes, NULL: none (cp_set_rpf) */
+	void *rpf_ctx;
 	struct cp_hash_key hash_key;
 
 	/* interfaces: ifmap is an open-addressed index by ifindex over ifs[] */
@@ -562,6 +564,9 @@ static inline uint64_t cp_iface_bit(const struct cp_iface *ifp)
 	return ifp != NULL && ifp->slot >= 0 ? (uint64_t)1 << ifp->slot : 0;
 }
 bool cp_is_local_address(const struct cp *cp, const struct pgm_nla *addr);
+/* Whether NAKs may be sent to addr (an SPM's path NLA, a DLR, 7.7, 10): unicast, not ours, not
+   loopback, broadcast or unspecified. The core knows no prefixes: subnet broadcasts pass. */
+bool cp_nak_dest_usable(const struct cp *cp, const struct pgm_nla *addr);
 
 /* session.c */
 void cp_sessions_init(struct cp *cp);
@@ -723,6 +728,9 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
  * destination, the TPDU intact when it all goes to one. */
 void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_session *s,
 	const struct cp_nak_step *steps, unsigned n);
+/* Whether sqn is in the session's window as its SPMs tell it, leniently at the leading edge
+   (SPMs lag the data); true without window information or with nak_window_check off. */
+bool cp_sqn_in_window(const struct cp *cp, const struct cp_session *s, uint32_t sqn);
 /* The SQNs a NAK, NNAK or NCF names: the header SQN, then its OPT_NAK_LIST. */
 unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_NAK_LIST]);
 /* The same as steps of a NAK or NNAK: no state yet, all upstream. */

@@ -208,17 +208,26 @@ void cp_polr(
 	s = cp_session_at(cp, sid);
 	cp_count_in(NULL, s, PGM_POLR);
 	if (!cp->cfg.dlr_redirect || !pgm_opt_has(&pkt->opt, PGM_OPT_REDIRECT) ||
-		pkt->opt.redirect.afi == 0 || cp_is_local_address(cp, &pkt->opt.redirect) ||
-		(ext = cp_session_ext(s)) == NULL) {
+		pkt->opt.redirect.afi == 0 || (ext = cp_session_ext(s)) == NULL) {
 		cp_count(cp, in_if, s, CP_C_POLR_UNUSED, 1);
 		return;
 	}
+	/* 9.5.2.1: an upstream DLR answers the NCF our parent sent on that link, multicast to the
+	   group with the source's address (or, like NCFs made from OpenPGM receivers' NAKs, the
+	   upstream neighbour's): the hosts below cannot redirect our NAKs */
+	if (mcast && (in->in_ifindex != s->upstream_ifindex ||
+			     !pgm_nla_equal(&in->ip->dst, &s->group) ||
+			     (!pgm_nla_equal(&in->ip->src, &s->source) &&
+				     !pgm_nla_equal(&in->ip->src, &s->upstream)))) {
+		cp_count(cp, in_if, s, CP_C_POLR_NOT_UPSTREAM, 1);
+		return;
+	}
+	if (!cp_nak_dest_usable(cp, &pkt->opt.redirect)) {
+		/* NAKs go there: not to us, a group, loopback or nowhere (7.7, 10) */
+		cp_count(cp, in_if, s, CP_C_DLR_BAD_ADDRESS, 1);
+		return;
+	}
 	if (mcast) {
-		/* 9.5.2.1: an upstream DLR answering the NCF our parent sent on that link */
-		if (in->in_ifindex != s->upstream_ifindex) {
-			cp_count(cp, in_if, s, CP_C_POLR_UNUSED, 1);
-			return;
-		}
 		dlr_learn(cp, s, &ext->up, "upstream", in, in_if, CP_C_DLR_UPSTREAM_LEARNED);
 		return;
 	}

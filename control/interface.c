@@ -174,6 +174,25 @@ bool cp_is_local_address(const struct cp *cp, const struct pgm_nla *addr)
 	return false;
 }
 
+bool cp_nak_dest_usable(const struct cp *cp, const struct pgm_nla *addr)
+{
+	static const uint8_t any[16], loopback6[16] = {[15] = 1};
+	const uint8_t *a = addr->addr;
+
+	if (addr->afi == PGM_AFI_IP) {
+		/* 0/8 "this network", 127/8 loopback, 224/4 multicast, 240/4 reserved with the
+		   limited broadcast 255.255.255.255 */
+		if (a[0] == 0 || a[0] == 127 || a[0] >= 224)
+			return false;
+	} else if (addr->afi == PGM_AFI_IP6) {
+		if (a[0] == 0xff || memcmp(a, any, 16) == 0 || memcmp(a, loopback6, 16) == 0)
+			return false;
+	} else {
+		return false;
+	}
+	return !cp_is_local_address(cp, addr);
+}
+
 void cp_ifaces_free(struct cp *cp)
 {
 	for (unsigned i = 0; i < cp->nifs; i++)

@@ -45,9 +45,7 @@ unsigned cp_nak_steps(const struct pgm_packet *pkt, struct cp_nak_step steps[1 +
 	return n;
 }
 
-/* Is the SPM window usable, and are all the SQNs inside it (leniently at the leading edge)? */
-static bool in_window(const struct cp *cp, const struct cp_session *s,
-	const struct cp_nak_step *steps, unsigned n)
+bool cp_sqn_in_window(const struct cp *cp, const struct cp_session *s, uint32_t sqn)
 {
 	if (!cp->cfg.nak_window_check)
 		return true;
@@ -57,10 +55,15 @@ static bool in_window(const struct cp *cp, const struct cp_session *s,
 	/* an empty window has lead = trail - 1; anything wider than half the space is bogus */
 	if (s->lead - s->trail + 1u > 0x80000000u)
 		return true;
+	return (int32_t)(sqn - s->trail) >= 0 && (int32_t)(sqn - s->lead) <= (int32_t)NAK_LEAD_SLACK;
+}
+
+/* Is the SPM window usable, and are all the SQNs inside it (leniently at the leading edge)? */
+static bool in_window(const struct cp *cp, const struct cp_session *s,
+	const struct cp_nak_step *steps, unsigned n)
+{
 	for (unsigned i = 0; i < n; i++) {
-		if ((int32_t)(steps[i].sqn - s->trail) < 0)
-			return false;
-		if ((int32_t)(steps[i].sqn - s->lead) > (int32_t)NAK_LEAD_SLACK)
+		if (!cp_sqn_in_window(cp, s, steps[i].sqn))
 			return false;
 	}
 	return true;

@@ -2,7 +2,8 @@
  * NCF reception (RFC 3208 7.3 confirmation, 7.5 anticipation, 9.3.3 lists).
  *
  * An NCF from the upstream interface confirms a pending NAK for its (TSI, SQN), or creates
- * anticipated state with no interfaces (restarting the timers of state that exists). NCFs from
+ * anticipated state with no interfaces (restarting the timers of state that exists), only for
+ * SQNs in the session's window and when its NAK_SRC and NAK_GRP are the session's. NCFs from
  * other interfaces are discarded without creating state. An NE never forwards NCFs; NCFs of
  * sessions this router does not know pass, so PGM keeps working unassisted for them. Unicast NCFs
  * come from an off-tree DLR (dlr.c) or carry OPT_NBR_UNREACH (unreach.c). What an NCF does in
@@ -72,7 +73,21 @@ static void ncf_sqn(struct cp *cp, const struct cp_packet *in, struct cp_iface *
 	};
 
 	cp_fsm_state(cp, &x, cp_repair_find_live(cp, sid, sqn, in->now));
+	if (x.r == NULL && !cp_sqn_in_window(cp, x.s, sqn)) {
+		/* 10: state for SQNs the source cannot repair is memory anyone upstream can fill */
+		cp_count(cp, in_if, x.s, CP_C_NCF_OUT_OF_WINDOW, 1);
+		return;
+	}
 	cp_repair_fsm(cp, &x, CP_EV_NCF);
+}
+
+/* 7.5: an NCF is for the session when it names its group and its source, or the upstream
+ * neighbour (NCFs made from OpenPGM receivers' NAKs carry the path NLA they NAKed to). */
+static bool ncf_addresses_match(const struct cp_session *s, const struct pgm_packet *pkt)
+{
+	return pgm_nla_equal(&pkt->nak_grp, &s->group) &&
+	       (pgm_nla_equal(&pkt->nak_src, &s->source) ||
+		       pgm_nla_equal(&pkt->nak_src, &s->upstream));
 }
 
 void cp_ncf(
@@ -101,6 +116,12 @@ void cp_ncf(
 	}
 	if (!pgm_ip_dst_is_multicast(in->ip)) {
 		cp_offtree_dlr(cp, in, in_if, out);
+		return;
+	}
+	if (!ncf_addresses_match(s, pkt)) {
+		cp_count(cp, in_if, s, CP_C_NCF_ADDRESS_MISMATCH, 1);
+		cp_log_repair(cp, CP_LOG_EVENT, s, sqns[0],
+			"NCF naming another source or group: discarded, no state");
 		return;
 	}
 	if (pgm_packet_is_parity(pkt)) {

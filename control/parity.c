@@ -334,6 +334,10 @@ void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 		x.arg = NULL;
 		run.cnt = (sqns[i] & (tgs - 1)) + 1;
 		cp_fsm_state(cp, &x, cp_repair_live(cp, cp_parity_find(cp, sid, x.sqn), in->now));
+		if (x.r == NULL && !cp_sqn_in_window(cp, s, x.sqn)) {
+			cp_count(cp, in_if, s, CP_C_NCF_OUT_OF_WINDOW, 1); /* as ncf.c */
+			continue;
+		}
 		cp_repair_fsm(cp, &x,
 			x.r != NULL && run.cnt < cp_parity_at(cp, x.r->parity)->largest
 				? CP_EV_PARITY_NCF_SHORT

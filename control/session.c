@@ -7,6 +7,13 @@
  * copy of each SPM per egress interface (router/assist/packet.c makes the copies from the
  * kernel's multicast route): the first copy updates the state, and every copy is forwarded
  * with SPM_PATH set to its egress interface's address.
+ *
+ * Identity (7.1, 10): the TSI is visible in every ODATA, so it names a session but does not
+ * prove one. The first SPM pins the session's source and group, and its upstream interface
+ * moves only to the incoming interface of the (S,G) route the data plane mirrors (a route
+ * change), or without route information after CP_SPM_SILENCE_S without SPMs. SPMs from
+ * elsewhere are dropped and counted and leave the state as it was, so they never make the
+ * source's own SPMs out of sequence. An SPM whose path NLA cannot take NAKs is refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,9 +328,66 @@ void cp_spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_session *s
 	cp_count_out(out_if, s, PGM_SPM);
 }
 
+/*
+ * Why a regular SPM for an existing session is not the session's, or CP_C_COUNT when it is
+ * (ahead: its SPM_SQN's serial distance from the session's).
+ *
+ * The SQN bound: a source numbers its SPMs one by one (SPM_SQN, 3.6.1.1), so a gap is SPMs lost
+ * on the way. Serial arithmetic (6.2) makes anything up to 2^31 - 1 ahead "in sequence", and
+ * one SPM that far ahead would make the source's own for the next 2^31 SPMs look old. A
+ * source sending 2,000 SPMs a second (the MSMQ profile's one per 50 packets at 100,000
+ * packets/s) that lost every one of them for the 300 s of the session lifetime skips 600,000:
+ * 2^20 covers that, and leaves serial comparisons 2^11 times the jump of room.
+ *
+ * The silence: the longest ambient SPM interval in the field is 30 s (TIBCO); after twice
+ * that without an accepted SPM the source has gone or its path is broken, and what follows it
+ * is taken as the session's (a route change without route information, a restarted source).
+ */
+static enum cp_counter spm_refusal(
+	struct cp *cp, const struct cp_session *s, const struct cp_packet *in, int32_t ahead)
+{
+	bool silent = in->now >= s->last_spm && in->now - s->last_spm >= CP_SEC(CP_SPM_SILENCE_S);
+	int rpf;
+
+	if (!pgm_nla_equal(&in->ip->src, &s->source) || !pgm_nla_equal(&in->ip->dst, &s->group))
+		return CP_C_SPM_FOREIGN;
+	if (in->in_ifindex != s->upstream_ifindex) {
+		/* asked only here: the common case costs no route lookup */
+		rpf = cp->rpf != NULL ? cp->rpf(cp->rpf_ctx, &s->source, &s->group) : 0;
+		if (rpf != 0 ? rpf != in->in_ifindex : !silent)
+			return CP_C_SPM_NOT_RPF;
+	}
+	if (ahead <= 0)
+		return CP_C_COUNT; /* not recorded: a copy, a repeat or out of sequence (below) */
+	if (ahead > (int32_t)CP_SPM_SQN_JUMP_MAX && !silent)
+		return CP_C_SPM_SQN_JUMP;
+	/* the recorded path passed this already: only a new one is looked at */
+	if (!pgm_nla_equal(&in->pkt->path, &s->upstream) && !cp_nak_dest_usable(cp, &in->pkt->path))
+		return CP_C_SPM_BAD_PATH;
+	return CP_C_COUNT;
+}
+
+static void spm_refused(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
+	struct cp_session *s, enum cp_counter why)
+{
+	char tsi[24] = "new", src[64], grp[64], path[64], ifname[CP_IFNAME_LEN + 8];
+
+	cp_count(cp, in_if, s, why, 1);
+	if (!cp_log_enabled(cp, CP_LOG_EVENT))
+		return;
+	if (s != NULL)
+		cp_session_label(s, tsi, sizeof(tsi));
+	cp_logf(cp, CP_LOG_EVENT, "tsi %s: SPM %u %s > %s path %s on %s refused (%s)", tsi,
+		in->pkt->sqn, pgm_nla_format(&in->ip->src, src, sizeof(src)),
+		pgm_nla_format(&in->ip->dst, grp, sizeof(grp)),
+		pgm_nla_format(&in->pkt->path, path, sizeof(path)),
+		cp_if_label(cp, in->in_ifindex, ifname, sizeof(ifname)), cp_counter_name(why));
+}
+
 void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_iface *out_if, struct cp_result *out)
 {
+	enum cp_counter why;
 	const struct pgm_packet *spm = in->pkt;
 	struct pgm_tsi tsi;
 	struct cp_session *s;
@@ -342,6 +406,12 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		return;
 	}
 	if (id == CP_NIL) {
+		if (!cp_nak_dest_usable(cp, &spm->path)) {
+			spm_refused(cp, in, in_if, NULL, CP_C_SPM_BAD_PATH);
+			if (ours)
+				out->verdict = CP_DROP;
+			return;
+		}
 		id = session_create(cp, &tsi, in->now);
 		if (id == CP_NIL) {
 			/* untracked, the SPM passes unchanged and the TSI works unassisted */
@@ -356,6 +426,13 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		cp_count_in(NULL, s, PGM_SPM);
 		/* serial arithmetic (6.2): ahead by 1 .. 2^31 - 1 is in sequence */
 		ahead = (int32_t)(spm->sqn - s->spm_sqn);
+		why = spm_refusal(cp, s, in, ahead);
+		if (why != CP_C_COUNT) {
+			spm_refused(cp, in, in_if, s, why);
+			if (ours)
+				out->verdict = CP_DROP;
+			return;
+		}
 		if (ahead > 0) {
 			spm_record(cp, id, in, in_if, false);
 		} else if (!ours) {

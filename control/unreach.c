@@ -11,8 +11,8 @@
  * Containment: when one repair state has seen dup_nak_max duplicate NAKs on one interface, the
  * multicast path below it is assumed broken: NAKs of that TSI on that interface are confirmed
  * with unicast NCFs carrying OPT_NBR_UNREACH and OPT_PATH_NLA until a regular SPM. An NCF with
- * OPT_NBR_UNREACH whose OPT_PATH_NLA is our upstream neighbour, or an SPM with it from our
- * parent, suspends NAK forwarding for the TSI until a regular SPM; the NCF also makes us send a
+ * OPT_NBR_UNREACH sent by our upstream neighbour on the upstream interface and naming it in
+ * OPT_PATH_NLA, or an SPM with it from our parent, suspends NAK forwarding for the TSI until a regular SPM; the NCF also makes us send a
  * special SPM (the last regular SPM_SQN and window, see below) down every interface of the TSI.
  */
 #include <string.h>
@@ -127,7 +127,14 @@ void cp_spm_nbr_unreach(struct cp *cp, const struct cp_packet *in, struct cp_ifa
 {
 	struct cp_session *s = cp_session_at(cp, sid);
 
-	if (in->in_ifindex != s->upstream_ifindex || !pgm_nla_equal(&in->pkt->path, &s->upstream)) {
+	if (in->in_ifindex != s->upstream_ifindex || !pgm_nla_equal(&in->ip->src, &s->source) ||
+		!pgm_nla_equal(&in->ip->dst, &s->group)) {
+		/* not the session's SPM (7.1, 10): ignored, and not passed on either */
+		cp_count(cp, in_if, s, CP_C_UNREACH_NOT_UPSTREAM, 1);
+		out->verdict = CP_DROP;
+		return;
+	}
+	if (!pgm_nla_equal(&in->pkt->path, &s->upstream)) {
 		/* 15.3.2: not from our parent: ignored, and not passed on either */
 		cp_count(cp, in_if, s, CP_C_UNREACH_IGNORED, 1);
 		out->verdict = CP_DROP;
@@ -144,6 +151,15 @@ void cp_ncf_nbr_unreach(
 {
 	bool was = (s->flags & CP_SESSION_SUSPENDED) != 0;
 
+	/* 15.3.2: "from its upstream neighbour": sent by it, unicast, on the upstream interface;
+	   OPT_PATH_NLA alone is what anyone below can copy from the SPMs' path */
+	if (in->in_ifindex != s->upstream_ifindex || !pgm_nla_equal(&in->ip->src, &s->upstream)) {
+		cp_count(cp, in_if, s, CP_C_UNREACH_NOT_UPSTREAM, 1);
+		cp_log_repair(cp, CP_LOG_EVENT, s, in->pkt->sqn,
+			"NCF with OPT_NBR_UNREACH not from the upstream neighbour on the upstream "
+			"interface: ignored");
+		return;
+	}
 	if (!pgm_opt_has(&in->pkt->opt, PGM_OPT_PATH_NLA) ||
 		!pgm_nla_equal(&in->pkt->opt.path_nla, &s->upstream)) {
 		cp_count(cp, in_if, s, CP_C_UNREACH_IGNORED, 1);

@@ -54,6 +54,16 @@ void assist_log_sync(struct assist *a)
 
 /* ---- life cycle ---- */
 
+/* The core asks where a session's (S,G) comes in when its SPM arrives elsewhere (7.1, 10). */
+static int assist_rpf(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
+{
+	struct assist *a = ctx;
+	const struct mfc_route *r = a->env.route != NULL ? a->env.route(a->env.ctx, src, group)
+							  : NULL;
+
+	return r != NULL ? r->iif : 0;
+}
+
 struct assist *assist_new(const struct assist_env *env)
 {
 	struct assist *a = calloc(1, sizeof(*a));
@@ -67,6 +77,7 @@ struct assist *assist_new(const struct assist_env *env)
 		free(a);
 		return NULL;
 	}
+	cp_set_rpf(a->cp, assist_rpf, a);
 	a->cp_log_mask = ~0u;
 	assist_log_sync(a);
 	return a;

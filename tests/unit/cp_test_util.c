@@ -46,6 +46,14 @@ static void capture_log(void *ctx, enum cp_log_kind kind, const char *line)
 		fprintf(stderr, "cp: %s\n", line);
 }
 
+/* The test's multicast routes: every (S,G) comes in by rpf_ifindex. */
+static int test_rpf(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
+{
+	(void)src;
+	(void)group;
+	return ((struct cp_test_env *)ctx)->rpf_ifindex;
+}
+
 struct pgm_nla cp_test_nla(const char *text)
 {
 	struct pgm_nla nla;
@@ -85,6 +93,7 @@ void cp_test_env_init(struct cp_test_env *env, const struct cp_config *cfg)
 	ck_assert_ptr_nonnull(env->cp);
 	cp_set_log(env->cp, capture_log, env,
 		1u << CP_LOG_EVENT | 1u << CP_LOG_TIMER | 1u << CP_LOG_PACKET);
+	cp_set_rpf(env->cp, test_rpf, env);
 	for (size_t i = 0; i < sizeof(test_ifs) / sizeof(test_ifs[0]); i++) {
 		struct pgm_nla addr = cp_test_nla(test_ifs[i].addr);
 
@@ -622,6 +631,8 @@ void cp_test_run(struct cp_test_env *env, const struct cp_test_step *steps, size
 		cp_test_clear(env);
 		if (strcmp(st->what, "timers") == 0) {
 			cp_test_timers(env, CP_SEC(1000) + st->t);
+		} else if (strncmp(st->what, "route ", 6) == 0) {
+			env->rpf_ifindex = cp_test_ifindex(st->what + 6);
 		} else {
 			struct cp_test_pkt p;
 			enum cp_verdict v;

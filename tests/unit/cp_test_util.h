@@ -46,6 +46,7 @@ struct cp_test_env {
 	char *log[CP_TEST_MAX_LOG];
 	size_t nlog;
 	struct cp_result res;
+	int rpf_ifindex; /* the route's incoming interface the core is told, 0: no route known */
 };
 
 /* A parsed packet; option bytes and NAK lists live in tpdu[], so do not copy one. */
@@ -120,7 +121,8 @@ uint64_t cp_test_mask(int ifindex); /* the slot bit of a test interface */
  * Scripted scenarios. `what` is a packet ("SPM 5", "NAK 17", "NAK 17,18,19", "NCF 17",
  * "RDATA 17", "NNAK 17", "POLL 1", "ODATA 3") with optional words after it: "mcast" (NAK to the
  * group), "udp", "path=ADDR", "src=ADDR", "grp=ADDR", "trail=N", "lead=N"; or "timers".
- * `verdict` is "accept", "drop" or "rewrite" (ignored for timers); `actions` what must be
+ * "route IF" sets the incoming interface of the multicast route the core is told (rpf_ifindex).
+ * `verdict` is "accept", "drop" or "rewrite" (ignored for timers and routes); `actions` what must be
  * emitted by this step, in cp_test_actions form ("" for none).
  */
 struct cp_test_step {

@@ -153,13 +153,14 @@ START_TEST(test_scenario_unconfirmed)
 }
 END_TEST
 
-/* The tree changes while a NAK is pending: repeats follow the new upstream, repairs are taken
- * only from it. */
+/* The tree changes while a NAK is pending (the route now comes in by d3): repeats follow the new
+ * upstream, repairs are taken only from it. */
 /* clang-format off */
 static const struct cp_test_step path_change[] = {
 	/* time   packet                   in    out   verdict    actions */
 	{MS(0),   "SPM 1",                 "up", "d1", "rewrite", ""},
 	{MS(0),   "NAK 50",                "d1", NULL, "drop",    "NCF d1 50; NAK up 50"},
+	{MS(100), "route d3",              NULL, NULL, NULL,      ""},
 	{MS(100), "SPM 2 path=198.18.3.9", "d3", "d1", "rewrite", ""},
 	{MS(200), "timers",                NULL, NULL, NULL,      "NAK d3 50 rpt"},
 	{MS(250), "NCF 50",                "up", NULL, "drop",    ""},

@@ -136,7 +136,10 @@ START_TEST(test_7_1_spm_sqn_wraps_around)
 	ck_assert_uint_eq(v.spm_sqn, 1);
 	/* exactly half the space ahead is not "within half": out of sequence */
 	ck_assert_int_eq(spm(1 + 0x80000000u, CP_TEST_UP, CP_TEST_D1), CP_DROP);
-	/* one less is in sequence */
+	/* one less is in sequence, but a jump no lost SPMs explain: taken after a silence */
+	ck_assert_int_eq(spm(0x80000000u, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_SPM_SQN_JUMP), 1);
+	env.now += CP_SEC(CP_SPM_SILENCE_S);
 	ck_assert_int_eq(spm(0x80000000u, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
 	ck_assert(cp_test_session(&env, &v));
 	ck_assert_uint_eq(v.spm_sqn, 0x80000000u);
@@ -155,7 +158,9 @@ START_TEST(test_7_1_path_change_moves_upstream)
 	ck_assert(cp_test_session(&env, &v));
 	ck_assert_int_eq(v.upstream_ifindex, CP_TEST_UP);
 
-	/* an in-sequence SPM by another interface moves the upstream */
+	/* an in-sequence SPM by another interface, where the route now comes in, moves the
+	   upstream */
+	env.rpf_ifindex = CP_TEST_D2;
 	cp_test_spm(&p, 2, 0, 0x80000000u);
 	p.pkt.path = cp_test_nla("198.18.2.200");
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D2, CP_TEST_D1), CP_ACCEPT_REWRITTEN);

@@ -222,7 +222,8 @@ START_TEST(test_15_3_2_spm_not_from_parent_ignored)
 	cp_test_add_option(&p, PGM_OPT_NBR_UNREACH, 0);
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, CP_TEST_D2), CP_DROP);
 	ck_assert(!suspended());
-	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_UNREACH_IGNORED), 2);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_UNREACH_IGNORED), 1);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_UNREACH_NOT_UPSTREAM), 1);
 }
 END_TEST
 
