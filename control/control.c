@@ -20,6 +20,10 @@
  *    swallows their retries and a lost RDATA is never asked for again through this router.
  *  - identical NCFs at most once per 50 ms per interface: a LAN of receivers NAKing the same SQN
  *    within their back-off gets one NCF, not one per receiver.
+ *  - 100 new sessions per second per interface: a restart learns a thousand sources behind one
+ *    interface within their SPM interval's few rounds; a flood of fresh TSIs fills the session
+ *    table no faster than its lifetime empties it (30,000 per interface per 300 s).
+ *  - memory: 256 MB, half an interface, a quarter a session (limits.c, the README's budget).
  */
 void cp_if_config_default(struct cp_if_config *cfg)
 {
@@ -31,14 +35,18 @@ void cp_if_config_default(struct cp_if_config *cfg)
 	cfg->ncf_ivl_ms = 50;
 	cfg->nak_bo_ivl_us = 0;
 	cfg->router_alert = true;
+	cfg->session_rate = 100;
 }
 
 void cp_config_default(struct cp_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->session_lifetime_s = 300; /* the MIB's pgmNeSessionLifeTime */
-	cfg->max_sessions = 0;
-	cfg->max_repair_states = 0;
+	cfg->memory_budget_mb = 256;
+	cfg->max_sessions = 0;	    /* from the budget */
+	cfg->max_repair_states = 0; /* from the budget */
+	cfg->repair_if_share = 50;
+	cfg->repair_session_share = 25;
 	cfg->rdata_linger_ms = 1000;
 	cfg->nak_window_check = true;
 	/* 9.5.3: DLRs that announce themselves are used; polling for off-tree ones sends POLLs
@@ -233,6 +241,7 @@ struct cp *cp_new(const struct cp_config *cfg, cp_emit_fn emit, void *emit_ctx)
 	cp_set_random_seed(cp, cp->hash_key.k0 ^ (cp->hash_key.k1 << 1));
 	cp_sessions_init(cp);
 	cp_repairs_init(cp);
+	cp_limits_init(cp);
 	cp_wheel_init(&cp->polr_wheel, cp_polr_tnode, cp);
 	if (cp->session_tab.buckets == NULL || cp->repair_tab.buckets == NULL) {
 		cp_free(cp);
@@ -257,6 +266,8 @@ void cp_set_config(struct cp *cp, const struct cp_config *cfg)
 	bool lifetime_changed = cfg->session_lifetime_s != cp->cfg.session_lifetime_s;
 
 	cp->cfg = *cfg;
+	/* lowered limits evict nothing: states end within NAK_RDATA_IVL, and are not renewed */
+	cp_limits(&cp->cfg, &cp->lim);
 	if (lifetime_changed)
 		cp_sessions_reschedule(cp);
 }

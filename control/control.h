@@ -70,14 +70,22 @@ struct cp_if_config {
 	   the source (NCFs, POLLs, re-sourced RDATA, special SPMs), so the next PGM router takes
 	   them (1.2.5); off for links whose equipment drops IP options */
 	bool router_alert;
+	/* new sessions per second created by SPMs arriving here, bursts of as many (a token
+	   bucket); 0 = no cap */
+	uint32_t session_rate;
 };
 void cp_if_config_default(struct cp_if_config *cfg);
 
 /* Global settings. */
 struct cp_config {
 	uint32_t session_lifetime_s; /* a TSI without SPMs expires after this; 0 = never */
-	uint32_t max_sessions;	     /* 0 = unlimited */
-	uint32_t max_repair_states;  /* 0 = unlimited */
+	/* The state tables' memory is bounded by memory_budget_mb (0 = no budget): max_sessions
+	   and max_repair_states, when 0, are derived from it (cp_limits). A share of the repair
+	   states (percent) is the most one arrival interface, or one session, can hold. */
+	uint32_t memory_budget_mb;
+	uint32_t max_sessions;	    /* 0 = from the budget */
+	uint32_t max_repair_states; /* 0 = from the budget */
+	uint32_t repair_if_share, repair_session_share;
 	uint32_t rdata_linger_ms;    /* repair state kept after its first RDATA copy, for the
 					other listed interfaces' copies */
 	bool nak_window_check;	     /* drop NAKs behind SPM_TRAIL or far beyond SPM_LEAD */
@@ -92,6 +100,21 @@ struct cp_config {
 	struct cp_if_config if_defaults; /* for interfaces without their own settings */
 };
 void cp_config_default(struct cp_config *cfg);
+
+/*
+ * The limits in force under a configuration: those configured, else those the memory budget
+ * allows at the worst-case bytes per entry (the entry, its share of the hash table while it
+ * doubles, what may hang off it). 0 = no limit (no budget and none configured).
+ */
+struct cp_limits {
+	uint32_t max_sessions, max_repair_states;
+	bool sessions_derived, repair_states_derived; /* from the budget */
+	uint32_t if_quota, session_quota;	       /* repair states; 0 = no limit */
+	size_t budget;				       /* bytes; 0 = none */
+	size_t reserve; /* of the budget, kept for the rest of the daemon */
+	size_t session_cost, repair_cost; /* worst-case bytes per entry */
+};
+void cp_limits(const struct cp_config *cfg, struct cp_limits *out);
 
 /* ---- counters (modelled on the PGM MIB's network-element tables) ---- */
 
@@ -164,7 +187,20 @@ void cp_config_default(struct cp_config *cfg);
 	X(OFFTREE_DLR, "offtree-dlr", "unicast RDATA or NCF (off-tree DLR), dropped")              \
 	X(PARITY_PASSTHROUGH, "parity-passthrough",                                                \
 		"parity NAKs, NCFs, RDATA handled statelessly")                                    \
-	X(REPAIR_LIMIT, "repair-state-limit", "NAKs or NCFs refused: max-rexmit-states reached")   \
+	X(REPAIR_LIMIT, "repair-state-limit",                                                      \
+		"SQNs without state: max-rexmit-states reached, nothing to evict")                 \
+	X(REPAIR_IF_QUOTA, "repair-state-interface-quota",                                         \
+		"SQNs without state: the arrival interface holds its share of the repair states")  \
+	X(REPAIR_SESSION_QUOTA, "repair-state-session-quota",                                      \
+		"SQNs without state: the session holds its share of the repair states")            \
+	X(REPAIR_EVICTED, "repair-state-evicted",                                                  \
+		"anticipated or NNAK-created states evicted for a NAK at max-rexmit-states")       \
+	X(REPAIR_EVICTED_LIVE, "repair-state-evicted-live",                                        \
+		"NAKed states of the interface holding the most evicted for another's NAK")        \
+	X(NAK_STATELESS, "nak-stateless",                                                          \
+		"NAK SQNs confirmed and forwarded without state at a limit (not eliminated)")      \
+	X(SESSION_RATE_LIMITED, "session-rate-limited",                                            \
+		"SPMs of new TSIs not tracked: the arrival interface's session-rate reached")      \
 	X(REPAIR_EXPIRED, "repair-state-expired", "repair states expired without RDATA")           \
 	X(REPAIR_COMPLETED, "repair-state-completed",                                              \
 		"repair states done: every interface repaired")                                    \
@@ -419,6 +455,7 @@ struct cp_if_view {
 	struct pgm_nla addr;
 	struct cp_if_config cfg;
 	const struct cp_counters *counters;
+	size_t repair_states; /* charged to it: created by its NAKs, NNAKs or NCFs */
 };
 struct cp_session_view {
 	struct pgm_tsi tsi;
@@ -496,6 +533,11 @@ struct cp_stats {
 	size_t session_size, repair_size;   /* sizeof one entry */
 	uint64_t global_ev[CP_C_COUNT]; /* events not tied to an interface (timers, limits) */
 	uint64_t unexpected_events; /* repair state events no transition expected: ignored */
+	struct cp_limits limits;    /* in force */
+	/* the most repair states charged to one interface (ifindex, 0 = none) and held by one
+	   session, against limits.if_quota and limits.session_quota */
+	size_t if_states_most, session_states_most;
+	int if_states_most_ifindex;
 };
 void cp_get_stats(const struct cp *cp, struct cp_stats *st);
 

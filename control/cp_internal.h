@@ -7,10 +7,10 @@
  *  - interface.c, session.c (SPM, 7.1), repair.c (repair state and its timers), nak.c (7.2-7.4,
  *    9.3.3, NNAK 9.5.3.2), ncf.c (7.3, 7.5), rdata.c (7.8), dlr.c (POLL child role 14.5, DLRs
  *    9.5.3), parity.c (11.6), unreach.c (NAK_BO_IVL 15.2, NBR_UNREACH 15.3), view.c (show and
- *    clear).
+ *    clear), limits.c (the memory budget, shares, eviction, the new-session rate).
  *
- * Entries refer to each other by 32-bit pool ids, not pointers: a repair state is 112 bytes with
- * its hash link, session link, timer node and all its timers.
+ * Entries refer to each other by 32-bit pool ids, not pointers: a repair state is 128 bytes with
+ * its hash link, session link, eviction link, timer node and all its timers.
  */
 #ifndef PGMROUTER_CP_INTERNAL_H
 #define PGMROUTER_CP_INTERNAL_H
@@ -252,6 +252,7 @@ struct cp_iface {
 	   states since the last duplicate NAK here */
 	uint32_t bo_ivl_cur;
 	uint32_t bo_probe;
+	cp_time_t session_tat; /* limits.c: the new-session bucket (its theoretical arrival) */
 };
 
 /* ---- sessions (per-TSI source-path state, 7.1) ---- */
@@ -303,6 +304,7 @@ struct cp_session {
 	int upstream_ifindex;
 	uint16_t udp_sport, udp_dport;	       /* of the SPMs: group traffic */
 	uint16_t nak_udp_sport, nak_udp_dport; /* of the last encapsulated NAK */
+	uint32_t repair_tail;		       /* the oldest of its repair states */
 	uint64_t spm_copy_mask;		       /* egress slots that had a copy of spm_sqn */
 	struct pgm_nla source, group, upstream;
 	cp_time_t created, last_spm;
@@ -332,7 +334,7 @@ struct cp_repair {
 	struct cp_tnode timer;	/* the earliest of the deadlines below */
 	uint64_t if_mask;	/* interfaces that NAKed (slots) */
 	uint64_t repaired_mask; /* interfaces that had their RDATA copy */
-	/* 112 bytes keep the hash-chain fields of every entry in one cache line; parity state,
+	/* 128 bytes keep the hash-chain fields of every entry in one cache line; parity state,
 	 * which does not rate-limit its NCFs, keeps its counts' pool id where NCF marks are */
 	union {
 		struct {
@@ -345,7 +347,13 @@ struct cp_repair {
 	cp_time_t rdata_end;	     /* OUTSTANDING: NAK_RDATA_IVL; FORWARDING: linger */
 	cp_time_t elim_end;	     /* OUTSTANDING: NAK_ELIM_IVL (0 once it ran out) */
 	cp_time_t created;
+	/* limits.c: on cp->evictable (nobody NAKed it: anticipated, NNAK-created) or its owner's
+	   live list, oldest first; the owner is the interface slot whose packet created it */
+	uint32_t evict_next, evict_prev;
+	uint8_t owner; /* slot, CP_OWNER_NONE for none */
+	bool evictable;
 };
+#define CP_OWNER_NONE CP_MAX_INTERFACES
 
 /* Parity repair state's counts (11.6), its own allocation: counts are packets owed (the NAK's
  * 0-based PKT_CNT + 1), per interface slot. */
@@ -433,6 +441,7 @@ struct cp_fsm {
 	struct cp_iface *in_if, *out_if; /* a packet's arrival interface; an RDATA copy's egress */
 	void *run;			 /* the caller's packet-wide state, for its actions */
 	const char *const *arg; /* what the %s of the row's line print, in order, or NULL */
+	bool nak;		/* a NAK's: the state it makes is asked for (limits.c) */
 };
 
 /* The transition's work. false: it could make no state (the repair limit, no memory); then
@@ -534,6 +543,15 @@ struct cp {
 	   the core's size is part of the memory `show` reports) */
 	uint8_t fsm_index[CP_EV_COUNT][CP_FSM_PHASES];
 	uint64_t fsm_unexpected; /* events no row expected (cp_stats) */
+
+	/* limits.c: the limits in force, the repair states charged to each owner slot, the states
+	   nobody asked for and each owner's others, oldest first */
+	struct cp_limits lim;
+	uint32_t owner_states[CP_OWNER_NONE + 1];
+	struct cp_evict_list {
+		uint32_t head, tail;
+	} evictable, live[CP_OWNER_NONE + 1];
+	cp_time_t session_tat; /* the new-session bucket of SPMs from unknown interfaces */
 };
 
 /* control.c */
@@ -607,7 +625,6 @@ uint32_t cp_repair_find(struct cp *cp, uint32_t session, uint32_t sqn);
 uint32_t cp_repair_find_live(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now);
 /* id unless its deadlines say it is over at `now` (then deleted: CP_NIL); CP_NIL stays CP_NIL. */
 uint32_t cp_repair_live(struct cp *cp, uint32_t id, cp_time_t now);
-bool cp_repair_limit_reached(const struct cp *cp, size_t more);
 void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why);
 void cp_repair_schedule(struct cp *cp, uint32_t id);
 void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now);
@@ -619,12 +636,25 @@ bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now);
 void cp_repairs_flush_repeats(struct cp *cp);
 void cp_repairs_drop_slot(struct cp *cp, int slot);
 /* New zeroed state; only the machine's rows in NONE make it (cp_fsm_create), and set its phase. */
-uint32_t cp_repair_create_kind(
-	struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now, bool parity);
+uint32_t cp_repair_create_kind(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now,
+	bool parity, struct cp_iface *in_if, bool nak);
 void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r);
 size_t cp_session_clear_repairs(struct cp *cp, uint32_t session, enum cp_counter why);
 void cp_log_repair(struct cp *cp, enum cp_log_kind kind, const struct cp_session *s, uint32_t sqn,
 	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* limits.c */
+void cp_limits_init(struct cp *cp); /* and after a configuration change */
+/* May an SPM arriving on ifp (NULL: unknown) create a session now? Counts a refusal. */
+bool cp_session_rate_ok(struct cp *cp, struct cp_iface *ifp, cp_time_t now);
+/* Room for one more repair state of session s charged to owner, evicting if the rules allow
+ * (a state a NAK asks for: `nak`); false (counted on in_if) when there is none. */
+bool cp_repair_room(
+	struct cp *cp, uint32_t session, struct cp_iface *in_if, unsigned owner, bool nak);
+void cp_repair_listed(struct cp *cp, uint32_t id, bool nak);
+void cp_repair_unlisted(struct cp *cp, uint32_t id);
+/* States charged to a slot that is given up are charged to none. */
+void cp_limits_drop_slot(struct cp *cp, int slot);
 
 /* fsm.c */
 void cp_fsm_init(struct cp *cp);
@@ -635,8 +665,8 @@ void cp_fsm_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
 	const struct cp_fsm_row *row, const char *const *arg);
 const char *cp_fsm_phase_name(unsigned phase);
 const char *cp_fsm_event_name(enum cp_repair_event ev);
-/* For the actions of the rows in NONE: makes x's state (parity: per transmission group, 11.6);
- * false when the repair limit or memory says no. */
+/* For the actions of the rows in NONE: makes x's state (parity: per transmission group, 11.6),
+ * charged to x->in_if; false when a limit or memory says no (counted). */
 bool cp_fsm_create(struct cp *cp, struct cp_fsm *x, bool parity);
 
 /*

@@ -197,7 +197,8 @@ void cp_fsm_log(struct cp *cp, const struct cp_session *s, uint32_t sqn,
 
 bool cp_fsm_create(struct cp *cp, struct cp_fsm *x, bool parity)
 {
-	cp_fsm_state(cp, x, cp_repair_create_kind(cp, x->sid, x->sqn, x->now, parity));
+	cp_fsm_state(cp, x,
+		cp_repair_create_kind(cp, x->sid, x->sqn, x->now, parity, x->in_if, x->nak));
 	return x->id != CP_NIL;
 }
 

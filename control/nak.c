@@ -323,7 +323,9 @@ bool cp_fsm_nak_first(struct cp *cp, struct cp_fsm *x)
 	struct nak_run *run = x->run;
 
 	if (!cp_fsm_create(cp, x, false)) {
-		/* no memory: confirmed and forwarded all the same, with nothing to repeat it */
+		/* a limit (limits.c) or no memory: confirmed and forwarded all the same, with
+		   nothing to repeat it nor to eliminate its duplicates */
+		cp_count(cp, x->in_if, x->s, CP_C_NAK_STATELESS, 1);
 		run->step->untracked = true;
 		run->step->dest = (uint8_t)cp_nak_dest(cp, x->s, NULL);
 		run->forward = run->ncf = true;
@@ -398,7 +400,7 @@ void cp_nak(
 {
 	const struct pgm_packet *pkt = in->pkt;
 	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_nak_steps(pkt, steps), missing = 0;
+	unsigned n = cp_nak_steps(pkt, steps);
 	const struct cp_if_config *if_cfg;
 	struct nak_run run = {.step = NULL};
 	struct cp_session *s;
@@ -429,27 +431,16 @@ void cp_nak(
 		return;
 	}
 	run.from_dlr = cp_from_offtree_dlr(s, in);
-
-	for (unsigned i = 0; i < n; i++) {
-		steps[i].id = cp_repair_find_live(cp, sid, steps[i].sqn, now);
-		if (steps[i].id == CP_NIL)
-			missing++;
-	}
-	/* all or nothing: the single NCF answers every SQN of the NAK */
-	if (missing != 0 && cp_repair_limit_reached(cp, missing)) {
-		cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
-		return;
-	}
-
 	run.bit = cp_iface_bit(in_if);
 	if_cfg = cp_iface_config(cp, in_if);
 	ncf_ivl = CP_MS(if_cfg->ncf_ivl_ms);
-	x = (struct cp_fsm){.s = s, .sid = sid, .now = now, .in_if = in_if, .run = &run};
+	x = (struct cp_fsm){
+		.s = s, .sid = sid, .now = now, .in_if = in_if, .run = &run, .nak = true};
 	for (unsigned i = 0; i < n; i++) {
 		struct cp_nak_step *st = &steps[i];
 
-		if (st->id == CP_NIL && n > 1) /* the same SQN twice in one list: made above */
-			st->id = cp_repair_find(cp, sid, st->sqn);
+		/* looked up as it comes: making room for one SQN's state may evict (limits.c) */
+		st->id = cp_repair_find_live(cp, sid, st->sqn, now);
 		cp_fsm_state(cp, &x, st->id);
 		x.sqn = st->sqn;
 		run.step = st;
@@ -495,7 +486,7 @@ void cp_nak(
 		for (unsigned i = 0; i < n; i++) {
 			if (steps[i].untracked)
 				cp_log_repair(cp, CP_LOG_EVENT, s, steps[i].sqn,
-					"NAK on %s: no memory for state (forwarded)", ifname);
+					"NAK on %s: no room for state (forwarded)", ifname);
 			else if (steps[i].row != NULL)
 				cp_fsm_log(cp, s, steps[i].sqn, steps[i].row, arg);
 		}
@@ -514,10 +505,8 @@ bool cp_fsm_nnak_first(struct cp *cp, struct cp_fsm *x)
 
 	if (cfg->nak_elim_ivl_ms == 0)
 		return false; /* it would live for no time at all */
-	if (!cp_fsm_create(cp, x, false)) {
-		cp_count(cp, x->in_if, x->s, CP_C_REPAIR_LIMIT, 1);
+	if (!cp_fsm_create(cp, x, false))
 		return false;
-	}
 	x->r->flags = CP_REPAIR_NNAK;
 	x->r->elim_end = cp_deadline(x->now, cfg->nak_elim_ivl_ms);
 	cp_repair_schedule(cp, x->id);

@@ -23,10 +23,8 @@ static bool confirmed(struct cp *cp, struct cp_fsm *x, enum cp_counter c)
 /* 7.5: an NCF for an SQN without state anticipates the NAKs for it: state with no interfaces. */
 bool cp_fsm_ncf_anticipate(struct cp *cp, struct cp_fsm *x)
 {
-	if (!cp_fsm_create(cp, x, false)) {
-		cp_count(cp, x->in_if, x->s, CP_C_REPAIR_LIMIT, 1);
-		return false;
-	}
+	if (!cp_fsm_create(cp, x, false))
+		return false; /* counted: limits.c */
 	x->r->flags = CP_REPAIR_ANTICIPATED;
 	return confirmed(cp, x, CP_C_NCF_ANTICIPATED);
 }

@@ -163,6 +163,7 @@ bool cp_fsm_parity_nak_first(struct cp *cp, struct cp_fsm *x)
 
 	if (!cp_fsm_create(cp, x, true)) {
 		/* untracked: forwarded as it came, confirmed with its own count */
+		cp_count(cp, x->in_if, x->s, CP_C_NAK_STATELESS, 1);
 		run->forward = true;
 		if (run->first)
 			run->ncf_cnt = run->cnt - 1;
@@ -220,10 +221,11 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 {
 	const struct pgm_packet *pkt = in->pkt;
 	struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST];
-	unsigned n = cp_nak_steps(pkt, steps), missing = 0;
+	unsigned n = cp_nak_steps(pkt, steps);
 	uint32_t tgs = cp_parity_tgs(s), sid = session_id(cp, s);
 	struct parity_run run = {.tgs = tgs};
-	struct cp_fsm x = {.s = s, .sid = sid, .now = in->now, .in_if = in_if, .run = &run};
+	struct cp_fsm x = {
+		.s = s, .sid = sid, .now = in->now, .in_if = in_if, .run = &run, .nak = true};
 	bool from_dlr;
 
 	out->verdict = CP_DROP;
@@ -235,15 +237,9 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 		parity_nnak(cp, in, in_if, s, sid, steps, n, tgs);
 		return;
 	}
-	for (unsigned i = 0; i < n; i++) {
-		if (cp_repair_live(cp, cp_parity_find(cp, sid, steps[i].sqn & ~(tgs - 1)),
-			    in->now) == CP_NIL)
-			missing++;
-	}
-	if (missing != 0 && cp_repair_limit_reached(cp, missing)) {
-		cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
-		return;
-	}
+	/* states whose time is over go first, so the loop finds them gone */
+	for (unsigned i = 0; i < n; i++)
+		cp_repair_live(cp, cp_parity_find(cp, sid, steps[i].sqn & ~(tgs - 1)), in->now);
 	from_dlr = cp_from_offtree_dlr(s, in);
 	run.bit = cp_iface_bit(in_if);
 	for (unsigned i = 0; i < n; i++) {
@@ -291,10 +287,8 @@ static bool parity_confirmed(struct cp *cp, struct cp_fsm *x)
 
 bool cp_fsm_parity_ncf_anticipate(struct cp *cp, struct cp_fsm *x)
 {
-	if (!cp_fsm_create(cp, x, true)) {
-		cp_count(cp, x->in_if, x->s, CP_C_REPAIR_LIMIT, 1);
+	if (!cp_fsm_create(cp, x, true))
 		return false;
-	}
 	x->r->flags |= CP_REPAIR_ANTICIPATED;
 	return parity_confirmed(cp, x);
 }

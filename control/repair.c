@@ -128,34 +128,34 @@ uint32_t cp_parity_find(struct cp *cp, uint32_t session, uint32_t tg_sqn)
 	return repair_find(cp, session, tg_sqn, true);
 }
 
-bool cp_repair_limit_reached(const struct cp *cp, size_t more)
-{
-	return cp->cfg.max_repair_states != 0 &&
-	       (size_t)cp->repairs.live + more > cp->cfg.max_repair_states;
-}
-
-uint32_t cp_repair_create_kind(
-	struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now, bool parity)
+uint32_t cp_repair_create_kind(struct cp *cp, uint32_t session, uint32_t sqn, cp_time_t now,
+	bool parity, struct cp_iface *in_if, bool nak)
 {
 	struct cp_session *s = cp_session_at(cp, session);
 	struct cp_htab_ops ops = {repair_link, repair_hash, cp};
+	unsigned owner = in_if != NULL && in_if->slot >= 0 ? (unsigned)in_if->slot : CP_OWNER_NONE;
 	struct cp_repair *r;
 	uint32_t id, pid = CP_NIL;
 
-	if (cp_repair_limit_reached(cp, 1))
+	if (!cp_repair_room(cp, session, in_if, owner, nak))
 		return CP_NIL;
-	if (parity && (pid = cp_pool_alloc(&cp->parities)) == CP_NIL)
+	if (parity && (pid = cp_pool_alloc(&cp->parities)) == CP_NIL) {
+		cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
 		return CP_NIL;
+	}
 	id = cp_pool_alloc(&cp->repairs);
 	if (id == CP_NIL) {
 		if (pid != CP_NIL)
 			cp_pool_free(&cp->parities, pid);
+		cp_count(cp, in_if, s, CP_C_REPAIR_LIMIT, 1);
 		return CP_NIL;
 	}
 	r = cp_repair_at(cp, id);
 	r->session = session;
 	r->sqn = sqn;
 	r->created = now;
+	r->owner = (uint8_t)owner;
+	cp_repair_listed(cp, id, nak);
 	if (parity) {
 		r->flags = CP_REPAIR_PARITY;
 		r->parity = pid;
@@ -165,6 +165,8 @@ uint32_t cp_repair_create_kind(
 	r->sess_next = s->repair_head;
 	if (s->repair_head != CP_NIL)
 		cp_repair_at(cp, s->repair_head)->sess_prev = id;
+	else
+		s->repair_tail = id;
 	s->repair_head = id;
 	s->repair_count++;
 	cp_htab_insert(&cp->repair_tab, &ops, id, repair_hash(cp, id));
@@ -187,7 +189,10 @@ void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 		s->repair_head = r->sess_next;
 	if (r->sess_next != CP_NIL)
 		cp_repair_at(cp, r->sess_next)->sess_prev = r->sess_prev;
+	else
+		s->repair_tail = r->sess_prev;
 	s->repair_count--;
+	cp_repair_unlisted(cp, id);
 	cp_htab_remove(&cp->repair_tab, &ops, id, repair_hash(cp, id));
 	cp_wheel_cancel(&cp->repair_wheel, id);
 	if ((r->flags & CP_REPAIR_PARITY) != 0)
@@ -562,6 +567,7 @@ void cp_repairs_drop_slot(struct cp *cp, int slot)
 {
 	uint64_t keep = ~((uint64_t)1 << slot);
 
+	cp_limits_drop_slot(cp, slot);
 	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
 		for (uint32_t sid = cp_htab_head(&cp->session_tab, b); sid != CP_NIL;) {
 			struct cp_session *s = cp_session_at(cp, sid);
@@ -575,6 +581,8 @@ void cp_repairs_drop_slot(struct cp *cp, int slot)
 				if ((r->flags & CP_REPAIR_PARITY) != 0)
 					cp_parity_at(cp, r->parity)->count[slot] = 0;
 				r->ncf_mask &= keep;
+				if (r->owner == slot)
+					r->owner = CP_OWNER_NONE;
 				id = r->sess_next;
 			}
 			sid = s->hash_next;

@@ -216,7 +216,7 @@ static uint32_t session_create(struct cp *cp, const struct pgm_tsi *tsi, cp_time
 	uint32_t id;
 	struct cp_session *s;
 
-	if (cp->cfg.max_sessions != 0 && cp->sessions.live >= cp->cfg.max_sessions)
+	if (cp->lim.max_sessions != 0 && cp->sessions.live >= cp->lim.max_sessions)
 		return CP_NIL;
 	id = cp_pool_alloc(&cp->sessions);
 	if (id == CP_NIL)
@@ -224,7 +224,7 @@ static uint32_t session_create(struct cp *cp, const struct pgm_tsi *tsi, cp_time
 	s = cp_session_at(cp, id);
 	s->tsi = *tsi;
 	s->tsi_key = tsi_word(tsi);
-	s->repair_head = CP_NIL;
+	s->repair_head = s->repair_tail = CP_NIL;
 	s->created = now;
 	cp_tnode_init(&s->timer);
 	{
@@ -412,6 +412,8 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 				out->verdict = CP_DROP;
 			return;
 		}
+		if (!cp_session_rate_ok(cp, in_if, in->now))
+			return; /* untracked and counted, as at the limit below */
 		id = session_create(cp, &tsi, in->now);
 		if (id == CP_NIL) {
 			/* untracked, the SPM passes unchanged and the TSI works unassisted */

@@ -17,6 +17,8 @@ static void fill_if_view(const struct cp *cp, const struct cp_iface *ifp, struct
 	v->addr = ifp->addr;
 	v->cfg = *cp_iface_config(cp, ifp);
 	v->counters = &ifp->counters;
+	if (ifp->slot >= 0)
+		v->repair_states = cp->owner_states[ifp->slot];
 }
 
 static int if_cmp(const void *a, const void *b)
@@ -237,6 +239,24 @@ void cp_get_stats(const struct cp *cp, struct cp_stats *st)
 		    (size_t)cp->nifs * sizeof(struct cp_iface);
 	memcpy(st->global_ev, cp->global_ev, sizeof(st->global_ev));
 	st->unexpected_events = cp->fsm_unexpected;
+	st->limits = cp->lim;
+	for (unsigned i = 0; i < cp->nifs; i++) {
+		const struct cp_iface *ifp = cp->ifs[i];
+
+		if (ifp->slot >= 0 && cp->owner_states[ifp->slot] > st->if_states_most) {
+			st->if_states_most = cp->owner_states[ifp->slot];
+			st->if_states_most_ifindex = ifp->ifindex;
+		}
+	}
+	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
+		for (uint32_t id = cp_htab_head(&cp->session_tab, b); id != CP_NIL;) {
+			const struct cp_session *s = cp_session_at(cp, id);
+
+			if (s->repair_count > st->session_states_most)
+				st->session_states_most = s->repair_count;
+			id = s->hash_next;
+		}
+	}
 }
 
 static void clear_session_counters(struct cp *cp, uint32_t id, void *arg)

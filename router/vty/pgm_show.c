@@ -129,6 +129,7 @@ struct summary_view {
 	size_t ifs_configured, ifs_enabled;
 	struct cp_stats cp;
 	const struct assist_settings *g;
+	char most_name[CP_IFNAME_LEN]; /* the interface charged the most repair states */
 };
 
 static void summary_collect(struct summary_view *v)
@@ -148,15 +149,35 @@ static void summary_collect(struct summary_view *v)
 	}
 	if (a != NULL)
 		cp_get_stats(assist_cp(a), &v->cp);
+	else
+		cp_limits(&v->g->cp, &v->cp.limits); /* what a start would apply */
+	if (a != NULL && v->cp.if_states_most_ifindex != 0) {
+		struct cp_if_view iv;
+
+		if (cp_get_if(assist_cp(a), v->cp.if_states_most_ifindex, &iv))
+			snprintf(v->most_name, sizeof(v->most_name), "%s", iv.name);
+	}
 }
 
-static const char *limit_text(uint32_t limit, char *buf, size_t len)
+static const char *limit_text(uint32_t limit, bool derived, char *buf, size_t len)
 {
 	if (limit == 0)
 		snprintf(buf, len, "no limit");
 	else
-		snprintf(buf, len, "limit %u", limit);
+		snprintf(buf, len, "limit %u%s", limit, derived ? " from the memory budget" : "");
 	return buf;
+}
+
+/* "at most 379629 (50%), most held 3 (eth1)" */
+static void quota_text(
+	struct cfg_buf *b, uint32_t quota, uint32_t share, size_t most, const char *who)
+{
+	if (quota == 0)
+		cfg_printf(b, "no limit");
+	else
+		cfg_printf(b, "at most %u (%u%%)", quota, share);
+	cfg_printf(b, ", most held %zu%s%s%s\n", most, who[0] != '\0' ? " (" : "", who,
+		who[0] != '\0' ? ")" : "");
 }
 
 /* A value with its unit: "2000 ms", "auto", "on ports 3055 3056". */
@@ -231,7 +252,7 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 {
 	struct summary_view v;
 	struct cfg_buf b = {0};
-	char lim1[32], lim2[32];
+	char lim1[64], lim2[64];
 	const struct assist_settings *g;
 
 	summary_collect(&v);
@@ -245,8 +266,20 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 		jadd_u64(o, "sessions", v.cp.sessions);
 		jadd_u64(o, "repair_states", v.cp.repair_states);
 		jadd_u64(o, "memory_bytes", v.cp.bytes);
-		jadd_u64(o, "max_sessions", g->cp.max_sessions);
-		jadd_u64(o, "max_rexmit_states", g->cp.max_repair_states);
+		jadd_u64(o, "memory_budget_mb", g->cp.memory_budget_mb);
+		/* the limits in force: configured, or derived from the budget */
+		jadd_u64(o, "max_sessions", v.cp.limits.max_sessions);
+		jadd_bool(o, "max_sessions_derived", v.cp.limits.sessions_derived);
+		jadd_u64(o, "max_rexmit_states", v.cp.limits.max_repair_states);
+		jadd_bool(o, "max_rexmit_states_derived", v.cp.limits.repair_states_derived);
+		jadd_u64(o, "interface_share", g->cp.repair_if_share);
+		jadd_u64(o, "interface_quota", v.cp.limits.if_quota);
+		jadd_u64(o, "interface_states_most", v.cp.if_states_most);
+		jadd_str(o, "interface_states_most_name", v.most_name);
+		jadd_u64(o, "session_share", g->cp.repair_session_share);
+		jadd_u64(o, "session_quota", v.cp.limits.session_quota);
+		jadd_u64(o, "session_states_most", v.cp.session_states_most);
+		jadd_u64(o, "session_rate", g->cp.if_defaults.session_rate);
 		jadd_u64(o, "session_lifetime", g->cp.session_lifetime_s);
 		jadd_u64(o, "queue", g->queue);
 		jadd_u64(o, "memory_kb", v.cp.bytes / 1024);
@@ -262,11 +295,26 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 	cfg_printf(&b, "PGM router assist: %s, enabled on %zu interface%s\n",
 		v.running ? "running" : "not running", v.ifs_enabled,
 		v.ifs_enabled == 1 ? "" : "s");
-	cfg_printf(&b, "  %zu session%s (%s), %zu repair state%s (%s), memory %zu KB\n",
-		v.cp.sessions, v.cp.sessions == 1 ? "" : "s",
-		limit_text(g->cp.max_sessions, lim1, sizeof(lim1)), v.cp.repair_states,
-		v.cp.repair_states == 1 ? "" : "s",
-		limit_text(g->cp.max_repair_states, lim2, sizeof(lim2)), v.cp.bytes / 1024);
+	cfg_printf(&b, "  %zu session%s (%s), %zu repair state%s (%s)\n", v.cp.sessions,
+		v.cp.sessions == 1 ? "" : "s",
+		limit_text(v.cp.limits.max_sessions, v.cp.limits.sessions_derived, lim1,
+			sizeof(lim1)),
+		v.cp.repair_states, v.cp.repair_states == 1 ? "" : "s",
+		limit_text(v.cp.limits.max_repair_states, v.cp.limits.repair_states_derived, lim2,
+			sizeof(lim2)));
+	cfg_printf(&b, "  Memory %zu KB, budget %u MB\n", v.cp.bytes / 1024,
+		g->cp.memory_budget_mb);
+	cfg_printf(&b, "  Repair states per interface: ");
+	quota_text(&b, v.cp.limits.if_quota, g->cp.repair_if_share, v.cp.if_states_most,
+		v.most_name);
+	cfg_printf(&b, "  Repair states per session: ");
+	quota_text(&b, v.cp.limits.session_quota, g->cp.repair_session_share,
+		v.cp.session_states_most, "");
+	if (g->cp.if_defaults.session_rate == 0)
+		cfg_printf(&b, "  New sessions per interface: no cap (session-rate 0)\n");
+	else
+		cfg_printf(&b, "  New sessions per interface: at most %u per second\n",
+			g->cp.if_defaults.session_rate);
 	if (g->cp.session_lifetime_s == 0)
 		cfg_printf(&b, "  Sessions never expire (session-lifetime 0)\n");
 	else

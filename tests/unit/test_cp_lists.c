@@ -112,22 +112,23 @@ START_TEST(test_9_3_3_list_ncf_rate_limit)
 }
 END_TEST
 
-START_TEST(test_9_3_3_limit_is_all_or_nothing)
+/* At the limit the list is confirmed and forwarded whole; the SQNs beyond it have no state. */
+START_TEST(test_9_3_3_limit_leaves_sqns_stateless)
 {
 	static const uint32_t list[] = {11, 12};
 	struct cp_config cfg;
 
 	cp_config_default(&cfg);
 	cfg.max_repair_states = 2;
+	cfg.repair_if_share = cfg.repair_session_share = 100;
 	cp_set_config(env.cp, &cfg);
 	ck_assert_int_eq(list_at(t0, PGM_NAK, 10, list, 2, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "");
-	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
-	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_REPAIR_LIMIT), 1);
-	ck_assert_int_eq(list_at(t0, PGM_NAK, 10, list, 1, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 10,11; NAK up 10,11");
+	ck_assert_str_eq(ACTIONS(), "NCF d1 10,11,12; NAK up 10,11,12");
 	ck_assert_uint_eq(cp_test_repair_count(&env), 2);
-	/* SQNs with state need no room */
+	ck_assert(!cp_test_repair(&env, 12, NULL));
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_REPAIR_LIMIT), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_STATELESS), 1);
+	/* SQNs with state need no room, and eliminate */
 	cp_test_clear(&env);
 	ck_assert_int_eq(list_at(t0 + CP_MS(100), PGM_NAK, 10, list, 1, CP_TEST_D2), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d2 10,11");
@@ -261,6 +262,7 @@ START_TEST(test_9_5_3_2_nnak_refusals)
 	/* over the limit: still forwarded, no state */
 	cp_config_default(&cfg);
 	cfg.max_repair_states = 1;
+	cfg.repair_if_share = cfg.repair_session_share = 100;
 	cp_set_config(env.cp, &cfg);
 	ck_assert_int_eq(one_at(t0, PGM_NAK, 30, CP_TEST_D1), CP_DROP);
 	cp_test_clear(&env);
@@ -327,7 +329,7 @@ int main(void)
 	tcase_add_test(tc, test_9_3_3_list_forwarded_when_any_sqn_not_eliminating);
 	tcase_add_test(tc, test_9_3_3_list_eliminated_when_all_eliminating);
 	tcase_add_test(tc, test_9_3_3_list_ncf_rate_limit);
-	tcase_add_test(tc, test_9_3_3_limit_is_all_or_nothing);
+	tcase_add_test(tc, test_9_3_3_limit_leaves_sqns_stateless);
 	tcase_add_test(tc, test_9_3_3_same_sqn_twice_in_a_list);
 	tcase_add_test(tc, test_9_5_3_2_nnak_forwarded_without_state);
 	tcase_add_test(tc, test_9_5_3_2_nnak_not_forwarded_with_state);

@@ -207,6 +207,7 @@ START_TEST(test_repair_limit_bounds_memory)
 
 	cp_config_default(&cfg);
 	cfg.max_repair_states = 1000;
+	cfg.repair_if_share = cfg.repair_session_share = 100; /* the limit alone */
 	cfg.nak_window_check = false;
 	restart(&cfg);
 	for (uint32_t i = 0; i < 1000; i++)
@@ -292,7 +293,8 @@ START_TEST(test_repair_state_size)
 	struct cp_stats st;
 
 	cp_get_stats(env.cp, &st);
-	ck_assert_uint_le(st.repair_size, 112); /* one cache line holds each entry's chain fields */
+	/* two cache lines; the first 16 bytes, the hash chain's fields, never straddle two */
+	ck_assert_uint_le(st.repair_size, 128);
 	ck_assert_uint_gt(st.session_size, 0);
 	ck_assert_uint_eq(st.sessions, 1);
 	ck_assert_uint_gt(st.bytes, st.session_bytes);
@@ -612,8 +614,12 @@ START_TEST(test_defaults)
 
 	cp_config_default(&cfg);
 	ck_assert_uint_eq(cfg.session_lifetime_s, 300);
-	ck_assert_uint_eq(cfg.max_sessions, 0);
+	ck_assert_uint_eq(cfg.max_sessions, 0); /* from the budget */
 	ck_assert_uint_eq(cfg.max_repair_states, 0);
+	ck_assert_uint_eq(cfg.memory_budget_mb, 256);
+	ck_assert_uint_eq(cfg.repair_if_share, 50);
+	ck_assert_uint_eq(cfg.repair_session_share, 25);
+	ck_assert_uint_eq(cfg.if_defaults.session_rate, 100);
 	ck_assert_uint_eq(cfg.rdata_linger_ms, 1000);
 	ck_assert(cfg.nak_window_check);
 	ck_assert_uint_eq(cfg.if_defaults.nak_rpt_ivl_ms, 2000);
