@@ -572,9 +572,11 @@ void cp_repairs_drop_slot(struct cp *cp, int slot)
 
 				r->if_mask &= keep;
 				r->repaired_mask &= keep;
+				/* parity state's NCF marks hold its counts' id: not a mask */
 				if ((r->flags & CP_REPAIR_PARITY) != 0)
 					cp_parity_at(cp, r->parity)->count[slot] = 0;
-				r->ncf_mask &= keep;
+				else
+					r->ncf_mask &= keep;
 				id = r->sess_next;
 			}
 			sid = s->hash_next;
