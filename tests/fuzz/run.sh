@@ -36,7 +36,9 @@ for bin in "$@"; do
 		cp "$root/tests/fuzz/corpus/$name/"* "$corpus/" 2>/dev/null
 	fi
 	seeds=$(ls "$corpus" | wc -l)
-	"$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+	# whole captures are larger than packets and command lines
+	case $name in fuzz_pcap) max_len=16384 ;; *) max_len=4096 ;; esac
+	"$bin" -max_total_time="$seconds" -max_len=$max_len -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$tmp/$name/crash/" "$corpus" \
 		>"$tmp/$name/fuzz.log" 2>&1
 	status=$?
