@@ -566,11 +566,15 @@ void cp_repairs_drop_slot(struct cp *cp, int slot)
 			struct cp_session *s = cp_session_at(cp, sid);
 
 			s->spm_copy_mask &= keep;
+			if (s->ext != NULL) /* the next holder of the slot has not failed (15.3) */
+				s->ext->unreach_mask &= keep;
 			for (uint32_t id = s->repair_head; id != CP_NIL;) {
 				struct cp_repair *r = cp_repair_at(cp, id);
 
 				r->if_mask &= keep;
 				r->repaired_mask &= keep;
+				if (r->dup_slot == slot)
+					r->dup_count = 0;
 				if ((r->flags & CP_REPAIR_PARITY) != 0)
 					cp_parity_at(cp, cp_repair_parity_id(r))->count[slot] = 0;
 				else
