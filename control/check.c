@@ -108,6 +108,10 @@ static bool check_repair(struct check *c, uint32_t sid, uint32_t id, size_t *par
 	if (!check_masks(c, "repair if_mask", r->sqn, r->if_mask) ||
 		!check_masks(c, "repair repaired_mask", r->sqn, r->repaired_mask))
 		return false;
+	if ((r->repaired_mask & ~r->if_mask) != 0)
+		return fail(c, "repair state sqn %u repaired an interface it does not list", r->sqn);
+	if (!cp_tnode_scheduled(&r->timer))
+		return fail(c, "repair state sqn %u without a timer: it never ends", r->sqn);
 	if ((r->flags & CP_REPAIR_PARITY) != 0) {
 		uint32_t pid = r->kind_.parity_id;
 		const struct cp_parity *p;
