@@ -12,6 +12,7 @@
  * Seed mode (tests/fuzz/run.sh): with PGM_FUZZ_SEED_DIR set, writes the programs of
  * write_seeds() there and exits.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -670,11 +671,17 @@ static void put_packet(unsigned type, unsigned tsi, int sqn, unsigned flags, uns
 	put(&d, sizeof(d));
 }
 
-static void put_op(unsigned op, unsigned a, unsigned b)
+/* An operation and the argument bytes it reads (run_op). */
+static void put_op(unsigned op, unsigned nargs, ...)
 {
-	uint8_t bytes[3] = {(uint8_t)op, (uint8_t)a, (uint8_t)b};
+	uint8_t bytes[16] = {(uint8_t)op};
+	va_list ap;
 
-	put(bytes, sizeof(bytes));
+	va_start(ap, nargs);
+	for (unsigned i = 0; i < nargs && i + 1 < sizeof(bytes); i++)
+		bytes[i + 1] = (uint8_t)va_arg(ap, unsigned);
+	va_end(ap);
+	put(bytes, 1 + nargs);
 }
 
 static void put_advance(unsigned ms)
@@ -731,9 +738,9 @@ static void write_seeds(const char *dir)
 	for (int g = 0; g < 4; g++)
 		put_packet(3, 2, -64 + 8 * g + g, F_PARITY, 0, 0, 3, 0, 0);
 	put_packet(5, 2, -64 + 3, F_PARITY | F_RA, 0, 0, 1, 0, 0);
-	put_op(OP_IF_ASSIST, 1, 0); /* ifindex 2, slot 1 */
+	put_op(OP_IF_ASSIST, 2, 1, 0); /* ifindex 2, slot 1 */
 	put_packet(3, 2, -64 + 8 * 2 + 5, F_PARITY, 0, 0, 4, 0, 0);
-	put_op(OP_CLEAR_REPAIRS, 0, 0);
+	put_op(OP_CLEAR_REPAIRS, 2, 0, 0);
 	write_seed(dir, "parity-slot-dropped");
 
 	/* POLL child role and DLRs: a general POLL, a redirecting POLR, a DLR poll */
@@ -742,28 +749,32 @@ static void write_seeds(const char *dir)
 	put_packet(7, 3, 1, F_MCAST, O_REDIRECT, 0, 1, 0, 0);
 	put_packet(3, 3, -3, 0, 0, 0, 2, 0, 0);
 	put_advance(2500);
-	put_op(OP_CLEAR_DLRS, 0, 0);
+	put_op(OP_CLEAR_DLRS, 2, 0, 0);
 	write_seed(dir, "poll-dlr");
 
-	/* neighbour unreachable (15.3) with duplicate NAKs, then interface churn */
-	put_spm(4, 1, O_UNREACH, 0);
-	put_op(OP_IF_CONFIG, 1, 0); /* d1: own settings (dup_nak_max from bytes) */
+	/* neighbour unreachable (15.3): a duplicate NAK marks d1, then interface churn, then an
+	   SPM with OPT_NBR_UNREACH from upstream */
+	put_spm(4, 1, 0, 0);
+	/* d1 (ifindex 2): its own settings, DUP_NAK_MAX 1 */
+	put_op(OP_IF_CONFIG, 13, 1, 0, 100, 5, 200, 100, 0, 0, 0, 0, 0, 1, 1);
 	put_packet(3, 4, -2, 0, 0, 0, 2, 0, 0);
 	put_packet(3, 4, -2, 0, 0, 0, 2, 0, 0);
 	put_packet(3, 4, -2, 0, 0, 0, 2, 0, 0);
-	put_op(OP_IF_RENAME, 1, 1);
-	put_op(OP_IF_REMOVE, 0, 0);
-	put_op(OP_IF_ADD, 0, 0);
-	put_op(OP_IF_ASSIST, 0, 1);
+	put_op(OP_IF_RENAME, 2, 1, 1);
+	put_op(OP_IF_REMOVE, 1, 0);
+	put_op(OP_IF_ADD, 1, 0);
+	put_op(OP_IF_ASSIST, 2, 0, 1);
+	put_spm(4, 2, O_UNREACH, 0);
+	put_packet(3, 4, -1, 0, 0, 0, 3, 0, 0);
 	write_seed(dir, "unreach-churn");
 
 	/* limits and clears */
-	put_op(OP_LIMITS, 2, 3);
+	put_op(OP_LIMITS, 2, 2, 3);
 	for (unsigned t = 0; t < 4; t++)
 		put_spm(t, 1, 0, 0);
 	for (int s = 0; s < 6; s++)
 		put_packet(3, 0, -s, 0, 0, 0, 2, 0, 0);
-	put_op(OP_CLEAR_COUNTERS, 0, 0);
+	put_op(OP_CLEAR_COUNTERS, 1, 0);
 	put_advance(20000);
 	write_seed(dir, "limits-clear");
 }
