@@ -543,6 +543,14 @@ void cp_get_stats(const struct cp *cp, struct cp_stats *st);
 
 const char *cp_phase_name(enum cp_repair_phase p);
 
+/*
+ * For tests and fuzzers (control/check.c): whether the tables hold together: pools' free lists
+ * and live counts against the hash tables and the sessions' lists, every timer on a wheel owned
+ * by a live entry, no state naming a slot no interface holds, each parity state its own counts.
+ * false with the first violation in `why`. A pass over everything held: not for the packet path.
+ */
+bool cp_check(const struct cp *cp, char *why, size_t len);
+
 /* ---- encoding actions (control/encode.c) ---- */
 
 /*

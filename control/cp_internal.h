@@ -24,6 +24,11 @@
 
 #define CP_NIL UINT32_MAX
 
+struct cp_repair;
+/* A repair state used as the other kind (repair.c): a broken invariant, aborts. */
+void cp_repair_kind_broken(const struct cp_repair *r, const char *what)
+	__attribute__((noreturn, cold));
+
 /* ---- pools: entries of one size in chunks, addressed by id ---- */
 
 #define CP_POOL_CHUNK_SHIFT 10
@@ -322,6 +327,12 @@ struct cp_session {
 #define CP_REPAIR_PARITY      0x20 /* per transmission group (11.6): sqn is the TG_SQN */
 #define CP_REPAIR_DLR	      (CP_REPAIR_DLR_UP | CP_REPAIR_DLR_OFF)
 
+/* 7.2: the interfaces that had an NCF for the state since `stamp` (ncf.c's storm window) */
+struct cp_repair_ncf {
+	uint64_t mask;
+	cp_time_t stamp;
+};
+
 struct cp_repair {
 	uint32_t hash_next;
 	uint32_t session;
@@ -335,14 +346,13 @@ struct cp_repair {
 	uint64_t if_mask;	/* interfaces that NAKed (slots) */
 	uint64_t repaired_mask; /* interfaces that had their RDATA copy */
 	/* 128 bytes keep the hash-chain fields of every entry in one cache line; parity state,
-	 * which does not rate-limit its NCFs, keeps its counts' pool id where NCF marks are */
+	 * which does not rate-limit its NCFs, keeps its counts' pool id where NCF marks are. Only
+	 * through cp_repair_ncf() and cp_repair_parity_id(), which check the kind: an interface
+	 * leaving once cleared its bit in parity ids taken for NCF masks. */
 	union {
-		struct {
-			uint64_t ncf_mask; /* interfaces that had an NCF since ncf_stamp */
-			cp_time_t ncf_stamp;
-		};
-		uint32_t parity; /* CP_REPAIR_PARITY: its struct cp_parity in cp->parities */
-	};
+		struct cp_repair_ncf ncf; /* not CP_REPAIR_PARITY */
+		uint32_t parity_id;	  /* CP_REPAIR_PARITY: its struct cp_parity */
+	} kind_;
 	cp_time_t rpt_next, rpt_end; /* PENDING */
 	cp_time_t rdata_end;	     /* OUTSTANDING: NAK_RDATA_IVL; FORWARDING: linger */
 	cp_time_t elim_end;	     /* OUTSTANDING: NAK_ELIM_IVL (0 once it ran out) */
@@ -354,6 +364,28 @@ struct cp_repair {
 	bool evictable;
 };
 #define CP_OWNER_NONE CP_MAX_INTERFACES
+
+/* The NCF marks of non-parity state, the counts' id of parity state: the wrong kind is a broken
+ * invariant, caught here rather than as another state's corrupted counts. */
+static inline struct cp_repair_ncf *cp_repair_ncf(struct cp_repair *r)
+{
+	if ((r->flags & CP_REPAIR_PARITY) != 0)
+		cp_repair_kind_broken(r, "NCF marks of parity state");
+	return &r->kind_.ncf;
+}
+
+static inline uint32_t cp_repair_parity_id(const struct cp_repair *r)
+{
+	if ((r->flags & CP_REPAIR_PARITY) == 0)
+		cp_repair_kind_broken(r, "parity counts of non-parity state");
+	return r->kind_.parity_id;
+}
+
+static inline void cp_repair_set_parity_id(struct cp_repair *r, uint32_t id)
+{
+	r->flags |= CP_REPAIR_PARITY;
+	r->kind_.parity_id = id;
+}
 
 /* Parity repair state's counts (11.6), its own allocation: counts are packets owed (the NAK's
  * 0-based PKT_CNT + 1), per interface slot. */

@@ -271,18 +271,22 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
  * of interfaces confirmed since; a window ends ncf_ivl after it started. So an interface gets at
  * most two NCFs for one SQN in any ncf_ivl, and usually one.
  */
-static bool ncf_withheld(const struct cp_repair *r, uint64_t bit, cp_time_t now, cp_time_t ivl)
+static bool ncf_withheld(struct cp_repair *r, uint64_t bit, cp_time_t now, cp_time_t ivl)
 {
-	return ivl != 0 && (r->ncf_mask & bit) != 0 && now - r->ncf_stamp < ivl;
+	const struct cp_repair_ncf *n = cp_repair_ncf(r);
+
+	return ivl != 0 && (n->mask & bit) != 0 && now - n->stamp < ivl;
 }
 
 static void ncf_mark(struct cp_repair *r, uint64_t bit, cp_time_t now, cp_time_t ivl)
 {
-	if (r->ncf_mask == 0 || now - r->ncf_stamp >= ivl) {
-		r->ncf_mask = 0;
-		r->ncf_stamp = now;
+	struct cp_repair_ncf *n = cp_repair_ncf(r);
+
+	if (n->mask == 0 || now - n->stamp >= ivl) {
+		n->mask = 0;
+		n->stamp = now;
 	}
-	r->ncf_mask |= bit;
+	n->mask |= bit;
 }
 
 /* A NAK or NNAK being handled: what the actions of its SQNs' rows share. */
@@ -342,7 +346,8 @@ bool cp_fsm_nak_after_repair(struct cp *cp, struct cp_fsm *x)
 	struct cp_repair *r = x->r;
 
 	r->if_mask &= ~r->repaired_mask;
-	r->repaired_mask = r->ncf_mask = 0;
+	r->repaired_mask = 0;
+	cp_repair_ncf(r)->mask = 0;
 	cp_count(cp, x->in_if, x->s, CP_C_NAK_UNIQUE, 1);
 	return nak_forwarded(cp, x);
 }

@@ -93,7 +93,7 @@ bool cp_fsm_parity_nnak(struct cp *cp, struct cp_fsm *x)
 	if (run->from_dlr && (x->r->flags & CP_REPAIR_DLR_OFF) != 0) {
 		cp_count(cp, x->in_if, x->s, CP_C_DLR_NNAK, 1);
 		run->forward = true;
-	} else if (cp_parity_at(cp, x->r->parity)->largest <= run->cnt) {
+	} else if (cp_parity_at(cp, cp_repair_parity_id(x->r))->largest <= run->cnt) {
 		run->forward = true;
 	}
 	return true;
@@ -127,7 +127,7 @@ static struct cp_parity *parity_listed(struct cp *cp, struct cp_fsm *x)
 {
 	struct parity_run *run = x->run;
 	struct cp_repair *r = x->r;
-	struct cp_parity *p = cp_parity_at(cp, r->parity);
+	struct cp_parity *p = cp_parity_at(cp, cp_repair_parity_id(r));
 	int slot = x->in_if->slot;
 	bool added = (r->if_mask & run->bit) == 0;
 
@@ -211,7 +211,7 @@ static enum cp_repair_event parity_nak_event(struct cp *cp, const struct cp_repa
 		return CP_EV_PARITY_NAK;
 	if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0)
 		return CP_EV_PARITY_NAK_FROM_DLR;
-	if (cp_repair_eliminating(r, now) && run->cnt <= cp_parity_at(cp, r->parity)->largest)
+	if (cp_repair_eliminating(r, now) && run->cnt <= cp_parity_at(cp, cp_repair_parity_id(r))->largest)
 		return CP_EV_PARITY_NAK_DUPLICATE;
 	return CP_EV_PARITY_NAK;
 }
@@ -274,7 +274,7 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 static bool parity_confirmed(struct cp *cp, struct cp_fsm *x)
 {
 	struct parity_run *run = x->run;
-	struct cp_parity *p = cp_parity_at(cp, x->r->parity);
+	struct cp_parity *p = cp_parity_at(cp, cp_repair_parity_id(x->r));
 
 	if (run->cnt > p->largest)
 		p->largest = (uint8_t)run->cnt;
@@ -301,7 +301,7 @@ bool cp_fsm_parity_ncf(struct cp *cp, struct cp_fsm *x)
 /* 11.6: it does not cover what we asked for: the NAK keeps being repeated. */
 bool cp_fsm_parity_ncf_short(struct cp *cp, struct cp_fsm *x)
 {
-	parity_text(cp, x, cp_parity_at(cp, x->r->parity), NULL);
+	parity_text(cp, x, cp_parity_at(cp, cp_repair_parity_id(x->r)), NULL);
 	return true;
 }
 
@@ -333,7 +333,7 @@ void cp_parity_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 			continue;
 		}
 		cp_repair_fsm(cp, &x,
-			x.r != NULL && run.cnt < cp_parity_at(cp, x.r->parity)->largest
+			x.r != NULL && run.cnt < cp_parity_at(cp, cp_repair_parity_id(x.r))->largest
 				? CP_EV_PARITY_NCF_SHORT
 				: CP_EV_PARITY_NCF);
 	}
@@ -406,7 +406,7 @@ void cp_parity_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface 
 		return;
 	}
 	r = cp_repair_at(cp, id);
-	p = cp_parity_at(cp, r->parity);
+	p = cp_parity_at(cp, cp_repair_parity_id(r));
 	rdata_begin(r, p, pkt->sqn, bit);
 	if (bit != in_bit && (r->repaired_mask & bit) == 0 &&
 		owe_less(r, p, (unsigned)out_if->slot, tg_offset(s, tgs))) {
@@ -438,7 +438,7 @@ void cp_parity_offtree_rdata(
 		return;
 	}
 	r = cp_repair_at(cp, id);
-	p = cp_parity_at(cp, r->parity);
+	p = cp_parity_at(cp, cp_repair_parity_id(r));
 	offset = tg_offset(s, tgs);
 	if (p->largest > 0)
 		p->largest--;

@@ -157,8 +157,7 @@ uint32_t cp_repair_create_kind(struct cp *cp, uint32_t session, uint32_t sqn, cp
 	r->owner = (uint8_t)owner;
 	cp_repair_listed(cp, id, nak);
 	if (parity) {
-		r->flags = CP_REPAIR_PARITY;
-		r->parity = pid;
+		cp_repair_set_parity_id(r, pid);
 	}
 	cp_tnode_init(&r->timer);
 	r->sess_prev = CP_NIL;
@@ -196,7 +195,7 @@ void cp_repair_delete(struct cp *cp, uint32_t id, enum cp_counter why)
 	cp_htab_remove(&cp->repair_tab, &ops, id, repair_hash(cp, id));
 	cp_wheel_cancel(&cp->repair_wheel, id);
 	if ((r->flags & CP_REPAIR_PARITY) != 0)
-		cp_pool_free(&cp->parities, r->parity);
+		cp_pool_free(&cp->parities, cp_repair_parity_id(r));
 	cp_pool_free(&cp->repairs, id);
 	if (cp->repair_tab.count == 0 && cp->repair_tab.mask + 1 > CP_REPAIR_BUCKETS_MIN) {
 		/* the storm is over: give the buckets back too (the pool already did) */
@@ -377,7 +376,7 @@ void cp_queue_repeat(struct cp *cp, struct cp_session *s, struct cp_repair *r)
 	if (parity) {
 		/* 11.6: the largest known count, 0-based on the wire */
 		uint32_t tgs = cp_parity_tgs(s);
-		uint8_t largest = cp_parity_at(cp, r->parity)->largest;
+		uint8_t largest = cp_parity_at(cp, cp_repair_parity_id(r))->largest;
 
 		if (tgs == 0 || largest == 0)
 			return;
@@ -573,14 +572,19 @@ void cp_repairs_drop_slot(struct cp *cp, int slot)
 			struct cp_session *s = cp_session_at(cp, sid);
 
 			s->spm_copy_mask &= keep;
+			if (s->ext != NULL) /* the next holder of the slot has not failed (15.3) */
+				s->ext->unreach_mask &= keep;
 			for (uint32_t id = s->repair_head; id != CP_NIL;) {
 				struct cp_repair *r = cp_repair_at(cp, id);
 
 				r->if_mask &= keep;
 				r->repaired_mask &= keep;
+				if (r->dup_slot == slot)
+					r->dup_count = 0;
 				if ((r->flags & CP_REPAIR_PARITY) != 0)
-					cp_parity_at(cp, r->parity)->count[slot] = 0;
-				r->ncf_mask &= keep;
+					cp_parity_at(cp, cp_repair_parity_id(r))->count[slot] = 0;
+				else
+					cp_repair_ncf(r)->mask &= keep;
 				if (r->owner == slot)
 					r->owner = CP_OWNER_NONE;
 				id = r->sess_next;
@@ -588,6 +592,13 @@ void cp_repairs_drop_slot(struct cp *cp, int slot)
 			sid = s->hash_next;
 		}
 	}
+}
+
+void cp_repair_kind_broken(const struct cp_repair *r, const char *what)
+{
+	fprintf(stderr, "pgmrouter control plane: %s (repair state sqn %u, flags %#x)\n", what,
+		r->sqn, r->flags);
+	abort();
 }
 
 size_t cp_session_clear_repairs(struct cp *cp, uint32_t session, enum cp_counter why)

@@ -210,7 +210,7 @@ void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, cp_repair
 		v.anticipated = (r->flags & CP_REPAIR_ANTICIPATED) != 0;
 		v.nnak_created = (r->flags & CP_REPAIR_NNAK) != 0;
 		v.parity = (r->flags & CP_REPAIR_PARITY) != 0;
-		v.pkt_cnt = v.parity ? cp_parity_at(cp, r->parity)->largest : 0;
+		v.pkt_cnt = v.parity ? cp_parity_at(cp, cp_repair_parity_id(r))->largest : 0;
 		v.dlr = (r->flags & CP_REPAIR_DLR_UP) ? 1 : (r->flags & CP_REPAIR_DLR_OFF) ? 2 : 0;
 		v.eliminating = cp_repair_eliminating(r, cp->latest);
 		v.if_mask = r->if_mask;

@@ -70,12 +70,6 @@ void neigh_cache_get_stats(const struct neigh_cache *nc, struct neigh_stats *st)
 	*st = nc->st;
 }
 
-struct answer {
-	uint32_t seq;
-	bool done, usable;
-	uint8_t mac[6];
-};
-
 static int on_attr(const struct nlattr *attr, void *data)
 {
 	const struct nlattr **tb = data;
@@ -89,7 +83,7 @@ static int on_attr(const struct nlattr *attr, void *data)
 
 static int on_reply(const struct nlmsghdr *nlh, void *data)
 {
-	struct answer *a = data;
+	struct neigh_answer *a = data;
 	const struct nlattr *tb[NDA_MAX + 1] = {0};
 	const struct ndmsg *ndm;
 
@@ -107,8 +101,13 @@ static int on_reply(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_STOP;
 }
 
+int neigh_parse_reply(const void *buf, size_t len, uint32_t portid, struct neigh_answer *a)
+{
+	return mnl_cb_run(buf, netlink_msgs_len(buf, len), a->seq, portid, on_reply, a);
+}
+
 /* One question to the kernel; false when it did not answer. */
-static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], struct answer *a)
+static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], struct neigh_answer *a)
 {
 	uint8_t buf[4096]; /* an answer is under 200 bytes */
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -131,7 +130,7 @@ static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], stru
 
 		if (n < 0)
 			return false;
-		rc = mnl_cb_run(buf, (size_t)n, a->seq, nc->portid, on_reply, a);
+		rc = neigh_parse_reply(buf, (size_t)n, nc->portid, a);
 		if (rc == MNL_CB_ERROR) {
 			if (errno == ESRCH) /* the answer of an earlier question */
 				continue;
@@ -149,7 +148,7 @@ static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], stru
 static bool refresh(struct neigh_cache *nc, struct neigh_slot *s, int ifindex,
 	const uint8_t addr[4], uint64_t now_us)
 {
-	struct answer a = {0};
+	struct neigh_answer a = {0};
 
 	if (now_us - nc->window_us >= 1000000u) {
 		nc->window_us = now_us;

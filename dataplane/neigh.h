@@ -34,6 +34,16 @@ struct neigh_stats {
 
 struct neigh_cache;
 
+/* The kernel's answer to question `seq` (RTM_GETNEIGH), as neigh_parse_reply() reads it. */
+struct neigh_answer {
+	uint32_t seq;
+	bool done, usable; /* answered; REACHABLE or PERMANENT with a 6-byte address */
+	uint8_t mac[6];
+};
+/* One buffer received from the kernel: mnl_cb_run()'s result (MNL_CB_ERROR with errno for an
+ * error message, ESRCH for another question's answer). */
+int neigh_parse_reply(const void *buf, size_t len, uint32_t portid, struct neigh_answer *a);
+
 /* NULL with one sentence in err. */
 struct neigh_cache *neigh_cache_open(char *err, size_t errlen);
 void neigh_cache_close(struct neigh_cache *nc);

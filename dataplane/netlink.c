@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <libmnl/libmnl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -69,4 +70,14 @@ uint64_t netlink_now_coarse_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+size_t netlink_msgs_len(const void *buf, size_t len)
+{
+	int remaining = len > INT_MAX ? INT_MAX : (int)len;
+	const struct nlmsghdr *nlh = buf;
+
+	while (netlink_msg_ok(nlh, remaining))
+		nlh = mnl_nlmsg_next(nlh, &remaining);
+	return (size_t)((const char *)nlh - (const char *)buf);
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/netlink.h>
 
 struct mnl_socket;
 
@@ -31,5 +32,19 @@ struct mnl_socket *netlink_open(
 int64_t netlink_now_ms(void);
 uint64_t netlink_now_us(void);
 uint64_t netlink_now_coarse_us(void);
+
+/*
+ * Whether a whole message starts at nlh with len bytes left: libmnl's mnl_nlmsg_ok() compares
+ * the message length as an int, so one above INT_MAX passes and mnl_nlmsg_next() steps
+ * gigabytes on. Every walk over received messages uses this one.
+ */
+static inline bool netlink_msg_ok(const struct nlmsghdr *nlh, int len)
+{
+	return len >= (int)sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
+	       nlh->nlmsg_len <= (unsigned)len;
+}
+/* The bytes of the whole messages buf starts with: what mnl_cb_run() (which walks with
+   mnl_nlmsg_ok()) may be given. */
+size_t netlink_msgs_len(const void *buf, size_t len);
 
 #endif /* PGMROUTER_NETLINK_H */

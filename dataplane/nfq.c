@@ -150,7 +150,7 @@ static int nfqueue_wait_ack(struct nfqueue *q, uint32_t seq)
 		}
 		int remaining = (int)n;
 
-		for (const struct nlmsghdr *nlh = (const void *)buf; mnl_nlmsg_ok(nlh, remaining);
+		for (const struct nlmsghdr *nlh = (const void *)buf; netlink_msg_ok(nlh, remaining);
 			nlh = mnl_nlmsg_next(nlh, &remaining)) {
 			if (nlh->nlmsg_type == NLMSG_ERROR) {
 				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
@@ -587,59 +587,76 @@ int nfqueue_verdict_payload(struct nfqueue *q, uint32_t id, const void *buf, siz
 
 /* ---- receive ---- */
 
-static void nfqueue_handle_packet(struct nfqueue *q, const struct nlmsghdr *nlh)
+int nfqueue_parse_packet(const struct nlmsghdr *nlh, struct nfqueue_packet *pkt)
 {
 	struct nlattr *attr[NFQA_MAX + 1] = {0};
 	const struct nfqnl_msg_packet_hdr *ph;
-	struct nfqueue_packet pkt;
 
+	memset(pkt, 0, sizeof(*pkt));
 	if (nfq_nlmsg_parse(nlh, attr) < 0 || attr[NFQA_PACKET_HDR] == NULL ||
-		mnl_attr_get_payload_len(attr[NFQA_PACKET_HDR]) < sizeof(*ph)) {
-		/* Without the header there is no id to give a verdict for; the packet stays queued
-		 * until the queue is unbound. Never seen from a sane kernel. */
-		q->st.malformed++;
-		return;
-	}
+		mnl_attr_get_payload_len(attr[NFQA_PACKET_HDR]) < sizeof(*ph))
+		return -1;
+	/* libmnl takes attributes up to the message's aligned end: one reaching into that
+	   padding would run past the message (past the read, for the last one) */
+	for (unsigned i = 0; i <= NFQA_MAX; i++)
+		if (attr[i] != NULL && (const uint8_t *)attr[i] + attr[i]->nla_len >
+					       (const uint8_t *)nlh + nlh->nlmsg_len)
+			return -1;
 	ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.id = ntohl(ph->packet_id);
-	pkt.hook = ph->hook;
-	pkt.hw_protocol = ntohs(ph->hw_protocol);
-
-	q->st.id_gaps += nfqueue_batcher_deliver(&q->order, pkt.id);
-	q->st.messages++;
-
-	if (attr[NFQA_PAYLOAD] == NULL) {
-		/* Copy mode is whole packets: a message without payload is broken. Let it pass. */
-		q->st.malformed++;
-		(void)nfqueue_verdict(q, pkt.id, NFQUEUE_ACCEPT);
-		return;
-	}
-	pkt.payload = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
-	pkt.len = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
-	pkt.orig_len = (uint32_t)pkt.len;
-	if (attr[NFQA_CAP_LEN] != NULL) {
-		pkt.orig_len = ntohl(mnl_attr_get_u32(attr[NFQA_CAP_LEN]));
-		if (pkt.orig_len > pkt.len)
-			q->st.truncated++;
-	}
-	if (attr[NFQA_IFINDEX_INDEV] != NULL)
-		pkt.in_ifindex = ntohl(mnl_attr_get_u32(attr[NFQA_IFINDEX_INDEV]));
-	if (attr[NFQA_IFINDEX_OUTDEV] != NULL)
-		pkt.out_ifindex = ntohl(mnl_attr_get_u32(attr[NFQA_IFINDEX_OUTDEV]));
-	if (attr[NFQA_MARK] != NULL)
-		pkt.mark = ntohl(mnl_attr_get_u32(attr[NFQA_MARK]));
-	if (attr[NFQA_SKB_INFO] != NULL)
-		pkt.skb_info = ntohl(mnl_attr_get_u32(attr[NFQA_SKB_INFO]));
+	pkt->id = ntohl(ph->packet_id);
+	pkt->hook = ph->hook;
+	pkt->hw_protocol = ntohs(ph->hw_protocol);
+	if (attr[NFQA_PAYLOAD] == NULL)
+		return 1;
+	pkt->payload = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
+	pkt->len = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
+	pkt->orig_len = (uint32_t)pkt->len;
+	/* the u32 attributes are taken only at their size: a short one is not read past */
+	if (attr[NFQA_CAP_LEN] != NULL && mnl_attr_get_payload_len(attr[NFQA_CAP_LEN]) >= 4)
+		pkt->orig_len = ntohl(mnl_attr_get_u32(attr[NFQA_CAP_LEN]));
+	if (attr[NFQA_IFINDEX_INDEV] != NULL &&
+		mnl_attr_get_payload_len(attr[NFQA_IFINDEX_INDEV]) >= 4)
+		pkt->in_ifindex = ntohl(mnl_attr_get_u32(attr[NFQA_IFINDEX_INDEV]));
+	if (attr[NFQA_IFINDEX_OUTDEV] != NULL &&
+		mnl_attr_get_payload_len(attr[NFQA_IFINDEX_OUTDEV]) >= 4)
+		pkt->out_ifindex = ntohl(mnl_attr_get_u32(attr[NFQA_IFINDEX_OUTDEV]));
+	if (attr[NFQA_MARK] != NULL && mnl_attr_get_payload_len(attr[NFQA_MARK]) >= 4)
+		pkt->mark = ntohl(mnl_attr_get_u32(attr[NFQA_MARK]));
+	if (attr[NFQA_SKB_INFO] != NULL && mnl_attr_get_payload_len(attr[NFQA_SKB_INFO]) >= 4)
+		pkt->skb_info = ntohl(mnl_attr_get_u32(attr[NFQA_SKB_INFO]));
 	if (attr[NFQA_TIMESTAMP] != NULL && mnl_attr_get_payload_len(attr[NFQA_TIMESTAMP]) >=
 						    sizeof(struct nfqnl_msg_packet_timestamp)) {
 		struct nfqnl_msg_packet_timestamp ts;
 
 		memcpy(&ts, mnl_attr_get_payload(attr[NFQA_TIMESTAMP]), sizeof(ts));
-		pkt.has_timestamp = true;
-		pkt.timestamp.tv_sec = (time_t)be64toh(ts.sec);
-		pkt.timestamp.tv_usec = (suseconds_t)be64toh(ts.usec);
+		pkt->has_timestamp = true;
+		pkt->timestamp.tv_sec = (time_t)be64toh(ts.sec);
+		pkt->timestamp.tv_usec = (suseconds_t)be64toh(ts.usec);
 	}
+	return 0;
+}
+
+static void nfqueue_handle_packet(struct nfqueue *q, const struct nlmsghdr *nlh)
+{
+	struct nfqueue_packet pkt;
+	int rc = nfqueue_parse_packet(nlh, &pkt);
+
+	if (rc < 0) {
+		/* Without the header there is no id to give a verdict for; the packet stays queued
+		 * until the queue is unbound. Never seen from a sane kernel. */
+		q->st.malformed++;
+		return;
+	}
+	q->st.id_gaps += nfqueue_batcher_deliver(&q->order, pkt.id);
+	q->st.messages++;
+	if (rc > 0) {
+		/* Copy mode is whole packets: a message without payload is broken. Let it pass. */
+		q->st.malformed++;
+		(void)nfqueue_verdict(q, pkt.id, NFQUEUE_ACCEPT);
+		return;
+	}
+	if (pkt.orig_len > pkt.len)
+		q->st.truncated++;
 	q->st.packets++;
 	q->st.bytes += pkt.len;
 	q->fn(q->ctx, q, &pkt);
@@ -649,7 +666,7 @@ static void nfqueue_handle_datagram(struct nfqueue *q, const uint8_t *buf, size_
 {
 	int remaining = (int)len;
 
-	for (const struct nlmsghdr *nlh = (const void *)buf; mnl_nlmsg_ok(nlh, remaining);
+	for (const struct nlmsghdr *nlh = (const void *)buf; netlink_msg_ok(nlh, remaining);
 		nlh = mnl_nlmsg_next(nlh, &remaining)) {
 		if (nlh->nlmsg_type == NLMSG_ERROR) {
 			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);

@@ -62,6 +62,11 @@ struct nfqueue_packet {
 	struct timeval timestamp;
 };
 
+struct nlmsghdr;
+/* One NFQNL_MSG_PACKET message taken apart (nfqueue_process() does it for each): 0, -1 without
+ * a usable packet header (no id for a verdict), 1 without a payload (only the header fields). */
+int nfqueue_parse_packet(const struct nlmsghdr *nlh, struct nfqueue_packet *pkt);
+
 struct nfqueue;
 typedef void (*nfqueue_packet_fn)(void *ctx, struct nfqueue *q, const struct nfqueue_packet *pkt);
 

@@ -97,7 +97,7 @@ static int handle_buffer(
 {
 	int remaining = (int)len, handled = 0;
 
-	for (const struct nlmsghdr *nlh = buf; mnl_nlmsg_ok(nlh, remaining);
+	for (const struct nlmsghdr *nlh = buf; netlink_msg_ok(nlh, remaining);
 		nlh = mnl_nlmsg_next(nlh, &remaining)) {
 		handled++;
 		nm->st.messages++;

@@ -919,7 +919,7 @@ static int commit(const struct encoded *enc, char *err, size_t errlen)
 		}
 		int remaining = (int)n;
 
-		for (const struct nlmsghdr *nlh = (const void *)rx; mnl_nlmsg_ok(nlh, remaining);
+		for (const struct nlmsghdr *nlh = (const void *)rx; netlink_msg_ok(nlh, remaining);
 			nlh = mnl_nlmsg_next(nlh, &remaining)) {
 			const struct nlmsgerr *e;
 
@@ -1056,8 +1056,8 @@ static int request(const void *req, size_t len, mnl_cb_t cb, void *data, char *e
 			snprintf(err, errlen, "receiving from nf_tables: %s", strerror(errno));
 			break;
 		}
-		cbr = mnl_cb_run(
-			rx, (size_t)n, nlh->nlmsg_seq, mnl_socket_get_portid(nl), cb, data);
+		cbr = mnl_cb_run(rx, netlink_msgs_len(rx, (size_t)n), nlh->nlmsg_seq,
+			mnl_socket_get_portid(nl), cb, data);
 		if (cbr == MNL_CB_ERROR) {
 			rc = errno > 0 ? errno : EIO;
 			break;
@@ -1184,7 +1184,7 @@ void rules_nft_parse_dump(const uint8_t *buf, size_t len, struct rules_counters 
 	int remaining = (int)len;
 
 	memset(c, 0, sizeof(*c));
-	for (const struct nlmsghdr *nlh = (const void *)buf; mnl_nlmsg_ok(nlh, remaining);
+	for (const struct nlmsghdr *nlh = (const void *)buf; netlink_msg_ok(nlh, remaining);
 		nlh = mnl_nlmsg_next(nlh, &remaining)) {
 		if (nlh->nlmsg_type == (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE) &&
 			nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(struct nfgenmsg)))

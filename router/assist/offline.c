@@ -329,7 +329,10 @@ int offline_replay_file(struct offline *o, const char *pcap_path, char *err, siz
 
 		if (first == 0)
 			first = t;
-		o->now = t - first + CP_SEC(1);
+		/* merged or edited captures go back in time now and then: the clock does not (it
+		   would wrap to the far future) */
+		if (t >= first && t - first + CP_SEC(1) > o->now)
+			o->now = t - first + CP_SEC(1);
 		assist_timers(o->a, o->now);
 		if (pgm_parse_ip(d.ip, d.len, &ports, &ip) != PGM_ERR_OK)
 			continue;

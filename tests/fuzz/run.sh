@@ -1,9 +1,11 @@
 #!/bin/sh
 # Runs libFuzzer binaries: tests/fuzz/run.sh SECONDS BIN...
 #
-# Each binary first writes its seed corpus (sample packets of every type and family, plus the
-# datagrams of tests/fixtures/*.pcap) into a temporary directory, then fuzzes for SECONDS
-# (-max_total_time). Prints the executions per binary. Exits non-zero if any binary crashed,
+# Each binary's corpus starts in a temporary directory from its committed seeds
+# (tests/fuzz/corpus/NAME/) and what its seed mode writes (PGM_FUZZ_SEED_DIR: fuzz_parse writes
+# sample packets of every type and family plus the datagrams of tests/fixtures/*.pcap), then it
+# fuzzes for SECONDS (-max_total_time). Prints per binary the executions, executions per second
+# and libFuzzer's coverage (cov: edges, ft: features). Exits non-zero if any binary crashed,
 # leaked, timed out or could not seed; the failing input is kept in build/fuzz/artifacts/.
 set -u
 if [ $# -lt 2 ]; then
@@ -30,13 +32,19 @@ for bin in "$@"; do
 		rc=1
 		continue
 	fi
+	if [ -d "$root/tests/fuzz/corpus/$name" ]; then
+		cp "$root/tests/fuzz/corpus/$name/"* "$corpus/" 2>/dev/null
+	fi
 	seeds=$(ls "$corpus" | wc -l)
-	"$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+	# whole captures are larger than packets and command lines
+	case $name in fuzz_pcap) max_len=16384 ;; *) max_len=4096 ;; esac
+	"$bin" -max_total_time="$seconds" -max_len=$max_len -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$tmp/$name/crash/" "$corpus" \
 		>"$tmp/$name/fuzz.log" 2>&1
 	status=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$name/fuzz.log" | tail -n 1)
-	cov=$(grep -o 'cov: [0-9]*' "$tmp/$name/fuzz.log" | tail -n 1)
+	speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$tmp/$name/fuzz.log" | tail -n 1)
+	cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$tmp/$name/fuzz.log" | tail -n 1)
 	if [ $status -ne 0 ] || [ -n "$(ls "$tmp/$name/crash")" ]; then
 		echo "fuzz: $name: FAILED (exit $status) after ${execs:-?} executions"
 		grep -E 'ERROR|invariant|SUMMARY|Test unit written' "$tmp/$name/fuzz.log" | head -n 20
@@ -44,8 +52,8 @@ for bin in "$@"; do
 		echo "fuzz: $name: failing inputs copied to $artifacts"
 		rc=1
 	else
-		echo "fuzz: $name: ${execs:-?} executions in ${seconds} s without a crash" \
-			"($seeds seeds, ${cov:-cov: ?} edges)"
+		echo "fuzz: $name: ${execs:-?} executions in ${seconds} s (${speed:-?}/s) without a" \
+			"crash ($seeds seeds, ${cov:-cov: ?})"
 	fi
 done
 exit $rc

@@ -309,6 +309,45 @@ static void learn_upstream_dlr(bool parity)
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, 0), CP_DROP);
 }
 
+/*
+ * An interface losing its slot (assist off, removal, rename) clears its bit in every state's
+ * masks and its parity counts; a group's count pool id is no mask: the groups whose ids have
+ * that bit set keep their own counts, and all of them are freed once.
+ */
+START_TEST(test_11_6_slot_dropped_keeps_group_counts)
+{
+	struct cp_stats st;
+	uint32_t g;
+
+	/* groups 0x40, 0x48, 0x50, 0x58 (count ids 0-3) want 1-4 packets on d2 */
+	for (g = 0; g < 4; g++)
+		ck_assert_int_eq(pnak_at(t0, PGM_NAK, (TG + 8 * g) | g, CP_TEST_D2), CP_DROP);
+	/* d1 (slot 1) loses its slot: ids 2 and 3 have bit 1 set */
+	ck_assert_int_eq(cp_if_set_assist(env.cp, CP_TEST_D1, false), 0);
+	for (g = 0; g < 4; g++) {
+		struct cp_repair_view r;
+
+		ck_assert(cp_test_repair(&env, TG + 8 * g, &r));
+		ck_assert_uint_eq(r.pkt_cnt, g + 1);
+	}
+	/* group 0x50 raising its count leaves group 0x40's alone */
+	ck_assert_int_eq(pnak_at(t0, PGM_NAK, (TG + 16) | 6, CP_TEST_D3), CP_DROP);
+	ck_assert_uint_eq(tg_state().pkt_cnt, 1);
+	ck_assert_uint_eq(cp_clear_repair_states(env.cp, NULL), 4);
+	cp_get_stats(env.cp, &st);
+	ck_assert_uint_eq(st.repair_states, 0);
+	/* the pool hands out four distinct ids again */
+	for (g = 0; g < 4; g++)
+		ck_assert_int_eq(pnak_at(t0 + 1, PGM_NAK, (TG + 8 * g) | g, CP_TEST_D2), CP_DROP);
+	for (g = 0; g < 4; g++) {
+		struct cp_repair_view r;
+
+		ck_assert(cp_test_repair(&env, TG + 8 * g, &r));
+		ck_assert_uint_eq(r.pkt_cnt, g + 1);
+	}
+}
+END_TEST
+
 START_TEST(test_9_5_3_1_parity_only_to_parity_dlrs)
 {
 	struct pgm_nla dlr = cp_test_nla("198.18.0.77"), up = cp_test_nla(CP_TEST_UPSTREAM);
@@ -395,6 +434,7 @@ int main(void)
 	tcase_add_test(tc, test_11_6_parity_nnak);
 	tcase_add_test(tc, test_11_6_parity_list);
 	tcase_add_test(tc, test_11_6_rdata_expiry);
+	tcase_add_test(tc, test_11_6_slot_dropped_keeps_group_counts);
 	tcase_add_test(tc, test_9_5_3_1_parity_only_to_parity_dlrs);
 	tcase_add_test(tc, test_9_5_3_2_offtree_parity_rdata);
 	suite_add_tcase(s, tc);

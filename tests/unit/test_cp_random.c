@@ -44,6 +44,9 @@ static cp_time_t earliest(const struct cp_repair *r)
 static void check_invariants(struct cp *cp)
 {
 	size_t sessions = 0, repairs = 0;
+	char why[256];
+
+	REQUIRE(cp_check(cp, why, sizeof(why)), "cp_check: %s", why);
 
 	for (uint32_t b = 0; b < cp_htab_heads(&cp->session_tab); b++) {
 		for (uint32_t sid = cp_htab_head(&cp->session_tab, b); sid != CP_NIL;) {

@@ -116,6 +116,32 @@ START_TEST(test_15_3_1_dup_nak_max_then_unicast_ncfs)
 }
 END_TEST
 
+/* An interface leaving takes its failure mark with it: the interface that gets its slot next
+ * is not taken for a failed subtree (its NAKs get multicast NCFs). */
+START_TEST(test_15_3_1_mark_leaves_with_the_interface)
+{
+	struct cp_config cfg;
+	struct cp_session_view v;
+	char why[256];
+
+	cp_config_default(&cfg);
+	cfg.if_defaults.dup_nak_max = 1;
+	cfg.if_defaults.ncf_ivl_ms = 0;
+	restart(&cfg);
+	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP); /* DUP_NAK_MAX */
+	ck_assert(cp_test_session(&env, &v));
+	ck_assert_uint_eq(v.unreach_mask, cp_test_mask(CP_TEST_D1));
+	/* d1 leaves; the interface without assist until now gets its slot */
+	ck_assert_int_eq(cp_if_set_assist(env.cp, CP_TEST_D1, false), 0);
+	ck_assert_msg(cp_check(env.cp, why, sizeof(why)), "%s", why);
+	ck_assert_int_eq(cp_if_set_assist(env.cp, CP_TEST_NA, true), 0);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_at(t0 + 10, 18, CP_TEST_NA), CP_DROP);
+	ck_assert(!env.actions[0].nbr_unreach);
+}
+END_TEST
+
 START_TEST(test_15_3_1_off_by_default)
 {
 	struct cp_config cfg;
@@ -311,6 +337,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_15_3_1_dup_nak_max_then_unicast_ncfs);
+	tcase_add_test(tc, test_15_3_1_mark_leaves_with_the_interface);
 	tcase_add_test(tc, test_15_3_1_off_by_default);
 	tcase_add_test(tc, test_15_3_2_ncf_from_upstream_suspends_and_sends_special_spm);
 	tcase_add_test(tc, test_15_3_2_ncf_naming_another_neighbour_ignored);

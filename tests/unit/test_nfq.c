@@ -2,7 +2,11 @@
  * NFQUEUE consumer: the verdict ordering rules (batches never settle a packet that still waits
  * for its own verdict; verdicts reach the kernel in packet order) and the procfs parsers.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_queue.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,6 +328,29 @@ END_TEST
 
 /* ---- procfs parsers ---- */
 
+/* A packet message whose last attribute ends in the alignment padding past its length: libmnl
+ * walks attributes to the aligned end, so the payload would reach past the message (and, for
+ * the last message of a read, past what was received): malformed. */
+START_TEST(test_parse_packet_payload_within_message)
+{
+	_Alignas(8) uint8_t buf[256] = {0};
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	struct nfqnl_msg_packet_hdr ph = {.packet_id = htonl(9), .hw_protocol = htons(0x0800)};
+	struct nfqueue_packet pkt;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET;
+	g->version = NFNETLINK_V0;
+	mnl_attr_put(nlh, NFQA_PACKET_HDR, sizeof(ph), &ph);
+	mnl_attr_put(nlh, NFQA_PAYLOAD, 7, "\x45\0\0\7abc");
+	ck_assert_int_eq(nfqueue_parse_packet(nlh, &pkt), 0);
+	ck_assert_uint_eq(pkt.id, 9);
+	ck_assert_uint_eq(pkt.len, 7);
+	nlh->nlmsg_len -= 3; /* the payload's last 2 bytes are past it now */
+	ck_assert_int_eq(nfqueue_parse_packet(nlh, &pkt), -1);
+}
+END_TEST
+
 START_TEST(test_parse_proc_queue)
 {
 	const char *text = "    0  12345     0 2 65531     0     0        7  1\n"
@@ -380,6 +407,7 @@ int main(void)
 	tcase_add_test(tc, test_random_interleavings_settle_every_packet_correctly);
 	tcase_add_test(tc, test_parse_proc_queue);
 	tcase_add_test(tc, test_parse_proc_netlink);
+	tcase_add_test(tc, test_parse_packet_payload_within_message);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ static void find_if(void *ctx, const struct cp_if_view *v)
 		c->down = v->counters;
 }
 
+static bool broken_ok; /* the file may end in a broken record (after the packets tested) */
+
 /* As pgmrouterd -R does it, with the default configuration (the settings table's). */
 static void replay(const char *file, struct counts *c)
 {
@@ -59,7 +62,7 @@ static void replay(const char *file, struct counts *c)
 	close(saved);
 	close(devnull);
 	assist_conf_free(&conf);
-	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_msg(rc == 0 || broken_ok, "%s", err);
 	cp_foreach_if(assist_cp(offline_assist(c->o)), find_if, c);
 	ck_assert_ptr_nonnull(c->up);
 	ck_assert_ptr_nonnull(c->down);
@@ -127,6 +130,21 @@ START_TEST(test_replay_openpgm_udp)
 }
 END_TEST
 
+/* A capture whose timestamps go back (merged from several hosts, or edited): the replay's clock
+ * stays where it was instead of wrapping to the far future, where repair state timers fired in
+ * a loop that never ended (fuzz_pcap found it; the file is its input). */
+START_TEST(test_replay_clock_never_goes_back)
+{
+	struct counts c = {0};
+
+	broken_ok = true;
+	replay("tests/fuzz/corpus/fuzz_pcap/clock-backwards.pcap", &c);
+	broken_ok = false;
+	ck_assert_uint_gt(c.up->in[PGM_SPM] + c.down->in[PGM_SPM], 0);
+	replay_done(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("replay");
@@ -135,6 +153,10 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_replay_openpgm_ip);
 	tcase_add_test(tc, test_replay_openpgm_udp);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("clock");
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_replay_clock_never_goes_back);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -301,6 +301,29 @@ START_TEST(test_foreign_and_malformed)
 }
 END_TEST
 
+/* A message length above INT_MAX passes libmnl's mnl_nlmsg_ok() (it compares as int) and its
+ * aligned size steps the walk gigabytes on: the messages before it are taken, it is not. */
+START_TEST(test_message_length_beyond_int)
+{
+	static const uint32_t lies[] = {0xffffff80u, 0xfffffffdu, 0x80000000u};
+	struct rtnl *rt = rtnl_new(record, NULL);
+
+	for (unsigned i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		struct nlmsghdr *nlh;
+
+		reset();
+		put_link(RTM_NEWLINK, AF_UNSPEC, 12, "ok", IFF_UP, 1500);
+		nlh = put_header(RTM_NEWLINK);
+		mnl_nlmsg_put_extra_header(nlh, sizeof(struct ifinfomsg));
+		commit(nlh);
+		nlh->nlmsg_len = lies[i];
+		ck_assert_int_eq(feed(rt), 1);
+	}
+	ck_assert_uint_eq(rtnl_if_count(rt), 1);
+	rtnl_free(rt);
+}
+END_TEST
+
 static void collect(void *ctx, const struct rtnl_if *ifp)
 {
 	int *n = ctx;
@@ -336,6 +359,7 @@ int main(void)
 	tcase_add_test(tc, test_link_removal_removes_addresses_first);
 	tcase_add_test(tc, test_foreign_and_malformed);
 	tcase_add_test(tc, test_foreach_in_ifindex_order);
+	tcase_add_test(tc, test_message_length_beyond_int);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
