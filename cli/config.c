@@ -231,11 +231,8 @@ static void row_default(const struct setting *row, void *values, size_t offset)
 
 	if (row->kind == SETTING_FLAG) {
 		*(bool *)(void *)v = row->dflt != 0;
-		for (unsigned i = 0; i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++) {
-			uint32_t x = row->arg[i].dflt * (row->arg[i].scale ? row->arg[i].scale : 1);
-
-			memcpy((unsigned char *)values + row->arg[i].offset, &x, sizeof(x));
-		}
+		for (unsigned i = 0; i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++)
+			setting_arg_default(&row->arg[i], values);
 	} else {
 		uint32_t x = row->dflt * (row->scale ? row->scale : 1);
 

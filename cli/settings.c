@@ -85,11 +85,39 @@ static uint32_t stored_default(const struct setting *row)
 	return row->kind == SETTING_NUMBER ? row->dflt * scale_of(row->scale) : row->dflt;
 }
 
+static const char *text_at(const void *values, size_t offset)
+{
+	return (const char *)values + offset;
+}
+
+void setting_arg_default(const struct setting_arg *arg, void *values)
+{
+	if (arg->canon != NULL) {
+		memset((char *)values + arg->offset, 0, SETTING_TEXT_LEN);
+		snprintf((char *)values + arg->offset, SETTING_TEXT_LEN, "%s", arg->dflt_text);
+	} else
+		store_u32(values, arg->offset, arg->dflt * scale_of(arg->scale));
+}
+
+bool setting_arg_equal(const struct setting_arg *arg, const void *a, const void *b)
+{
+	if (arg->canon != NULL)
+		return strncmp(text_at(a, arg->offset), text_at(b, arg->offset),
+			       SETTING_TEXT_LEN) == 0;
+	return load_u32(a, arg->offset) == load_u32(b, arg->offset);
+}
+
+static bool arg_is_default(const struct setting_arg *arg, const void *values)
+{
+	if (arg->canon != NULL)
+		return strncmp(text_at(values, arg->offset), arg->dflt_text, SETTING_TEXT_LEN) == 0;
+	return load_u32(values, arg->offset) == arg->dflt * scale_of(arg->scale);
+}
+
 static bool args_default(const struct setting *row, const void *global_values)
 {
 	for (unsigned i = 0; i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++)
-		if (load_u32(global_values, row->arg[i].offset) !=
-			row->arg[i].dflt * scale_of(row->arg[i].scale))
+		if (!arg_is_default(&row->arg[i], global_values))
 			return false;
 	return true;
 }
@@ -103,8 +131,10 @@ static const struct setting_arg *find_arg(const struct setting *row, const char 
 }
 
 /* A flag's arguments as typed: its syntax with each $name'd number replaced by the value (typed,
-   in the order of row->arg) and the brackets dropped ("ports 3055 3056"). */
-static void args_text(const struct setting *row, const uint32_t *typed, char *buf, size_t len)
+   in the order of row->arg; a text from `values`, or its default when NULL) and the brackets
+   dropped ("ports 3055 3056"). */
+static void args_text(const struct setting *row, const uint32_t *typed, const void *values,
+	char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -123,8 +153,14 @@ static void args_text(const struct setting *row, const uint32_t *typed, char *bu
 			const struct setting_arg *arg =
 				find_arg(row, dollar + 1, (size_t)(end - dollar - 1));
 
-			n = snprintf(buf + off, len - off, "%s%u", off ? " " : "",
-				typed[arg - row->arg]);
+			if (arg->canon != NULL)
+				n = snprintf(buf + off, len - off, "%s%.*s", off ? " " : "",
+					SETTING_TEXT_LEN,
+					values != NULL ? text_at(values, arg->offset)
+						       : arg->dflt_text);
+			else
+				n = snprintf(buf + off, len - off, "%s%u", off ? " " : "",
+					typed[arg - row->arg]);
 		} else {
 			n = snprintf(
 				buf + off, len - off, "%s%.*s", off ? " " : "", (int)(end - p), p);
@@ -140,9 +176,10 @@ static void args_text(const struct setting *row, const uint32_t *typed, char *bu
 static void args_typed(const struct setting *row, const void *values, uint32_t *typed)
 {
 	for (unsigned i = 0; i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++)
-		typed[i] = values != NULL ? load_u32(values, row->arg[i].offset) /
-						    scale_of(row->arg[i].scale)
-					  : row->arg[i].dflt;
+		typed[i] = row->arg[i].canon != NULL ? 0
+			   : values != NULL	     ? load_u32(values, row->arg[i].offset) /
+						   scale_of(row->arg[i].scale)
+						     : row->arg[i].dflt;
 }
 
 const char *setting_value_text(const struct setting *row, uint32_t stored, char *buf, size_t len)
@@ -166,12 +203,12 @@ static const char *flag_text(
 	const struct setting *row, bool on, const void *values, char *buf, size_t len)
 {
 	uint32_t typed[SETTINGS_MAX_ARGS] = {0};
-	char args[128];
+	char args[SETTING_TEXT_LEN + 64];
 
 	if (!on || row->args == NULL)
 		return setting_value_text(row, on, buf, len);
 	args_typed(row, values, typed);
-	args_text(row, typed, args, sizeof(args));
+	args_text(row, typed, values, args, sizeof(args));
 	snprintf(buf, len, "on %s", args);
 	return buf;
 }
@@ -229,7 +266,7 @@ bool settings_global_differ(
 		if (setting_get(row, va, true) != setting_get(row, vb, true))
 			return true;
 		for (unsigned k = 0; k < SETTINGS_MAX_ARGS && row->arg[k].name != NULL; k++)
-			if (load_u32(va, row->arg[k].offset) != load_u32(vb, row->arg[k].offset))
+			if (!setting_arg_equal(&row->arg[k], va, vb))
 				return true;
 	}
 	return false;
@@ -240,7 +277,7 @@ bool settings_global_differ(
 static void write_row(const struct cfg_module *m, const struct setting *row, const void *values,
 	uint32_t stored, const char *indent, struct cfg_buf *b)
 {
-	char text[160];
+	char text[SETTING_TEXT_LEN + 64];
 	const char *sep = row->keyword[0] != '\0' ? " " : "";
 
 	if (row->kind != SETTING_FLAG) {
@@ -257,7 +294,7 @@ static void write_row(const struct cfg_module *m, const struct setting *row, con
 		uint32_t typed[SETTINGS_MAX_ARGS] = {0};
 
 		args_typed(row, values, typed);
-		args_text(row, typed, text, sizeof(text));
+		args_text(row, typed, values, text, sizeof(text));
 	}
 	cfg_printf(b, "%s%s%s%s%s%s\n", indent, m->prefix, sep, row->keyword, text[0] ? " " : "",
 		text);
@@ -342,12 +379,23 @@ static int setting_handler(struct cmd_session *s, const struct cmd_args *a)
 	struct cfg *c = cfg_edit(s);
 	uint64_t *set, bit = row_bit(sc->m, row);
 	void *values;
-	char err[256];
+	char err[256], texts[SETTINGS_MAX_ARGS][SETTING_TEXT_LEN] = {{0}};
 
 	if (c == NULL)
 		return fail(s, "out of memory");
 	if (row->check != NULL && row->check(c, ifname, typed, err, sizeof(err)) < 0)
 		return fail(s, err);
+	for (unsigned i = 0; sc->global && i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++) {
+		const struct setting_arg *arg = &row->arg[i];
+		const char *v = a->negate ? NULL : cmd_arg(a, arg->name);
+
+		if (arg->canon == NULL)
+			continue;
+		if (v == NULL)
+			snprintf(texts[i], sizeof(texts[i]), "%s", arg->dflt_text);
+		else if (arg->canon(v, texts[i], sizeof(texts[i]), err, sizeof(err)) < 0)
+			return fail(s, err);
+	}
 	values = cfg_module_values(c, sc->m, ifname, !a->negate, &set);
 	if (values == NULL)
 		return a->negate ? CMD_OK : fail(s, "out of memory");
@@ -358,7 +406,10 @@ static int setting_handler(struct cmd_session *s, const struct cmd_args *a)
 		const char *v = a->negate ? NULL : cmd_arg(a, arg->name);
 		uint32_t x = v != NULL ? (uint32_t)strtoul(v, NULL, 10) : arg->dflt;
 
-		store_u32(values, arg->offset, x * scale_of(arg->scale));
+		if (arg->canon != NULL)
+			memcpy((char *)values + arg->offset, texts[i], SETTING_TEXT_LEN);
+		else
+			store_u32(values, arg->offset, x * scale_of(arg->scale));
 	}
 	/* configured here: a number or choice until `no`; a flag while it differs from the
 	   default, and on an interface overriding the global value, either way */
@@ -388,8 +439,7 @@ static int setting_default_handler(struct cmd_session *s, const struct cmd_args 
 		return CMD_OK; /* an interface the configuration does not have: nothing to do */
 	store_at(row, values, sc->global ? row->global_offset : row->if_offset, stored_default(row));
 	for (unsigned i = 0; sc->global && i < SETTINGS_MAX_ARGS && row->arg[i].name != NULL; i++)
-		store_u32(values, row->arg[i].offset,
-			row->arg[i].dflt * scale_of(row->arg[i].scale));
+		setting_arg_default(&row->arg[i], values);
 	*set &= ~row_bit(sc->m, row);
 	return CMD_OK;
 }

@@ -45,13 +45,22 @@ enum setting_kind {
 	SETTING_FLAG,
 };
 
-/* A number among a flag's arguments. */
+#define SETTING_TEXT_LEN 96
+
+/* A number among a flag's arguments, or a text (a LINE in `args`, `canon` set). */
 struct setting_arg {
 	const char *name; /* its $name in the row's `args` syntax */
-	size_t offset;	  /* uint32_t in the global value struct */
+	size_t offset;	  /* uint32_t in the global value struct; a text: char[SETTING_TEXT_LEN] */
 	uint32_t dflt;	  /* as typed */
 	uint32_t scale;	  /* stored = typed * scale; 0 means 1 */
+	/* A text: what was typed in canonical form into out (0), or -1 with one sentence in
+	   err; dflt_text is the default in that form. */
+	int (*canon)(const char *typed, char *out, size_t len, char *err, size_t errlen);
+	const char *dflt_text;
 };
+/* An argument's default stored into a value struct; whether two value structs hold the same. */
+void setting_arg_default(const struct setting_arg *arg, void *values);
+bool setting_arg_equal(const struct setting_arg *arg, const void *a, const void *b);
 
 struct cfg;
 

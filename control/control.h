@@ -153,7 +153,8 @@ void cp_limits(const struct cp_config *cfg, struct cp_limits *out);
 	X(NAK_NOT_ASSISTED, "nak-not-assisted",                                                    \
 		"NAKs on interfaces without router assist, dropped")                               \
 	X(NAK_MULTICAST, "nak-multicast", "multicast NAKs, neither confirmed nor forwarded")       \
-	X(NAK_TRANSIT, "nak-transit", "unicast NAKs or NNAKs routed through, not for the router")  \
+	X(NAK_TRANSIT, "nak-transit",                                                              \
+		"unicast NAKs or NNAKs routed through to the source, not for the router")           \
 	X(NAK_SRC_PATH, "nak-src-path",                                                            \
 		"NAKs naming this router as NAK_SRC (OpenPGM), forwarded naming the source")         \
 	X(NAK_LIST_UNORDERED, "nak-list-unordered",                                                \
@@ -306,6 +307,9 @@ struct cp_packet {
 	int in_ifindex;
 	int out_ifindex; /* forwarded copy: its egress interface; 0 = seen once (to the router) */
 	cp_time_t now;
+	/* Unicast, addressed beyond the router, seen before routing: a NAK a receiver sends its
+	   source directly, which the kernel routes (counted, never assisted) */
+	bool transit;
 };
 
 /* ---- output ---- */
@@ -321,6 +325,7 @@ struct cp_rewrite {
 	struct pgm_nla path;
 	bool nak_bo_ivl; /* overwrite OPT_NAK_BO_IVL (15.2.1) */
 	uint32_t nak_bo_ivl_us, nak_bo_ivl_sqn;
+	bool nak_bo_ivl_remove; /* or remove it: the interface advertises no value (15.2.1) */
 	uint16_t opt_invalid_mask; /* bit i: option i (pgm_options order) becomes OPT_INVALID */
 };
 
@@ -481,6 +486,7 @@ struct cp_session_view {
 	/* neighbour unreachable (15.3) */
 	bool naks_suspended;	 /* OPT_NBR_UNREACH from upstream: NAKs not forwarded */
 	uint64_t unreach_mask;	 /* interface slots answered with unicast NCFs */
+	uint64_t transit_mask;	 /* interface slots NAKs to the source crossed us from */
 	bool polr_pending;	 /* child role: a POLR is scheduled */
 	cp_time_t polr_due;
 	/* Per-TSI counters (err[] unused; valid only during the callback). */

@@ -216,7 +216,8 @@ static inline bool cp_tnode_scheduled(const struct cp_tnode *n)
 	X(NAK_REDIRECTED)                                                                          \
 	X(DLR_TIMEOUT)                                                                             \
 	X(PARITY_NAK_FORWARDED)                                                                    \
-	X(NAK_SUSPENDED)
+	X(NAK_SUSPENDED)                                                                           \
+	X(NAK_TRANSIT)
 
 /* clang-format off: the X-macro lists confuse its enum indentation */
 enum cp_tsi_type {
@@ -291,6 +292,8 @@ struct cp_session_ext {
 	uint16_t polr_udp_sport, polr_udp_dport;
 	/* 15.3: interface slots whose NAKs get unicast NCFs with OPT_NBR_UNREACH */
 	uint64_t unreach_mask;
+	/* interface slots with receivers that NAK the source directly, past this router */
+	uint64_t transit_mask;
 	uint32_t curr_tgsize; /* OPT_CURR_TGSIZE (11.6), 0 = the full group */
 };
 

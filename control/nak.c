@@ -69,6 +69,24 @@ static bool in_window(const struct cp *cp, const struct cp_session *s,
 	return true;
 }
 
+/* The session of a NAK routed through us, marked with its arrival interface; NULL if none. */
+static struct cp_session *transit_session(
+	struct cp *cp, const struct pgm_packet *pkt, struct cp_iface *in_if)
+{
+	struct cp_session *s;
+	struct cp_session_ext *ext;
+	struct pgm_tsi tsi;
+	uint32_t sid;
+
+	pgm_packet_tsi(pkt, &tsi);
+	if ((sid = cp_session_find(cp, &tsi)) == CP_NIL)
+		return NULL;
+	s = cp_session_at(cp, sid);
+	if (in_if != NULL && in_if->assist && (ext = cp_session_ext(s)) != NULL)
+		ext->transit_mask |= cp_iface_bit(in_if);
+	return s;
+}
+
 /*
  * The checks NAKs and NNAKs share. Returns the session, or CP_NIL with the verdict set: multicast
  * copies and packets routed through pass, the rest is dropped and counted.
@@ -87,9 +105,11 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 		cp_count(cp, in_if, NULL, CP_C_NAK_MULTICAST, 1);
 		return CP_NIL;
 	}
-	if (in->out_ifindex != 0) {
-		/* a forwarded copy: addressed beyond us, the kernel routes it */
-		cp_count(cp, in_if, NULL, CP_C_NAK_TRANSIT, 1);
+	if (in->out_ifindex != 0 || in->transit) {
+		/* addressed beyond us, the kernel routes it: a receiver NAKing its source directly.
+		   Its repairs find no interface of its in the repair state the source's NCF makes
+		   here, and never reach it; counted per session and interface to find it. */
+		cp_count(cp, in_if, transit_session(cp, pkt, in_if), CP_C_NAK_TRANSIT, 1);
 		return CP_NIL;
 	}
 	out->verdict = CP_DROP;

@@ -318,11 +318,14 @@ void cp_spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_session *s
 	out->verdict = CP_ACCEPT_REWRITTEN;
 	out->rewrite.spm_path = true;
 	out->rewrite.path = out_if->addr;
-	/* 15.2.1: an NE MUST remove or overwrite OPT_NAK_BO_IVL; we overwrite, never remove */
+	/* 15.2.1: an NE MUST remove or overwrite OPT_NAK_BO_IVL (the parent's value is for the
+	   parent's links): overwritten with the interface's value, removed where it has none */
 	if (bo_ivl != 0 && pgm_opt_has(&in->pkt->opt, PGM_OPT_NAK_BO_IVL)) {
 		out->rewrite.nak_bo_ivl = true;
 		out->rewrite.nak_bo_ivl_us = bo_ivl;
 		out->rewrite.nak_bo_ivl_sqn = 0; /* not derived from a poll: usable at once */
+	} else if (pgm_opt_has(&in->pkt->opt, PGM_OPT_NAK_BO_IVL)) {
+		out->rewrite.nak_bo_ivl_remove = true;
 	}
 	cp_count(cp, out_if, s, CP_C_SPM_FORWARDED, 1);
 	cp_count_out(out_if, s, PGM_SPM);

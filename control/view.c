@@ -161,6 +161,7 @@ void cp_foreach_session(
 			v.dlr_offtree_learned = s->ext->off.learned;
 			v.dlr_poll_sent = s->ext->dlr_poll_sent;
 			v.unreach_mask = s->ext->unreach_mask;
+			v.transit_mask = s->ext->transit_mask;
 			v.polr_pending = cp_tnode_scheduled(&s->ext->polr_timer);
 			v.polr_due = v.polr_pending ? s->ext->polr_timer.deadline : 0;
 		}

@@ -76,8 +76,9 @@ void rules_config_default(struct rules_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	snprintf(cfg->name, sizeof(cfg->name), "%s", RULES_DEFAULT_NAME);
 	cfg->udp = true;
-	cfg->udp_ucast_port = 3055;
-	cfg->udp_mcast_port = 3056;
+	cfg->udp_ports.n = 1;
+	cfg->udp_ports.r[0].lo = PGM_DEFAULT_UDP_UCAST_PORT;
+	cfg->udp_ports.r[0].hi = PGM_DEFAULT_UDP_MCAST_PORT;
 	snprintf(cfg->iptables_restore, sizeof(cfg->iptables_restore), "iptables-restore");
 	snprintf(cfg->iptables_save, sizeof(cfg->iptables_save), "iptables-save");
 }
@@ -159,11 +160,23 @@ static void ipt_proto(struct rules_text *b, const struct rules_config *cfg, bool
 		return;
 	}
 	rules_text_printf(b, "-p udp ");
-	if (cfg->udp_ucast_port == cfg->udp_mcast_port)
-		rules_text_printf(b, "--dport %u ", cfg->udp_ucast_port);
-	else
-		rules_text_printf(b, "-m multiport --dports %u,%u ", cfg->udp_ucast_port,
-			cfg->udp_mcast_port);
+	if (cfg->udp_ports.n == 1 && cfg->udp_ports.r[0].lo == cfg->udp_ports.r[0].hi) {
+		rules_text_printf(b, "--dport %u ", cfg->udp_ports.r[0].lo);
+		return;
+	}
+	/* one multiport match: at most 15 ports, a range counting two (pgm_port_set) */
+	rules_text_printf(b, "-m multiport --dports ");
+	for (unsigned i = 0; i < cfg->udp_ports.n; i++) {
+		const struct pgm_port_range *r = &cfg->udp_ports.r[i];
+
+		if (r->hi == r->lo + 1)
+			rules_text_printf(b, "%s%u,%u", i ? "," : "", r->lo, r->hi);
+		else if (r->hi != r->lo)
+			rules_text_printf(b, "%s%u:%u", i ? "," : "", r->lo, r->hi);
+		else
+			rules_text_printf(b, "%s%u", i ? "," : "", r->lo);
+	}
+	rules_text_printf(b, " ");
 }
 
 /* ---- iptables ---- */
@@ -348,6 +361,16 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 						rules_text_printf(&b, "-d 224.0.0.0/4 ");
 						ipt_type_match(
 							&b, h->mcast_types, h->nmcast_types, off);
+						ipt_queue(&b, cfg);
+					}
+					if (h->ntransit_types > 0) {
+						/* unicast past us: NAKs to the source directly */
+						ipt_rule_start(
+							&b, cfg, names[c], h, ifnames[i], udp);
+						rules_text_printf(&b, "! -d 224.0.0.0/4 -m addrtype "
+								      "! --dst-type LOCAL ");
+						ipt_type_match(&b, h->transit_types,
+							h->ntransit_types, off);
 						ipt_queue(&b, cfg);
 					}
 					/* too short for a PGM header (u32 cannot read the type):

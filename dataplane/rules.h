@@ -57,6 +57,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataplane/wire/pgm_wire.h"
+
 enum rules_backend {
 	RULES_BACKEND_AUTO = 0, /* as a request: probe nftables, then iptables */
 	RULES_BACKEND_NFT,
@@ -72,9 +74,8 @@ struct rules_config {
 	char name[RULES_NAME_MAX]; /* nft table name; iptables chains are NAME-PRE/-IN/-FWD in
 				      upper case. Letters, digits, '_' and '-' only, at most 16. */
 	uint16_t queue_num;
-	bool udp;		 /* also intercept PGM over UDP */
-	uint16_t udp_ucast_port; /* default 3055 */
-	uint16_t udp_mcast_port; /* default 3056 */
+	bool udp;			/* also intercept PGM over UDP */
+	struct pgm_port_set udp_ports; /* its destination ports, default 3055-3056 */
 	/* The iptables backend's tools, looked up in PATH when not absolute. */
 	char iptables_restore[64];
 	char iptables_save[64];

@@ -77,6 +77,10 @@ struct rules_hook {
 	/* A hook of earlier versions (the forward hook): installs nothing there, removes what an
 	   earlier version left. */
 	bool retired;
+	/* Queued on the interface when unicast and not addressed to us: NAKs receivers send their
+	   source directly, past the router (counted per session, router/assist/packet.c). */
+	unsigned ntransit_types;
+	uint8_t transit_types[1];
 };
 extern const struct rules_hook rules_hooks[RULES_IPT_CHAIN_COUNT];
 

@@ -33,15 +33,18 @@
 #define LAYOUT_MAX_MATCHES 4
 #define LAYOUT_CHAIN_NAME  32
 #define NFT_REG		   NFT_REG_1
+#define NFT_SET_NAME	   "udp_ports" /* the encapsulation ports, when more than one range */
+#define NFT_SET_ID	   1
+#define NFT_TYPE_INET_SERVICE 13 /* nft's data type number: `nft list` shows ports */
 
 const struct rules_hook rules_hooks[RULES_IPT_CHAIN_COUNT] = {
 	{RULES_IPT_PRE, "prerouting", "PREROUTING", "PRE", NF_INET_PRE_ROUTING, false, false, 3,
 		{RULES_T_POLL, RULES_T_POLR, RULES_T_NCF}, 2, {RULES_T_NAK, RULES_T_NNAK}, 2,
-		{RULES_T_SPM, RULES_T_RDATA}, false},
+		{RULES_T_SPM, RULES_T_RDATA}, false, 1, {RULES_T_NAK}},
 	{RULES_IPT_IN, "input", "INPUT", "IN", NF_INET_LOCAL_IN, false, true, 3,
-		{RULES_T_RDATA, RULES_T_NAK, RULES_T_NNAK}, 0, {0}, 0, {0}, false},
+		{RULES_T_RDATA, RULES_T_NAK, RULES_T_NNAK}, 0, {0}, 0, {0}, false, 0, {0}},
 	{RULES_IPT_FWD, "forward", "FORWARD", "FWD", NF_INET_FORWARD, true, false, 0, {0}, 0, {0},
-		0, {0}, true},
+		0, {0}, true, 0, {0}},
 };
 
 unsigned rules_short_datagram_len(bool udp)
@@ -59,6 +62,7 @@ const char *rules_nft_queue_name(enum rules_nft_queue q)
 enum match_kind {
 	M_IP_PROTO,    /* ip protocol == a */
 	M_UDP_DPORT,   /* udp dport a-b (a == b: one port) */
+	M_UDP_DPORT_SET, /* udp dport @udp_ports */
 	M_PGM_TYPE,    /* the type nibble, `off` bytes into the transport header, == a */
 	M_IP_LEN_LT,   /* ip length < a */
 	M_IP_LEN_GE,   /* ip length >= a */
@@ -94,6 +98,7 @@ struct chain {
 struct layout {
 	struct chain chains[LAYOUT_MAX_CHAINS];
 	unsigned nchains;
+	const struct pgm_port_set *ports; /* the set udp_ports, NULL when there is none */
 	bool failed;
 };
 
@@ -162,26 +167,16 @@ static void layout_free(struct layout *L)
 	L->nchains = 0;
 }
 
-/* The destination ports of PGM over UDP as ranges: one when the two ports are the same or
- * adjacent (the defaults 3055 and 3056), else two. */
-static unsigned udp_port_ranges(const struct rules_config *cfg, uint16_t lo[2], uint16_t hi[2])
+/* The destination port match of PGM over UDP: one range (the defaults 3055-3056, ZeroMQ's one
+ * port) is a comparison, the cheapest match for ODATA over UDP; more are one set lookup. */
+static void rule_udp_ports(struct rule *r, const struct rules_config *cfg)
 {
-	uint16_t a = cfg->udp_ucast_port, b = cfg->udp_mcast_port;
+	const struct pgm_port_set *p = &cfg->udp_ports;
 
-	if (a > b) {
-		uint16_t t = a;
-
-		a = b;
-		b = t;
-	}
-	if (b - a <= 1) {
-		lo[0] = a;
-		hi[0] = b;
-		return 1;
-	}
-	lo[0] = hi[0] = a;
-	lo[1] = hi[1] = b;
-	return 2;
+	if (p->n == 1)
+		rule_match(r, M_UDP_DPORT, p->r[0].lo, p->r[0].hi, 0);
+	else
+		rule_match(r, M_UDP_DPORT_SET, 0, 0, 0);
 }
 
 /* The PGM-specific part of one hook for one encapsulation: chain `classify`. */
@@ -205,6 +200,13 @@ static void layout_classify(struct layout *L, const struct rules_hook *h, unsign
 		rule_match(r, M_DADDR_MCAST, 0, 0, 0);
 		rule_verdict(r, V_GOTO, queue);
 	}
+	for (unsigned t = 0; t < h->ntransit_types; t++) {
+		/* after the multicast rule above: unicast here */
+		r = layout_rule(L, classify);
+		rule_match(r, M_PGM_TYPE, h->transit_types[t], 0, off);
+		rule_match(r, M_NOT_LOCAL, 0, 0, 0);
+		rule_verdict(r, V_GOTO, queue);
+	}
 	for (unsigned t = 0; any_interface && t < h->nrepl_types; t++) {
 		r = layout_rule(L, classify);
 		rule_match(r, M_PGM_TYPE, h->repl_types[t], 0, off);
@@ -217,10 +219,13 @@ static int layout_build(
 	struct layout *L, const struct rules_config *cfg, const char *const *ifnames, size_t count)
 {
 	memset(L, 0, sizeof(*L));
+	if (cfg->udp && (cfg->udp_ports.n == 0 || cfg->udp_ports.n > PGM_PORT_SET_MAX))
+		return -1;
+	if (cfg->udp && cfg->udp_ports.n > 1)
+		L->ports = &cfg->udp_ports;
 	for (unsigned hi = 0; hi < RULES_IPT_CHAIN_COUNT; hi++) {
 		const struct rules_hook *h = &rules_hooks[hi];
-		unsigned base, pgm, udp, queue, nranges;
-		uint16_t lo[2], hi_port[2];
+		unsigned base, pgm, udp, queue;
 		struct rule *r;
 
 		if (h->retired)
@@ -229,7 +234,6 @@ static int layout_build(
 		pgm = layout_chain(L, "pgm-", h->nft_chain, -1);
 		udp = cfg->udp ? layout_chain(L, "udp-", h->nft_chain, -1) : 0;
 		queue = layout_chain(L, "queue-", h->nft_chain, -1);
-		nranges = cfg->udp ? udp_port_ranges(cfg, lo, hi_port) : 0;
 
 		if (L->failed)
 			break;
@@ -242,16 +246,14 @@ static int layout_build(
 		r = layout_rule(L, base);
 		rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
 		rule_verdict(r, V_GOTO, pgm);
-		for (unsigned i = 0; i < nranges; i++) {
+		if (cfg->udp) {
 			r = layout_rule(L, base);
-			rule_match(r, M_UDP_DPORT, lo[i], hi_port[i], 0);
+			rule_udp_ports(r, cfg);
 			rule_match(r, M_PGM_TYPE, RULES_T_ODATA, 0, 8 + 4);
 			rule_match(r, M_IP_LEN_GE, (uint16_t)rules_short_datagram_len(true), 0, 0);
 			rule_verdict(r, V_ACCEPT, 0);
-		}
-		for (unsigned i = 0; i < nranges; i++) {
 			r = layout_rule(L, base);
-			rule_match(r, M_UDP_DPORT, lo[i], hi_port[i], 0);
+			rule_udp_ports(r, cfg);
 			rule_verdict(r, V_GOTO, udp);
 		}
 		layout_classify(L, h, pgm, queue, false, count > 0);
@@ -288,6 +290,9 @@ static void text_match(struct rules_text *t, const struct match *m)
 			rules_text_printf(t, "udp dport %u", m->a);
 		else
 			rules_text_printf(t, "udp dport %u-%u", m->a, m->b);
+		break;
+	case M_UDP_DPORT_SET:
+		rules_text_printf(t, "udp dport @%s", NFT_SET_NAME);
 		break;
 	case M_PGM_TYPE:
 		rules_text_printf(t, "@th,%u,8 & 0xf == 0x%x", m->off * 8u, m->a);
@@ -333,6 +338,21 @@ char *rules_nft_script(
 		return NULL;
 	}
 	rules_text_printf(&t, "table ip %s {\n", cfg->name);
+	if (L.ports != NULL) {
+		rules_text_printf(&t,
+			"\tset %s {\n\t\ttype inet_service\n\t\tflags constant,interval\n"
+			"\t\telements = { ",
+			NFT_SET_NAME);
+		for (unsigned i = 0; i < L.ports->n; i++) {
+			const struct pgm_port_range *pr = &L.ports->r[i];
+
+			if (pr->lo == pr->hi)
+				rules_text_printf(&t, "%s%u", i ? ", " : "", pr->lo);
+			else
+				rules_text_printf(&t, "%s%u-%u", i ? ", " : "", pr->lo, pr->hi);
+		}
+		rules_text_printf(&t, " }\n\t}\n\n");
+	}
 	for (unsigned ci = 0; ci < L.nchains; ci++) {
 		const struct chain *c = &L.chains[ci];
 
@@ -589,6 +609,17 @@ static void ex_match(struct nlmsghdr *nlh, const struct match *m)
 		b2 = htons(m->b);
 		ex_cmp(nlh, NFT_CMP_LTE, &b2, 2);
 		break;
+	case M_UDP_DPORT_SET:
+		b1 = IPPROTO_UDP;
+		ex_meta(nlh, NFT_META_L4PROTO);
+		ex_cmp(nlh, NFT_CMP_EQ, &b1, 1);
+		ex_payload(nlh, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+		e = expr_begin(nlh, "lookup");
+		mnl_attr_put_strz(nlh, NFTA_LOOKUP_SET, NFT_SET_NAME);
+		put_u32(nlh, NFTA_LOOKUP_SET_ID, NFT_SET_ID);
+		put_u32(nlh, NFTA_LOOKUP_SREG, NFT_REG);
+		expr_end(nlh, e);
+		break;
 	case M_PGM_TYPE:
 		b1 = 0x0f;
 		ex_payload(nlh, NFT_PAYLOAD_TRANSPORT_HEADER, m->off, 1);
@@ -668,6 +699,56 @@ static void msg_chain(struct batch *b, const char *table, const char *name, int 
 	msg_end(b, nlh);
 }
 
+/* The set of encapsulation ports, an interval set as nft makes one: each range [lo, hi] is an
+ * element lo and an interval end hi + 1, after an interval end at 0. */
+static void set_elem(struct nlmsghdr *nlh, uint16_t port, bool end)
+{
+	struct nlattr *elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+	uint16_t key = htons(port);
+
+	put_value(nlh, NFTA_SET_ELEM_KEY, &key, sizeof(key));
+	if (end)
+		put_u32(nlh, NFTA_SET_ELEM_FLAGS, NFT_SET_ELEM_INTERVAL_END);
+	mnl_attr_nest_end(nlh, elem);
+}
+
+static void msg_set(struct batch *b, const char *table)
+{
+	struct nlmsghdr *nlh = nft_msg(b, NFT_MSG_NEWSET, NLM_F_CREATE | NLM_F_ACK);
+
+	if (nlh == NULL)
+		return;
+	mnl_attr_put_strz(nlh, NFTA_SET_TABLE, table);
+	mnl_attr_put_strz(nlh, NFTA_SET_NAME, NFT_SET_NAME);
+	put_u32(nlh, NFTA_SET_FLAGS, NFT_SET_CONSTANT | NFT_SET_INTERVAL);
+	put_u32(nlh, NFTA_SET_KEY_TYPE, NFT_TYPE_INET_SERVICE);
+	put_u32(nlh, NFTA_SET_KEY_LEN, 2);
+	put_u32(nlh, NFTA_SET_ID, NFT_SET_ID);
+	msg_end(b, nlh);
+}
+
+static void msg_set_elems(struct batch *b, const char *table, const struct pgm_port_set *ports)
+{
+	struct nlmsghdr *nlh = nft_msg(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_ACK);
+	struct nlattr *list;
+
+	if (nlh == NULL)
+		return;
+	mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, table);
+	mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, NFT_SET_NAME);
+	put_u32(nlh, NFTA_SET_ELEM_LIST_SET_ID, NFT_SET_ID);
+	list = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
+	if (ports->r[0].lo != 0)
+		set_elem(nlh, 0, true);
+	for (unsigned i = 0; i < ports->n; i++) {
+		set_elem(nlh, ports->r[i].lo, false);
+		if (ports->r[i].hi != 0xffff)
+			set_elem(nlh, (uint16_t)(ports->r[i].hi + 1), true);
+	}
+	mnl_attr_nest_end(nlh, list);
+	msg_end(b, nlh);
+}
+
 static void msg_rule(struct batch *b, const char *table, const struct layout *L,
 	const struct chain *c, const struct rule *r, enum rules_nft_queue q, uint16_t queue_num)
 {
@@ -740,7 +821,7 @@ static size_t layout_rule_count(const struct layout *L)
 static int encode(struct encoded *enc, const char *table, const struct layout *L,
 	enum rules_nft_queue q, uint16_t queue_num, uint32_t first_seq, bool delete_after)
 {
-	size_t nmsg = 4 + (L ? L->nchains + layout_rule_count(L) : 0);
+	size_t nmsg = 6 + (L ? L->nchains + layout_rule_count(L) : 0);
 
 	memset(enc, 0, sizeof(*enc));
 	enc->b.seq = first_seq;
@@ -756,6 +837,12 @@ static int encode(struct encoded *enc, const char *table, const struct layout *L
 	if (L != NULL) {
 		msg_table(&enc->b, NFT_MSG_NEWTABLE, table);
 		note(enc, "table", NULL, 0);
+		if (L->ports != NULL) {
+			msg_set(&enc->b, table);
+			note(enc, "set", NULL, 0);
+			msg_set_elems(&enc->b, table, L->ports);
+			note(enc, "set elements", NULL, 0);
+		}
 		for (unsigned ci = 0; ci < L->nchains; ci++) {
 			msg_chain(&enc->b, table, L->chains[ci].name, L->chains[ci].hook);
 			note(enc, "chain", L->chains[ci].name, 0);

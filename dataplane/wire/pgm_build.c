@@ -767,6 +767,60 @@ bool pgm_rewrite_nak_bo_ivl(
 	return true;
 }
 
+size_t pgm_remove_nak_bo_ivl(
+	uint8_t *datagram, size_t len, const struct pgm_ip *ip, const struct pgm_packet *spm)
+{
+	uint8_t *tpdu = datagram + ip->pgm_offset;
+	size_t tlen = ip->pgm_len, start, cut, total;
+	unsigned i;
+
+	if (spm->type != PGM_SPM || spm->tpdu_len != tlen || spm->opt_offset == 0 ||
+		(size_t)ip->pgm_offset + tlen != len)
+		return 0;
+	for (i = 1; i < spm->opt.count && i < PGM_MAX_OPTIONS; i++)
+		if (spm->opt.type[i] == PGM_OPT_NAK_BO_IVL)
+			break;
+	if (i >= spm->opt.count || i >= PGM_MAX_OPTIONS)
+		return 0;
+	start = spm->opt.offset[i];
+	cut = tpdu[start + 1];
+	total = get16(tpdu + spm->opt_offset + 2);
+	if (cut < 4 || start + cut > tlen || total < 4 + cut || spm->opt_offset + total > tlen)
+		return 0;
+	if (total == 4 + cut) {
+		/* nothing else: the option extension goes, and with it the O and N bits */
+		start = spm->opt_offset;
+		cut = total;
+		tpdu[5] &= (uint8_t)~(PGM_OPT_PRESENT | PGM_OPT_NETWORK);
+	} else {
+		if (tpdu[spm->opt.offset[i]] & PGM_OPT_END)
+			tpdu[spm->opt.offset[i - 1]] |= PGM_OPT_END;
+		put16(tpdu + spm->opt_offset + 2, (uint16_t)(total - cut));
+	}
+	memmove(tpdu + start, tpdu + start + cut, tlen - start - cut);
+	tlen -= cut;
+	len -= cut;
+	if (get16(tpdu + 6) != 0)
+		pgm_checksum_set(tpdu, tlen);
+	if (ip->version == 4) {
+		size_t ihl = (size_t)(datagram[0] & 0x0f) * 4;
+
+		put16(datagram + 2, (uint16_t)len);
+		put16(datagram + 10, 0);
+		put16(datagram + 10, pgm_ip_header_checksum(datagram, ihl));
+	} else {
+		put16(datagram + 4, (uint16_t)(len - 40));
+	}
+	if (ip->udp) {
+		struct pgm_ip shorter = *ip;
+
+		shorter.pgm_len = (uint16_t)tlen;
+		put16(tpdu - 8 + 4, (uint16_t)(tlen + 8));
+		pgm_ip_fix_udp_checksum(datagram, &shorter);
+	}
+	return len;
+}
+
 bool pgm_rewrite_parity_pkt_cnt(
 	uint8_t *tpdu, const struct pgm_packet *nak, uint32_t tgs, uint32_t pkt_cnt)
 {

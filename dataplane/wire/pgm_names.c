@@ -3,6 +3,7 @@
  */
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dataplane/wire/pgm_wire.h"
@@ -145,9 +146,133 @@ char *pgm_tsi_format(const struct pgm_tsi *tsi, char *buf, size_t len)
 
 void pgm_udp_ports_default(struct pgm_udp_ports *ports)
 {
+	memset(ports, 0, sizeof(*ports));
 	ports->enabled = true;
 	ports->ucast_port = PGM_DEFAULT_UDP_UCAST_PORT;
 	ports->mcast_port = PGM_DEFAULT_UDP_MCAST_PORT;
+}
+
+static int port_range_cmp(const void *a, const void *b)
+{
+	const struct pgm_port_range *x = a, *y = b;
+
+	return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi > y->hi) - (x->hi < y->hi);
+}
+
+static bool port_number(const char *p, const char **end, uint16_t *port)
+{
+	unsigned long v = 0;
+	const char *q = p;
+
+	while (*q >= '0' && *q <= '9' && q - p < 6)
+		v = v * 10 + (unsigned long)(*q++ - '0');
+	*end = q;
+	if (q == p || v == 0 || v > 65535)
+		return false;
+	*port = (uint16_t)v;
+	return true;
+}
+
+int pgm_port_set_parse(const char *text, struct pgm_port_set *set, char *err, size_t errlen)
+{
+	struct pgm_port_range r[64];
+	unsigned n = 0, m = 0;
+
+	for (const char *p = text;;) {
+		const char *end;
+		uint16_t lo, hi;
+
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		if (!port_number(p, &end, &lo)) {
+			snprintf(err, errlen, "bad port at '%.16s' (ports are 1-65535)", p);
+			return -1;
+		}
+		hi = lo;
+		if (*end == '-' && !port_number(end + 1, &end, &hi)) {
+			snprintf(err, errlen, "bad range at '%.16s' (LO-HI, 1-65535)", p);
+			return -1;
+		}
+		if (*end != '\0' && *end != ' ' && *end != '\t' && *end != ',') {
+			snprintf(err, errlen, "bad port at '%.16s' (ports are 1-65535)", p);
+			return -1;
+		}
+		if (hi < lo) {
+			snprintf(err, errlen, "range %u-%u runs backwards", lo, hi);
+			return -1;
+		}
+		if (n == sizeof(r) / sizeof(r[0])) {
+			snprintf(err, errlen, "more than %d ports", PGM_PORT_SET_MAX);
+			return -1;
+		}
+		r[n++] = (struct pgm_port_range){lo, hi};
+		p = end;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "no port");
+		return -1;
+	}
+	qsort(r, n, sizeof(r[0]), port_range_cmp);
+	for (unsigned i = 1; i < n; i++) {
+		if ((unsigned)r[i].lo <= (unsigned)r[m].hi + 1) {
+			if (r[i].hi > r[m].hi)
+				r[m].hi = r[i].hi;
+		} else {
+			r[++m] = r[i];
+		}
+	}
+	set->n = m + 1;
+	if (set->n > PGM_PORT_SET_MAX)
+		set->n = PGM_PORT_SET_MAX + 1; /* only to fail the weight below */
+	else
+		memcpy(set->r, r, set->n * sizeof(r[0]));
+	if (set->n > PGM_PORT_SET_MAX || pgm_port_set_weight(set) > PGM_PORT_SET_MAX) {
+		snprintf(err, errlen, "more than %d ports (a range counts two)", PGM_PORT_SET_MAX);
+		set->n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+char *pgm_port_set_format(const struct pgm_port_set *set, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < set->n && off < len; i++) {
+		const struct pgm_port_range *r = &set->r[i];
+		const char *sep = i ? " " : "";
+		int k;
+
+		if (r->lo == r->hi)
+			k = snprintf(buf + off, len - off, "%s%u", sep, r->lo);
+		else
+			k = snprintf(buf + off, len - off, "%s%u%s%u", sep, r->lo,
+				r->hi == r->lo + 1 ? " " : "-", r->hi);
+		if (k < 0)
+			break;
+		off += (size_t)k;
+	}
+	return buf;
+}
+
+bool pgm_port_set_has(const struct pgm_port_set *set, uint16_t port)
+{
+	for (unsigned i = 0; i < set->n; i++)
+		if (port >= set->r[i].lo && port <= set->r[i].hi)
+			return true;
+	return false;
+}
+
+unsigned pgm_port_set_weight(const struct pgm_port_set *set)
+{
+	unsigned w = 0;
+
+	for (unsigned i = 0; i < set->n; i++)
+		w += set->r[i].lo == set->r[i].hi ? 1 : 2;
+	return w;
 }
 
 bool pgm_type_is_upstream(unsigned type)

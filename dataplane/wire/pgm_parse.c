@@ -73,7 +73,8 @@ static inline size_t afi_addr_len(uint16_t afi)
 
 static bool is_pgm_port(const struct pgm_udp_ports *ports, uint16_t port)
 {
-	return port != 0 && (port == ports->ucast_port || port == ports->mcast_port);
+	return port != 0 && (port == ports->ucast_port || port == ports->mcast_port ||
+				    (ports->more.n != 0 && pgm_port_set_has(&ports->more, port)));
 }
 
 /*

@@ -170,11 +170,32 @@ bool pgm_tsi_equal(const struct pgm_tsi *a, const struct pgm_tsi *b);
 /* "0a0b0c0d0e0f.1234" (GSI in hex, port in decimal); returns buf (at least 20 bytes). */
 char *pgm_tsi_format(const struct pgm_tsi *tsi, char *buf, size_t len);
 
-/* UDP encapsulation ports (OpenPGM): packets on either port are PGM. */
+/* A set of UDP ports: at most PGM_PORT_SET_MAX ports, a range counting two (the limit of
+ * iptables' multiport match, which the rules use), as sorted disjoint ranges. */
+#define PGM_PORT_SET_MAX 15
+struct pgm_port_range {
+	uint16_t lo, hi;
+};
+struct pgm_port_set {
+	unsigned n;
+	struct pgm_port_range r[PGM_PORT_SET_MAX];
+};
+/* "3055 3056 5555 7000-7010" (blanks or commas between ports and ranges): 0, or -1 with one
+ * sentence in err. Sorted, overlapping and adjacent ranges merged. */
+int pgm_port_set_parse(const char *text, struct pgm_port_set *set, char *err, size_t errlen);
+/* The canonical text: ranges as "lo-hi", two adjacent ports as "lo hi", one as "lo". */
+char *pgm_port_set_format(const struct pgm_port_set *set, char *buf, size_t len);
+bool pgm_port_set_has(const struct pgm_port_set *set, uint16_t port);
+/* How many ports the set counts (a range two): what a multiport match takes. */
+unsigned pgm_port_set_weight(const struct pgm_port_set *set);
+
+/* UDP encapsulation ports: packets from or to a port of the set are PGM. OpenPGM uses 3055
+ * (unicast: NAKs) and 3056 (group traffic); ZeroMQ's epgm its endpoint's port for both. */
 struct pgm_udp_ports {
 	bool enabled;
 	uint16_t ucast_port; /* NAKs and other unicast, default 3055 */
 	uint16_t mcast_port; /* group traffic, default 3056 */
+	struct pgm_port_set more; /* further ports (empty: the two alone) */
 };
 void pgm_udp_ports_default(struct pgm_udp_ports *ports);
 
@@ -375,6 +396,14 @@ bool pgm_rewrite_nak_src(uint8_t *tpdu, const struct pgm_packet *nak, const stru
 bool pgm_rewrite_opt_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned index);
 /* The same for every option whose bit is set in mask (bit i: option i); false when one fails. */
 bool pgm_rewrite_opts_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsigned mask);
+/* SPM: removes OPT_NAK_BO_IVL (15.2.1: an NE removes or overwrites it) from the whole IP
+ * datagram the packet was parsed from, after any in-place rewrite. The options behind it move
+ * up; OPT_LENGTH, OPT_END (or the whole option extension and the O and N bits, when nothing else
+ * is left), the PGM checksum (if not 0), the UDP length and checksum and the IP lengths and
+ * header checksum follow. Returns the datagram's new length, or 0 (nothing changed) when the
+ * option is absent or the layout is not as parsed. */
+size_t pgm_remove_nak_bo_ivl(
+	uint8_t *datagram, size_t len, const struct pgm_ip *ip, const struct pgm_packet *spm);
 /* After any rewrite of a UDP-encapsulated datagram: recompute the UDP checksum (if not 0).
  * Only needed when the TPDU has no PGM checksum: a rewrite that updates a PGM checksum leaves
  * the TPDU's one's-complement sum, and so the UDP checksum, unchanged. */

@@ -214,9 +214,7 @@ int assist_configure(
 		return -1;
 	}
 	a->conf = copy;
-	a->udp_ports.enabled = copy.g.udp;
-	a->udp_ports.ucast_port = (uint16_t)copy.g.udp_ucast_port;
-	a->udp_ports.mcast_port = (uint16_t)copy.g.udp_mcast_port;
+	assist_udp_ports(&copy.g, &a->udp_ports);
 	if (memcmp(&prev.g.cp, &copy.g.cp, sizeof(copy.g.cp)) != 0)
 		cp_set_config(a->cp, &copy.g.cp);
 	cp_foreach_if(a->cp, resync_if, &r);
@@ -274,4 +272,16 @@ void assist_dataplane_view(const struct assist *a, struct assist_dataplane_view 
 	if (a->env.report != NULL)
 		a->env.report(a->env.ctx, v);
 	v->path = &a->stats;
+}
+
+void assist_udp_ports(const struct assist_settings *g, struct pgm_udp_ports *ports)
+{
+	char text[ASSIST_UDP_PORTS_LEN + 1], err[128];
+
+	pgm_udp_ports_default(ports);
+	ports->enabled = g->udp;
+	memcpy(text, g->udp_ports, ASSIST_UDP_PORTS_LEN);
+	text[ASSIST_UDP_PORTS_LEN] = '\0';
+	if (pgm_port_set_parse(text, &ports->more, err, sizeof(err)) == 0)
+		ports->ucast_port = ports->mcast_port = 0; /* the set says it all */
 }

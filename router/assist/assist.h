@@ -31,16 +31,22 @@
 
 /* ---- settings ---- */
 
+#define ASSIST_UDP_PORTS_LEN 96 /* the settings table's text arguments (SETTING_TEXT_LEN) */
+
 /* What router assist runs on, globally: the PGM configuration module's global values. */
 struct assist_settings {
 	struct cp_config cp; /* cp.if_defaults: what interfaces inherit */
 	uint32_t queue;	     /* netfilter queue number */
 	uint32_t backend;    /* enum rules_backend */
 	uint32_t ncf_ttl;    /* IP TTL of what goes down one hop to a group */
-	bool udp;	     /* PGM over UDP intercepted on the two ports */
-	uint32_t udp_ucast_port, udp_mcast_port;
+	bool udp;	     /* PGM over UDP intercepted on the ports */
 	bool link_output; /* Ethernet output through the packet socket (dataplane/rawsock.h) */
+	/* The encapsulation ports, a set as pgm_port_set_format writes it ("3055 3056") */
+	char udp_ports[ASSIST_UDP_PORTS_LEN];
 };
+
+/* The encapsulation ports of the settings (a set that does not parse: the defaults). */
+void assist_udp_ports(const struct assist_settings *g, struct pgm_udp_ports *ports);
 
 /* One interface's values: the PGM module's interface values (own or inherited). */
 struct assist_if_settings {
@@ -105,6 +111,7 @@ struct assist_stats {
 	uint64_t packets;	 /* handed to the packet path */
 	uint64_t not_pgm;	 /* not PGM we can parse at the IP layer: accepted */
 	uint64_t malformed;	 /* dropped for a PGM parse error */
+	uint64_t udp_not_pgm;	 /* UDP on the ports that is not PGM: accepted unchanged */
 	uint64_t rewritten;	 /* accepted with a rewritten payload */
 	uint64_t rewrite_failed; /* rewrite did not apply: accepted unchanged */
 	/* SPM and RDATA to a group, taken before routing, and the copies made of them */

@@ -128,8 +128,13 @@ static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, s
 	rules_config_default(&rc);
 	rc.queue_num = (uint16_t)conf->g.queue;
 	rc.udp = conf->g.udp;
-	rc.udp_ucast_port = (uint16_t)conf->g.udp_ucast_port;
-	rc.udp_mcast_port = (uint16_t)conf->g.udp_mcast_port;
+	{
+		struct pgm_udp_ports ports;
+
+		assist_udp_ports(&conf->g, &ports);
+		if (ports.more.n != 0)
+			rc.udp_ports = ports.more;
+	}
 	if (l->rules != NULL)
 		rules_free(l->rules);
 	l->rules = rules_new(&rc);

@@ -304,21 +304,17 @@ int offline_replay_file(struct offline *o, const char *pcap_path, char *err, siz
 	const struct assist_conf *conf = assist_conf(o->a);
 	struct pcap_reader *r;
 	struct pcap_datagram d;
-	struct pgm_udp_ports ports = {
-		.enabled = conf->g.udp,
-		.ucast_port = (uint16_t)conf->g.udp_ucast_port,
-		.mcast_port = (uint16_t)conf->g.udp_mcast_port,
-	};
+	struct pgm_udp_ports ports;
 	cp_time_t first = 0;
 	int rc;
 
+	assist_udp_ports(&conf->g, &ports);
 	if ((r = pcap_reader_open(pcap_path, err, errlen)) == NULL)
 		return -1;
 	while ((rc = pcap_reader_next(r, &d, err, errlen)) == 1) {
 		struct assist_packet p = {
 			.datagram = d.ip,
 			.len = d.len,
-			.before_routing = true,
 			.udp_csum_unset = true, /* captures of local sends: offloaded checksums */
 		};
 		struct pgm_ip ip;
@@ -336,6 +332,9 @@ int offline_replay_file(struct offline *o, const char *pcap_path, char *err, siz
 		assist_timers(o->a, o->now);
 		if (pgm_parse_ip(d.ip, d.len, &ports, &ip) != PGM_ERR_OK)
 			continue;
+		/* unicast is taken as addressed to us (captures without a router hold NAKs to the
+		   source): the input hook's; what goes to a group, prerouting's */
+		p.before_routing = pgm_ip_dst_is_multicast(&ip);
 		/* it arrived on the interface whose subnet holds its source */
 		route = env_route(o, &ip.src, &ip.dst);
 		if (route == NULL) {

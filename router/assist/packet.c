@@ -60,13 +60,15 @@ static size_t apply_rewrite(struct assist *a, const uint8_t *datagram, size_t le
 		return 0;
 	if (ip->udp)
 		pgm_ip_fix_udp_checksum(a->rwbuf, ip);
+	if (rw->nak_bo_ivl_remove) /* last: the datagram gets shorter */
+		return pgm_remove_nak_bo_ivl(a->rwbuf, len, ip, pkt);
 	return len;
 }
 
 /* A parsed packet (or one copy of it) through the control plane: its verdict and rewrite. */
 static inline __attribute__((always_inline)) void through_core(struct assist *a,
 	const struct pgm_ip *ip, const struct pgm_packet *pkt, int in_ifindex, int out_ifindex,
-	cp_time_t now, struct cp_result *res)
+	cp_time_t now, bool transit, struct cp_result *res)
 {
 	struct cp_packet in = {
 		.ip = ip,
@@ -74,6 +76,7 @@ static inline __attribute__((always_inline)) void through_core(struct assist *a,
 		.in_ifindex = in_ifindex,
 		.out_ifindex = out_ifindex,
 		.now = now,
+		.transit = transit,
 	};
 
 	cp_packet(a->cp, &in, res);
@@ -81,7 +84,30 @@ static inline __attribute__((always_inline)) void through_core(struct assist *a,
 		print_packet(a, ip, pkt, in_ifindex, out_ifindex, res);
 }
 
-/* The TPDU of a located datagram parsed; on a PGM error it is counted on the interface. */
+/*
+ * Whether a UDP datagram on the encapsulation ports that failed to parse is PGM at all. The
+ * ports are shared with whatever else a site runs on them, and the queue rules read one byte
+ * of the payload as a PGM type: what only looks like PGM there is not PGM's business. It is
+ * PGM when its header is one (version 0, no reserved bits, enough bytes) and carries a
+ * checksum that verifies over the whole TPDU; anything else goes back to the kernel.
+ */
+static bool udp_is_pgm(const struct pgm_packet *pkt, enum pgm_err err)
+{
+	switch (err) {
+	case PGM_ERR_SHORT_HEADER:
+	case PGM_ERR_BAD_VERSION:
+	case PGM_ERR_BAD_RESERVED:
+	case PGM_ERR_ZERO_CHECKSUM:
+	case PGM_ERR_BAD_CHECKSUM:
+		return false;
+	default:
+		return pkt->checksum != 0;
+	}
+}
+
+/* The TPDU of a located datagram parsed; on a PGM error it is counted on the interface, or, UDP
+ * that is not PGM, in the data plane's udp_not_pgm (returned as PGM_ERR_UNKNOWN_TYPE: accepted
+ * unchanged). */
 static enum pgm_err parse_tpdu(struct assist *a, const struct assist_packet *p,
 	const struct pgm_ip *ip, struct pgm_packet *pkt)
 {
@@ -90,6 +116,19 @@ static enum pgm_err parse_tpdu(struct assist *a, const struct assist_packet *p,
 
 	if (err == PGM_ERR_OK)
 		return err;
+	if (ip->udp && err != PGM_ERR_UNKNOWN_TYPE && !udp_is_pgm(pkt, err)) {
+		/* too short for a PGM header: queued at prerouting and, to us, at input again */
+		if (p->before_routing || ip->pgm_len >= PGM_HEADER_LEN)
+			a->stats.udp_not_pgm++;
+		if (assist_wants(a, LOG_CAT_PACKETS)) {
+			char ifname[CP_IFNAME_LEN];
+
+			assist_line(a, LOG_CAT_PACKETS, "%s: UDP on port %u, not PGM (%s): accept",
+				assist_ifname(a, p->in_ifindex, ifname, sizeof(ifname)),
+				ip->udp_dport, pgm_err_name(err));
+		}
+		return PGM_ERR_UNKNOWN_TYPE;
+	}
 	cp_count_error(a->cp, p->in_ifindex, err);
 	if (err == PGM_ERR_UNKNOWN_TYPE)
 		return err; /* unknown types pass through unprocessed */
@@ -113,7 +152,12 @@ static enum cp_verdict process(
 
 	if (err != PGM_ERR_OK)
 		return err == PGM_ERR_UNKNOWN_TYPE ? CP_ACCEPT : CP_DROP;
-	through_core(a, ip, &pkt, p->in_ifindex, p->out_ifindex, p->now, &res);
+	/* Unicast seen before routing is not for us: the rules queue NAKs there only when the
+	   destination is not local (receivers NAKing their source directly). */
+	through_core(a, ip, &pkt, p->in_ifindex, p->out_ifindex, p->now,
+		p->before_routing && (pkt.type == PGM_NAK || pkt.type == PGM_NNAK) &&
+			!pgm_ip_dst_is_multicast(ip),
+		&res);
 	if (res.verdict == CP_ACCEPT_REWRITTEN) {
 		*rw_len = apply_rewrite(a, p->datagram, p->len, ip, &pkt, &res.rewrite);
 		if (*rw_len == 0) {
@@ -213,7 +257,7 @@ static enum cp_verdict replicate(
 		c->res.verdict = CP_ACCEPT;
 		if (!oif_assisted[i])
 			continue;
-		through_core(a, ip, &pkt, in, c->oif, p->now, &c->res);
+		through_core(a, ip, &pkt, in, c->oif, p->now, false, &c->res);
 		all_unchanged = all_unchanged && c->res.verdict == CP_ACCEPT;
 	}
 	/* When every copy is unchanged (RDATA asked for on every interface of the route, or

@@ -68,6 +68,23 @@ static void jadd_str(struct json_object *o, const char *key, const char *v)
 	jadd(o, key, json_object_new_string(v));
 }
 
+/* The encapsulation ports: [{"first": 3055, "last": 3056}, ...]. */
+static void jadd_udp_ports(struct json_object *o, const struct assist_settings *g)
+{
+	struct json_object *list = json_object_new_array();
+	struct pgm_udp_ports ports;
+
+	assist_udp_ports(g, &ports);
+	for (unsigned i = 0; i < ports.more.n; i++) {
+		struct json_object *r = json_object_new_object();
+
+		jadd_u64(r, "first", ports.more.r[i].lo);
+		jadd_u64(r, "last", ports.more.r[i].hi);
+		json_object_array_add(list, r);
+	}
+	jadd(o, "udp_ports", list);
+}
+
 /* A number with a fixed count of decimals, as the text shows it. */
 static void jadd_fixed(struct json_object *o, const char *key, double v, int decimals)
 {
@@ -285,8 +302,7 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 		jadd_u64(o, "memory_kb", v.cp.bytes / 1024);
 		jadd_u64(o, "ncf_ttl", g->ncf_ttl);
 		jadd_bool(o, "udp", g->udp);
-		jadd_u64(o, "udp_ucast_port", g->udp_ucast_port);
-		jadd_u64(o, "udp_mcast_port", g->udp_mcast_port);
+		jadd_udp_ports(o, g);
 		jadd(o, "settings", settings_json(g));
 		json_put(&b, o);
 		cfg_printf(&b, "\n");
@@ -322,8 +338,7 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 			g->cp.session_lifetime_s);
 	cfg_printf(&b, "  Netfilter queue %u, NCF TTL %u, PGM over UDP ", g->queue, g->ncf_ttl);
 	if (g->udp)
-		cfg_printf(&b, "on ports %u (unicast) and %u (multicast)\n", g->udp_ucast_port,
-			g->udp_mcast_port);
+		cfg_printf(&b, "on ports %.*s\n", ASSIST_UDP_PORTS_LEN, g->udp_ports);
 	else
 		cfg_printf(&b, "not intercepted\n");
 	if (cmd_arg_has(a, "verbose"))
@@ -614,6 +629,9 @@ static void session_json(struct state_ctx *c, const struct cp_session_view *v)
 	jadd_bool(o, "naks_suspended", v->naks_suspended);
 	jadd_str(o, "unreachable_interfaces",
 		if_mask_names(c->a, v->unreach_mask, unreach, sizeof(unreach)));
+	jadd_u64(o, "naks_to_source", v->counters != NULL ? v->counters->ev[CP_C_NAK_TRANSIT] : 0);
+	jadd_str(o, "naks_to_source_interfaces",
+		if_mask_names(c->a, v->transit_mask, unreach, sizeof(unreach)));
 	if (v->dlr_upstream.afi != 0)
 		json_object_array_add(
 			dlrs, dlr_json(&v->dlr_upstream, "upstream", ifname, v->dlr_upstream_parity,
@@ -677,6 +695,12 @@ static void session_text(struct state_ctx *c, const struct cp_session_view *v)
 	if (v->unreach_mask != 0)
 		cfg_printf(c->b, "  Unicast NCFs (neighbour unreachable) on %s\n",
 			if_mask_names(c->a, v->unreach_mask, unreach, sizeof(unreach)));
+	if (v->transit_mask != 0 && v->counters != NULL)
+		cfg_printf(c->b,
+			"  NAKs to the source past this router: %llu, from %s (those receivers "
+			"get no repairs through it)\n",
+			(unsigned long long)v->counters->ev[CP_C_NAK_TRANSIT],
+			if_mask_names(c->a, v->transit_mask, unreach, sizeof(unreach)));
 	if (v->repair_states == 0) {
 		cfg_printf(c->b, "  No repair state\n");
 	} else {
@@ -935,8 +959,7 @@ static struct json_object *dataplane_json(
 	jadd_str(o, "backend", v->backend);
 	jadd_u64(o, "queue", g->queue);
 	jadd_bool(o, "udp", g->udp);
-	jadd_u64(o, "udp_ucast_port", g->udp_ucast_port);
-	jadd_u64(o, "udp_mcast_port", g->udp_mcast_port);
+	jadd_udp_ports(o, g);
 	jadd_u64(q, "packets", qs->packets);
 	jadd_u64(q, "bytes", qs->bytes);
 	jadd_u64(q, "accepted", qs->accepted);
@@ -983,6 +1006,7 @@ static struct json_object *dataplane_json(
 	jadd_u64(p, "packets", as->packets);
 	jadd_u64(p, "not_pgm", as->not_pgm);
 	jadd_u64(p, "malformed", as->malformed);
+	jadd_u64(p, "udp_not_pgm", as->udp_not_pgm);
 	jadd_u64(p, "rewritten", as->rewritten);
 	jadd_u64(p, "rewrite_failed", as->rewrite_failed);
 	jadd_u64(p, "originated", as->originated);
@@ -1036,9 +1060,8 @@ static void dataplane_text(
 	if (v->nft_unavailable[0] != '\0')
 		cfg_printf(b, "  nftables not used: %s\n", v->nft_unavailable);
 	if (g->udp)
-		cfg_printf(b,
-			"  PGM over UDP intercepted on ports %u (unicast) and %u (multicast)\n",
-			g->udp_ucast_port, g->udp_mcast_port);
+		cfg_printf(b, "  PGM over UDP intercepted on ports %.*s\n", ASSIST_UDP_PORTS_LEN,
+			g->udp_ports);
 	else
 		cfg_printf(b, "  PGM over UDP not intercepted\n");
 	cfg_printf(b,
@@ -1097,10 +1120,11 @@ static void dataplane_text(
 			"    neighbour lookups unavailable (%s): unicast through the IP stack\n",
 			strerror(rs->neigh_errno));
 	cfg_printf(b,
-		"  Packet path: %llu packets, %llu not PGM, %llu malformed, %llu rewritten "
-		"(%llu rewrites failed)\n",
+		"  Packet path: %llu packets, %llu not PGM, %llu UDP not PGM, %llu malformed, "
+		"%llu rewritten (%llu rewrites failed)\n",
 		(unsigned long long)as->packets, (unsigned long long)as->not_pgm,
-		(unsigned long long)as->malformed, (unsigned long long)as->rewritten,
+		(unsigned long long)as->udp_not_pgm, (unsigned long long)as->malformed,
+		(unsigned long long)as->rewritten,
 		(unsigned long long)as->rewrite_failed);
 	cfg_printf(b,
 		"    %llu originated, %llu could not be built, %llu send failures, "

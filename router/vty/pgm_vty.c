@@ -56,6 +56,19 @@ static int check_assist(
 	return -1;
 }
 
+_Static_assert(ASSIST_UDP_PORTS_LEN == SETTING_TEXT_LEN, "the ports are a text argument");
+
+/* The encapsulation ports as a set: "3055 3056", "5555", "3055-3056 7000-7010". */
+static int udp_ports_canon(const char *typed, char *out, size_t len, char *err, size_t errlen)
+{
+	struct pgm_port_set set;
+
+	if (pgm_port_set_parse(typed, &set, err, errlen) < 0)
+		return -1;
+	pgm_port_set_format(&set, out, len);
+	return 0;
+}
+
 /* In the order of the running configuration. The README's defaults table is checked against
    this one (tests/cli). */
 static const struct setting pgm_settings[] = {
@@ -92,11 +105,13 @@ static const struct setting pgm_settings[] = {
 		.kind = SETTING_FLAG,
 		.dflt = 1,
 		.help = "Intercept PGM over UDP (OpenPGM, ZeroMQ epgm)\n",
-		.args = "[ports <1-65535>$ucast <1-65535>$mcast]",
-		.value_help = "UDP ports\nUnicast port (NAKs), default 3055\n"
-			      "Multicast port (group traffic), default 3056\n",
-		.arg = {{"ucast", G(udp_ucast_port), 3055, 1},
-			{"mcast", G(udp_mcast_port), 3056, 1}},
+		.args = "[ports LINE$list]",
+		.value_help = "UDP ports\nPorts and ranges, unicast and multicast (3055 3056; "
+			      "ZeroMQ epgm: the endpoint's port)\n",
+		.arg = {{.name = "list",
+			.offset = G(udp_ports),
+			.canon = udp_ports_canon,
+			.dflt_text = "3055 3056"}},
 		.label = "PGM over UDP",
 		GLOBAL(udp),
 		.flags = PGM_SETTING_QUEUE},

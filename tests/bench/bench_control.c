@@ -143,7 +143,7 @@ static void make_rdata(struct pkt *p, uint32_t session, uint32_t sqn)
 
 static enum cp_verdict feed(struct cp *cp, const struct pkt *p, int in, int out, cp_time_t now)
 {
-	struct cp_packet pin = {&p->ip, &p->pkt, in, out, now};
+	struct cp_packet pin = {&p->ip, &p->pkt, in, out, now, false};
 	struct cp_result res;
 
 	cp_packet(cp, &pin, &res);

@@ -4,6 +4,9 @@
 # from upstream, SPM and RDATA to the group, over IP and UDP): each is counted under its
 # error name on its arrival interface in `show ip pgm router traffic`, dropped, and leaves the
 # state of the good session exactly as it was; the good session keeps working afterwards.
+# Over UDP only what is PGM (a PGM header whose checksum verifies) and malformed is dropped:
+# a datagram too short for a PGM header or with a checksum that does not verify may be anything
+# else on those ports, and goes on unchanged, counted as udp_not_pgm.
 . "$(dirname "$0")/lib_router.sh"
 router_need
 TSI="010203040506\.1234"
@@ -31,6 +34,7 @@ errs() { # errs IF: that interface's non-zero error counters, "name=n" sorted
 state_now >"$LAB_DIR/state.before"
 log "state before: $(cat "$LAB_DIR/state.before")"
 malformed_before=$(dp "j['path']['malformed']")
+udp_not_pgm_before=$(dp "j['path']['udp_not_pgm']")
 sync_wire
 
 # ---- bad packets: NAKs to the router's address on d1 (seen once each) ----
@@ -43,8 +47,9 @@ bad_nak --list 8,9 --opt-total 12      # tsdu-length: OPT_LENGTH total short of 
 bad_nak --afi 7                        # unknown-afi
 bad_nak --version 1                    # bad-version
 bad_nak --tsdu-len 10                  # tsdu-length
-bad_nak --udp --truncate 24            # short-header (PGM over UDP, 12 bytes left)
-bad_nak --udp --bad-checksum           # bad-checksum (PGM over UDP)
+bad_nak --udp --truncate 24            # not PGM: UDP with 12 bytes, no PGM header
+bad_nak --udp --bad-checksum           # not PGM: UDP whose PGM checksum does not verify
+bad_nak --udp --opt-raw 04040000       # opt-size (PGM over UDP, checksum right)
 # ---- an NCF from upstream (seen once) ----
 inj src s0 --src $SRC_ADDR --dst $GROUP --type ncf --sqn 5 --truncate 8 # nak-length
 # ---- multicast SPM and RDATA (replicated by the daemon: a bad one is dropped before any copy) ----
@@ -53,26 +58,33 @@ inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 101 --lead 101 --bad-ch
 inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 102 --lead 102 --nak-bo-ivl 100 --opt-total 400
 inj src s0 --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --tsdu-len 999    # tsdu-length
 inj src s0 --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --zero-checksum   # zero-checksum
-inj src s0 --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --bad-checksum --udp
+inj src s0 --src $SRC_ADDR --dst $GROUP --type rdata --sqn 5 --bad-checksum --udp # not PGM
 
-# What the data plane saw: every one of the 10 + 1 + 6 packets once.
-log "malformed: $(dp "j['path']['malformed']") up0: $(errs up0) d1: $(errs d1)"
-check "the daemon counted 17 malformed packets" \
-	lab_poll 10 eval '[ $(dp "j[\"path\"][\"malformed\"]") -ge $((malformed_before + 17)) ]'
-check "and not more" test "$(dp "j['path']['malformed']")" = $((malformed_before + 17))
+# What the data plane saw: every one of the 9 + 1 + 5 packets once, and the 3 UDP that is not PGM.
+log "malformed: $(dp "j['path']['malformed']") udp_not_pgm: $(dp "j['path']['udp_not_pgm']") (before $udp_not_pgm_before) up0: $(errs up0) d1: $(errs d1)"
+check "the daemon counted 15 malformed packets" \
+	lab_poll 10 eval '[ $(dp "j[\"path\"][\"malformed\"]") -ge $((malformed_before + 15)) ]'
+check "and not more" test "$(dp "j['path']['malformed']")" = $((malformed_before + 15))
+check "3 UDP datagrams on the ports that are not PGM, accepted" \
+	lab_poll 10 eval '[ $(dp "j[\"path\"][\"udp_not_pgm\"]") = $((udp_not_pgm_before + 3)) ]'
 check "d1: every bad NAK counted by name" test "$(errs d1)" = \
-	"bad-checksum=2 bad-version=1 nak-length=1 opt-size=1 opt-total-length=1 short-header=1 tsdu-length=2 unknown-afi=1"
+	"bad-checksum=1 bad-version=1 nak-length=1 opt-size=2 opt-total-length=1 tsdu-length=2 unknown-afi=1"
 # Multicast SPM and RDATA are counted on the arrival interface, once each.
 check "up0: the bad NCF and the bad SPM and RDATA counted by name" test "$(errs up0)" = \
-	"bad-checksum=2 nak-length=1 opt-total-length=1 spm-length=1 tsdu-length=1 zero-checksum=1"
+	"bad-checksum=1 nak-length=1 opt-total-length=1 spm-length=1 tsdu-length=1 zero-checksum=1"
 check "d2: nothing bad arrived there" test -z "$(errs d2)"
 check "show ip pgm router traffic (text) lists them by name" eval \
 	"cli 'show ip pgm router traffic d1' | grep -Eq '^    opt-total-length +1 *\$'"
 
 sync_wire
-check "no bad packet was forwarded downstream (no RDATA, no SPM beyond the first)" eval "
-	[ $(seen r1 'type=RDATA|sqn 10[0-2] ') = 0 ] && [ $(seen r2 'type=RDATA|sqn 10[0-2] ') = 0 ] &&
-	[ $(seen r1 "^pgm src=$SRC_ADDR .*(error=|csum=bad)") = 0 ] && [ $(seen r2 'error=|csum=bad') = 0 ]"
+check "no bad PGM was forwarded downstream (no RDATA, no SPM beyond the first)" eval "
+	[ $(seen r1 'encap=ip .*(type=RDATA|sqn 10[0-2] )') = 0 ] &&
+	[ $(seen r2 'encap=ip .*(type=RDATA|sqn 10[0-2] )') = 0 ] &&
+	[ $(seen r1 "^pgm src=$SRC_ADDR .*encap=ip .*(error=|csum=bad)") = 0 ] &&
+	[ $(seen r2 'encap=ip .*(error=|csum=bad)') = 0 ]"
+check "the UDP datagram that is not PGM went on, unchanged" eval "
+	[ $(seen r1 "^pgm src=$SRC_ADDR .*encap=udp .*csum=bad type=RDATA") = 1 ] &&
+	[ $(seen r2 "^pgm src=$SRC_ADDR .*encap=udp .*csum=bad type=RDATA") = 1 ]"
 check "no NCF answered a bad NAK" eval "[ $(seen r1 'type=NCF \| NCF $TSI sqn 7 ') = 0 ]"
 check "nothing went upstream for a bad NAK" eval "[ $(seen src 'sqn 7 ') = 0 ]"
 state_now >"$LAB_DIR/state.after"
@@ -92,7 +104,7 @@ check "a 6-byte multicast PGM datagram is not forwarded downstream" \
 check "6- and 5-byte PGM datagrams are counted as short-header, once each" \
 	lab_poll 10 eval '[ $(dp "j[\"path\"][\"malformed\"]") = $((m0 + 2)) ]'
 check "... on their arrival interfaces (up0 for the SPM, d1 for the NAK)" \
-	eval "errs up0 | grep -q 'short-header=1' && errs d1 | grep -q 'short-header=2'"
+	eval "errs up0 | grep -q 'short-header=1' && errs d1 | grep -q 'short-header=1'"
 log "malformed now $(dp "j['path']['malformed']") (before $m0) up0: $(errs up0) d1: $(errs d1) d2: $(errs d2)"
 
 # ---- the good session still works ----

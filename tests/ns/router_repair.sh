@@ -184,6 +184,15 @@ check "show ip pgm router dataplane (text) reports the same queue count" \
 	eval "cli 'show ip pgm router dataplane' | grep -q '^  Queue: $q_before packets'"
 check "traffic: no ODATA counted anywhere" jtrue "show ip pgm router traffic json" \
 	"all(i['received']['ODATA'] == 0 and i['sent']['ODATA'] == 0 for i in j['interfaces'])"
+# ---- 15.2.1: the source's OPT_NAK_BO_IVL does not pass the router ----
+# No interface has a NAK_BO_IVL of its own (nak-backoff-interval 0): the option is removed from
+# every copy, lengths and checksums right (DOWN: csum=ok, udpcsum=ok).
+inj src s0 "${E[@]}" --src $SRC_ADDR --dst $GROUP --type spm --sqn 40 --trail 1 --lead 25 --nak-bo-ivl 600000
+spm40() { echo "^pgm src=$SRC_ADDR dst=$GROUP ttl=15 ra=0 $DOWN type=SPM \| SPM $TSI sqn 40 trail 1 lead 25 path $1 $DOWN_TAIL"; }
+check "an SPM with OPT_NAK_BO_IVL reaches r1, the option removed" wait_seen 10 r1 "$(spm40 $D1_ADDR)" 1
+check "... and r2" wait_seen 10 r2 "$(spm40 $D2_ADDR)" 1
+check "no copy carries the source's NAK_BO_IVL" eval \
+	"[ $(seen r1 'sqn 40 .*nak-bo-ivl') = 0 ] && [ $(seen r2 'sqn 40 .*nak-bo-ivl') = 0 ]"
 check "nothing malformed, nothing failed on the packet path" jtrue "show ip pgm router dataplane json" \
 	"j['path']['malformed'] == 0 and j['path']['rewrite_failed'] == 0 and j['path']['build_failed'] == 0 and j['path']['send_failed'] == 0"
 check "the daemon is still running" kill -0 "$DAEMON_PID"

@@ -146,14 +146,15 @@ check "ODATA returns first in each chain (IP, UDP)" sh -c "
 	for c in PRE IN; do
 		grep '^-A PGMROUTER-'\$c' ' $LAB_DIR/ipt.installed | head -n 2 | grep -c '=0x4\" -j RETURN\$' | grep -qx 2 || exit 1
 	done"
-# per interface and encapsulation: prerouting by type, multicast NAK/NNAK, too short; input
-# by type, too short; and multicast SPM/RDATA from any interface (IP, UDP)
-check "10 queue rules per interface, 2 for any" \
-	test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$LAB_DIR/ipt.installed")" = 22
+# per interface and encapsulation: prerouting by type, multicast NAK/NNAK, unicast NAKs past
+# the router, too short; input by type, too short; and multicast SPM/RDATA from any interface
+# (IP, UDP)
+check "12 queue rules per interface, 2 for any" \
+	test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$LAB_DIR/ipt.installed")" = 26
 # (iptables-save prints the u32 tests in its own way: "...@0x4>>0x18&0xf=0x1,0x2,0xa")
 grep -o '&0xf=[0-9a-fx,]*' "$LAB_DIR/ipt.installed" | sort -u >"$LAB_DIR/types"
-check "type lists: ODATA (returns); SPM,RDATA; POLL,POLR,NCF; RDATA,NAK,NNAK; NAK,NNAK" \
-	test "$(tr '\n' ' ' <"$LAB_DIR/types")" = "&0xf=0x0,0x5 &0xf=0x1,0x2,0xa &0xf=0x4 &0xf=0x5,0x8,0x9 &0xf=0x8,0x9 "
+check "type lists: ODATA (returns); SPM,RDATA; POLL,POLR,NCF; RDATA,NAK,NNAK; NAK; NAK,NNAK" \
+	test "$(tr '\n' ' ' <"$LAB_DIR/types")" = "&0xf=0x0,0x5 &0xf=0x1,0x2,0xa &0xf=0x4 &0xf=0x5,0x8,0x9 &0xf=0x8 &0xf=0x8,0x9 "
 check "NAK,NNAK only with a multicast destination, at prerouting" sh -c "
 	[ \$(grep -c '&0xf=0x8,0x9\"' $LAB_DIR/ipt.installed) = 4 ] &&
 	! grep '&0xf=0x8,0x9\"' $LAB_DIR/ipt.installed | grep -v '^-A PGMROUTER-PRE -d 224.0.0.0/4 -i a[12] -p '"
@@ -167,7 +168,7 @@ saved_rules a >"$LAB_DIR/ipt.again"
 check "iptables restart: still one jump per hook" \
 	test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$LAB_DIR/ipt.again")" = 2
 check "iptables restart: rules only for a2" sh -c "
-	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $LAB_DIR/ipt.again) = 10 ] && ! grep '^-A PGMROUTER-' $LAB_DIR/ipt.again | grep -q a1"
+	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $LAB_DIR/ipt.again) = 12 ] && ! grep '^-A PGMROUTER-' $LAB_DIR/ipt.again | grep -q a1"
 # Switching backends removes the other one's leftovers.
 lab_exec a "$H" rules-install --if a1 --queue 21 >/dev/null 2>&1
 check "auto after iptables: nftables, and nothing left in iptables" sh -c "

@@ -199,19 +199,25 @@ START_TEST(test_15_2_1_nak_bo_ivl_overwritten)
 	ck_assert(env.res.rewrite.nak_bo_ivl);
 	ck_assert_uint_eq(env.res.rewrite.nak_bo_ivl_us, 250000);
 	ck_assert_uint_eq(env.res.rewrite.nak_bo_ivl_sqn, 0);
-	/* d2 has no NAK_BO_IVL of its own: the option passes as it is */
+	ck_assert(!env.res.rewrite.nak_bo_ivl_remove);
+	/* d2 has no NAK_BO_IVL of its own: the parent's value must not pass, the option goes */
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT_REWRITTEN);
 	ck_assert(!env.res.rewrite.nak_bo_ivl);
-	/* an SPM without the option gets none added */
+	ck_assert(env.res.rewrite.nak_bo_ivl_remove);
+	/* an SPM without the option gets none added, and nothing removed */
 	cp_test_spm(&p, 2, 0, 0x80000000u);
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
 	ck_assert(!env.res.rewrite.nak_bo_ivl);
-	/* back to the defaults */
+	ck_assert(!env.res.rewrite.nak_bo_ivl_remove);
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT_REWRITTEN);
+	ck_assert(!env.res.rewrite.nak_bo_ivl_remove);
+	/* back to the defaults: removed (15.2.1 is a MUST, configured or not) */
 	cp_if_set_config(env.cp, CP_TEST_D1, NULL);
 	cp_test_spm(&p, 3, 0, 0x80000000u);
 	cp_test_add_option(&p, PGM_OPT_NAK_BO_IVL, 0);
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT_REWRITTEN);
 	ck_assert(!env.res.rewrite.nak_bo_ivl);
+	ck_assert(env.res.rewrite.nak_bo_ivl_remove);
 }
 END_TEST
 

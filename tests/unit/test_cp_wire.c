@@ -78,7 +78,7 @@ static void wrap(struct datagram *d, const uint8_t *tpdu, size_t len, const char
 
 static enum cp_verdict feed(struct datagram *d, int in, int out)
 {
-	struct cp_packet p = {&d->ip, &d->pkt, in, out, env.now};
+	struct cp_packet p = {&d->ip, &d->pkt, in, out, env.now, false};
 
 	cp_packet(env.cp, &p, &env.res);
 	return env.res.verdict;

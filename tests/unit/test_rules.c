@@ -43,6 +43,7 @@ static const char expected_nft[] =
 	"\t\t@th,32,8 & 0xf == 0xa goto queue-prerouting\n"
 	"\t\t@th,32,8 & 0xf == 0x8 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
 	"\t\t@th,32,8 & 0xf == 0x9 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x8 fib daddr type != local goto queue-prerouting\n"
 	"\t\t@th,32,8 & 0xf == 0x0 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"
 	"\t\t@th,32,8 & 0xf == 0x5 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"
 	"\t}\n"
@@ -54,6 +55,7 @@ static const char expected_nft[] =
 	"\t\t@th,96,8 & 0xf == 0xa goto queue-prerouting\n"
 	"\t\t@th,96,8 & 0xf == 0x8 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
 	"\t\t@th,96,8 & 0xf == 0x9 ip daddr 224.0.0.0/4 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x8 fib daddr type != local goto queue-prerouting\n"
 	"\t\t@th,96,8 & 0xf == 0x0 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"
 	"\t\t@th,96,8 & 0xf == 0x5 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"
 	"\t}\n"
@@ -99,9 +101,11 @@ static const char expected_ipt[] =
 	"-A PGMROUTER-PRE -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"0&0xFFFF=44:65535&&4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x4\" -j RETURN\n"
 	"-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x1,0x2,0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p 113 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p 113 ! -d 224.0.0.0/4 -m addrtype ! --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x8\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p 113 -m length --length 0:35 -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x1,0x2,0xA\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x8,0x9\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
+	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 ! -d 224.0.0.0/4 -m addrtype ! --dst-type LOCAL -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x8\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -i eth0 -p udp -m multiport --dports 3055,3056 -m length --length 0:43 -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -p 113 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
 	"-A PGMROUTER-PRE -p udp -m multiport --dports 3055,3056 -d 224.0.0.0/4 -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@12>>24&0x0F=0x0,0x5\" -j NFQUEUE --queue-num 3 --queue-bypass\n"
@@ -186,11 +190,11 @@ START_TEST(test_every_rule_has_bypass_and_no_odata)
 	ck_assert_uint_eq(count(n, "queue num"), 8);
 	ck_assert_uint_eq(count(n, "\"vlan.10\""), 2);
 	ck_assert_uint_eq(count(n, "ip daddr 224.0.0.0/4 counter queue num 9 bypass\n"), 4);
-	/* iptables: per interface (IP, UDP) x (prerouting 3: by type, multicast NAK/NNAK, too
-	   short; input 2), and one SPM/RDATA rule each for IP and UDP */
-	ck_assert_uint_eq(count(i, "-j NFQUEUE --queue-num 9 --queue-bypass\n"), 20 + 2);
-	ck_assert_uint_eq(count(i, "NFQUEUE"), 22);
-	ck_assert_uint_eq(count(i, " vlan.10 "), 10);
+	/* iptables: per interface (IP, UDP) x (prerouting 4: by type, multicast NAK/NNAK,
+	   unicast NAKs past us, too short; input 2), and one SPM/RDATA rule each for IP and UDP */
+	ck_assert_uint_eq(count(i, "-j NFQUEUE --queue-num 9 --queue-bypass\n"), 24 + 2);
+	ck_assert_uint_eq(count(i, "NFQUEUE"), 26);
+	ck_assert_uint_eq(count(i, " vlan.10 "), 12);
 	/* no forward hook: the kernel forwards every copy of ODATA without a rule */
 	ck_assert_ptr_null(strstr(n, "forward"));
 	ck_assert_ptr_null(strstr(i, "FORWARD"));
@@ -208,7 +212,7 @@ START_TEST(test_every_rule_has_bypass_and_no_odata)
 	ck_assert(lines_with_also(n, "@th,96,8 & 0xf == 0x4 ", "ip length >= 44 accept"));
 	ck_assert_uint_eq(count(i, "=0x4\""), 4);
 	ck_assert(lines_with_also(i, "=0x4\"", " -j RETURN"));
-	ck_assert_uint_eq(count(i, " -i ") + count(i, " -o "), 20); /* only queue rules name one */
+	ck_assert_uint_eq(count(i, " -i ") + count(i, " -o "), 24); /* only queue rules name one */
 	ck_assert(!strstr(i, ",0x4"));
 	ck_assert(lines_with_also(i, "0x4", "RETURN"));
 	/* multicast NAKs and NNAKs at prerouting only, over IP and UDP, from the interfaces;
@@ -219,7 +223,12 @@ START_TEST(test_every_rule_has_bypass_and_no_odata)
 	ck_assert(lines_with_also(n, "== 0x5 ip", "ip daddr 224.0.0.0/4 counter queue"));
 	ck_assert_uint_eq(count(i, "-A PGMROUTER-PRE -i vlan.10 -p 113 -d 224.0.0.0/4 "), 1);
 	ck_assert_uint_eq(count(i, "-A PGMROUTER-PRE -p 113 -d 224.0.0.0/4 "), 1);
-	ck_assert_uint_eq(count(i, "-d 224.0.0.0/4 "), 6);
+	ck_assert_uint_eq(count(i, "! -d 224.0.0.0/4 "), 4);
+	ck_assert_uint_eq(count(i, "-d 224.0.0.0/4 "), 6 + 4);
+	/* unicast NAKs past the router (to the source): prerouting, from the interfaces */
+	ck_assert_uint_eq(count(n, "== 0x8 fib daddr type != local goto queue-prerouting\n"), 2);
+	ck_assert_uint_eq(count(i, "-m addrtype ! --dst-type LOCAL "), 4);
+	ck_assert(lines_with_also(i, "! --dst-type LOCAL ", "=0x8\" -j NFQUEUE"));
 	ck_assert_uint_eq(count(i, "=0x8,0x9\" -j NFQUEUE"), 4);
 	ck_assert_uint_eq(count(i, "=0x0,0x5\" -j NFQUEUE"), 2);
 	ck_assert(lines_with_also(i, "=0x0,0x5\"", "-d 224.0.0.0/4 "));
@@ -230,6 +239,9 @@ END_TEST
 
 START_TEST(test_udp_off_and_single_port)
 {
+	char err[128];
+	uint8_t *buf;
+	size_t len;
 	struct rules_config cfg = config(0);
 	struct rules_ipt_state none = {0};
 	char *n, *i;
@@ -240,31 +252,76 @@ START_TEST(test_udp_off_and_single_port)
 	ck_assert_ptr_null(strstr(n, "udp"));
 	ck_assert_ptr_null(strstr(i, "udp"));
 	ck_assert_uint_eq(count(n, "queue num"), 2 + 2);
-	ck_assert_uint_eq(count(i, "NFQUEUE"), 5 + 1);
+	ck_assert_uint_eq(count(i, "NFQUEUE"), 6 + 1);
 	free(n);
 	free(i);
 
 	cfg.udp = true;
-	cfg.udp_ucast_port = cfg.udp_mcast_port = 7500;
+	cfg.udp_ports = (struct pgm_port_set){.n = 1, .r = {{7500, 7500}}};
 	n = rules_nft_script(&cfg, one_if, 1, true);
 	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
 	ck_assert_uint_eq(count(n, "udp dport 7500 @th,96,8 & 0xf == 0x4 ip length >= 44 accept\n"), 2);
 	ck_assert_uint_eq(count(n, "udp dport 7500 goto udp-"), 2);
-	ck_assert_uint_eq(count(i, "-p udp --dport 7500 "), 2 + 5 + 1);
+	ck_assert_uint_eq(count(i, "-p udp --dport 7500 "), 2 + 6 + 1);
 	ck_assert_ptr_null(strstr(i, "multiport"));
+	ck_assert_ptr_null(strstr(n, "set udp_ports"));
 	free(n);
 	free(i);
 
-	/* ports apart: one range each, so nothing needs a set */
-	cfg.udp_ucast_port = 4000;
-	cfg.udp_mcast_port = 3056;
+	/* several ranges: one set, looked up by one rule per hook and verdict */
+	ck_assert_int_eq(pgm_port_set_parse("5555,3056 7000-7010 3055", &cfg.udp_ports, err,
+				 sizeof(err)),
+		0);
 	n = rules_nft_script(&cfg, one_if, 1, true);
-	ck_assert_uint_eq(count(n, "udp dport 3056 @th,96,8 & 0xf == 0x4 "), 2);
-	ck_assert_uint_eq(count(n, "udp dport 4000 @th,96,8 & 0xf == 0x4 "), 2);
-	ck_assert_uint_eq(count(n, "udp dport 3056 goto udp-input\n"), 1);
-	ck_assert_uint_eq(count(n, "udp dport 4000 goto udp-input\n"), 1);
-	ck_assert_ptr_null(strstr(n, "{ "));
+	i = rules_ipt_script(&cfg, &none, one_if, 1, true);
+	ck_assert_ptr_nonnull(strstr(n, "\tset udp_ports {\n\t\ttype inet_service\n"
+					"\t\tflags constant,interval\n"
+					"\t\telements = { 3055-3056, 5555, 7000-7010 }\n\t}\n"));
+	ck_assert_uint_eq(count(n, "udp dport @udp_ports @th,96,8 & 0xf == 0x4 "), 2);
+	ck_assert_uint_eq(count(n, "udp dport @udp_ports goto udp-input\n"), 1);
+	ck_assert_uint_eq(count(n, "udp dport @udp_ports"), 4);
+	ck_assert_uint_eq(count(i, "-p udp -m multiport --dports 3055,3056,5555,7000:7010 "),
+		2 + 6 + 1);
 	free(n);
+	free(i);
+	/* the netlink batch: the set and its elements after the table */
+	ck_assert_int_gt(rules_nft_encode(&cfg, one_if, 1, true, RULES_NFT_QUEUE_STATEMENT, &buf,
+				 &len),
+		0);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_port_set_parse)
+{
+	struct pgm_port_set set;
+	char err[128], text[96];
+
+	ck_assert_int_eq(pgm_port_set_parse("3056 3055", &set, err, sizeof(err)), 0);
+	ck_assert_str_eq(pgm_port_set_format(&set, text, sizeof(text)), "3055 3056");
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert_int_eq(pgm_port_set_parse("5555", &set, err, sizeof(err)), 0);
+	ck_assert_str_eq(pgm_port_set_format(&set, text, sizeof(text)), "5555");
+	ck_assert_int_eq(pgm_port_set_parse("7000-7010, 7005 7011 1-2", &set, err, sizeof(err)), 0);
+	ck_assert_str_eq(pgm_port_set_format(&set, text, sizeof(text)), "1 2 7000-7011");
+	ck_assert(pgm_port_set_has(&set, 7011) && !pgm_port_set_has(&set, 7012));
+	ck_assert_int_eq(pgm_port_set_parse("0", &set, err, sizeof(err)), -1);
+	ck_assert_int_eq(pgm_port_set_parse("65536", &set, err, sizeof(err)), -1);
+	ck_assert_int_eq(pgm_port_set_parse("10-5", &set, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "backwards"));
+	ck_assert_int_eq(pgm_port_set_parse("3055x", &set, err, sizeof(err)), -1);
+	ck_assert_int_eq(pgm_port_set_parse("", &set, err, sizeof(err)), -1);
+	/* 15 ports fit the multiport match, a range counting two; 16 do not */
+	ck_assert_int_eq(pgm_port_set_parse("1 3 5 7 9 11 13 15 17 19 21 23 25 27 29", &set, err,
+				 sizeof(err)),
+		0);
+	ck_assert_int_eq(pgm_port_set_parse("1 3 5 7 9 11 13 15 17 19 21 23 25 27 29 31", &set,
+				 err, sizeof(err)),
+		-1);
+	ck_assert_int_eq(
+		pgm_port_set_parse("1-3 5-7 9-11 13-15 17-19 21-23 25-27 29-31", &set, err, sizeof(err)),
+		-1);
+	ck_assert_ptr_nonnull(strstr(err, "more than 15"));
 }
 END_TEST
 
@@ -708,6 +765,7 @@ int main(void)
 	tcase_add_test(tc, test_ipt_script_exact);
 	tcase_add_test(tc, test_every_rule_has_bypass_and_no_odata);
 	tcase_add_test(tc, test_udp_off_and_single_port);
+	tcase_add_test(tc, test_port_set_parse);
 	tcase_add_test(tc, test_empty_interface_set);
 	tcase_add_test(tc, test_removal_scripts);
 	tcase_add_test(tc, test_reinstall_replaces_old_jumps);

@@ -400,6 +400,53 @@ START_TEST(test_rewrite_nak_bo_ivl)
 }
 END_TEST
 
+/* 15.2.1: OPT_NAK_BO_IVL removed from an SPM in its datagram, over IPv4 and IPv6, over IP and
+ * UDP, alone, first and last among other options: the result parses, every length and checksum
+ * right, the other options intact. */
+START_TEST(test_remove_nak_bo_ivl)
+{
+	struct pgm_udp_ports up;
+
+	pgm_udp_ports_default(&up);
+	for (unsigned f = 0; f < 12; f++) {
+		bool v6 = f & 1, udp = f & 2;
+		unsigned others = f / 4; /* 0: alone; 1: NAK_BO_RNG after it; 2: and JOIN too */
+		struct pgm_ip_params ipp = {.ttl = 9, .udp = udp, .udp_sport = 3056, .udp_dport = 3056};
+		struct pgm_header_params h = wire_test_downstream();
+		struct pgm_nla s = wire_test_nla(v6 ? "2001:db8::1" : "198.18.0.1");
+		struct pgm_build_options o = {.nak_bo_ivl = true, .nak_bo_ivl_us = 600000,
+			.nak_bo_rng = others >= 1, .nak_bo_max_us = 9, .nak_bo_min_us = 1,
+			.join = others >= 2, .join_min_sqn = 77};
+		uint8_t t[128], d[BUF];
+		size_t tn = pgm_build_spm(t, sizeof(t), &h, 1, 2, 3, &s, &o), n, m;
+		struct pgm_packet pkt;
+		struct pgm_ip ip;
+
+		ck_assert_uint_gt(tn, 0);
+		ipp.src = s;
+		ipp.dst = wire_test_nla(v6 ? "ff3e::1" : "239.192.0.1");
+		n = pgm_build_ip(d, sizeof(d), &ipp, t, tn);
+		ck_assert_int_eq(pgm_parse_datagram(d, n, &up, 0, &ip, &pkt), PGM_ERR_OK);
+		ck_assert(pgm_opt_has(&pkt.opt, PGM_OPT_NAK_BO_IVL));
+		m = pgm_remove_nak_bo_ivl(d, n, &ip, &pkt);
+		ck_assert_uint_eq(m, n - 12 - (others == 0 ? 4 : 0));
+		ck_assert_int_eq(pgm_parse_datagram(d, m, &up, 0, &ip, &pkt), PGM_ERR_OK);
+		ck_assert(!pgm_opt_has(&pkt.opt, PGM_OPT_NAK_BO_IVL));
+		ck_assert(pgm_opt_has(&pkt.opt, PGM_OPT_NAK_BO_RNG) == (others >= 1));
+		ck_assert(pgm_opt_has(&pkt.opt, PGM_OPT_JOIN) == (others >= 2));
+		ck_assert_uint_eq(pkt.opt_offset != 0, others != 0);
+		ck_assert_uint_eq(pkt.sqn, 1);
+		ck_assert(pgm_nla_equal(&pkt.path, &s));
+		if (!v6)
+			ck_assert_uint_eq(pgm_ip_header_checksum(d, ip.ip_header_len), 0);
+		if (udp)
+			ck_assert(pgm_ip_udp_checksum_ok(d, &ip));
+		/* gone: nothing more to remove */
+		ck_assert_uint_eq(pgm_remove_nak_bo_ivl(d, m, &ip, &pkt), 0);
+	}
+}
+END_TEST
+
 START_TEST(test_rewrite_parity_pkt_cnt)
 {
 	struct pgm_header_params up = wire_test_upstream();
@@ -730,6 +777,7 @@ static Suite *build_suite(void)
 	tcase_add_test(builders, test_nak_ncf_for_tsi);
 	tcase_add_test(builders, test_rewrite_spm_path);
 	tcase_add_test(builders, test_rewrite_nak_bo_ivl);
+	tcase_add_test(builders, test_remove_nak_bo_ivl);
 	tcase_add_test(builders, test_rewrite_parity_pkt_cnt);
 	tcase_add_test(builders, test_rewrite_nak_src);
 	tcase_add_test(builders, test_rewrite_opt_invalid);
