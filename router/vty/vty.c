@@ -96,6 +96,18 @@ static void session_write(struct cmd_session *s, const char *data, size_t len)
 	}
 }
 
+/* The filter goes to the client, which applies it to this reply's output (cli/filter.h). */
+static int session_filter(struct cmd_session *s, enum cmd_filter_kind kind, const char *pattern)
+{
+	struct vty_session *vs = s->owner;
+
+	chunk_flush(vs);
+	if (ctl_buf_frame(&vs->out, CTL_FILTER, (uint16_t)kind, pattern, strlen(pattern), NULL,
+		    0) < 0)
+		return CMD_ERR_FAILED;
+	return CMD_OK;
+}
+
 /* Control frames (notices, END) go out even when data output is being dropped. */
 static void notice(struct vty_session *vs, uint16_t type, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -388,7 +400,7 @@ static void session_run(struct vty_session *vs)
 			return;
 		}
 		/* Long output: the next piece once the client has taken the last ones; a few pieces
-		   per turn, so that output filtered down to nothing does not hold the loop. */
+		   per turn, so that the packet path gets the loop between them. */
 		for (int steps = 0; vs->busy && ctl_buf_pending(&vs->out) < VTY_OUTPUT_RESUME;
 			steps++) {
 			if (steps == VTY_STEPS_PER_TURN) {
@@ -478,6 +490,7 @@ static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg
 		vs->srv = srv;
 		vs->fd = cfd;
 		cmd_session_init(&vs->cmd, CMD_NODE_EXEC, session_write, vs);
+		vs->cmd.filter = session_filter;
 		vs->cmd.id = ++srv->next_id;
 		ctl_reader_init(&vs->in);
 		vs->io = ev_io_add(loop, cfd, EV_READ, session_io, vs);

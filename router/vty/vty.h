@@ -16,7 +16,8 @@
  * privileged mode, as vtysh -c does; interactive sessions start in exec mode (`host>`).
  *
  * No session can stall the daemon: sockets are non-blocking; a client must say hello within 5 s;
- * at most VTY_MAX_SESSIONS sessions exist at once; each session's output is bounded
+ * at most VTY_MAX_SESSIONS sessions exist at once; output filters are applied by the client
+ * (cli/filter.h), never here; each session's output is bounded
  * (VTY_OUTPUT_MAX). Long output is produced by continuations only as fast as the client reads;
  * output beyond the bound from a single step is dropped and the client told; monitor lines that
  * do not fit are dropped and counted ("% N monitor messages dropped").

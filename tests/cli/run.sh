@@ -393,6 +393,21 @@ check "abuse: binary garbage" "$ABUSE" garbage "$S" 65536
 check "abuse: binary garbage after hello" "$ABUSE" garbage "$S" 65536 hello
 check "abuse: the daemon still answers after garbage" timeout 30 "$CLIENT" -s "$S" -c "show version" >/dev/null
 
+# output filters run in the client: a pathological regular expression sent by a raw client (the
+# daemon would take seconds and a gigabyte compiling it) does not hold the daemon
+"$ABUSE" exec "$S" "show version | include ((a{1,100}){1,100}){1,100}" >"$T/regex.out" 2>&1 &
+REGEX=$!
+sleep 0.3
+t0=$(date +%s%N)
+timeout 30 "$CLIENT" -s "$S" -c "show version" >/dev/null
+t1=$(date +%s%N)
+echo "     (show version answered in $(((t1 - t0) / 1000000)) ms while a client sent a pathological regex)"
+check "filters: a pathological regex does not stall the daemon (< 1 s)" test $(((t1 - t0) / 1000000)) -lt 1000
+wait "$REGEX"
+out=$("$CLIENT" -s "$S" -c "show version | include upt[i]me" 2>&1)
+check "filters: the client applies them" grep -q "^big uptime is" <(echo "$out")
+check "filters: the daemon links no regular expression engine" sh -c "! nm '$DAEMON' | grep -q regcomp"
+
 "$ABUSE" noread "$S" 60 10 >"$T/noread.out" 2>&1 &
 NOREAD=$!
 wait_for 10 grep -q "not reading" "$T/noread.out"
