@@ -1249,6 +1249,10 @@ int cmd_execute(struct cmd_session *s, const char *line)
 		words_free(&ws);
 		return rc;
 	}
+	if (via_do && s->check_only) {
+		words_free(&ws);
+		return CMD_OK;
+	}
 	if (node != s->node && !via_do)
 		s->node = node; /* left the sub-mode */
 	if (args.def->handler == NULL) {

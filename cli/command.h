@@ -176,6 +176,7 @@ struct cmd_session {
 	char ifname[CMD_IFNAME_MAX]; /* CONFIG_IF context */
 	bool read_only;		     /* group pgmrouter: CMD_PRIV_READ commands only */
 	bool batch;		     /* startup config: errors are recorded, not printed */
+	bool check_only;	     /* a configuration check: `do` commands are parsed, not run */
 	bool monitor;		     /* terminal monitor */
 	bool echo_on_error;	     /* line mode: echo prompt and line before a parse error */
 	uint32_t term_length;	     /* CMD_TERM_LENGTH_UNSET: the client's terminal rows */

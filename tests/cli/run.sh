@@ -372,6 +372,16 @@ else
 	check "fds: the daemon answers again once clients leave" wait_for 10 "$CLIENT" -s "$T/fsock" -c "show version"
 	stop "$D"
 
+	# privileges and the files the daemon writes (a system user created and removed there)
+	tests/cli/privileges.sh "$DAEMON" "$CLIENT" >"$T/priv.out" 2>&1
+	cat "$T/priv.out"
+	passed=$((passed + $(grep -c '^ok' "$T/priv.out")))
+	n=$(grep -c '^FAIL' "$T/priv.out")
+	[ "$n" -gt 0 ] && { failed=$((failed + n)); failures="$failures
+$(grep '^FAIL' "$T/priv.out" | sed 's/^/  /')"; }
+	grep -q "configuration that is a FIFO" "$T/priv.out" || { failed=$((failed + 1)); failures="$failures
+  privileges: did not run to the end"; }
+
 fi
 
 # -n: FILE:LINE for every bad line
