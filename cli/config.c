@@ -761,7 +761,7 @@ static void report_error(cfg_report_fn report, void *ctx, const char *path, unsi
 
 int cfg_open_regular(const char *path, int flags, mode_t mode)
 {
-	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+	int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, mode);
 	struct stat st;
 
 	int e = 0;

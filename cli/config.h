@@ -132,9 +132,10 @@ void cfg_write(const struct cfg *c, struct cfg_buf *b);
    fsync, rename, fsync of the directory. Returns 0, or -1 with errno set. */
 int cfg_write_file(const char *path, const char *data, size_t len);
 
-/* Opens a file the daemon reads or writes (configuration, pid file): never through a symlink
-   (O_NOFOLLOW) and only a regular file (opened non-blocking, so a FIFO cannot hold the daemon,
-   then checked; ELOOP or EINVAL otherwise); the fd is blocking again on return. -1 with errno. */
+/* Opens a file the daemon reads or writes (configuration, pid file) only when it is a regular
+   file: opened non-blocking, so that a FIFO cannot hold the daemon, then checked (EINVAL
+   otherwise); the fd is blocking again on return. `flags` may add O_NOFOLLOW (ELOOP for a
+   symlink). -1 with errno. */
 int cfg_open_regular(const char *path, int flags, mode_t mode);
 
 /* The startup configuration file (write memory, show startup-config). */

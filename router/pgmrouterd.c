@@ -193,11 +193,11 @@ static void detach_done(int fd, const char *error)
 	}
 }
 
-/* Never through a symlink, never blocking on a FIFO (cfg_open_regular). */
+/* Never through a symlink, never blocking on a FIFO. */
 static int write_pidfile(const char *path)
 {
 	char text[32];
-	int fd = cfg_open_regular(path, O_WRONLY | O_CREAT, 0644);
+	int fd = cfg_open_regular(path, O_WRONLY | O_CREAT | O_NOFOLLOW, 0644);
 	int n = snprintf(text, sizeof(text), "%d\n", (int)getpid());
 
 	if (fd < 0)
