@@ -111,9 +111,12 @@ static struct cfg_module vty_module = {
 	.apply = vty_apply,
 };
 
+static bool vty_module_installed; /* a server without the commands (tests): the default */
+
 static uint64_t idle_timeout_us(const struct cfg *c)
 {
-	const struct vty_settings *v = c != NULL ? cfg_module_global(c, &vty_module) : NULL;
+	const struct vty_settings *v =
+		c != NULL && vty_module_installed ? cfg_module_global(c, &vty_module) : NULL;
 
 	return (uint64_t)(v != NULL ? v->idle_timeout_s : IDLE_TIMEOUT_DEFAULT) * 1000000u;
 }
@@ -876,4 +879,5 @@ void vty_install_commands(void)
 {
 	cmd_install(vty_cmds, CMD_COUNT(vty_cmds));
 	settings_install(&vty_module);
+	vty_module_installed = true;
 }
