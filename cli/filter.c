@@ -17,13 +17,91 @@ struct out_filter {
 	size_t len, cap;
 };
 
+/* glibc expands bounded repetitions when compiling: `((a{1,100}){1,100}){1,100}` is a million
+   nodes (seconds and a gigabyte), and back-references make matching exponential. The client
+   runs on the router too: such patterns are refused. An estimate of the compiled size: every
+   atom counts 1, times the upper bound of each repetition around it. */
+#define FILTER_PATTERN_MAX 512
+#define FILTER_COST_MAX	   10000
+#define FILTER_DEPTH_MAX   32
+
+static unsigned long repeat_bound(const char **pp)
+{
+	const char *p = *pp;
+	unsigned long lo = 0, hi;
+
+	if (*p != '{')
+		return 1;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		lo = lo < 100000 ? lo * 10 + (unsigned long)(*p - '0') : lo;
+	hi = lo;
+	if (*p == ',') {
+		hi = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			hi = hi < 100000 ? hi * 10 + (unsigned long)(*p - '0') : hi;
+		if (hi == 0)
+			hi = lo + 1; /* {m,}: m copies and a star */
+	}
+	if (*p != '}')
+		return 1; /* not a bound: regcomp says what is wrong */
+	*pp = p + 1;
+	return hi > 0 ? hi : 1;
+}
+
+static const char *pattern_refused(const char *p)
+{
+	unsigned long cost[FILTER_DEPTH_MAX + 1] = {0};
+	int depth = 0;
+
+	if (strlen(p) > FILTER_PATTERN_MAX)
+		return "longer than 512 characters";
+	while (*p != '\0') {
+		unsigned long atom = 1;
+
+		if (*p == '(') {
+			if (depth == FILTER_DEPTH_MAX)
+				return "nested too deep";
+			cost[++depth] = 0;
+			p++;
+			continue;
+		}
+		if (*p == ')' && depth > 0) {
+			atom = cost[depth--];
+			p++;
+		} else if (*p == '\\' && p[1] >= '1' && p[1] <= '9') {
+			return "back-references are not supported";
+		} else if (*p == '[') {
+			/* a bracket expression is one atom: `]` first is a member */
+			p += p[1] == '^' ? 2 : 1;
+			if (*p == ']')
+				p++;
+			while (*p != '\0' && *p != ']')
+				p++;
+			if (*p == ']')
+				p++;
+		} else {
+			p += *p == '\\' && p[1] != '\0' ? 2 : 1;
+		}
+		atom *= repeat_bound(&p);
+		cost[depth] += atom;
+		if (cost[depth] > FILTER_COST_MAX)
+			return "too many repetitions";
+	}
+	return NULL;
+}
+
 struct out_filter *out_filter_new(
 	enum cmd_filter_kind kind, const char *pattern, char *err, size_t errlen)
 {
-	struct out_filter *f = calloc(1, sizeof(*f));
+	struct out_filter *f;
+	const char *why = pattern_refused(pattern);
 	int rc;
 
-	if (f == NULL) {
+	if (why != NULL) {
+		snprintf(err, errlen, "%% Regular expression refused: %s", why);
+		return NULL;
+	}
+	if ((f = calloc(1, sizeof(*f))) == NULL) {
 		snprintf(err, errlen, "%% Out of memory");
 		return NULL;
 	}
