@@ -457,7 +457,7 @@ t0=$(date +%s%N)
 timeout 30 "$CLIENT" -s "$S" -c "show version" >/dev/null
 t1=$(date +%s%N)
 echo "     (show version answered in $(((t1 - t0) / 1000000)) ms while a client sent a pathological regex)"
-check "filters: a pathological regex does not stall the daemon (< 1 s)" test $(((t1 - t0) / 1000000)) -lt 1000
+check "filters: a pathological regex does not stall the daemon (< 3 s; it held it 9 s)" test $(((t1 - t0) / 1000000)) -lt 3000
 wait "$REGEX"
 out=$("$CLIENT" -s "$S" -c "show version | include upt[i]me" 2>&1)
 check "filters: the client applies them" grep -q "^big uptime is" <(echo "$out")
