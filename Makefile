@@ -242,9 +242,17 @@ coverage: $(COV_UNIT_BINS)
 	@printf 'control/ only:\n'; lcov --summary $(B)/cov/control.info 2>&1 | grep -E 'lines|functions'
 	@lcov --list $(B)/cov/core.info 2>/dev/null | grep -E '\.c' || true
 
+# The daemon runs as user pgmrouter after set-up: created here (a package does it in its
+# postinst), owning the configuration directory so that `write memory` can replace the file.
 install: $(B)/pgmrouterd $(B)/pgmrouter
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(SYSCONFDIR)/pgmrouter $(DESTDIR)$(UNITDIR)
+	if [ -z "$(DESTDIR)" ]; then \
+		getent passwd pgmrouter >/dev/null || \
+			useradd --system --no-create-home --home-dir /nonexistent \
+				--shell /usr/sbin/nologin --no-user-group --gid nogroup pgmrouter; \
+		chown pgmrouter:root $(SYSCONFDIR)/pgmrouter; chmod 0750 $(SYSCONFDIR)/pgmrouter; \
+	fi
 	install -m 0755 $(B)/pgmrouterd $(DESTDIR)$(SBINDIR)/pgmrouterd
 	install -m 0755 $(B)/pgmrouter $(DESTDIR)$(BINDIR)/pgmrouter
 	install -m 0644 router/pgmrouterd.8 $(DESTDIR)$(MANDIR)/man8/pgmrouterd.8

@@ -200,7 +200,7 @@ static int cmd_show_running(struct cmd_session *s, const struct cmd_args *a)
 static int cmd_show_startup(struct cmd_session *s, const struct cmd_args *a)
 {
 	const char *path = cfg_startup_path();
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = cfg_open_regular(path, O_RDONLY, 0); /* a FIFO there must not hold the daemon */
 	struct stat st;
 	char *text;
 	size_t off = 0;

@@ -1,5 +1,5 @@
 /*
- * The command engine: spec compiler, word-by-word matcher, `?` and TAB, output filters.
+ * The command engine: spec compiler, word-by-word matcher, `?` and TAB, filter syntax.
  *
  * Every command spec compiles to a small graph: token nodes joined by epsilon nodes (fork and
  * join) for optional parts and alternatives, from a start node to an end node. Matching a line
@@ -11,7 +11,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -882,18 +881,6 @@ void cmd_set_system_hostname(const char *name)
 
 /* ---- sessions and output ---- */
 
-enum filter_kind { FILTER_BEGIN, FILTER_INCLUDE, FILTER_EXCLUDE };
-
-#define FILTER_LINE_MAX 65536
-
-struct cmd_filter {
-	enum filter_kind kind;
-	regex_t re;
-	bool begun;
-	char *line;
-	size_t len, cap;
-};
-
 void cmd_session_init(struct cmd_session *s, int node, cmd_write_fn write, void *owner)
 {
 	memset(s, 0, sizeof(*s));
@@ -903,15 +890,6 @@ void cmd_session_init(struct cmd_session *s, int node, cmd_write_fn write, void 
 	s->term_length = CMD_TERM_LENGTH_UNSET;
 }
 
-static void filter_free(struct cmd_filter *f)
-{
-	if (f == NULL)
-		return;
-	regfree(&f->re);
-	free(f->line);
-	free(f);
-}
-
 void cmd_abort(struct cmd_session *s)
 {
 	if (s->cont_free != NULL && s->cont_arg != NULL)
@@ -919,8 +897,6 @@ void cmd_abort(struct cmd_session *s)
 	s->cont = NULL;
 	s->cont_arg = NULL;
 	s->cont_free = NULL;
-	filter_free(s->filter);
-	s->filter = NULL;
 }
 
 void cmd_session_release(struct cmd_session *s)
@@ -943,92 +919,10 @@ size_t cmd_prompt(const struct cmd_session *s, char *buf, size_t len)
 	return r < 0 ? 0 : (size_t)r < len ? (size_t)r : len - 1;
 }
 
-static void filter_line(struct cmd_session *s, const char *line, size_t len)
-{
-	struct cmd_filter *f = s->filter;
-	bool show;
-
-	/* line is NUL-terminated at len (without its newline) */
-	switch (f->kind) {
-	case FILTER_BEGIN:
-		if (!f->begun && regexec(&f->re, line, 0, NULL, 0) == 0)
-			f->begun = true;
-		show = f->begun;
-		break;
-	case FILTER_INCLUDE:
-		show = regexec(&f->re, line, 0, NULL, 0) == 0;
-		break;
-	default:
-		show = regexec(&f->re, line, 0, NULL, 0) != 0;
-		break;
-	}
-	if (show) {
-		s->write(s, line, len);
-		s->write(s, "\n", 1);
-	}
-}
-
-static void filter_flush(struct cmd_session *s)
-{
-	struct cmd_filter *f = s->filter;
-
-	if (f != NULL && f->len > 0) {
-		f->line[f->len] = '\0';
-		filter_line(s, f->line, f->len);
-		f->len = 0;
-	}
-}
-
 void cmd_write(struct cmd_session *s, const char *data, size_t len)
 {
-	struct cmd_filter *f = s->filter;
-
-	if (f == NULL) {
-		if (len > 0)
-			s->write(s, data, len);
-		return;
-	}
-	while (len > 0) {
-		const char *nl = memchr(data, '\n', len);
-		size_t take = nl != NULL ? (size_t)(nl - data) : len;
-
-		if (f->len + take + 1 > f->cap) {
-			size_t cap = f->len + take + 1 > FILTER_LINE_MAX ? FILTER_LINE_MAX
-									 : f->len + take + 1;
-			char *p;
-
-			cap = cap < 256 ? 256 : cap;
-			if (cap > f->cap) {
-				p = realloc(f->line, cap);
-				if (p == NULL)
-					return;
-				f->line = p;
-				f->cap = cap;
-			}
-		}
-		if (f->len + take + 1 > f->cap) {
-			/* An overlong line is filtered in pieces. */
-			size_t room = f->cap - 1 - f->len;
-
-			memcpy(f->line + f->len, data, room);
-			f->len += room;
-			filter_flush(s);
-			data += room;
-			len -= room;
-			continue;
-		}
-		memcpy(f->line + f->len, data, take);
-		f->len += take;
-		data += take;
-		len -= take;
-		if (nl != NULL) {
-			f->line[f->len] = '\0';
-			filter_line(s, f->line, f->len);
-			f->len = 0;
-			data++;
-			len--;
-		}
-	}
+	if (len > 0)
+		s->write(s, data, len);
 }
 
 void cmd_vout(struct cmd_session *s, const char *fmt, va_list ap)
@@ -1234,7 +1128,6 @@ static int install_filter(struct cmd_session *s, const struct words *ws, size_t 
 {
 	struct match m;
 	struct cmd_args a;
-	struct cmd_filter *f;
 	const char *kind, *regex;
 	int rc;
 
@@ -1254,31 +1147,21 @@ static int install_filter(struct cmd_session *s, const struct words *ws, size_t 
 	match_free(&m);
 	kind = a.argv[0].name;
 	regex = cmd_arg(&a, "LINE");
-	if (regex == NULL || (f = calloc(1, sizeof(*f))) == NULL)
+	if (regex == NULL)
 		return CMD_ERR_FAILED;
-	f->kind = strcmp(kind, "begin") == 0	 ? FILTER_BEGIN
-		  : strcmp(kind, "include") == 0 ? FILTER_INCLUDE
-						 : FILTER_EXCLUDE;
-	rc = regcomp(&f->re, regex, REG_EXTENDED | REG_NOSUB);
-	if (rc != 0) {
-		char msg[128];
-
-		regerror(rc, &f->re, msg, sizeof(msg));
-		free(f);
-		cmd_out(s, "%% Invalid regular expression \"%s\": %s\n", regex, msg);
+	if (s->filter == NULL) {
+		cmd_out(s, "%% Output filters are not available here\n");
 		s->last_error.status = CMD_ERR_FAILED;
 		return CMD_ERR_FAILED;
 	}
-	s->filter = f;
-	return CMD_OK;
-}
-
-static int finish(struct cmd_session *s, int status)
-{
-	filter_flush(s);
-	filter_free(s->filter);
-	s->filter = NULL;
-	return status;
+	rc = s->filter(s,
+		strcmp(kind, "begin") == 0	 ? CMD_FILTER_BEGIN
+		: strcmp(kind, "include") == 0 ? CMD_FILTER_INCLUDE
+					       : CMD_FILTER_EXCLUDE,
+		regex);
+	if (rc != CMD_OK)
+		s->last_error.status = rc;
+	return rc;
 }
 
 int cmd_execute(struct cmd_session *s, const char *line)
@@ -1366,6 +1249,10 @@ int cmd_execute(struct cmd_session *s, const char *line)
 		words_free(&ws);
 		return rc;
 	}
+	if (via_do && s->check_only) {
+		words_free(&ws);
+		return CMD_OK;
+	}
 	if (node != s->node && !via_do)
 		s->node = node; /* left the sub-mode */
 	if (args.def->handler == NULL) {
@@ -1391,7 +1278,7 @@ int cmd_execute(struct cmd_session *s, const char *line)
 	}
 	if (rc != CMD_OK && rc != CMD_CLOSE)
 		s->last_error.status = rc;
-	return finish(s, rc);
+	return rc;
 }
 
 int cmd_continue(struct cmd_session *s)
@@ -1399,7 +1286,7 @@ int cmd_continue(struct cmd_session *s)
 	int rc;
 
 	if (s->cont == NULL)
-		return finish(s, CMD_OK);
+		return CMD_OK;
 	rc = s->cont(s, s->cont_arg);
 	if (rc == CMD_MORE)
 		return rc;
@@ -1410,7 +1297,7 @@ int cmd_continue(struct cmd_session *s)
 	s->cont_free = NULL;
 	if (rc != CMD_OK)
 		s->last_error.status = rc;
-	return finish(s, rc);
+	return rc;
 }
 
 /* ---- `?` and TAB ---- */

@@ -165,13 +165,18 @@ struct cmd_error {
 	char word[64]; /* invalid input: the bad word (truncated) */
 };
 
-struct cmd_filter;
+/* `| begin|include|exclude PATTERN`: the engine parses it, the transport applies it where the
+   output is read (the client, cli/filter.h), so the daemon never runs a regular expression. */
+enum cmd_filter_kind { CMD_FILTER_BEGIN, CMD_FILTER_INCLUDE, CMD_FILTER_EXCLUDE };
+/* Called before the command runs; returns CMD_OK, or a status after printing why not. */
+typedef int (*cmd_filter_fn)(struct cmd_session *s, enum cmd_filter_kind kind, const char *pattern);
 
 struct cmd_session {
 	int node;
 	char ifname[CMD_IFNAME_MAX]; /* CONFIG_IF context */
 	bool read_only;		     /* group pgmrouter: CMD_PRIV_READ commands only */
 	bool batch;		     /* startup config: errors are recorded, not printed */
+	bool check_only;	     /* a configuration check: `do` commands are parsed, not run */
 	bool monitor;		     /* terminal monitor */
 	bool echo_on_error;	     /* line mode: echo prompt and line before a parse error */
 	uint32_t term_length;	     /* CMD_TERM_LENGTH_UNSET: the client's terminal rows */
@@ -183,6 +188,7 @@ struct cmd_session {
 	unsigned history_count; /* total lines ever added */
 
 	cmd_write_fn write;
+	cmd_filter_fn filter; /* NULL: output filters are refused */
 	void *owner; /* the transport's context (vty session, driver, config loader) */
 
 	/* the configuration being edited (cli/config.h): a copy of the running one for the
@@ -191,7 +197,6 @@ struct cmd_session {
 	bool edit_held;
 
 	/* running command */
-	struct cmd_filter *filter;
 	cmd_cont_fn cont;
 	void *cont_arg;
 	void (*cont_free)(void *arg);
@@ -199,7 +204,7 @@ struct cmd_session {
 };
 
 void cmd_session_init(struct cmd_session *s, int node, cmd_write_fn write, void *owner);
-void cmd_session_release(struct cmd_session *s); /* frees history, filter, continuation */
+void cmd_session_release(struct cmd_session *s); /* frees history and continuation */
 
 /* The prompt for the session's current mode: "host>", "host(config-if)#". */
 size_t cmd_prompt(const struct cmd_session *s, char *buf, size_t len);
@@ -218,7 +223,7 @@ int cmd_describe(struct cmd_session *s, const char *line);
 typedef void (*cmd_complete_fn)(void *ctx, const char *word);
 int cmd_complete(struct cmd_session *s, const char *line, cmd_complete_fn fn, void *ctx);
 
-/* Output from handlers; goes through the `|` filter of the running command. */
+/* Output from handlers. */
 void cmd_out(struct cmd_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cmd_vout(struct cmd_session *s, const char *fmt, va_list ap);
 void cmd_write(struct cmd_session *s, const char *data, size_t len);

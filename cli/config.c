@@ -756,9 +756,34 @@ static void report_error(cfg_report_fn report, void *ctx, const char *path, unsi
 	}
 }
 
-int cfg_load_file(const char *path, struct cfg *into, cfg_report_fn report, void *ctx)
+int cfg_open_regular(const char *path, int flags, mode_t mode)
 {
-	FILE *f = fopen(path, "re");
+	int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, mode);
+	struct stat st;
+
+	int e = 0;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EINVAL;
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		e = errno;
+	if (e != 0) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int load_file(const char *path, struct cfg *into, cfg_report_fn report, void *ctx,
+	bool check_only)
+{
+	int fd = cfg_open_regular(path, O_RDONLY, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	struct cmd_session s;
 	struct capture cap;
 	char *line = NULL;
@@ -767,10 +792,17 @@ int cfg_load_file(const char *path, struct cfg *into, cfg_report_fn report, void
 	unsigned lineno = 0;
 	int errors = 0;
 
-	if (f == NULL)
+	if (f == NULL) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		errno = e;
 		return -1;
+	}
 	cmd_session_init(&s, CMD_NODE_CONFIG, capture_write, &cap);
 	s.batch = true;
+	s.check_only = check_only;
 	s.edit = into;
 	s.edit_held = true;
 	while ((n = getline(&line, &linecap, f)) >= 0) {
@@ -809,6 +841,25 @@ int cfg_load_file(const char *path, struct cfg *into, cfg_report_fn report, void
 	cmd_session_release(&s);
 	fclose(f);
 	return errors;
+}
+
+int cfg_load_file(const char *path, struct cfg *into, cfg_report_fn report, void *ctx)
+{
+	return load_file(path, into, report, ctx, false);
+}
+
+int cfg_check_file(const char *path, cfg_report_fn report, void *ctx)
+{
+	struct cfg *c = cfg_new();
+	int bad;
+
+	if (c == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	bad = load_file(path, c, report, ctx, true);
+	cfg_destroy(c);
+	return bad;
 }
 
 static int load_and_commit(const char *path, struct cfg *c, cfg_report_fn report, void *ctx)
@@ -874,7 +925,7 @@ int cfg_write_file(const char *path, const char *data, size_t len)
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		goto fail;
-	if (fchmod(fd, 0644) < 0)
+	if (fchmod(fd, 0640) < 0)
 		goto fail;
 	while (off < len) {
 		ssize_t w = write(fd, data + off, len - off);

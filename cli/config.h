@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cli/command.h"
 
@@ -114,6 +115,9 @@ typedef void (*cfg_report_fn)(void *ctx, const char *message);
 /* Runs every line of `path` against `into`; returns the number of bad lines, or -1 when the
    file cannot be read (errno set; nothing reported). */
 int cfg_load_file(const char *path, struct cfg *into, cfg_report_fn report, void *ctx);
+/* The same into a fresh configuration that is then dropped (pgmrouterd -n): a pure check,
+   `do` commands are parsed but not run. */
+int cfg_check_file(const char *path, cfg_report_fn report, void *ctx);
 /* Loads the file on top of the running configuration (merge) or into a fresh one (reload) and
    commits the result. Returns the bad lines (a failed commit counts one more, reported as
    "FILE: message", and leaves the running configuration as it was), or -1 when the file cannot
@@ -124,9 +128,15 @@ int cfg_reload_file(const char *path, cfg_report_fn report, void *ctx);
 /* The configuration as CLI lines, without the `show running-config` banner. */
 void cfg_write(const struct cfg *c, struct cfg_buf *b);
 
-/* Writes `data` to `path` atomically: a temporary file in the same directory, fsync, rename,
-   fsync of the directory. Returns 0, or -1 with errno set. */
+/* Writes `data` to `path` atomically: a temporary file in the same directory (mode 0640),
+   fsync, rename, fsync of the directory. Returns 0, or -1 with errno set. */
 int cfg_write_file(const char *path, const char *data, size_t len);
+
+/* Opens a file the daemon reads or writes (configuration, pid file) only when it is a regular
+   file: opened non-blocking, so that a FIFO cannot hold the daemon, then checked (EINVAL
+   otherwise); the fd is blocking again on return. `flags` may add O_NOFOLLOW (ELOOP for a
+   symlink). -1 with errno. */
+int cfg_open_regular(const char *path, int flags, mode_t mode);
 
 /* The startup configuration file (write memory, show startup-config). */
 const char *cfg_startup_path(void);

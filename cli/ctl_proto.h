@@ -6,7 +6,9 @@
  * u16, all big-endian) and the payload. The client sends requests (HELLO first, then EXECUTE,
  * DESCRIBE for `?`, COMPLETE for TAB), one at a time; the daemon answers each with any number of
  * OUTPUT frames and one END frame (the status, the terminal length and the new prompt).
- * COMPLETE's OUTPUT is one candidate word per line. MONITOR frames (debug and log lines for
+ * COMPLETE's OUTPUT is one candidate word per line. A command with an output filter (`| include
+ * REGEX`) is answered with a FILTER frame before its OUTPUT: the client applies the filter to the
+ * reply's output, so that the daemon never runs a regular expression. MONITOR frames (debug and log lines for
  * `terminal monitor`) may arrive at any time, between or inside replies.
  *
  * A frame longer than CTL_PAYLOAD_MAX is skipped by the receiver without being buffered and
@@ -20,7 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define CTL_PROTO_VERSION 1
+#define CTL_PROTO_VERSION 2
 #define CTL_SOCKET_PATH	  "/run/pgmrouterd.sock" /* the daemon's default control socket */
 #define CTL_HDR_LEN	  8
 #define CTL_PAYLOAD_MAX	  65536
@@ -34,6 +36,7 @@ enum ctl_type {
 	CTL_OUTPUT = 16,  /* payload: text */
 	CTL_END = 17,	  /* status: enum cmd_status; payload: u32 terminal length, prompt */
 	CTL_MONITOR = 18, /* payload: one line, without newline */
+	CTL_FILTER = 19,  /* status: enum cmd_filter_kind; payload: the pattern */
 };
 
 #define CTL_HELLO_BATCH 0x1 /* -c or piped input: start privileged (admin users only) */

@@ -529,6 +529,11 @@ int cp_if_slot_ifindex(const struct cp *cp, unsigned slot);
 /* Sessions in a stable order (group, source, TSI); `group` NULL = all. */
 void cp_foreach_session(const struct cp *cp, const struct pgm_nla *group, cp_session_cb cb,
 	void *ctx);
+/* For output in slices: the TSIs of cp_foreach_session's sessions in its order (malloc'ed; NULL
+   when there are none or no memory, *n 0), then each one's view while it still exists. */
+struct pgm_tsi *cp_session_tsis(const struct cp *cp, const struct pgm_nla *group, size_t *n);
+bool cp_session_view_tsi(
+	const struct cp *cp, const struct pgm_tsi *tsi, cp_session_cb cb, void *ctx);
 /* Repair states of one session in SQN order (serial arithmetic from the trailing edge). */
 void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, cp_repair_cb cb, void *ctx);
 

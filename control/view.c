@@ -116,60 +116,88 @@ static uint32_t *sorted_sessions(const struct cp *cp, const struct pgm_nla *grou
 	return ids;
 }
 
-void cp_foreach_session(
-	const struct cp *cp, const struct pgm_nla *group, cp_session_cb cb, void *ctx)
+static void session_view(const struct cp *cp, const struct cp_session *s, cp_session_cb cb,
+	void *ctx)
 {
 	struct cp_counters counters;
 	struct cp_session_view v;
+
+	memset(&v, 0, sizeof(v));
+	v.tsi = s->tsi;
+	v.data_dport = s->data_dport;
+	v.source = s->source;
+	v.group = s->group;
+	v.upstream = s->upstream;
+	v.upstream_ifindex = s->upstream_ifindex;
+	v.spm_sqn = s->spm_sqn;
+	v.trail = s->trail;
+	v.lead = s->lead;
+	v.last_ttl = s->last_ttl;
+	v.udp = (s->flags & CP_SESSION_UDP) != 0;
+	v.created = s->created;
+	v.last_spm = s->last_spm;
+	v.expires = cp->cfg.session_lifetime_s != 0
+			    ? s->last_spm + CP_SEC(cp->cfg.session_lifetime_s)
+			    : 0;
+	v.repair_states = s->repair_count;
+	v.parity_tgs = s->parity_tgs;
+	for (uint32_t id = s->repair_head; id != CP_NIL;
+		id = cp_repair_at(cp, id)->sess_next)
+		v.parity_states += (cp_repair_at(cp, id)->flags & CP_REPAIR_PARITY) != 0;
+	v.naks_suspended = (s->flags & CP_SESSION_SUSPENDED) != 0;
+	if (s->ext != NULL) {
+		v.curr_tgsize = s->ext->curr_tgsize;
+		v.dlr_upstream = s->ext->up.addr;
+		v.dlr_upstream_parity = s->ext->up.parity;
+		v.dlr_upstream_learned = s->ext->up.learned;
+		v.dlr_offtree = s->ext->off.addr;
+		v.dlr_offtree_ifindex = s->ext->off.ifindex;
+		v.dlr_offtree_parity = s->ext->off.parity;
+		v.dlr_offtree_learned = s->ext->off.learned;
+		v.dlr_poll_sent = s->ext->dlr_poll_sent;
+		v.unreach_mask = s->ext->unreach_mask;
+		v.transit_mask = s->ext->transit_mask;
+		v.polr_pending = cp_tnode_scheduled(&s->ext->polr_timer);
+		v.polr_due = v.polr_pending ? s->ext->polr_timer.deadline : 0;
+	}
+	cp_tsi_counters_expand(&s->counters, &counters);
+	v.counters = &counters;
+	cb(ctx, &v);
+}
+
+void cp_foreach_session(
+	const struct cp *cp, const struct pgm_nla *group, cp_session_cb cb, void *ctx)
+{
 	size_t n;
 	uint32_t *ids = sorted_sessions(cp, group, &n);
 
-	for (size_t i = 0; i < n; i++) {
-		const struct cp_session *s = cp_session_at(cp, ids[i]);
-
-		memset(&v, 0, sizeof(v));
-		v.tsi = s->tsi;
-		v.data_dport = s->data_dport;
-		v.source = s->source;
-		v.group = s->group;
-		v.upstream = s->upstream;
-		v.upstream_ifindex = s->upstream_ifindex;
-		v.spm_sqn = s->spm_sqn;
-		v.trail = s->trail;
-		v.lead = s->lead;
-		v.last_ttl = s->last_ttl;
-		v.udp = (s->flags & CP_SESSION_UDP) != 0;
-		v.created = s->created;
-		v.last_spm = s->last_spm;
-		v.expires = cp->cfg.session_lifetime_s != 0
-				    ? s->last_spm + CP_SEC(cp->cfg.session_lifetime_s)
-				    : 0;
-		v.repair_states = s->repair_count;
-		v.parity_tgs = s->parity_tgs;
-		for (uint32_t id = s->repair_head; id != CP_NIL;
-			id = cp_repair_at(cp, id)->sess_next)
-			v.parity_states += (cp_repair_at(cp, id)->flags & CP_REPAIR_PARITY) != 0;
-		v.naks_suspended = (s->flags & CP_SESSION_SUSPENDED) != 0;
-		if (s->ext != NULL) {
-			v.curr_tgsize = s->ext->curr_tgsize;
-			v.dlr_upstream = s->ext->up.addr;
-			v.dlr_upstream_parity = s->ext->up.parity;
-			v.dlr_upstream_learned = s->ext->up.learned;
-			v.dlr_offtree = s->ext->off.addr;
-			v.dlr_offtree_ifindex = s->ext->off.ifindex;
-			v.dlr_offtree_parity = s->ext->off.parity;
-			v.dlr_offtree_learned = s->ext->off.learned;
-			v.dlr_poll_sent = s->ext->dlr_poll_sent;
-			v.unreach_mask = s->ext->unreach_mask;
-			v.transit_mask = s->ext->transit_mask;
-			v.polr_pending = cp_tnode_scheduled(&s->ext->polr_timer);
-			v.polr_due = v.polr_pending ? s->ext->polr_timer.deadline : 0;
-		}
-		cp_tsi_counters_expand(&s->counters, &counters);
-		v.counters = &counters;
-		cb(ctx, &v);
-	}
+	for (size_t i = 0; i < n; i++)
+		session_view(cp, cp_session_at(cp, ids[i]), cb, ctx);
 	free(ids);
+}
+
+struct pgm_tsi *cp_session_tsis(const struct cp *cp, const struct pgm_nla *group, size_t *n)
+{
+	uint32_t *ids = sorted_sessions(cp, group, n);
+	struct pgm_tsi *tsis = *n > 0 ? malloc(*n * sizeof(*tsis)) : NULL;
+
+	if (tsis == NULL)
+		*n = 0;
+	for (size_t i = 0; tsis != NULL && i < *n; i++)
+		tsis[i] = cp_session_at(cp, ids[i])->tsi;
+	free(ids);
+	return tsis;
+}
+
+bool cp_session_view_tsi(
+	const struct cp *cp, const struct pgm_tsi *tsi, cp_session_cb cb, void *ctx)
+{
+	uint32_t sid = cp_session_find(cp, tsi);
+
+	if (sid == CP_NIL)
+		return false;
+	session_view(cp, cp_session_at(cp, sid), cb, ctx);
+	return true;
 }
 
 static int repair_cmp(const void *a, const void *b)

@@ -4,11 +4,14 @@
 #include "dataplane/pcapio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PCAP_MAGIC_USEC	       0xa1b2c3d4u
 #define PCAP_FILE_HEADER_LEN   24u
@@ -40,9 +43,15 @@ void pcap_writer_config_default(struct pcap_writer_config *cfg)
 	cfg->on_limit = PCAP_LIMIT_ROTATE_ONCE;
 }
 
-/* Opens (truncating) the current file and writes its header. */
+/* Opens (truncating) the current file and writes its header. The path is typed by an operator
+   and written by the daemon: never through a symlink, and only a regular file (opened
+   non-blocking, so that a FIFO cannot hold the daemon), mode 0600. */
 static int pcap_writer_start_file(struct pcap_writer *w)
 {
+	int fd = open(w->path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	struct stat st;
+	int e = 0;
+
 	uint32_t hdr[6] = {
 		PCAP_MAGIC_USEC,
 		2u | (4u << 16), /* version 2.4: major then minor, 16 bits each in host order */
@@ -52,9 +61,20 @@ static int pcap_writer_start_file(struct pcap_writer *w)
 		PCAP_LINKTYPE_RAW,
 	};
 
-	w->f = fopen(w->path, "we");
-	if (w->f == NULL)
+	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) < 0)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EINVAL;
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0 || ftruncate(fd, 0) < 0)
+		e = errno;
+	if (e != 0 || (w->f = fdopen(fd, "we")) == NULL) {
+		e = e != 0 ? e : errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
 	setvbuf(w->f, NULL, _IOFBF, 64 * 1024);
 	if (fwrite(hdr, sizeof(hdr), 1, w->f) != 1) {
 		fclose(w->f);
@@ -94,7 +114,10 @@ struct pcap_writer *pcap_writer_open(
 		return NULL;
 	}
 	if (pcap_writer_start_file(w) < 0) {
-		snprintf(err, errlen, "pcap: cannot create %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "pcap: cannot create %s: %s", path,
+			errno == EINVAL || errno == ENXIO ? "not a regular file"
+			: errno == ELOOP		  ? "a symbolic link"
+							  : strerror(errno));
 		pcap_writer_close(w);
 		return NULL;
 	}

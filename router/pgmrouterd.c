@@ -28,6 +28,7 @@
 
 #define PGMROUTERD_PID_PATH "/run/pgmrouterd.pid"
 #define PGMROUTERD_GROUP    "pgmrouter" /* read-only access to the control socket */
+#define PGMROUTERD_USER	    "pgmrouter" /* the daemon runs as this user after set-up */
 
 #ifndef PGMROUTER_VERSION
 #define PGMROUTER_VERSION "unknown"
@@ -41,18 +42,21 @@ static struct {
 	const char *socket_path;
 	const char *pid_path;
 	const char *group;
+	const char *user;
+	bool user_given; /* -u: a missing user is an error */
 	bool foreground; /* -d */
 	bool verbose;	 /* -v */
 } pgmrouterd = {
 	.socket_path = CTL_SOCKET_PATH,
 	.pid_path = PGMROUTERD_PID_PATH,
 	.group = PGMROUTERD_GROUP,
+	.user = PGMROUTERD_USER,
 };
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pgmrouterd [-dnv] [-f file] [-p pidfile] [-s socket] [-g group]\n"
+		"usage: pgmrouterd [-dnv] [-f file] [-p pidfile] [-s socket] [-g group] [-u user]\n"
 		"       pgmrouterd [-q] [-f file] -R capture.pcap -i NAME=ADDR/PREFIX ...\n"
 		"  -d          stay in the foreground and log to stderr\n"
 		"  -f file     startup configuration (default %s)\n"
@@ -60,11 +64,13 @@ static void usage(void)
 		"  -p pidfile  pid file (default %s)\n"
 		"  -s socket   control socket (default %s)\n"
 		"  -g group    group with read-only access to the socket (default %s)\n"
+		"  -u user     run as this user after set-up (default %s, when it exists)\n"
 		"  -v          verbose: every debug category on\n"
 		"  -R pcap     replay a capture through the control plane, print its decisions\n"
 		"  -i spec     replay: an interface, NAME=A.B.C.D/PREFIX (repeat for each)\n"
 		"  -q          replay: print only the counters at the end\n",
-		CFG_DEFAULT_PATH, PGMROUTERD_PID_PATH, CTL_SOCKET_PATH, PGMROUTERD_GROUP);
+		CFG_DEFAULT_PATH, PGMROUTERD_PID_PATH, CTL_SOCKET_PATH, PGMROUTERD_GROUP,
+		PGMROUTERD_USER);
 	exit(2);
 }
 
@@ -86,14 +92,10 @@ static void report_log(void *ctx, const char *message)
 static int load_config(bool check, cfg_report_fn report)
 {
 	const char *path = pgmrouterd.config_path;
-	struct cfg *candidate;
 	int bad;
 
 	if (check) {
-		if ((candidate = cfg_new()) == NULL)
-			return -1;
-		bad = cfg_load_file(path, candidate, report, NULL);
-		cfg_destroy(candidate);
+		bad = cfg_check_file(path, report, NULL);
 	} else {
 		bad = cfg_reload_file(path, report, NULL);
 	}
@@ -191,15 +193,16 @@ static void detach_done(int fd, const char *error)
 	}
 }
 
+/* Never through a symlink, never blocking on a FIFO. */
 static int write_pidfile(const char *path)
 {
 	char text[32];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = cfg_open_regular(path, O_WRONLY | O_CREAT | O_NOFOLLOW, 0644);
 	int n = snprintf(text, sizeof(text), "%d\n", (int)getpid());
 
 	if (fd < 0)
 		return -1;
-	if (write(fd, text, (size_t)n) != n) {
+	if (ftruncate(fd, 0) < 0 || write(fd, text, (size_t)n) != n) {
 		close(fd);
 		return -1;
 	}
@@ -253,11 +256,12 @@ int main(int argc, char **argv)
 	const char *ifspecs[CP_MAX_INTERFACES];
 	size_t nifspecs = 0;
 	struct live *live = NULL;
-	char err[512];
+	struct priv_user user = {.found = false};
+	char err[512], err2[600];
 	int ch, ready_fd = -1, bad;
 
 	pgmrouterd.config_path = CFG_DEFAULT_PATH;
-	while ((ch = getopt(argc, argv, "df:g:i:np:qR:s:v")) != -1) {
+	while ((ch = getopt(argc, argv, "df:g:i:np:qR:s:u:v")) != -1) {
 		switch (ch) {
 		case 'd':
 			pgmrouterd.foreground = true;
@@ -288,6 +292,10 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			pgmrouterd.socket_path = optarg;
+			break;
+		case 'u':
+			pgmrouterd.user = optarg;
+			pgmrouterd.user_given = true;
 			break;
 		case 'v':
 			pgmrouterd.verbose = true;
@@ -321,6 +329,13 @@ int main(int argc, char **argv)
 		}
 		commands_free();
 		return status;
+	}
+	/* the user is known before anything is set up, so that a wrong -u stops the start */
+	if (geteuid() == 0) {
+		if (priv_lookup(pgmrouterd.user, &user, err, sizeof(err)) < 0)
+			fatalx("%s", err);
+		if (!user.found && pgmrouterd.user_given)
+			fatalx("user %s does not exist", pgmrouterd.user);
 	}
 	if (!pgmrouterd.foreground)
 		ready_fd = detach();
@@ -372,8 +387,22 @@ int main(int argc, char **argv)
 		detach_done(ready_fd, err);
 		fatalx("%s", err);
 	}
-	if (priv_drop(err, sizeof(err)) < 0)
-		log_warnx("keeping all privileges: %s", err);
+	if (geteuid() == 0 && !user.found)
+		log_warnx("user %s does not exist (make install creates it): running as root with "
+			  "only " PRIV_CAPS_KEPT,
+			pgmrouterd.user);
+	if (priv_drop(geteuid() == 0 && user.found ? &user : NULL, err, sizeof(err)) < 0) {
+		snprintf(err2, sizeof(err2), "dropping privileges: %s", err);
+		vty_server_free(pgmrouterd.vty);
+		pgm_vty_attach(NULL, err, sizeof(err));
+		live_free(live);
+		unlink(pgmrouterd.pid_path);
+		detach_done(ready_fd, err2);
+		fatalx("%s", err2);
+	}
+	if (user.found)
+		log_info("running as user %s (uid %u) with " PRIV_CAPS_KEPT ", no_new_privs",
+			user.name, (unsigned)user.uid);
 	detach_done(ready_fd, NULL);
 	log_info("pgmrouterd %s started, control socket %s", PGMROUTER_VERSION,
 		pgmrouterd.socket_path);

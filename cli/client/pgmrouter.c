@@ -24,6 +24,7 @@
 
 #include "cli/command.h"
 #include "cli/ctl_proto.h"
+#include "cli/filter.h"
 
 static int sock = -1;
 static struct ctl_reader reader;
@@ -157,9 +158,36 @@ static void connection_lost(void)
 	exit(1);
 }
 
+static void sink_emit(void *ctx, const char *data, size_t len)
+{
+	struct sink *k = ctx;
+
+	if (!k->quit)
+		sink_write(k, data, len);
+}
+
+/* A FILTER frame: this reply's output goes through it. NULL when the pattern is bad (said). */
+static struct out_filter *filter_start(const struct ctl_frame *f)
+{
+	struct out_filter *filter = NULL;
+	char err[256], *pattern;
+
+	if (f->oversized || (pattern = strndup((const char *)f->payload, f->len)) == NULL) {
+		printf("%% Output filter refused: too long\n");
+		return NULL;
+	}
+	if ((filter = out_filter_new((enum cmd_filter_kind)f->status, pattern, err,
+		     sizeof(err))) == NULL)
+		printf("%s\n", err);
+	free(pattern);
+	return filter;
+}
+
 /* One request and its reply; returns the status. */
 static int request(uint16_t type, const char *line, size_t len, struct sink *k)
 {
+	struct out_filter *filter = NULL;
+	bool filter_failed = false;
 	struct ctl_frame f;
 
 	if (ctl_send(sock, type, 0, line, len) < 0)
@@ -170,8 +198,17 @@ static int request(uint16_t type, const char *line, size_t len, struct sink *k)
 		if (r <= 0)
 			connection_lost();
 		switch (f.type) {
+		case CTL_FILTER:
+			out_filter_free(filter);
+			filter = filter_start(&f);
+			filter_failed = filter == NULL;
+			break;
 		case CTL_OUTPUT:
-			if (!k->quit && !f.oversized)
+			if (k->quit || f.oversized || filter_failed)
+				break;
+			if (filter != NULL)
+				out_filter_write(filter, (const char *)f.payload, f.len, sink_emit, k);
+			else
 				sink_write(k, (const char *)f.payload, f.len);
 			break;
 		case CTL_MONITOR:
@@ -181,8 +218,11 @@ static int request(uint16_t type, const char *line, size_t len, struct sink *k)
 		case CTL_END:
 			if (ctl_end_decode(&f, &term_length, prompt, sizeof(prompt)) < 0)
 				connection_lost();
+			if (filter != NULL)
+				out_filter_end(filter, sink_emit, k);
+			out_filter_free(filter);
 			fflush(stdout);
-			return f.status;
+			return filter_failed && f.status == CMD_OK ? CMD_ERR_FAILED : f.status;
 		default:
 			break; /* a newer daemon's frame: ignored */
 		}

@@ -751,34 +751,94 @@ static void state_session(void *arg, const struct cp_session_view *v)
 		session_text(c, v);
 }
 
+/* Sessions rendered per continuation step: the event loop (and the packet path with it) gets a
+   turn between slices however many sessions there are. */
+#define STATE_SESSIONS_PER_SLICE 64
+
+struct state_slices {
+	struct state_ctx c;
+	struct cfg_buf b;
+	struct pgm_tsi *tsis; /* the sessions at the start, in order */
+	size_t n, next;
+	char group_text[64];
+};
+
+static void state_slices_free(void *arg)
+{
+	struct state_slices *sl = arg;
+
+	cfg_buf_free(&sl->b);
+	free(sl->tsis);
+	free(sl);
+}
+
+/* Writes out what the buffer holds; false when it could not be built. */
+static bool state_flush(struct cmd_session *s, struct cfg_buf *b)
+{
+	bool ok = !b->failed;
+
+	if (ok && b->len > 0)
+		cmd_write(s, b->data, b->len);
+	b->len = 0;
+	b->failed = false;
+	return ok;
+}
+
+static int state_next_slice(struct cmd_session *s, void *arg)
+{
+	struct state_slices *sl = arg;
+	size_t end = sl->next + STATE_SESSIONS_PER_SLICE;
+
+	/* a session gone since the start is skipped; router assist gone ends the show */
+	if (pgm_vty_assist() != sl->c.a)
+		return fail(s, "PGM router assist stopped");
+	for (; sl->next < sl->n && sl->next < end; sl->next++)
+		cp_session_view_tsi(assist_cp(sl->c.a), &sl->tsis[sl->next], state_session, &sl->c);
+	if (sl->next == sl->n) {
+		if (sl->c.json)
+			cfg_printf(&sl->b, "]}\n");
+		else if (sl->group_text[0] != '\0' && sl->c.sessions == 0)
+			cfg_printf(&sl->b, "No session for group %s\n", sl->group_text);
+	}
+	if (!state_flush(s, &sl->b))
+		return fail(s, "out of memory");
+	return sl->next < sl->n ? CMD_MORE : CMD_OK;
+}
+
 static int cmd_show_state(struct cmd_session *s, const struct cmd_args *a)
 {
 	const char *group_text = cmd_arg(a, "A.B.C.D");
 	struct pgm_nla group;
-	struct cfg_buf b = {0};
+	struct state_slices *sl;
 	struct cp_stats st;
-	struct state_ctx c = {.b = &b};
 
-	if ((c.a = running_assist(s)) == NULL)
+	if (running_assist(s) == NULL)
 		return CMD_ERR_FAILED;
 	if (group_text != NULL && !pgm_nla_parse(&group, group_text))
 		return fail(s, "bad group address");
-	c.json = cmd_arg_has(a, "json");
-	c.verbose = cmd_arg_has(a, "verbose");
-	c.now = assist_now(c.a);
-	cp_get_stats(assist_cp(c.a), &st);
-	if (c.json)
-		cfg_printf(&b, "{\"sessions\":[");
+	if ((sl = calloc(1, sizeof(*sl))) == NULL)
+		return fail(s, "out of memory");
+	sl->c.b = &sl->b;
+	sl->c.a = pgm_vty_assist();
+	sl->c.json = cmd_arg_has(a, "json");
+	sl->c.verbose = cmd_arg_has(a, "verbose");
+	sl->c.now = assist_now(sl->c.a);
+	if (group_text != NULL)
+		snprintf(sl->group_text, sizeof(sl->group_text), "%s", group_text);
+	cp_get_stats(assist_cp(sl->c.a), &st);
+	if (sl->c.json)
+		cfg_printf(&sl->b, "{\"sessions\":[");
 	else
-		cfg_printf(&b, "PGM router state: %zu session%s, %zu repair state%s\n", st.sessions,
-			st.sessions == 1 ? "" : "s", st.repair_states,
+		cfg_printf(&sl->b, "PGM router state: %zu session%s, %zu repair state%s\n",
+			st.sessions, st.sessions == 1 ? "" : "s", st.repair_states,
 			st.repair_states == 1 ? "" : "s");
-	cp_foreach_session(assist_cp(c.a), group_text != NULL ? &group : NULL, state_session, &c);
-	if (c.json)
-		cfg_printf(&b, "]}\n");
-	else if (group_text != NULL && c.sessions == 0)
-		cfg_printf(&b, "No session for group %s\n", group_text);
-	return stream(s, &b);
+	sl->tsis = cp_session_tsis(assist_cp(sl->c.a), group_text != NULL ? &group : NULL, &sl->n);
+	if (sl->tsis == NULL && sl->n == 0 && st.sessions > 0 && group_text == NULL) {
+		state_slices_free(sl);
+		return fail(s, "out of memory");
+	}
+	cmd_set_continuation(s, state_next_slice, sl, state_slices_free);
+	return CMD_MORE;
 }
 
 /* ---- show ip pgm router traffic ---- */

@@ -5,6 +5,7 @@
 #include "router/vty/vty.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -19,12 +20,16 @@
 
 #include "cli/command.h"
 #include "cli/ctl_proto.h"
+#include "cli/settings.h"
 #include "router/lib/event.h"
 #include "router/lib/log.h"
 
 #define REFUSED_LINGER_US    2000000u /* a refused client has this long to read why */
 #define VTY_HELLO_TIMEOUT_US 5000000u /* a client that never says hello loses its slot */
 #define VTY_STEPS_PER_TURN   32	      /* continuation steps before other sessions get a turn */
+#define VTY_REFUSED_LINGERING 16      /* beyond this many, a refused client gets no time to read */
+#define EMFILE_PAUSE_US	      100000u /* the listener rests this long when fds run out */
+#define IDLE_TIMEOUT_DEFAULT  600     /* seconds, as IOS's exec-timeout 10 */
 
 struct vty_session {
 	struct vty_server *srv;
@@ -32,6 +37,8 @@ struct vty_session {
 	int fd;
 	struct ev_io *io;
 	struct ev_timer *linger;
+	struct ev_timer *idle;
+	uint64_t last_active; /* a request arrived or the client took output */
 	struct ctl_reader in;
 	struct ctl_buf out;
 	struct cmd_session cmd;
@@ -60,12 +67,70 @@ struct vty_server {
 	char *group;
 	struct vty_session *sessions;
 	size_t nsessions;
+	size_t nrefused; /* of nsessions: refused, waiting for the client to read why */
 	unsigned next_id;
+	uid_t admin_uid; /* besides root: the uid the daemon was started as */
+	int reserve_fd;	 /* given up to accept and close a client when fds run out */
+	struct ev_timer *resume;
+	uint64_t emfile_count;
 };
 
 static struct vty_server *the_server; /* for `show users` and the log hook */
 
+/* ---- settings: `line vty idle-timeout` ---- */
+
+struct vty_settings {
+	uint32_t idle_timeout_s;
+};
+
+static const struct setting vty_settings_rows[] = {
+	{.keyword = "idle-timeout",
+		.kind = SETTING_NUMBER,
+		.min = 0,
+		.max = 86400,
+		.dflt = IDLE_TIMEOUT_DEFAULT,
+		.help = "Close control-socket sessions idle this long\n",
+		.value_help = "Seconds (0: never)\n",
+		.unit = "s",
+		.label = "Idle timeout",
+		.global_offset = offsetof(struct vty_settings, idle_timeout_s),
+		.if_offset = SETTING_NOWHERE},
+};
+
+static int vty_apply(
+	void *ctx, const struct cfg *prev, const struct cfg *next, char *err, size_t errlen);
+
+static struct cfg_module vty_module = {
+	.name = "line vty",
+	.prefix = "line vty",
+	.prefix_help = "Configure a terminal line\nVirtual terminal (the control socket)\n",
+	.rows = vty_settings_rows,
+	.nrows = sizeof(vty_settings_rows) / sizeof(vty_settings_rows[0]),
+	.global_size = sizeof(struct vty_settings),
+	.write_order = 90,
+	.apply = vty_apply,
+};
+
+static bool vty_module_installed; /* a server without the commands (tests): the default */
+
+static uint64_t idle_timeout_us(const struct cfg *c)
+{
+	const struct vty_settings *v =
+		c != NULL && vty_module_installed ? cfg_module_global(c, &vty_module) : NULL;
+
+	return (uint64_t)(v != NULL ? v->idle_timeout_s : IDLE_TIMEOUT_DEFAULT) * 1000000u;
+}
+
+static void idle_arm(struct vty_session *vs, uint64_t timeout)
+{
+	if (timeout == 0)
+		ev_timer_stop(vs->srv->loop, vs->idle);
+	else
+		ev_timer_start(vs->srv->loop, vs->idle, vs->last_active + timeout);
+}
+
 static void session_run(struct vty_session *vs);
+static void session_close(struct vty_session *vs);
 
 /* ---- output ---- */
 
@@ -94,6 +159,18 @@ static void session_write(struct cmd_session *s, const char *data, size_t len)
 		if (vs->chunk_len == sizeof(vs->chunk))
 			chunk_flush(vs);
 	}
+}
+
+/* The filter goes to the client, which applies it to this reply's output (cli/filter.h). */
+static int session_filter(struct cmd_session *s, enum cmd_filter_kind kind, const char *pattern)
+{
+	struct vty_session *vs = s->owner;
+
+	chunk_flush(vs);
+	if (ctl_buf_frame(&vs->out, CTL_FILTER, (uint16_t)kind, pattern, strlen(pattern), NULL,
+		    0) < 0)
+		return CMD_ERR_FAILED;
+	return CMD_OK;
 }
 
 /* Control frames (notices, END) go out even when data output is being dropped. */
@@ -217,8 +294,11 @@ static void session_free(struct vty_session *vs)
 			break;
 		}
 	srv->nsessions--;
+	if (vs->refused)
+		srv->nrefused--;
 	ev_io_del(srv->loop, vs->io);
 	ev_timer_free(srv->loop, vs->linger);
+	ev_timer_free(srv->loop, vs->idle);
 	close(vs->fd);
 	cmd_session_release(&vs->cmd);
 	ctl_reader_free(&vs->in);
@@ -233,13 +313,60 @@ static void linger_expired(struct ev_loop *loop, void *arg)
 	session_free(arg);
 }
 
+/* A client hammering the socket gets its refusals at once, without a slot kept for reading. */
 static void refuse(struct vty_session *vs, const char *why)
 {
+	struct vty_server *srv = vs->srv;
+	uint64_t linger = srv->nrefused < VTY_REFUSED_LINGERING ? REFUSED_LINGER_US : 0;
+
 	notice(vs, CTL_OUTPUT, "%s\n", why);
 	ctl_buf_end(&vs->out, CMD_ERR_DENIED, CMD_TERM_LENGTH_UNSET, "");
 	vs->refused = true;
 	vs->closing = true;
-	ev_timer_start(vs->srv->loop, vs->linger, ev_now(vs->srv->loop) + REFUSED_LINGER_US);
+	srv->nrefused++;
+	ev_timer_start(srv->loop, vs->linger, ev_now(srv->loop) + linger);
+}
+
+static void idle_expired(struct ev_loop *loop, void *arg)
+{
+	struct vty_session *vs = arg;
+	uint64_t timeout = idle_timeout_us(cfg_running());
+
+	if (timeout == 0 || vs->refused)
+		return;
+	if (vs->last_active + timeout > ev_now(loop)) {
+		idle_arm(vs, timeout);
+		return;
+	}
+	log_info("control socket: session %u (uid %u) idle for %llu s: closed", vs->cmd.id,
+		vs->uid, (unsigned long long)(timeout / 1000000u));
+	notice(vs, CTL_MONITOR, "%% Idle for %llu seconds: session closed",
+		(unsigned long long)(timeout / 1000000u));
+	ctl_buf_flush(&vs->out, vs->fd);
+	session_close(vs);
+}
+
+static int vty_apply(
+	void *ctx, const struct cfg *prev, const struct cfg *next, char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)prev;
+	(void)err;
+	(void)errlen;
+	if (the_server != NULL)
+		for (struct vty_session *vs = the_server->sessions; vs != NULL; vs = vs->next)
+			if (!vs->refused)
+				idle_arm(vs, idle_timeout_us(next));
+	return 0;
+}
+
+static size_t sessions_of(const struct vty_server *srv, uid_t uid)
+{
+	size_t n = 0;
+
+	for (const struct vty_session *vs = srv->sessions; vs != NULL; vs = vs->next)
+		n += !vs->refused && vs->uid == uid;
+	return n;
 }
 
 static bool peer_in_group(const struct vty_server *srv, int fd, const struct ucred *cred)
@@ -382,13 +509,16 @@ static void session_run(struct vty_session *vs)
 
 	for (;;) {
 		bool progress = false;
+		size_t pending = ctl_buf_pending(&vs->out);
 
 		if (ctl_buf_flush(&vs->out, vs->fd) < 0) {
 			session_close(vs); /* the peer is gone */
 			return;
 		}
+		if (ctl_buf_pending(&vs->out) < pending)
+			vs->last_active = ev_now(vs->srv->loop);
 		/* Long output: the next piece once the client has taken the last ones; a few pieces
-		   per turn, so that output filtered down to nothing does not hold the loop. */
+		   per turn, so that the packet path gets the loop between them. */
 		for (int steps = 0; vs->busy && ctl_buf_pending(&vs->out) < VTY_OUTPUT_RESUME;
 			steps++) {
 			if (steps == VTY_STEPS_PER_TURN) {
@@ -432,7 +562,6 @@ static void session_io(struct ev_loop *loop, int fd, unsigned events, void *arg)
 {
 	struct vty_session *vs = arg;
 
-	(void)loop;
 	if (events & EV_READ) {
 		ssize_t n;
 
@@ -444,6 +573,8 @@ static void session_io(struct ev_loop *loop, int fd, unsigned events, void *arg)
 			n = 1; /* requests wait; only EOF or an error could be news */
 		} else {
 			n = ctl_reader_fill(&vs->in, fd);
+			if (n > 0)
+				vs->last_active = ev_now(loop);
 		}
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			session_close(vs);
@@ -451,6 +582,58 @@ static void session_io(struct ev_loop *loop, int fd, unsigned events, void *arg)
 		}
 	}
 	session_run(vs);
+}
+
+/* Out of file descriptors: one held in reserve lets the daemon take the waiting client off the
+   queue and close it (else the listener stays readable and the loop spins); then the listener
+   rests a moment. */
+static void listener_resume(struct ev_loop *loop, void *arg)
+{
+	struct vty_server *srv = arg;
+
+	ev_io_modify(loop, srv->io, EV_READ);
+}
+
+static void out_of_fds(struct vty_server *srv, int fd)
+{
+	static const char why[] = "% Too many open files, try again later\n";
+	struct ctl_buf b = {0};
+	int cfd;
+
+	if (srv->emfile_count++ % 1000 == 0)
+		log_warnx("control socket: out of file descriptors (%llu times): refusing clients",
+			(unsigned long long)srv->emfile_count);
+	if (srv->reserve_fd >= 0) {
+		close(srv->reserve_fd);
+		srv->reserve_fd = -1;
+		if ((cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+			if (ctl_buf_frame(&b, CTL_OUTPUT, 0, why, sizeof(why) - 1, NULL, 0) == 0 &&
+				ctl_buf_end(&b, CMD_ERR_DENIED, CMD_TERM_LENGTH_UNSET, "") == 0)
+				ctl_buf_flush(&b, cfd);
+			ctl_buf_free(&b);
+			close(cfd);
+		}
+		srv->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	ev_io_modify(srv->loop, srv->io, 0);
+	ev_timer_start(srv->loop, srv->resume, ev_now(srv->loop) + EMFILE_PAUSE_US);
+}
+
+/* Who may have a session: root always, up to VTY_MAX_SESSIONS; others share all but
+   VTY_ROOT_RESERVED of them, at most VTY_MAX_PER_USER each. NULL, or why not. */
+static const char *admission(const struct vty_server *srv, uid_t uid, bool admin, char *why,
+	size_t len)
+{
+	size_t active = srv->nsessions - srv->nrefused - 1; /* the others */
+
+	if (active >= VTY_MAX_SESSIONS || (!admin && active >= VTY_MAX_SESSIONS - VTY_ROOT_RESERVED))
+		return "% Too many sessions, try again later";
+	if (!admin && sessions_of(srv, uid) > VTY_MAX_PER_USER) {
+		snprintf(why, len, "%% Too many sessions for uid %u (at most %d)", uid,
+			VTY_MAX_PER_USER);
+		return why;
+	}
+	return NULL;
 }
 
 static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg)
@@ -465,8 +648,11 @@ static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg
 		socklen_t len = sizeof(cred);
 
 		if (cfd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-				errno != ECONNABORTED)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+				errno == ENOMEM)
+				out_of_fds(srv, fd);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				 errno != ECONNABORTED)
 				log_warn("control socket: accept");
 			return;
 		}
@@ -477,15 +663,19 @@ static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg
 		}
 		vs->srv = srv;
 		vs->fd = cfd;
+		vs->last_active = ev_now(loop);
 		cmd_session_init(&vs->cmd, CMD_NODE_EXEC, session_write, vs);
+		vs->cmd.filter = session_filter;
 		vs->cmd.id = ++srv->next_id;
 		ctl_reader_init(&vs->in);
 		vs->io = ev_io_add(loop, cfd, EV_READ, session_io, vs);
 		vs->linger = ev_timer_new(loop, linger_expired, vs);
-		if (vs->io == NULL || vs->linger == NULL) {
+		vs->idle = ev_timer_new(loop, idle_expired, vs);
+		if (vs->io == NULL || vs->linger == NULL || vs->idle == NULL) {
 			if (vs->io != NULL)
 				ev_io_del(loop, vs->io);
 			ev_timer_free(loop, vs->linger);
+			ev_timer_free(loop, vs->idle);
 			close(cfd);
 			free(vs);
 			continue;
@@ -496,20 +686,14 @@ static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg
 		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			refuse(vs, "% Access denied: peer credentials unavailable");
 		} else {
+			bool admin = cred.uid == 0 || cred.uid == srv->admin_uid;
+			const char *full;
+			char why[160];
+
 			vs->uid = cred.uid;
 			vs->pid = cred.pid;
 			vs->cmd.uid = cred.uid;
-			if (srv->nsessions > VTY_MAX_SESSIONS) {
-				log_warnx("control socket: uid %u refused: %d sessions", cred.uid,
-					VTY_MAX_SESSIONS);
-				refuse(vs, "% Too many sessions, try again later");
-			} else if (cred.uid == 0 || cred.uid == geteuid()) {
-				vs->cmd.read_only = false;
-			} else if (peer_in_group(srv, cfd, &cred)) {
-				vs->cmd.read_only = true;
-			} else {
-				char why[160];
-
+			if (!admin && !peer_in_group(srv, cfd, &cred)) {
 				log_warnx(
 					"control socket: uid %u (pid %d) refused: not in group %s",
 					cred.uid, cred.pid, srv->group);
@@ -517,10 +701,19 @@ static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg
 					"%% Access denied: uid %u is neither root nor in group %s",
 					cred.uid, srv->group);
 				refuse(vs, why);
+			} else if ((full = admission(srv, cred.uid, admin, why, sizeof(why))) !=
+				   NULL) {
+				log_warnx("control socket: uid %u (pid %d) refused: %s", cred.uid,
+					cred.pid, full + 2);
+				refuse(vs, full);
+			} else {
+				vs->cmd.read_only = !admin;
 			}
 		}
-		if (!vs->refused)
+		if (!vs->refused) {
 			ev_timer_start(loop, vs->linger, ev_now(loop) + VTY_HELLO_TIMEOUT_US);
+			idle_arm(vs, idle_timeout_us(cfg_running()));
+		}
 		session_run(vs);
 	}
 }
@@ -529,7 +722,15 @@ static void listener_io(struct ev_loop *loop, int fd, unsigned events, void *arg
 
 static int remove_stale_socket(const char *path, char *err, size_t errlen)
 {
-	int fd = ctl_connect(path);
+	struct stat st;
+	int fd;
+
+	/* only a socket is replaced: never a file, nor what a symlink points to */
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: exists and is not a socket", path);
+		return -1;
+	}
+	fd = ctl_connect(path);
 
 	if (fd >= 0) {
 		close(fd);
@@ -558,9 +759,12 @@ struct vty_server *vty_server_new(
 	}
 	srv->loop = loop;
 	srv->fd = -1;
+	srv->admin_uid = geteuid() == 0 ? 0 : geteuid();
+	srv->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	srv->resume = ev_timer_new(loop, listener_resume, srv);
 	srv->path = strdup(path);
 	srv->group = strdup(group != NULL ? group : "");
-	if (srv->path == NULL || srv->group == NULL) {
+	if (srv->path == NULL || srv->group == NULL || srv->resume == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -606,6 +810,9 @@ struct vty_server *vty_server_new(
 fail:
 	if (srv->fd >= 0)
 		close(srv->fd);
+	if (srv->reserve_fd >= 0)
+		close(srv->reserve_fd);
+	ev_timer_free(loop, srv->resume);
 	free(srv->path);
 	free(srv->group);
 	free(srv);
@@ -620,7 +827,10 @@ void vty_server_free(struct vty_server *srv)
 	while (srv->sessions != NULL)
 		session_close(srv->sessions);
 	ev_io_del(srv->loop, srv->io);
+	ev_timer_free(srv->loop, srv->resume);
 	close(srv->fd);
+	if (srv->reserve_fd >= 0)
+		close(srv->reserve_fd);
 	unlink(srv->path);
 	if (the_server == srv)
 		the_server = NULL;
@@ -668,4 +878,6 @@ static const struct cmd_def vty_cmds[] = {
 void vty_install_commands(void)
 {
 	cmd_install(vty_cmds, CMD_COUNT(vty_cmds));
+	settings_install(&vty_module);
+	vty_module_installed = true;
 }

@@ -16,7 +16,12 @@
  * privileged mode, as vtysh -c does; interactive sessions start in exec mode (`host>`).
  *
  * No session can stall the daemon: sockets are non-blocking; a client must say hello within 5 s;
- * at most VTY_MAX_SESSIONS sessions exist at once; each session's output is bounded
+ * at most VTY_MAX_SESSIONS sessions exist at once, VTY_ROOT_RESERVED of them for root alone,
+ * and at most VTY_MAX_PER_USER of any other user; a session that neither sends a request nor
+ * takes output for `line vty idle-timeout` (600 s) is closed; when file descriptors run out, the
+ * waiting client is told and closed with a descriptor kept in reserve and the listener rests
+ * 100 ms; output filters are applied by the client (cli/filter.h), never here; each session's
+ * output is bounded
  * (VTY_OUTPUT_MAX). Long output is produced by continuations only as fast as the client reads;
  * output beyond the bound from a single step is dropped and the client told; monitor lines that
  * do not fit are dropped and counted ("% N monitor messages dropped").
@@ -30,6 +35,8 @@ struct ev_loop;
 struct vty_server;
 
 #define VTY_MAX_SESSIONS  128
+#define VTY_ROOT_RESERVED 4 /* root gets in while other users hold every other slot */
+#define VTY_MAX_PER_USER  8 /* sessions of one user other than root */
 #define VTY_OUTPUT_MAX	  (1u << 20)   /* queued output beyond which output is dropped */
 #define VTY_OUTPUT_RESUME (256u << 10) /* continuations run again below this */
 
@@ -41,7 +48,7 @@ struct vty_server *vty_server_new(
 /* Closes every session and the listener, and removes the socket file. */
 void vty_server_free(struct vty_server *srv);
 
-/* Installs `show users`. */
+/* Installs `show users` and the `line vty` settings. */
 void vty_install_commands(void);
 
 #endif /* PGMROUTER_VTY_H */

@@ -15,6 +15,11 @@
  *	cli-abuse monitor SOCKET SECONDS TEXT	terminal monitor until a line containing TEXT
  *	cli-abuse silent SOCKET			connect and say nothing: the daemon must hang up
  *	cli-abuse exec SOCKET LINE		run LINE, print the reply and the status name
+ *	cli-abuse hold SOCKET N SECONDS		N sessions one after the other, held for SECONDS
+ *						(or until SIGUSR1): prints how many the daemon
+ *						took and how many it refused, with why
+ *	cli-abuse idle SOCKET SECONDS		a session that says nothing after hello: the
+ *						daemon must close it within SECONDS
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/command.h"
@@ -169,9 +175,12 @@ static int mode_garbage(size_t bytes, bool after_hello)
 	return 0;
 }
 
+static volatile sig_atomic_t got_usr1;
+
 static void on_usr1(int signo)
 {
 	(void)signo;
+	got_usr1 = 1;
 }
 
 /* Stalls until SIGUSR1 (or SECONDS), then reads everything: every reply must be complete and the
@@ -315,6 +324,77 @@ static int mode_exec(const char *line)
 	return rc == CMD_OK ? 0 : 1;
 }
 
+/* A session: the daemon's answer to hello. 1 taken, 0 refused (why printed once), -1 error. */
+static int try_hello(int *fdp, char *why, size_t len)
+{
+	uint8_t hello[8] = {0, 0, 0, CTL_PROTO_VERSION, 0, 0, 0, 0};
+	struct ctl_reader r;
+	struct ctl_frame f;
+	int fd = ctl_connect(sock_path), rc = -1;
+
+	*fdp = fd;
+	if (fd < 0)
+		return -1;
+	ctl_reader_init(&r);
+	if (ctl_send(fd, CTL_HELLO, 0, hello, sizeof(hello)) == 0) {
+		while (ctl_recv(fd, &r, &f) > 0) {
+			if (f.type == CTL_OUTPUT && !f.oversized)
+				snprintf(why, len, "%.*s", (int)f.len, (const char *)f.payload);
+			if (f.type == CTL_END) {
+				rc = f.status == CMD_OK ? 1 : 0;
+				break;
+			}
+		}
+	}
+	ctl_reader_free(&r);
+	return rc;
+}
+
+static int mode_hold(unsigned n, unsigned seconds)
+{
+	unsigned taken = 0, refused = 0, errors = 0;
+	char why[256] = "";
+
+	signal(SIGUSR1, on_usr1);
+	alarm(seconds + 30);
+	for (unsigned i = 0; i < n; i++) {
+		int fd, rc = try_hello(&fd, why, sizeof(why));
+
+		taken += rc == 1;
+		refused += rc == 0;
+		errors += rc < 0;
+		if (rc != 1 && fd >= 0)
+			close(fd);
+	}
+	why[strcspn(why, "\n")] = '\0';
+	printf("hold: %u taken, %u refused, %u errors%s%s\n", taken, refused, errors,
+		refused ? "; last refusal: " : "", refused ? why : "");
+	fflush(stdout);
+	for (unsigned i = 0; i < seconds * 10 && !got_usr1; i++)
+		usleep(100000);
+	return 0;
+}
+
+static int mode_idle(unsigned seconds)
+{
+	struct ctl_reader r;
+	struct timespec t0, t1;
+	char sink[4096];
+	int fd = connect_hello(&r);
+	ssize_t n;
+
+	alarm(seconds + 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((n = read(fd, sink, sizeof(sink))) > 0 || (n < 0 && errno == EINTR))
+		;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("idle: closed by the daemon after %.1f s\n",
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	ctl_reader_free(&r);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -337,6 +417,10 @@ int main(int argc, char **argv)
 		return mode_killmid();
 	if (strcmp(argv[1], "monitor") == 0 && argc == 5)
 		return mode_monitor((unsigned)atoi(argv[3]), argv[4]);
+	if (strcmp(argv[1], "hold") == 0 && argc == 5)
+		return mode_hold((unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]));
+	if (strcmp(argv[1], "idle") == 0 && argc == 4)
+		return mode_idle((unsigned)atoi(argv[3]));
 	if (strcmp(argv[1], "silent") == 0)
 		return mode_silent();
 	if (strcmp(argv[1], "exec") == 0 && argc == 4)

@@ -38,6 +38,7 @@
 #include "cli/base_vty.h"
 #include "cli/command.h"
 #include "cli/config.h"
+#include "cli/filter.h"
 #include "cli/settings.h"
 #include "dataplane/wire/pgm_wire.h"
 #include "router/assist/offline.h"
@@ -49,10 +50,47 @@ static struct cmd_session session;
 static char startup_tmp[] = "/tmp/cli-driver-startupXXXXXX";
 static struct offline *offline; /* %% pgm start */
 
+static struct out_filter *filter; /* of the running command, applied here as the client does */
+
+static void emit_stdout(void *ctx, const char *data, size_t len)
+{
+	(void)ctx;
+	fwrite(data, 1, len, stdout);
+}
+
 static void out_write(struct cmd_session *s, const char *data, size_t len)
 {
 	(void)s;
-	fwrite(data, 1, len, stdout);
+	if (filter != NULL)
+		out_filter_write(filter, data, len, emit_stdout, NULL);
+	else
+		fwrite(data, 1, len, stdout);
+}
+
+static int set_filter(struct cmd_session *s, enum cmd_filter_kind kind, const char *pattern)
+{
+	char err[256];
+
+	out_filter_free(filter);
+	if ((filter = out_filter_new(kind, pattern, err, sizeof(err))) == NULL) {
+		cmd_out(s, "%s\n", err);
+		return CMD_ERR_FAILED;
+	}
+	return CMD_OK;
+}
+
+static void filter_done(void)
+{
+	if (filter != NULL)
+		out_filter_end(filter, emit_stdout, NULL);
+	out_filter_free(filter);
+	filter = NULL;
+}
+
+static void session_new(void)
+{
+	cmd_session_init(&session, CMD_NODE_EXEC, out_write, NULL);
+	session.filter = set_filter;
 }
 
 /* ---- test-only commands ---- */
@@ -450,10 +488,11 @@ static void run_to_end(const char *line)
 
 	while (rc == CMD_MORE)
 		rc = cmd_continue(&session);
+	filter_done();
 	if (rc == CMD_CLOSE) {
 		printf("[session closed]\n");
 		cmd_session_release(&session);
-		cmd_session_init(&session, CMD_NODE_EXEC, out_write, NULL);
+		session_new();
 	}
 }
 
@@ -520,7 +559,7 @@ static void directive(const char *d)
 		fclose(f);
 	} else if (strcmp(d, "reset") == 0) {
 		cmd_session_release(&session);
-		cmd_session_init(&session, CMD_NODE_EXEC, out_write, NULL);
+		session_new();
 	} else if (strncmp(d, "pgm ", 4) == 0) {
 		snprintf(arg, sizeof(arg), "%s", d + 4);
 		pgm_directive(arg);
@@ -537,6 +576,19 @@ static void null_write(struct cmd_session *s, const char *data, size_t len)
 	(void)s;
 	(void)data;
 	(void)len;
+}
+
+/* the fuzz session's filters: compiled and dropped, as a client would */
+static int null_filter(struct cmd_session *s, enum cmd_filter_kind kind, const char *pattern)
+{
+	char err[256];
+	struct out_filter *f = out_filter_new(kind, pattern, err, sizeof(err));
+
+	int rc = f != NULL ? CMD_OK : CMD_ERR_FAILED;
+
+	(void)s;
+	out_filter_free(f);
+	return rc;
 }
 
 static void null_complete(void *ctx, const char *word)
@@ -594,6 +646,7 @@ static int fuzz(unsigned rounds, unsigned seed)
 	pgm_packet(nak);
 	srandom(seed);
 	cmd_session_init(&s, CMD_NODE_EXEC, null_write, NULL);
+	s.filter = null_filter;
 	for (unsigned r = 0; r < rounds; r++) {
 		char line[CMD_LINE_MAX + 64];
 		size_t len = 0;
@@ -713,7 +766,7 @@ int main(int argc, char **argv)
 		finish();
 		return rc;
 	}
-	cmd_session_init(&session, CMD_NODE_EXEC, out_write, NULL);
+	session_new();
 
 	while ((n = getline(&line, &cap, in)) >= 0) {
 		char buf[CMD_LINE_MAX + 64];

@@ -327,6 +327,61 @@ else
 	check "outsider: told why" grep -q "% Access denied: uid 65534 is neither root nor in group nogroup" "$T/err"
 	stop "$D"
 
+	# sessions: a cap per user, slots only root can take, idle sessions closed
+	chmod 660 "$S"
+	start "$DAEMON" "$T/ro.conf" "$T/csock" -g nogroup
+	D=$DPID
+	out=$(setpriv --reuid=60001 --regid=65534 --clear-groups "$ABUSE" hold "$T/csock" 12 0)
+	echo "     ($out)"
+	check "sessions: at most 8 per user" test "$out" = "hold: 8 taken, 4 refused, 0 errors; last refusal: % Too many sessions for uid 60001 (at most 8)"
+	HOLDERS=""
+	for u in $(seq 60010 60026); do
+		setpriv --reuid=$u --regid=65534 --clear-groups "$ABUSE" hold "$T/csock" 8 60 >"$T/hold.$u" 2>&1 &
+		HOLDERS="$HOLDERS $!"
+	done
+	held() { test "$(cat "$T"/hold.* | grep -o '^hold: [0-9]*' | awk '{ n += $2 } END { print n }')" = 124; }
+	check "sessions: other users take 124 of the 128 slots" wait_for 30 held
+	out=$(timeout 5 "$CLIENT" -s "$T/csock" -c "show version" 2>&1 | head -1)
+	check "sessions: root still gets in while other users hold every other slot" grep -q "^t5 uptime\|^pgmrouter " <(echo "$out")
+	for p in $HOLDERS; do kill -USR1 "$p"; done
+	wait $HOLDERS
+	"$CLIENT" -s "$T/csock" -c "configure terminal" -c "line vty idle-timeout 2" >/dev/null
+	out=$("$ABUSE" idle "$T/csock" 6 2>&1)
+	echo "     ($out)"
+	check "sessions: an idle session is closed (line vty idle-timeout 2)" grep -q "^idle: closed by the daemon after [23]\." <(echo "$out")
+	check "sessions: the idle timeout is in the running config" \
+		grep -qx "line vty idle-timeout 2" <("$CLIENT" -s "$T/csock" -c "show running-config")
+	stop "$D"
+
+	# out of file descriptors: the waiting clients are told, the daemon does not spin
+	unshare --net -- prlimit --nofile=48:48 "$DAEMON" -d -f "$T/ro.conf" -s "$T/fsock" -p "$T/fsock.pid" >>"$T/daemon.log" 2>&1 &
+	D=$!
+	DPIDS="$DPIDS $D"
+	wait_for 30 "$CLIENT" -s "$T/fsock" -c "show version"
+	"$ABUSE" hold "$T/fsock" 60 30 >"$T/fdhold" 2>&1 &
+	HOLD=$!
+	wait_for 20 test -s "$T/fdhold"
+	c0=$(awk '{ print $14 + $15 }' "/proc/$D/stat")
+	sleep 2
+	c1=$(awk '{ print $14 + $15 }' "/proc/$D/stat")
+	echo "     ($(cat "$T/fdhold"); daemon CPU $((c1 - c0)) ticks in 2 s)"
+	check "fds: out of file descriptors, clients are refused with a reason" grep -q "refused.*Too many open files" "$T/fdhold"
+	check "fds: out of file descriptors, the daemon does not spin (< 10 ticks in 2 s)" test $((c1 - c0)) -lt 10
+	kill -USR1 "$HOLD"
+	wait "$HOLD"
+	check "fds: the daemon answers again once clients leave" wait_for 10 "$CLIENT" -s "$T/fsock" -c "show version"
+	stop "$D"
+
+	# privileges and the files the daemon writes (a system user created and removed there)
+	tests/cli/privileges.sh "$DAEMON" "$CLIENT" >"$T/priv.out" 2>&1
+	cat "$T/priv.out"
+	passed=$((passed + $(grep -c '^ok' "$T/priv.out")))
+	n=$(grep -c '^FAIL' "$T/priv.out")
+	[ "$n" -gt 0 ] && { failed=$((failed + n)); failures="$failures
+$(grep '^FAIL' "$T/priv.out" | sed 's/^/  /')"; }
+	grep -q "configuration that is a FIFO" "$T/priv.out" || { failed=$((failed + 1)); failures="$failures
+  privileges: did not run to the end"; }
+
 fi
 
 # -n: FILE:LINE for every bad line
@@ -392,6 +447,21 @@ check "abuse: a client that never says hello is dropped" "$ABUSE" silent "$S"
 check "abuse: binary garbage" "$ABUSE" garbage "$S" 65536
 check "abuse: binary garbage after hello" "$ABUSE" garbage "$S" 65536 hello
 check "abuse: the daemon still answers after garbage" timeout 30 "$CLIENT" -s "$S" -c "show version" >/dev/null
+
+# output filters run in the client: a pathological regular expression sent by a raw client (the
+# daemon would take seconds and a gigabyte compiling it) does not hold the daemon
+"$ABUSE" exec "$S" "show version | include ((a{1,100}){1,100}){1,100}" >"$T/regex.out" 2>&1 &
+REGEX=$!
+sleep 0.3
+t0=$(date +%s%N)
+timeout 30 "$CLIENT" -s "$S" -c "show version" >/dev/null
+t1=$(date +%s%N)
+echo "     (show version answered in $(((t1 - t0) / 1000000)) ms while a client sent a pathological regex)"
+check "filters: a pathological regex does not stall the daemon (< 3 s; it held it 9 s)" test $(((t1 - t0) / 1000000)) -lt 3000
+wait "$REGEX"
+out=$("$CLIENT" -s "$S" -c "show version | include upt[i]me" 2>&1)
+check "filters: the client applies them" grep -q "^big uptime is" <(echo "$out")
+check "filters: the daemon links no regular expression engine" sh -c "! nm '$DAEMON' | grep -q regcomp"
 
 "$ABUSE" noread "$S" 60 10 >"$T/noread.out" 2>&1 &
 NOREAD=$!
