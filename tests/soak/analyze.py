@@ -11,7 +11,8 @@ into RESULTS_DIR and exits 1 when a criterion failed:
   2. after each event, each daemon's RSS and descriptors are back at its baseline (the median
      of the samples before the first event): RSS within RSS_TOL of it plus RSS_SLACK_KB,
      descriptors within FD_TOL, read at the last sample before the next event (at least
-     SETTLE seconds after this one);
+     SETTLE seconds after this one; on a machine too busy to sample in between, the first
+     sample SETTLE seconds after it);
   3. nothing grows without bound: over the second half of the run, the least-squares growth of
      RSS, descriptors, repair states and control-plane memory, fitted to the samples taken at
      least SETTLE seconds after an event (so an event's own transient is left out), stays
@@ -123,10 +124,16 @@ def main():
             t0 = num(e["t_start"])
             t1 = starts[i + 1] if i + 1 < len(starts) else duration + 3600
             after = [s for s in rows if t0 + SETTLE <= num(s["t"]) < t1]
-            if not after:
-                missing.append(f"t={int(t0)} {e['event']}")
-                continue
-            s = after[-1]
+            if after:
+                s = after[-1]
+            else:
+                # A busy machine samples late: the first settled sample, even past the
+                # next event's start.
+                after = [s for s in rows if num(s["t"]) >= t0 + SETTLE]
+                if not after:
+                    missing.append(f"t={int(t0)} {e['event']}")
+                    continue
+                s = after[0]
             worst_rss = max(worst_rss, num(s["rss_kb"]))
             worst_fds = max(worst_fds, num(s["fds"]))
             if num(s["rss_kb"]) > rss_lim or num(s["fds"]) > base_fds + FD_TOL:
@@ -173,9 +180,14 @@ def main():
                    f"fds {last.get('fds')}, sessions {last.get('sessions')}, repair states "
                    f"{last.get('repair_states')}, queue drops {last.get('queue_drops')}, "
                    f"fail-open {last.get('fail_open')}, packet errors {last.get('malformed')}")
+    # kill9 leaves its router without a daemon for a moment: a sample then is expected.
+    down = [(num(e["t_start"]), num(e["t_end"]) + 1, e["target"]) for e in events
+            if e["event"] == "kill9"]
     dead = [s for s in samples if s["pid"] == "0"]
-    check(f"every daemon answered every sample ({len(dead)} samples without a daemon)",
-          not dead)
+    unexpected = [s for s in dead if not any(a <= num(s["t"]) <= b and r == s["router"]
+                                             for a, b, r in down)]
+    check(f"every daemon answered every sample but during its kill9 ({len(dead)} samples "
+          f"without a daemon, {len(unexpected)} outside a kill9)", not unexpected)
 
     plot(res, samples, events, routers)
     head = (f"soak {params.get('duration', '?')} s, rounds of {params.get('round', '?')} s, an "

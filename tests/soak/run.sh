@@ -91,11 +91,15 @@ T0=$(date +%s)
 
 # Sampling ---------------------------------------------------------------------------------------
 
-# The messages delivered so far by every receiver of KIND (pgm or zmq), over every round: each
-# output's last progress or result line.
+# The messages delivered so far by every receiver of KIND (pgm or zmq): those of the rounds
+# done (delivered.KIND, kept by the rounds) and the current round's outputs' last progress or
+# result lines.
 delivered() {
-	local f n sum=0
-	for f in "$LAB_DIR"/round.*."$1".*.out; do
+	local f n sum cur
+	sum=$(cat "$LAB_DIR/delivered.$1" 2>/dev/null)
+	sum=${sum:-0}
+	cur=$(cat "$LAB_DIR/round.current" 2>/dev/null)
+	for f in "$LAB_DIR"/round."${cur:-0}"."$1".*.out; do
 		[ -e "$f" ] || continue
 		n=$(grep -E '^(event=progress|result=)' "$f" | tail -n 1)
 		n=$(lab_kv messages "$n")
@@ -304,9 +308,10 @@ churn() {
 # round N SECONDS: both streams for SECONDS with fresh peers (run id N, so nothing of an earlier
 # round is taken for this one's), every receiver's verdict into rounds.csv.
 round() {
-	local n=$1 secs=$2 limit r f pids=() names=() spid zpid i rc
+	local n=$1 secs=$2 limit r f pids=() names=() spid zpid i rc kind
 	local npgm=$((PGM_RATE * secs)) nzmq=$((ZMQ_RATE * secs))
 	limit=$((secs + 90))
+	echo "$n" >"$LAB_DIR/round.current"
 	for r in $TOPO_RECEIVERS; do
 		f="$LAB_DIR/round.$n.pgm.$r.out"
 		lab_spawn "$r" "$f" "$LAB_PEERS/pgm-recv" -n "$(lab_addr "$r" eth0);$G_PGM" \
@@ -326,6 +331,7 @@ round() {
 	lab_spawn s1 "$LAB_DIR/round.$n.zmq-pub.log" "$LAB_PEERS/zmq-pub" \
 		-e "epgm://$TOPO_SOURCE_ADDR;$G_ZMQ:5555" -c "$nzmq" -r "$ZMQ_RATE" -I "$n" -T "$limit"
 	zpid=$LAB_PID
+	echo "soak: t=$(now) s round $n: streams started"
 	for i in "${!pids[@]}"; do
 		lab_wait_pid "${pids[$i]}" $((limit + 5))
 		rc=$?
@@ -333,13 +339,19 @@ round() {
 		f="$LAB_DIR/round.$n.$kind.$r.out"
 		line=$(lab_result "$f")
 		[ -n "$line" ] || line="result=none rc=$rc"
-		echo "$n,$kind,$r,$(lab_kv result "$line"),$(lab_kv expected "$line"),$(lab_kv messages "$line"),$(lab_kv duplicates "$line"),$(lab_kv out_of_order "$line"),$(lab_kv missing "$line"),$(lab_kv recovered "$line"),$(lab_kv data_ms "$line"),$(lab_kv run_ms "$line"),$rc" \
-			>>"$RES/rounds.csv"
-		[ "$(lab_kv result "$line")" = ok ] || {
+		# One awk for the whole row: a process per field costs seconds on a busy machine.
+		echo "$line" | awk -v pre="$n,$kind,$r" -v rc="$rc" '{
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			print pre "," v["result"] "," v["expected"] "," v["messages"] "," v["duplicates"] "," \
+				v["out_of_order"] "," v["missing"] "," v["recovered"] "," v["data_ms"] "," \
+				v["run_ms"] "," rc }' >>"$RES/rounds.csv"
+		case $line in result=ok\ *) ;; *)
 			echo "soak: round $n: $kind receiver $r: $line"
 			tail -n 3 "$f" | sed 's/^/    /'
-		}
+			;;
+		esac
 	done
+	echo "soak: t=$(now) s round $n: receivers done"
 	# The receivers are done: the senders' linger (3 s) has nothing left to repair.
 	for i in "$spid pgm-send" "$zpid zmq-pub"; do
 		read -r spid kind <<<"$i"
@@ -347,6 +359,21 @@ round() {
 		rc=$?
 		[ "$rc" = 0 ] || echo "soak: round $n: $kind exit $rc ($(tail -n 1 "$LAB_DIR/round.$n.$kind.log"))"
 	done
+	for kind in pgm zmq; do
+		echo $(($(cat "$LAB_DIR/delivered.$kind" 2>/dev/null || echo 0) + $(n_delivered "$n" "$kind"))) \
+			>"$LAB_DIR/delivered.$kind.new"
+		mv "$LAB_DIR/delivered.$kind.new" "$LAB_DIR/delivered.$kind"
+	done
+}
+
+# n_delivered ROUND KIND: the messages ROUND's receivers of KIND delivered.
+n_delivered() {
+	local f n sum=0
+	for f in "$LAB_DIR"/round."$1"."$2".*.out; do
+		n=$(lab_kv messages "$(lab_result "$f")")
+		sum=$((sum + ${n:-0}))
+	done
+	echo "$sum"
 }
 
 echo "round,kind,receiver,result,expected,messages,duplicates,out_of_order,missing,recovered,data_ms,run_ms,rc" \
