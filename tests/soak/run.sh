@@ -359,6 +359,9 @@ round() {
 		rc=$?
 		[ "$rc" = 0 ] || echo "soak: round $n: $kind exit $rc ($(tail -n 1 "$LAB_DIR/round.$n.$kind.log"))"
 	done
+	# The round leaves the sampler's sum before its count joins the total: a sample between
+	# the two sees a dip, never the round twice.
+	echo none >"$LAB_DIR/round.current"
 	for kind in pgm zmq; do
 		echo $(($(cat "$LAB_DIR/delivered.$kind" 2>/dev/null || echo 0) + $(n_delivered "$n" "$kind"))) \
 			>"$LAB_DIR/delivered.$kind.new"
