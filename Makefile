@@ -5,6 +5,8 @@
 #   make check      make deps, build, run every test stage (root for namespace tests)
 #   make layers     check that every #include follows the layering (README, Layout)
 #   make security-test  the attack suite (tests/security): one script per threat, live daemon
+#   make soak       an hour of streams under loss and churn (SOAK_SECONDS), tests/soak/README;
+#                   make soak-smoke: 3 minutes of it (a stage of make check)
 #   make demo       the namespace lab with real OpenPGM peers, with and without router assist
 #   make lab        the same topology left running, with an interactive pgmrouter session
 #   make bench      every benchmark, one table, CSV and PNG plots under build/bench/results
@@ -38,7 +40,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov v
 	libmnl-dev libnetfilter-queue-dev libpcap-dev libjson-c-dev check libsubunit-dev \
 	libpgm-dev libzmq3-dev libreadline-dev \
 	iptables nftables smcroute iproute2 tshark jq gnuplot-nox procps psmisc \
-	linux-perf
+	linux-perf python3-matplotlib
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wvla -Wformat=2 -Wno-format-nonliteral
@@ -95,7 +97,7 @@ $(eval $(call flavour,asan,$$(SAN_FLAGS)))
 $(eval $(call flavour,cov,$$(COV_FLAGS)))
 $(eval $(call flavour,fuzzobj,$$(FUZZ_FLAGS)))
 
-.PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test security-test fuzz fuzz-smoke bench \
+.PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test security-test soak soak-smoke fuzz fuzz-smoke bench \
 	bench-smoke demo lab coverage install uninstall clean format tools
 
 all: $(B)/pgmrouterd $(B)/pgmrouter $(PEER_BINS) $(BENCH_BINS)
@@ -207,6 +209,15 @@ e2e-test: all
 # The attack suite (tests/security/README): one script per threat against a live daemon.
 security-test: all
 	@tests/security/run.sh
+
+# The soak (tests/soak/README): SOAK_SECONDS of streams under loss and churn, sampled and
+# plotted under tests/soak/results/; soak-smoke is its 3-minute version, a stage of make check.
+SOAK_SECONDS ?= 3600
+soak: all
+	@SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/run.sh
+
+soak-smoke: all
+	@SOAK_SECONDS=180 tests/soak/run.sh
 
 FUZZ_SECONDS ?= 300
 fuzz: $(FUZZ_BINS)
