@@ -38,7 +38,7 @@ VERSION := 0.9.0
 # Debian packages the build, the tests, the lab and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov valgrind \
 	libmnl-dev libnetfilter-queue-dev libpcap-dev libjson-c-dev check libsubunit-dev \
-	libpgm-dev libzmq3-dev libreadline-dev \
+	libpgm-dev libzmq3-dev libreadline-dev libsnmp-dev snmpd snmp \
 	iptables nftables smcroute iproute2 tshark jq gnuplot-nox procps psmisc \
 	linux-perf python3-matplotlib
 
@@ -57,6 +57,9 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null) -lpthread
 PEER_CFLAGS = $(shell pkg-config --cflags openpgm-5.3 libzmq 2>/dev/null) -Wno-error=deprecated-declarations
 PEER_LIBS = $(shell pkg-config --libs openpgm-5.3 libzmq 2>/dev/null) -lpthread
 CLIENT_LIBS = -lreadline
+# The AgentX subagent (router/snmp): only the daemon links net-snmp's agent library.
+SNMP_LIBS = -lnetsnmpagent -lnetsnmp
+MIBDIR ?= /usr/share/snmp/mibs
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 COV_FLAGS := -O0 -g --coverage
@@ -106,7 +109,7 @@ tools: $(PEER_BINS) $(BENCH_BINS)
 
 $(B)/pgmrouterd: router/pgmrouterd.c $(B)/obj/libpgmrouter.a
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(LTO) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
-		-o $@
+		$(SNMP_LIBS) -o $@
 
 $(B)/pgmrouter: cli/client/pgmrouter.c $(B)/obj/libpgmrouter.a
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a $(PKG_LIBS) \
@@ -198,7 +201,8 @@ $(B)/tests/cli-pty: tests/cli/pty.c
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -lutil -o $@
 
 $(B)/asan/pgmrouterd: router/pgmrouterd.c $(B)/asan/libpgmrouter.a
-	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) -o $@
+	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) $< $(B)/asan/libpgmrouter.a $(PKG_LIBS) \
+		$(SNMP_LIBS) -o $@
 
 ns-test: all
 	@tests/ns/run.sh
@@ -257,7 +261,7 @@ coverage: $(COV_UNIT_BINS)
 # postinst), owning the configuration directory so that `write memory` can replace the file.
 install: $(B)/pgmrouterd $(B)/pgmrouter
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(SYSCONFDIR)/pgmrouter $(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(SYSCONFDIR)/pgmrouter $(DESTDIR)$(UNITDIR) $(DESTDIR)$(MIBDIR)
 	if [ -z "$(DESTDIR)" ]; then \
 		getent passwd pgmrouter >/dev/null || \
 			useradd --system --no-create-home --home-dir /nonexistent \
@@ -268,6 +272,7 @@ install: $(B)/pgmrouterd $(B)/pgmrouter
 	install -m 0755 $(B)/pgmrouter $(DESTDIR)$(BINDIR)/pgmrouter
 	install -m 0644 router/pgmrouterd.8 $(DESTDIR)$(MANDIR)/man8/pgmrouterd.8
 	install -m 0644 cli/client/pgmrouter.8 $(DESTDIR)$(MANDIR)/man8/pgmrouter.8
+	install -m 0644 router/snmp/PGM-MIB.txt $(DESTDIR)$(MIBDIR)/PGM-MIB.txt
 	install -m 0644 router/pgmrouterd.conf.example $(DESTDIR)$(SYSCONFDIR)/pgmrouter/pgmrouterd.conf.example
 	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' router/pgmrouterd.service.in \
 		> $(DESTDIR)$(UNITDIR)/pgmrouterd.service
@@ -275,7 +280,7 @@ install: $(B)/pgmrouterd $(B)/pgmrouter
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/pgmrouterd $(DESTDIR)$(BINDIR)/pgmrouter \
 		$(DESTDIR)$(MANDIR)/man8/pgmrouterd.8 $(DESTDIR)$(MANDIR)/man8/pgmrouter.8 \
-		$(DESTDIR)$(UNITDIR)/pgmrouterd.service
+		$(DESTDIR)$(UNITDIR)/pgmrouterd.service $(DESTDIR)$(MIBDIR)/PGM-MIB.txt
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -22,6 +22,7 @@
 #include "router/lib/event.h"
 #include "router/lib/log.h"
 #include "router/lib/priv.h"
+#include "router/snmp/agentx.h"
 #include "router/vty/daemon_vty.h"
 #include "router/vty/pgm_vty.h"
 #include "router/vty/vty.h"
@@ -217,6 +218,7 @@ static void commands_init(uint64_t started)
 	daemon_vty_init(started);
 	vty_install_commands();
 	pgm_vty_init();
+	snmp_vty_init(pgmrouterd.loop);
 	cfg_set_startup_path(pgmrouterd.config_path);
 }
 
@@ -409,6 +411,7 @@ int main(int argc, char **argv)
 
 	ev_loop_run(pgmrouterd.loop);
 
+	snmp_agentx_stop();
 	vty_server_free(pgmrouterd.vty);
 	pgmrouterd.vty = NULL;
 	pgm_vty_attach(NULL, err, sizeof(err));

@@ -15,7 +15,8 @@ allowed() {
 	cli/client) echo "cli" ;;
 	router/assist) echo "dataplane/wire dataplane control router/lib" ;;
 	router/vty) echo "dataplane/wire dataplane control router/lib cli router/assist" ;;
-	router) echo "dataplane/wire dataplane control router/lib cli router/assist router/vty" ;;
+	router/snmp) echo "dataplane/wire dataplane control router/lib cli router/assist router/vty" ;;
+	router) echo "dataplane/wire dataplane control router/lib cli router/assist router/vty router/snmp" ;;
 	*) echo "?" ;;
 	esac
 }
