@@ -27,9 +27,13 @@ check "and the link is still a link" test -L "$LAB_DIR/cap/link.pcap"
 
 # ---- the capture file is a FIFO nobody reads ----
 mkfifo "$LAB_DIR/cap/fifo.pcap"
-start=$(date +%s%N)
-timeout 10 ip netns exec "$(lab_ns r1)" "$(lab_cli_cmd)" -s "$SOCK" \
-	-c "debug ip pgm router capture $LAB_DIR/cap/fifo.pcap" >"$LAB_DIR/fifo.out" 2>&1 &
+# (the command's own time, taken by the subshell that runs it: the probe below takes longer)
+(
+	start=$(date +%s%N)
+	timeout 10 ip netns exec "$(lab_ns r1)" "$(lab_cli_cmd)" -s "$SOCK" \
+		-c "debug ip pgm router capture $LAB_DIR/cap/fifo.pcap" >"$LAB_DIR/fifo.out" 2>&1
+	echo "$? $((($(date +%s%N) - start) / 1000000))" >"$LAB_DIR/fifo.rc"
+) &
 fifo_cli=$!
 sleep 0.5
 t0=$(date +%s%N)
@@ -42,14 +46,14 @@ fifo_probe_ok=0
 probe_ok && fifo_probe_ok=1
 fifo_probe_text=$(probe_text)
 wait $fifo_cli
-fifo_rc=$?
-fifo_ms=$((($(date +%s%N) - start) / 1000000))
+read -r fifo_rc fifo_ms <"$LAB_DIR/fifo.rc" || { fifo_rc=none fifo_ms=none; }
 # whatever happened, let a blocked daemon go on
 timeout 1 cat "$LAB_DIR/cap/fifo.pcap" >/dev/null 2>&1
 cli "no debug ip pgm router capture" >/dev/null 2>&1
 figure "capture to a FIFO: the command returned after $fifo_ms ms (status $fifo_rc)," \
 	"root's show meanwhile took $root_ms ms (status $rc); $fifo_probe_text"
-check "capture to a FIFO: the command returns within 1 s" [ "$fifo_rc" != 124 -a "$fifo_ms" -lt 1000 ]
+fifo_quick() { [ "$fifo_rc" != 124 ] && [ "$fifo_rc" != none ] && [ "$fifo_ms" -lt 1000 ]; }
+check "capture to a FIFO: the command returns within 1 s" fifo_quick
 check "and root gets an answer within 1 s meanwhile" [ "$rc" = 0 -a "$root_ms" -lt 1000 ]
 check "and a receiver's NAK its NCF: $fifo_probe_text" [ "$fifo_probe_ok" = 1 ]
 

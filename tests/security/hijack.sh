@@ -33,7 +33,12 @@ attack() {
 attack m1 $M1 1000
 attack a2 $A2 100000
 
-# Repairs stay confined: the last probe's SQN was asked for on LAN a only.
+# Repairs stay confined: a fresh SQN NAKed from LAN a only, confirmed by the source as a real
+# one does at once (without it the router gives the NAK up after NAK_RPT_IVL), then repaired.
+PROBE_SQN=$((PROBE_SQN + 1))
+inj a1 --src $A1 --dst $R_A --type nak --gsi $GSI --sqn $PROBE_SQN --nak-src $S1 --nak-grp $G
+sleep 0.1
+inj s1 --src $S1 --dst $G --type ncf --gsi $GSI --sport 1234 --sqn $PROBE_SQN --nak-src $S1 --nak-grp $G
 inj s1 --src $S1 --dst $G --type rdata --gsi $GSI --sport 1234 --sqn $PROBE_SQN --trail 1
 marker
 check "the source's RDATA sqn $PROBE_SQN reaches LAN a" \

@@ -380,9 +380,9 @@ flood() {
 # session_pinned: the legitimate session still has s1 as source and upstream, G as group, eth0
 # as upstream interface.
 session_pinned() {
-	jtrue "show ip pgm router state json" "[(s['source'], s['group'], s['upstream'],
+	jtrue "show ip pgm router state json" "([(s['source'], s['group'], s['upstream'],
 		s['upstream_interface']) for s in sess if s['tsi'] == '$TSI'] ==
-		[('$S1', '$G', '$S1', 'eth0')]"
+		[('$S1', '$G', '$S1', 'eth0')])"
 }
 session_text() {
 	jval "show ip pgm router state json" "[(s['source'], s['group'], s['upstream'],
