@@ -43,7 +43,7 @@ static const struct setting snmp_settings_rows[] = {
 		.args = "[port <1-65535>$tcp_port]",
 		.value_help = "The master on TCP 127.0.0.1 (default: its unix socket "
 			      AGENTX_DEFAULT_SOCKET ")\nTCP port\n",
-		.arg = {{"tcp_port", S(agentx_port), 0, 1}},
+		.arg = {{.name = "tcp_port", .offset = S(agentx_port), .dflt = 0, .scale = 1}},
 		.label = "AgentX subagent",
 		.global_offset = S(agentx),
 		.if_offset = SETTING_NOWHERE},

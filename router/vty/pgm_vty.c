@@ -190,8 +190,8 @@ static const struct setting pgm_settings[] = {
 		.value_help = "At most one DLR poll per session in this interval\n"
 			      "Seconds (default 10)\nPOLL_BO_IVL of the poll\n"
 			      "Milliseconds (default 100)\n",
-		.arg = {{"seconds", G(cp.dlr_poll_ivl_ms), 10, 1000},
-			{"ms", G(cp.dlr_poll_bo_ivl_ms), 100, 1}},
+		.arg = {{.name = "seconds", .offset = G(cp.dlr_poll_ivl_ms), .dflt = 10, .scale = 1000},
+			{.name = "ms", .offset = G(cp.dlr_poll_bo_ivl_ms), .dflt = 100, .scale = 1}},
 		.label = "DLR discovery",
 		GLOBAL(cp.dlr_discovery)},
 	{.keyword = "poll-response",

@@ -19,17 +19,8 @@
 
 #include "control/control.h"
 #include "dataplane/wire/pgm_wire.h"
+#include "tests/fuzz/fuzz.h"
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "invariant failed at line %d: %s\n", __LINE__, #cond);     \
-			__builtin_trap();                                                          \
-		}                                                                                  \
-	} while (0)
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define NIFS	 8 /* ifindex 1..8, address 198.18.IFINDEX.1 */
 #define NTSI	 8

@@ -14,17 +14,8 @@
 #include <unistd.h>
 
 #include "cli/ctl_proto.h"
+#include "tests/fuzz/fuzz.h"
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "invariant failed at line %d: %s\n", __LINE__, #cond);     \
-			__builtin_trap();                                                          \
-		}                                                                                  \
-	} while (0)
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int fds[2] = {-1, -1};
 

@@ -15,17 +15,8 @@
 
 #include "tests/lib/pgm_pcap_check.h"
 #include "dataplane/wire/pgm_wire.h"
+#include "tests/fuzz/fuzz.h"
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "invariant failed at line %d: %s\n", __LINE__, #cond);     \
-			__builtin_trap();                                                          \
-		}                                                                                  \
-	} while (0)
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct pgm_udp_ports encap_ports = {.enabled = true,
 	.ucast_port = PGM_DEFAULT_UDP_UCAST_PORT,

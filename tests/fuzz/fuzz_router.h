@@ -22,17 +22,8 @@
 #include "router/lib/log.h"
 #include "router/vty/daemon_vty.h"
 #include "router/vty/pgm_vty.h"
+#include "tests/fuzz/fuzz.h"
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "invariant failed at line %d: %s\n", __LINE__, #cond);     \
-			__builtin_trap();                                                          \
-		}                                                                                  \
-	} while (0)
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char fuzz_dir[] = "/tmp/pgm-fuzz-routerXXXXXX";
 static char fuzz_startup[sizeof(fuzz_dir) + 16];
