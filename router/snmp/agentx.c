@@ -332,6 +332,7 @@ static void snapshot_build(struct snapshot *s)
 	const struct assist_settings *g = cfg_module_global(c, &pgm_module);
 	struct assist *a = pgm_vty_assist();
 	struct collect_ctx ctx = {.s = s, .a = a, .c = c};
+	struct cp_limits lim;
 	static const oid enable[] = {1}, lifetime[] = {2}, max_states[] = {3}, max_sessions[] = {4};
 	static const oid if_total[] = {100, 1}, tsi_total[] = {101, 1};
 
@@ -339,8 +340,10 @@ static void snapshot_build(struct snapshot *s)
 	s->failed = false;
 	snap_scalar(s, enable, 1, ASN_INTEGER, a != NULL && assist_running(a) ? 1 : 2);
 	snap_scalar(s, lifetime, 1, ASN_UNSIGNED, g->cp.session_lifetime_s);
-	snap_scalar(s, max_states, 1, ASN_INTEGER, limit_value(g->cp.max_repair_states));
-	snap_scalar(s, max_sessions, 1, ASN_INTEGER, limit_value(g->cp.max_sessions));
+	/* the limits in force, as the shows give them: derived from the memory budget when unset */
+	cp_limits(&g->cp, &lim);
+	snap_scalar(s, max_states, 1, ASN_INTEGER, limit_value(lim.max_repair_states));
+	snap_scalar(s, max_sessions, 1, ASN_INTEGER, limit_value(lim.max_sessions));
 	if (a != NULL) {
 		ctx.now = assist_now(a);
 		cp_foreach_if(assist_cp(a), collect_if, &ctx);
