@@ -15,6 +15,9 @@
 . "$(dirname "$0")/lib_router.sh"
 router_need
 TSI="010203040506\.1234"
+# SPMs to GROUP2 are a session of their own: a TSI is pinned to its first SPM's group
+GSI2=0a0203040506
+TSI2="0a0203040506\.1234"
 GROUP2=239.192.0.2
 topo_router
 sniffers || exit 1
@@ -23,7 +26,9 @@ router_start "$LAB_DIR/r.conf" || exit 1
 repl() { dp "j['replication']['$1']"; }
 out() { dp "j['output']['$1']"; }
 spm() { # spm SQN PATH [GROUP]: the SPM as the receivers' sniffers print it
-	echo "^pgm src=$SRC_ADDR dst=${3:-$GROUP} ttl=15 ra=0 encap=ip csum=ok type=SPM \| SPM $TSI sqn $1 .* path $2 "
+	local tsi=$TSI
+	[ "${3:-$GROUP}" = "$GROUP2" ] && tsi=$TSI2
+	echo "^pgm src=$SRC_ADDR dst=${3:-$GROUP} ttl=15 ra=0 encap=ip csum=ok type=SPM \| SPM $tsi sqn $1 .* path $2 "
 }
 smc() { lab_exec rtr smcroutectl -u "$LAB_DIR/smcroute.rtr.sock" "$@"; }
 
@@ -47,7 +52,7 @@ check "... sent through the link layer" test "$(out link_layer)" -ge 4
 
 # ---- no route: left to the kernel, counted ----
 nr=$(repl no_route)
-inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 4 --trail 1 --lead 4
+inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --gsi $GSI2 --sqn 4 --trail 1 --lead 4
 check "no route for $GROUP2: left to the kernel and counted" lab_poll 10 eval "[ \$(repl no_route) = $((nr + 1)) ]"
 
 # ---- a route added at run time: d1 only ----
@@ -58,7 +63,7 @@ check "the added route is mirrored" lab_poll 10 jtrue "show ip pgm router datapl
 sleep 0.5
 rp=$(repl replicated)
 sr=$(repl single_rewritten)
-inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 5 --trail 1 --lead 5
+inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --gsi $GSI2 --sqn 5 --trail 1 --lead 5
 check "SPM 5 to $GROUP2 on d1 with path $D1_ADDR (TTL decremented, checksum valid)" wait_seen 10 r1 "$(spm 5 $D1_ADDR $GROUP2)" 1
 check "... the route's one copy: the original accepted rewritten, not replicated" eval "
 	[ $(repl single_rewritten) = $((sr + 1)) ] && [ $(repl replicated) = $rp ]"
@@ -68,10 +73,10 @@ check "... and not on d2" test "$(seen r2 "dst=$GROUP2 ")" = 0
 smc del up0 $SRC_ADDR $GROUP2
 sleep 0.5
 nr=$(repl no_route)
-inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --sqn 10 --trail 1 --lead 10
+inj src s0 --src $SRC_ADDR --dst $GROUP2 --type spm --gsi $GSI2 --sqn 10 --trail 1 --lead 10
 check "the removed route is forgotten: the next SPM to $GROUP2 has no route" \
 	lab_poll 10 eval "[ \$(repl no_route) = $((nr + 1)) ]"
-check "... and is not forwarded" test "$(seen r1 "SPM $TSI sqn 10 ")" = 0
+check "... and is not forwarded" test "$(seen r1 "SPM $TSI2 sqn 10 ")" = 0
 
 # ---- off the route's incoming interface: left to the kernel, not forwarded ----
 wi=$(repl wrong_interface)
