@@ -16,7 +16,7 @@
 # came from repairs: the repair latency of each loss is read from the send and delivery times
 # (e2e_zmq_repair_latencies); p50 and p99 over a1 and a2 are printed in both variants, and the
 # "with" variant asserts router assist is no slower than plain forwarding (tolerance below).
-# One case: the two variants take about 70 s on a loaded 2-core machine.
+# One case: the two variants took 84-148 s on the 2-core machine at load 8-22.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -89,10 +89,11 @@ checks_common() {
 checks_without() { :; }
 
 # Repair latency with router assist no worse than without, measured in the same run: p50 within
-# 25 % + 10 ms, p99 within 25 % + 50 ms. The slack is the receivers' random back-off (0-50 ms per
-# try) over about 200 losses, and one 200 ms re-NAK cycle more or less at the 99th percentile
-# (its two highest samples). With a 1000 ms nak-eliminate-interval a repair lost upstream
-# waited 1.1 s per loss (p99 2-4.5 s against plain forwarding's 0.36-0.48 s).
+# 25 % + 10 ms, p99 within 25 % + 250 ms. The slack is the receivers' random back-off (0-50 ms per
+# try) over 60-70 losses, and at the 99th percentile, which over so few losses is the largest
+# one, one lost repair more or less: a re-NAK cycle, 200 ms and a back-off. With a 1000 ms
+# nak-eliminate-interval a repair lost upstream waited 1.1 s per loss: p50 528 ms against 102 ms
+# without router assist, p99 2264 ms against 1184 ms (outside both tolerances).
 checks_with() {
 	local case=$2 w=${P50[without.$2]:-} w99=${P99[without.$2]:-}
 	e2e_check "RDATA on loss-free b <= 2 % of RDATA on a" "$(e2e_c b rdata)" \
@@ -102,8 +103,8 @@ checks_with() {
 	else
 		e2e_check "repair latency p50 <= without's + 25 % + 10 ms" \
 			"${P50[with.$case]%.*}" -le $(( ${w%.*} * 5 / 4 + 10 ))
-		e2e_check "repair latency p99 <= without's + 25 % + 50 ms" \
-			"${P99[with.$case]%.*}" -le $(( ${w99%.*} * 5 / 4 + 50 ))
+		e2e_check "repair latency p99 <= without's + 25 % + 250 ms" \
+			"${P99[with.$case]%.*}" -le $(( ${w99%.*} * 5 / 4 + 250 ))
 	fi
 	e2e_router_checks
 }
