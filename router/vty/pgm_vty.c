@@ -242,7 +242,7 @@ static const struct setting pgm_settings[] = {
 	{.keyword = "nak-eliminate-interval",
 		.kind = SETTING_NUMBER,
 		RANGE(0, 3600000),
-		.dflt = 1000,
+		.dflt = 100,
 		.help = "NAK_ELIM_IVL: duplicate NAKs discarded after a confirmation\n",
 		.value_help = MS,
 		.unit = "ms",

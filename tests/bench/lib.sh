@@ -264,6 +264,7 @@ bench_side_up() {
 	case $side in
 	kernel) return 0 ;;
 	rules) _bench_rules_up "$router" ;;
+	notransit) _bench_rules_up "$router" && _bench_transit_remove "$router" ;;
 	acceptall) _bench_acceptall_up "$router" ;;
 	pgmrouterd) bench_pgmrouterd_up "$router" ;;
 	*)
@@ -282,7 +283,7 @@ bench_side_down() {
 	local side=$1 router=$2
 	case $side in
 	kernel) return 0 ;;
-	rules) _bench_rules_down "$router" ;;
+	rules | notransit) _bench_rules_down "$router" ;;
 	acceptall) _bench_acceptall_down "$router" ;;
 	pgmrouterd) bench_pgmrouterd_down "$router" ;;
 	*) lab_exec "$router" nft delete table ip pgmbench-nft >/dev/null 2>&1 ;;
@@ -298,6 +299,22 @@ _bench_rules_up() {
 		$(bench_router_ifs "$router") \
 		>"$LAB_DIR/rules.$router.log" 2>&1; then
 		BENCH_SIDE_REASON="interception rules not installed: $(tail -n 1 "$LAB_DIR/rules.$router.log")"
+		return 1
+	fi
+}
+
+# The notransit side: the rules side less the queue rules for unicast NAKs past the router (the
+# type matches with "fib daddr type != local" in table ip pgmrouter; the nftables backend, the
+# one the lab's kernel takes): what those rules cost ODATA, against the rules side in the same run.
+_bench_transit_remove() {
+	local router=$1 chain handle n=0
+	while read -r chain handle; do
+		lab_exec "$router" nft delete rule ip pgmrouter "$chain" handle "$handle" &&
+			n=$((n + 1))
+	done < <(lab_exec "$router" nft -a list table ip pgmrouter |
+		awk '$1 == "chain" { c = $2 } /@th.*fib daddr type != local/ { print c, $NF }')
+	if [ "$n" = 0 ]; then
+		BENCH_SIDE_REASON="no transit rule found (iptables backend?)"
 		return 1
 	fi
 }

@@ -262,19 +262,23 @@ e2e_pgm_stream_start() {
 	return $all
 }
 
-# e2e_zmq_stream_start SCHEME GROUP COUNT RATE TIMEOUT: the same with zmq-pub and zmq-sub
-# (SCHEME epgm or pgm, port 5555).
+# e2e_zmq_stream_start SCHEME GROUP COUNT RATE TIMEOUT [SENDER_OPTION...]: the same with
+# zmq-pub and zmq-sub (SCHEME epgm or pgm, port 5555). Each message's send and delivery times go
+# to LAB_DIR/sender.sent and LAB_DIR/RECEIVER.delivered (e2e_zmq_repair_latencies).
 e2e_zmq_stream_start() {
 	local scheme=$1 group=$2 count=$3 rate=$4 limit=$5 r all=0
+	shift 5
 	_e2e_stream_prepare "$limit"
 	for r in $TOPO_RECEIVERS; do
 		lab_spawn "$r" "$LAB_DIR/$r.out" "$LAB_PEERS/zmq-sub" \
-			-e "$scheme://$(lab_addr "$r" eth0);$group:5555" -c "$count" -T "$limit"
+			-e "$scheme://$(lab_addr "$r" eth0);$group:5555" -c "$count" -T "$limit" \
+			--delivery-log "$LAB_DIR/$r.delivered" "${E2E_RECV_ARGS[@]}"
 		E2E_STREAM_PIDS+=("$LAB_PID")
 	done
 	_e2e_wait_ready || all=1
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/zmq-pub" \
-		-e "$scheme://$TOPO_SOURCE_ADDR;$group:5555" -c "$count" -r "$rate" -T "$limit"
+		-e "$scheme://$TOPO_SOURCE_ADDR;$group:5555" -c "$count" -r "$rate" -T "$limit" \
+		--send-log "$LAB_DIR/sender.sent" "$@"
 	E2E_STREAM_SENDER=$LAB_PID
 	return $all
 }
@@ -366,6 +370,32 @@ _e2e_collect() {
 		i=$((i + 1))
 	done
 	return $all
+}
+
+# e2e_zmq_repair_latencies RECEIVER...: the repair latency of every loss the receivers of the
+# last ZeroMQ stream recovered from, in ms, one a line. ZeroMQ does not say which messages came
+# from repairs, but it delivers in order: a lost message is delivered when its repair arrives,
+# together with every message held behind it, so it is the head of a run of late messages whose
+# latencies fall by the send interval. A head is a message more than 3 ms late (the lab's links
+# deliver in well under 1 ms) and later than its predecessor by more than 1 ms; its latency is
+# the repair's.
+e2e_zmq_repair_latencies() {
+	local r
+	for r in "$@"; do
+		awk 'NR == FNR { sent[$1] = $2; next }
+			($1 in sent) { lat = ($2 - sent[$1]) / 1000
+				if (lat > 3 && (!(($1 - 1) in prev) || lat > prev[$1 - 1] + 1))
+					printf "%.1f\n", lat
+				prev[$1] = lat }' \
+			"$LAB_DIR/sender.sent" "$LAB_DIR/$r.delivered" 2>/dev/null
+	done
+}
+
+# e2e_percentile P: the P-th percentile (nearest rank) of the numbers on stdin, "-" when none.
+e2e_percentile() {
+	sort -n | awk -v p="$1" '{ v[NR] = $1 } END {
+		if (NR == 0) { print "-"; exit }
+		i = int((p * NR + 99) / 100); if (i < 1) i = 1; print v[i] }'
 }
 
 # e2e_c LAN TYPE: a counter of the last stream.
@@ -922,7 +952,7 @@ e2e_run_case() {
 e2e_case_stream_start() {
 	local encap=${ENCAP:-$E2E_CASE}
 	case $STREAM in
-	zmq) e2e_zmq_stream_start "$encap" "$GROUP" "$COUNT" "$RATE" "$LIMIT" ;;
+	zmq) e2e_zmq_stream_start "$encap" "$GROUP" "$COUNT" "$RATE" "$LIMIT" "${SEND_ARGS[@]}" ;;
 	*) e2e_pgm_stream_start "$GROUP" "$encap" "$COUNT" "$RATE" "$LIMIT" "${SEND_ARGS[@]}" ;;
 	esac
 }

@@ -512,8 +512,10 @@ lab_loss() {
 	ports=$(echo "$LAB_PGM_UDP_PORTS" | tr ' ' ',')
 	if [ -n "$type_num" ]; then
 		# u32: jump over the IP header (IHL), then test the type nibble of the PGM header,
-		# byte 4 of it, after the 8-byte UDP header for the encapsulated form.
-		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p 113 \
+		# byte 4 of it, after the 8-byte UDP header for the encapsulated form. Only where
+		# that header is (! -f: not a second or later IP fragment; the port match of the UDP
+		# rule already fails there): dropping a datagram's first fragment loses it.
+		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p 113 ! -f \
 			-m u32 --u32 "0>>22&0x3C@4>>24&0x0F=$type_num" "${stat[@]}" -j DROP
 		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p udp \
 			-m multiport --dports "$ports" \

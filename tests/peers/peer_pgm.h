@@ -31,11 +31,12 @@ struct peer_pgm_options {
 	bool router_alert;
 	uint64_t fec_group; /* on-demand parity with this transmission group size, 0 = none */
 	bool multicast_loop;
+	uint64_t tpdu; /* PGM_MTU: the largest TPDU (IP datagram) the socket builds or takes */
 };
 
 #define PEER_PGM_DEFAULTS                                                                          \
 	{                                                                                          \
-		.dport = DEFAULT_DATA_DESTINATION_PORT, .hops = 16                                 \
+		.dport = DEFAULT_DATA_DESTINATION_PORT, .hops = 16, .tpdu = 1500                   \
 	}
 
 #define PEER_PGM_OPTIONS(p)                                                                        \
@@ -45,7 +46,8 @@ struct peer_pgm_options {
 		PEER_OPT_U64("hops", 0, &(p)->hops, 1, 255),                                       \
 		PEER_OPT_FLAG("router-alert", 'A', &(p)->router_alert),                            \
 		PEER_OPT_POW2("fec", 0, &(p)->fec_group, 2, 128),                                  \
-		PEER_OPT_FLAG("loop", 0, &(p)->multicast_loop)
+		PEER_OPT_FLAG("loop", 0, &(p)->multicast_loop),                                    \
+		PEER_OPT_U64("tpdu", 0, &(p)->tpdu, 576, 65535)
 
 static inline bool peer_pgm_set_int(
 	pgm_sock_t *sock, int level, int name, int value, const char *what)
@@ -79,6 +81,8 @@ static inline bool peer_pgm_set_shared(pgm_sock_t *sock, const struct peer_pgm_o
 	}
 	ok &= peer_pgm_set_int(
 		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
+	/* above the link MTU, the kernel fragments the datagrams (IP fragments) */
+	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_MTU, (int)o->tpdu, "PGM_MTU");
 	if (o->fec_group != 0) {
 		/* Reed-Solomon (255, k): parity RDATA on demand only (RFC 3208 11.3.3); both ends
 		 * must agree on the group size */

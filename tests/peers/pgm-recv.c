@@ -62,6 +62,7 @@ static void usage(FILE *out)
 		"  -A, --router-alert       set IP Router Alert (default off, as OpenPGM)\n"
 		"      --fec K              on-demand parity (FEC) with the source's group size K\n"
 		"      --loop               enable multicast loopback\n"
+		"      --tpdu N             largest TPDU, PGM_MTU (default 1500)\n"
 		"      --repair-log FILE    write \"SEQ MICROSECONDS\" for every message "
 		"delivered\n"
 		"                           from a repair (RDATA), on the monotonic clock: with\n"
@@ -115,7 +116,6 @@ static bool configure_receiver(pgm_sock_t *sock, const void *arg)
 
 	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_RECV_ONLY, 1, "PGM_RECV_ONLY");
 	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_PASSIVE, 0, "PGM_PASSIVE");
-	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
 	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_RXW_SQNS, (int)o->rxw_sqns, "PGM_RXW_SQNS");
 	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_PEER_EXPIRY,
 		(int)pgm_msecs(o->peer_expiry_ms), "PGM_PEER_EXPIRY");

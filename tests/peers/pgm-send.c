@@ -68,6 +68,7 @@ static void usage(FILE *out)
 		"      --fec K           on-demand parity (FEC), transmission group of K\n"
 		"                        packets (a power of 2, 2..128; receivers need the same)\n"
 		"      --loop            enable multicast loopback\n"
+		"      --tpdu N          largest TPDU, PGM_MTU (default 1500)\n"
 		"      --send-log FILE   write \"SEQ MICROSECONDS\" for every message sent (the\n"
 		"                        monotonic clock, when pgm_send returned)\n"
 		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
@@ -136,7 +137,6 @@ static bool configure_source(pgm_sock_t *sock, const void *arg)
 	bool ok = true;
 
 	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_SEND_ONLY, 1, "PGM_SEND_ONLY");
-	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_MTU, 1500, "PGM_MTU");
 	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_TXW_SQNS, (int)o->txw_sqns, "PGM_TXW_SQNS");
 	ok &= peer_pgm_set_int(
 		sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, (int)o->max_rte, "PGM_TXW_MAX_RTE");

@@ -23,6 +23,7 @@ struct pub_options {
 	uint64_t start_delay_ms;
 	uint64_t linger_ms;
 	uint64_t timeout_s;
+	const char *send_log; /* "SEQ SENT_US" per message */
 };
 
 static void usage(FILE *out)
@@ -41,6 +42,9 @@ static void usage(FILE *out)
 		     "      --linger MS        keep answering NAKs after the last message (default "
 		     "3000)\n"
 		     "  -T, --timeout S        hard limit on the whole run (default 60)\n"
+		     "      --send-log FILE    write \"SEQ MICROSECONDS\" for every message sent, on\n"
+		     "                         the monotonic clock: with zmq-sub --delivery-log it gives\n"
+		     "                         each message's latency\n"
 		     "Exit: 0 all sent, 1 send failure, 2 timeout, 64 usage, 70 setup failure.\n");
 }
 
@@ -50,6 +54,7 @@ static int parse_options(int argc, char **argv, struct pub_options *o)
 		PEER_ZMQ_OPTIONS(&o->zmq),
 		PEER_RUN_OPTIONS(o),
 		PEER_SENDER_OPTIONS(o),
+		PEER_OPT_STRING("send-log", 0, &o->send_log),
 	};
 
 	*o = (struct pub_options){
@@ -94,6 +99,7 @@ int main(int argc, char **argv)
 	uint64_t last_sent_us = 0, linger_end;
 	bool timed_out = false;
 	const char *result;
+	FILE *send_log = NULL;
 
 	if (parse_options(argc, argv, &o) != 0)
 		return PEER_EXIT_USAGE;
@@ -103,6 +109,10 @@ int main(int argc, char **argv)
 	ctx = zmq_ctx_new();
 	if (msg == NULL || ctx == NULL)
 		return PEER_EXIT_SETUP;
+	if (o.send_log != NULL && (send_log = fopen(o.send_log, "w")) == NULL) {
+		fprintf(stderr, PEER_NAME ": %s: %s\n", o.send_log, strerror(errno));
+		return PEER_EXIT_SETUP;
+	}
 	sock = peer_zmq_open(ctx, ZMQ_PUB, &o.zmq, 2000);
 	if (sock == NULL) {
 		zmq_ctx_term(ctx);
@@ -131,6 +141,8 @@ int main(int argc, char **argv)
 				break;
 			continue;
 		}
+		if (send_log != NULL)
+			fprintf(send_log, "%" PRIu64 " %" PRIu64 "\n", sent, peer_now_us());
 		sent++;
 		bytes += o.size;
 		next_us += interval_us;
@@ -154,6 +166,8 @@ int main(int argc, char **argv)
 	zmq_close(sock);
 	zmq_ctx_term(ctx);
 	free(msg);
+	if (send_log != NULL)
+		fclose(send_log);
 	if (timed_out)
 		return PEER_EXIT_TIMEOUT;
 	return sent == o.count ? PEER_EXIT_OK : PEER_EXIT_FAIL;

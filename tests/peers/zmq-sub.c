@@ -19,6 +19,7 @@ struct sub_options {
 	uint64_t linger_ms;
 	uint64_t progress_ms;
 	uint64_t timeout_s;
+	const char *delivery_log; /* "SEQ DELIVERED_US" per new message */
 };
 
 static void usage(FILE *out)
@@ -34,7 +35,11 @@ static void usage(FILE *out)
 		"      --linger MS        after the last message, keep reading this long (default "
 		"200)\n"
 		"      --progress MS      print an event=progress line this often (default off)\n"
-		"  -T, --timeout S        hard limit on the whole run (default 60)\n");
+		"  -T, --timeout S        hard limit on the whole run (default 60)\n"
+		"      --delivery-log FILE  write \"SEQ MICROSECONDS\" for every message delivered\n"
+		"                         the first time, on the monotonic clock (ZeroMQ does not\n"
+		"                         say which came from repairs: latencies tell, with\n"
+		"                         zmq-pub --send-log)\n");
 	fputs(PEER_RECEIVER_EXIT_HELP, out);
 }
 
@@ -44,6 +49,7 @@ static int parse_options(int argc, char **argv, struct sub_options *o)
 		PEER_ZMQ_OPTIONS(&o->zmq),
 		PEER_RUN_OPTIONS(o),
 		PEER_RECEIVER_OPTIONS(o),
+		PEER_OPT_STRING("delivery-log", 0, &o->delivery_log),
 	};
 
 	*o = (struct sub_options){
@@ -65,6 +71,7 @@ int main(int argc, char **argv)
 	uint8_t *buf;
 	struct peer_receiver_clock clock;
 	bool timed_out = false;
+	FILE *delivery_log = NULL;
 	int rc;
 
 	if (parse_options(argc, argv, &o) != 0)
@@ -75,6 +82,10 @@ int main(int argc, char **argv)
 	ctx = zmq_ctx_new();
 	if (buf == NULL || ctx == NULL || !peer_delivery_init(&d, (uint32_t)o.run_id, o.count))
 		return PEER_EXIT_SETUP;
+	if (o.delivery_log != NULL && (delivery_log = fopen(o.delivery_log, "w")) == NULL) {
+		fprintf(stderr, PEER_NAME ": %s: %s\n", o.delivery_log, strerror(errno));
+		return PEER_EXIT_SETUP;
+	}
 	sock = peer_zmq_open(ctx, ZMQ_SUB, &o.zmq, 0);
 	if (sock == NULL) {
 		zmq_ctx_term(ctx);
@@ -93,8 +104,13 @@ int main(int argc, char **argv)
 			break;
 		n = zmq_recv(sock, buf, PEER_MAX_SIZE + 1, ZMQ_DONTWAIT);
 		if (n >= 0) {
+			uint64_t at = peer_now_us();
+
 			/* zmq_recv truncates: a longer message shows as PEER_MAX_SIZE + 1. */
-			peer_delivery_account(&d, buf, (size_t)n, peer_now_us());
+			if (peer_delivery_account(&d, buf, (size_t)n, at) <= PEER_MSG_NEW_LATE &&
+				delivery_log != NULL)
+				fprintf(delivery_log, "%" PRIu64 " %" PRIu64 "\n",
+					(uint64_t)peer_get32(buf + 8) << 32 | peer_get32(buf + 12), at);
 			continue;
 		}
 		if (zmq_errno() != EAGAIN && zmq_errno() != EINTR) {
@@ -111,5 +127,7 @@ int main(int argc, char **argv)
 	zmq_ctx_term(ctx);
 	peer_delivery_free(&d);
 	free(buf);
+	if (delivery_log != NULL)
+		fclose(delivery_log);
 	return rc;
 }

@@ -85,8 +85,19 @@ const char *cp_test_ifname(int ifindex)
 	return ifindex == CP_TEST_XX ? "xx" : "?";
 }
 
+/*
+ * Without a configuration of their own, tests run with the defaults but for a 1000 ms NAK_ELIM_IVL:
+ * the timer tests step through elimination at that scale (test_cp_misc checks the default).
+ */
 void cp_test_env_init(struct cp_test_env *env, const struct cp_config *cfg)
 {
+	struct cp_config test_cfg;
+
+	if (cfg == NULL) {
+		cp_config_default(&test_cfg);
+		test_cfg.if_defaults.nak_elim_ivl_ms = 1000;
+		cfg = &test_cfg;
+	}
 	memset(env, 0, sizeof(*env));
 	env->now = CP_SEC(1000);
 	env->cp = cp_new(cfg, capture_action, env);
