@@ -63,7 +63,8 @@ MIBDIR ?= /usr/share/snmp/mibs
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 COV_FLAGS := -O0 -g --coverage
-FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	-fsanitize-coverage-ignorelist=tests/fuzz/coverage-ignore.txt
 
 MAINS := router/pgmrouterd.c cli/client/pgmrouter.c
 LIB_SRCS := $(filter-out $(MAINS),$(shell find dataplane control cli router -name '*.c' | sort))
@@ -99,6 +100,7 @@ $(eval $(call flavour,obj,$$(CFLAGS) $$(if $$(LTO),$$(LTO) -ffat-lto-objects)))
 $(eval $(call flavour,asan,$$(SAN_FLAGS)))
 $(eval $(call flavour,cov,$$(COV_FLAGS)))
 $(eval $(call flavour,fuzzobj,$$(FUZZ_FLAGS)))
+$(fuzzobj_OBJS): tests/fuzz/coverage-ignore.txt
 
 .PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test security-test soak soak-smoke fuzz fuzz-smoke bench \
 	bench-smoke demo lab coverage install uninstall clean format tools

@@ -585,9 +585,8 @@ static uint64_t cand_next(const struct cand *cd)
 		return 0;
 	uint64_t next = 0;
 
-	for (unsigned n = 0; n < MAX_GRAPH_NODES; n++)
-		if (cd->live & (1ull << n))
-			next |= cd->c->nodes[n].next;
+	for (uint64_t live = cd->live; live != 0; live &= live - 1)
+		next |= cd->c->nodes[__builtin_ctzll(live)].next;
 	return next;
 }
 
@@ -599,11 +598,14 @@ static bool cand_can_end(const struct cand *cd, uint8_t *end_node)
 		*end_node = (uint8_t)__builtin_ctzll(cd->live);
 		return true;
 	}
-	for (unsigned n = 0; n < MAX_GRAPH_NODES; n++)
-		if ((cd->live & (1ull << n)) && cd->c->nodes[n].next_end) {
+	for (uint64_t live = cd->live; live != 0; live &= live - 1) {
+		unsigned n = (unsigned)__builtin_ctzll(live);
+
+		if (cd->c->nodes[n].next_end) {
 			*end_node = (uint8_t)n;
 			return true;
 		}
+	}
 	return false;
 }
 
@@ -620,7 +622,9 @@ static int match_words(
 	for (size_t i = 0; i < ncommands; i++)
 		visible += command_visible(commands[i], node);
 	m->cands = calloc(visible ? visible : 1, sizeof(*m->cands));
-	m->pred_block = calloc((visible ? visible : 1) * rows, sizeof(*m->pred_block));
+	/* not cleared: a cell is written when its node becomes live, and bind_args() reads only
+	   those (a line of ten words over 400 commands would clear 280 KB, most never touched) */
+	m->pred_block = malloc((visible ? visible : 1) * rows * sizeof(*m->pred_block));
 	if (m->cands == NULL || m->pred_block == NULL)
 		return m->status = CMD_ERR_FAILED;
 	for (size_t i = 0; i < ncommands; i++) {
@@ -655,24 +659,27 @@ static int match_words(
 					best = SC_LINE;
 				continue;
 			}
+			/* the set bits only: lines are matched against every command of the mode */
 			next = cand_next(cd);
-			for (unsigned n = 0; n < MAX_GRAPH_NODES; n++) {
+			for (; next != 0; next &= next - 1) {
+				unsigned n = (unsigned)__builtin_ctzll(next);
 				enum score sc;
 				uint8_t from = 0;
 
-				if (!(next & (1ull << n)))
-					continue;
 				sc = token_score(&cd->c->nodes[n], word);
 				if (sc == SC_NONE)
 					continue;
 				if (cd->depth > 0) {
 					/* the first live node that leads here */
-					for (unsigned p = 0; p < MAX_GRAPH_NODES; p++)
-						if ((cd->live & (1ull << p)) &&
-							(cd->c->nodes[p].next & (1ull << n))) {
+					for (uint64_t live = cd->live; live != 0;
+						live &= live - 1) {
+						unsigned p = (unsigned)__builtin_ctzll(live);
+
+						if (cd->c->nodes[p].next & (1ull << n)) {
 							from = (uint8_t)p;
 							break;
 						}
+					}
 				}
 				if (nhits == hcap) {
 					hcap = hcap ? hcap * 2 : 64;
@@ -735,12 +742,15 @@ static int match_words(
 			}
 			cd->live = live;
 			/* A LINE token swallows every further word. */
-			for (unsigned n = 0; n < MAX_GRAPH_NODES; n++)
-				if ((live & (1ull << n)) && cd->c->nodes[n].type == TK_LINE) {
+			for (uint64_t l = live; l != 0; l &= l - 1) {
+				unsigned n = (unsigned)__builtin_ctzll(l);
+
+				if (cd->c->nodes[n].type == TK_LINE) {
 					cd->live = 1ull << n;
 					cd->line_from = (int)wi;
 					break;
 				}
+			}
 			cd->depth++;
 		}
 	}
@@ -1342,12 +1352,10 @@ static size_t collect_offers(const struct cmd_session *s, const struct match *m,
 		next = cand_next(cd);
 		if (cd->line_from >= 0)
 			next = cd->live; /* more of the same LINE */
-		for (unsigned t = 0; t < MAX_GRAPH_NODES; t++) {
-			const struct tok *tk = &cd->c->nodes[t];
+		for (; next != 0; next &= next - 1) {
+			const struct tok *tk = &cd->c->nodes[__builtin_ctzll(next)];
 			bool dup = false;
 
-			if (!(next & (1ull << t)))
-				continue;
 			if (partial != NULL && !token_could_match(tk, partial))
 				continue;
 			for (size_t i = 0; i < n && !dup; i++)

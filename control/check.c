@@ -46,7 +46,7 @@ static bool check_pool(struct check *c, const char *name, const struct cp_pool *
 
 	if (pool->live > pool->fresh)
 		return fail(c, "%s pool: %u live of %u ids", name, pool->live, pool->fresh);
-	if (pool->nchunks != (pool->fresh + CP_POOL_CHUNK - 1) / CP_POOL_CHUNK)
+	if (pool->nchunks != (pool->fresh + (1u << pool->chunk_shift) - 1) >> pool->chunk_shift)
 		return fail(c, "%s pool: %u chunks for %u ids", name, pool->nchunks, pool->fresh);
 	for (uint32_t id = pool->free_head; id != CP_NIL; id = *pool_link(pool, id)) {
 		if (id >= pool->fresh)
@@ -209,31 +209,65 @@ static bool check_repair_table(struct check *c)
 	       fail(c, "repair table chains hold %u of %u states", n, cp->repairs.live);
 }
 
-/* Every scheduled entry of a wheel is live (live[id] == 2) and scheduled: its lists hold
- * exactly `count` entries. */
+/* One list of a wheel: its entries live (live[id] == 2), linked both ways, and in a slot list
+ * (index < levels * slots) due in that slot: the digit of their deadline at that level is the
+ * slot's, and the higher digits are the wheel's time's. */
+static bool check_wheel_list(struct check *c, const char *name, const struct cp_wheel *w,
+	unsigned index, const uint8_t *live, uint32_t fresh, size_t *n)
+{
+	uint32_t head = CP_WHEEL_SENTINEL_BASE + index, prev = head;
+	unsigned level = index / CP_WHEEL_SLOTS, shift = level * CP_WHEEL_BITS;
+	bool slot = index < CP_WHEEL_LEVELS * CP_WHEEL_SLOTS;
+
+	for (uint32_t id = w->sentinel[index].next; id != head;) {
+		struct cp_tnode *node;
+
+		if (id >= fresh || live[id] != 2)
+			return fail(c, "%s wheel: timer of dead entry %u", name, id);
+		if (++*n > w->count)
+			return fail(c, "%s wheel: lists hold more than its %zu timers", name,
+				w->count);
+		node = w->node(w->ctx, id);
+		if (node->prev != prev)
+			return fail(c, "%s wheel: entry %u back link broken", name, id);
+		if (slot && (node->deadline <= w->now ||
+				    ((node->deadline >> shift) & (CP_WHEEL_SLOTS - 1)) !=
+					    index % CP_WHEEL_SLOTS ||
+				    (shift + CP_WHEEL_BITS < 64 &&
+					    (node->deadline ^ w->now) >> (shift + CP_WHEEL_BITS) != 0)))
+			return fail(c, "%s wheel: entry %u due at %llu in level %u slot %u at %llu",
+				name, id, (unsigned long long)node->deadline, level,
+				index % CP_WHEEL_SLOTS, (unsigned long long)w->now);
+		prev = id;
+		id = node->next;
+	}
+	return true;
+}
+
+/* Every scheduled entry of a wheel is live and scheduled, in the lists of the slots the
+ * occupancy bitmaps name (each of them holding one at least) or the expired and scratch lists:
+ * those hold exactly `count` entries, so none hides in a slot the wheel would never look at.
+ * A pass over what is scheduled, not over every slot. */
 static bool check_wheel(struct check *c, const char *name, const struct cp_wheel *w,
 	const uint8_t *live, uint32_t fresh, size_t scheduled)
 {
+	const unsigned other = CP_WHEEL_LEVELS * CP_WHEEL_SLOTS;
 	size_t n = 0;
 
-	for (unsigned i = 0; i < CP_WHEEL_SENTINELS; i++) {
-		uint32_t head = CP_WHEEL_SENTINEL_BASE + i, prev = head;
+	for (unsigned level = 0; level < CP_WHEEL_LEVELS; level++) {
+		for (uint64_t bits = w->pending[level]; bits != 0; bits &= bits - 1) {
+			unsigned index = level * CP_WHEEL_SLOTS + (unsigned)__builtin_ctzll(bits);
 
-		for (uint32_t id = w->sentinel[i].next; id != head;) {
-			struct cp_tnode *node;
-
-			if (id >= fresh || live[id] != 2)
-				return fail(c, "%s wheel: timer of dead entry %u", name, id);
-			if (++n > w->count)
-				return fail(c, "%s wheel: lists hold more than its %zu timers", name,
-					w->count);
-			node = w->node(w->ctx, id);
-			if (node->prev != prev)
-				return fail(c, "%s wheel: entry %u back link broken", name, id);
-			prev = id;
-			id = node->next;
+			if (w->sentinel[index].next == CP_WHEEL_SENTINEL_BASE + index)
+				return fail(c, "%s wheel: level %u slot %u marked but empty", name,
+					level, index % CP_WHEEL_SLOTS);
+			if (!check_wheel_list(c, name, w, index, live, fresh, &n))
+				return false;
 		}
 	}
+	if (!check_wheel_list(c, name, w, other, live, fresh, &n) ||
+		!check_wheel_list(c, name, w, other + 1, live, fresh, &n))
+		return false;
 	if (n != w->count || n != scheduled)
 		return fail(c, "%s wheel: %zu timers listed, %zu counted, %zu entries scheduled",
 			name, n, w->count, scheduled);

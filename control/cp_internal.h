@@ -31,13 +31,18 @@ void cp_repair_kind_broken(const struct cp_repair *r, const char *what)
 
 /* ---- pools: entries of one size in chunks, addressed by id ---- */
 
+/* A chunk holds up to CP_POOL_CHUNK entries and at most CP_POOL_CHUNK_BYTES: small enough for
+   malloc's heap (not an mmap of its own, unmapped again when the pool empties) and for a router
+   with a few sessions to hold a few KB, not the 630 KB of 1024 sessions. */
 #define CP_POOL_CHUNK_SHIFT 10
 #define CP_POOL_CHUNK	    (1u << CP_POOL_CHUNK_SHIFT)
+#define CP_POOL_CHUNK_BYTES (64u << 10)
 #define CP_POOL_MAX_ID	    0x7fffffffu /* ids stay below the wheel's sentinel ids */
 
 struct cp_pool {
 	size_t elem_size;
-	size_t link_offset; /* a uint32_t in the entry that links free entries */
+	size_t link_offset;   /* a uint32_t in the entry that links free entries */
+	unsigned chunk_shift; /* a chunk holds 1 << chunk_shift entries */
 	unsigned char **chunks;
 	uint32_t nchunks, chunk_cap;
 	uint32_t fresh;	    /* ids below this have been handed out at least once */
@@ -54,8 +59,8 @@ size_t cp_pool_bytes(const struct cp_pool *pool);
 
 static inline void *cp_pool_at(const struct cp_pool *pool, uint32_t id)
 {
-	return pool->chunks[id >> CP_POOL_CHUNK_SHIFT] +
-	       (size_t)(id & (CP_POOL_CHUNK - 1)) * pool->elem_size;
+	return pool->chunks[id >> pool->chunk_shift] +
+	       (size_t)(id & ((1u << pool->chunk_shift) - 1)) * pool->elem_size;
 }
 
 /* ---- hashing: SipHash-1-3 over one 64-bit word, keyed at random per core ---- */

@@ -19,7 +19,9 @@
 
 #include "control/cp_internal.h"
 
-#define CP_REPAIR_BUCKETS_MIN 1024
+/* Buckets at rest (at least 16: a block's SQNs take consecutive ones). The table doubles as it
+   fills; kept small, the walks over it (shows, statistics, checks) cost nothing when idle. */
+#define CP_REPAIR_BUCKETS_MIN 64
 
 /* Session ids stay below 2^31 (CP_POOL_MAX_ID): bit 63 keys parity state apart. */
 static inline uint64_t repair_word(uint32_t session, uint32_t sqn, bool parity)

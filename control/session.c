@@ -56,7 +56,7 @@ void cp_sessions_init(struct cp *cp)
 {
 	cp_pool_init(
 		&cp->sessions, sizeof(struct cp_session), offsetof(struct cp_session, hash_next));
-	cp_htab_init(&cp->session_tab, 1024);
+	cp_htab_init(&cp->session_tab, 64); /* doubles as it fills */
 	cp->last_session = CP_NIL;
 	cp_wheel_init(&cp->session_wheel, session_tnode, cp);
 }

@@ -1,9 +1,10 @@
 /*
  * Entry pools and hash tables of the control plane.
  *
- * Pools hand out 32-bit ids for fixed-size entries kept in chunks of 1024, so growing never moves
- * an entry and memory is the entries plus one pointer per chunk. When the last entry of a pool is
- * freed, its chunks are released (after a NAK storm the memory goes back).
+ * Pools hand out 32-bit ids for fixed-size entries kept in chunks of up to 1024 entries and
+ * 64 KB, so growing never moves an entry and memory is the entries plus one pointer per chunk.
+ * When the last entry of a pool is freed, its chunks are released (after a NAK storm the memory
+ * goes back).
  *
  * Hash tables chain ids through a link inside each entry. Keys are hashed with SipHash-1-3 under
  * a random key drawn when the core is created, so sequence numbers chosen by an attacker cannot
@@ -20,6 +21,9 @@ void cp_pool_init(struct cp_pool *pool, size_t elem_size, size_t link_offset)
 	pool->elem_size = elem_size;
 	pool->link_offset = link_offset;
 	pool->free_head = CP_NIL;
+	pool->chunk_shift = CP_POOL_CHUNK_SHIFT;
+	while (pool->chunk_shift > 4 && (elem_size << pool->chunk_shift) > CP_POOL_CHUNK_BYTES)
+		pool->chunk_shift--;
 }
 
 void cp_pool_destroy(struct cp_pool *pool)
@@ -45,7 +49,7 @@ uint32_t cp_pool_alloc(struct cp_pool *pool)
 	} else {
 		if (pool->fresh > CP_POOL_MAX_ID)
 			return CP_NIL;
-		if ((pool->fresh >> CP_POOL_CHUNK_SHIFT) == pool->nchunks) {
+		if ((pool->fresh >> pool->chunk_shift) == pool->nchunks) {
 			unsigned char *chunk;
 
 			if (pool->nchunks == pool->chunk_cap) {
@@ -58,7 +62,7 @@ uint32_t cp_pool_alloc(struct cp_pool *pool)
 				pool->chunks = chunks;
 				pool->chunk_cap = cap;
 			}
-			chunk = malloc(CP_POOL_CHUNK * pool->elem_size);
+			chunk = malloc(pool->elem_size << pool->chunk_shift);
 			if (chunk == NULL)
 				return CP_NIL;
 			pool->chunks[pool->nchunks++] = chunk;
@@ -80,7 +84,7 @@ void cp_pool_free(struct cp_pool *pool, uint32_t id)
 
 size_t cp_pool_bytes(const struct cp_pool *pool)
 {
-	return (size_t)pool->nchunks * CP_POOL_CHUNK * pool->elem_size +
+	return ((size_t)pool->nchunks * pool->elem_size << pool->chunk_shift) +
 	       (size_t)pool->chunk_cap * sizeof(*pool->chunks);
 }
 

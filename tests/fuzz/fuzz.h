@@ -15,6 +15,11 @@
 		}                                                                                  \
 	} while (0)
 
+/* For a target's own invariant checks: they are the oracle, not code under test, so libFuzzer
+ * neither pays for their comparisons (trace-cmp) nor counts their loops as coverage. The
+ * core's checks (control/check.c) are left out by tests/fuzz/coverage-ignore.txt. */
+#define FUZZ_ORACLE __attribute__((no_sanitize("coverage")))
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -405,7 +405,7 @@ static void op_config(struct reader *r)
 	cp_set_config(f.cp, &c);
 }
 
-static void no_upstream(void *ctx, const struct cp_session_view *v)
+FUZZ_ORACLE static void no_upstream(void *ctx, const struct cp_session_view *v)
 {
 	CHECK(v->upstream_ifindex != (int)*(const unsigned *)ctx);
 }
@@ -518,7 +518,7 @@ struct tally {
 	size_t sessions, repairs, listed;
 };
 
-static void count_repair(void *ctx, const struct cp_repair_view *v)
+FUZZ_ORACLE static void count_repair(void *ctx, const struct cp_repair_view *v)
 {
 	struct tally *t = ctx;
 
@@ -527,7 +527,7 @@ static void count_repair(void *ctx, const struct cp_repair_view *v)
 	t->listed++;
 }
 
-static void count_session(void *ctx, const struct cp_session_view *v)
+FUZZ_ORACLE static void count_session(void *ctx, const struct cp_session_view *v)
 {
 	struct tally *t = ctx;
 	struct tally mine = {0};
@@ -539,10 +539,8 @@ static void count_session(void *ctx, const struct cp_session_view *v)
 	CHECK(mine.listed == v->repair_states);
 }
 
-static void check_counters(void)
+FUZZ_ORACLE static void check_counters(const struct cp_stats *st)
 {
-	struct cp_stats st;
-
 	for (int i = 1; i <= NIFS; i++) {
 		struct cp_if_view v;
 
@@ -560,15 +558,14 @@ static void check_counters(void)
 		f.last[i] = *v.counters;
 		f.valid[i] = true;
 	}
-	cp_get_stats(f.cp, &st);
 	if (f.global_valid)
 		for (int k = 0; k < CP_C_COUNT; k++)
-			CHECK(st.global_ev[k] >= f.last_global[k]);
-	memcpy(f.last_global, st.global_ev, sizeof(f.last_global));
+			CHECK(st->global_ev[k] >= f.last_global[k]);
+	memcpy(f.last_global, st->global_ev, sizeof(f.last_global));
 	f.global_valid = true;
 }
 
-static void check_all(void)
+FUZZ_ORACLE static void check_all(void)
 {
 	const struct cp_config *cfg = cp_get_config(f.cp);
 	struct tally t = {0};
@@ -594,7 +591,7 @@ static void check_all(void)
 		CHECK(st.repair_states <= cfg->max_repair_states);
 	f.sessions = st.sessions;
 	f.repairs = st.repair_states;
-	check_counters();
+	check_counters(&st);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
