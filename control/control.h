@@ -150,7 +150,7 @@ void cp_limits(const struct cp_config *cfg, struct cp_limits *out);
 	X(SPMR_SENT, "spmr-sent",                                                                  \
 		"SPMRs sent to a source for a TSI NAKed without source-path state (13.6)")         \
 	X(SPMR_RATE_LIMITED, "spmr-rate-limited",                                                  \
-		"SPMRs for unknown TSIs withheld: the interface's rate (10 per second)")           \
+		"NAKs for unknown TSIs soliciting no SPM: the interface's 10 per second")          \
 	X(SPMR_NO_ROUTE, "spmr-no-route",                                                          \
 		"NAKs for unknown TSIs whose source no multicast route sends out by this interface")   \
 	X(NAK_OUT_OF_WINDOW, "nak-out-of-window", "NAKs outside the source's transmit window")     \

@@ -70,11 +70,12 @@ static bool in_window(const struct cp *cp, const struct cp_session *s,
 }
 
 /*
- * 13.6 for a restarted router: SPMRs an interface may send per second for NAKs of unknown TSIs,
- * and how many sources one NAK may ask. A restart learns its sessions from the first NAK of
- * each (not the sources' next ambient SPM, which ZeroMQ's send some 30 s apart, after its
- * receivers gave up); a host on the link gets no more from us than it could ask of the
- * sources itself, at most ten small SPMs a second.
+ * 13.6 for a restarted router: NAKs of unknown TSIs an interface may solicit SPMs for per
+ * second, and how many sources one NAK may ask. A restart learns its sessions from the first
+ * NAK of each (not the sources' next ambient SPM, which ZeroMQ's send up to 30 s apart, after
+ * its receivers gave up); a host on the link gets no more from us than it could ask of the
+ * sources itself, at most ten NAKs' worth of SPMs a second, and costs us at most ten walks of
+ * the routes, whatever it sends.
  */
 #define SPMR_PER_SECOND	 10
 #define SPMR_MAX_SOURCES 4
@@ -82,14 +83,12 @@ static bool in_window(const struct cp *cp, const struct cp_session *s,
 #define SPMR_PERIOD	 (CP_SEC(1) / SPMR_PER_SECOND)
 
 /* a second's worth may go at once, as limits.c's session rate */
-static bool spmr_room(const struct cp_iface *ifp, cp_time_t now)
+static bool spmr_rate_ok(struct cp_iface *ifp, cp_time_t now)
 {
-	return ifp->spmr_tat <= now + CP_SEC(1) - SPMR_PERIOD;
-}
-
-static void spmr_take(struct cp_iface *ifp, cp_time_t now)
-{
+	if (ifp->spmr_tat > now + CP_SEC(1) - SPMR_PERIOD)
+		return false;
 	ifp->spmr_tat = (ifp->spmr_tat > now ? ifp->spmr_tat : now) + SPMR_PERIOD;
+	return true;
 }
 
 /*
@@ -115,7 +114,7 @@ static void solicit_spm(struct cp *cp, const struct cp_packet *in, struct cp_ifa
 
 	if (in_if == NULL || !in_if->assist || cp->route_sources == NULL)
 		return;
-	if (!spmr_room(in_if, in->now)) {
+	if (!spmr_rate_ok(in_if, in->now)) {
 		/* before the walk of the routes: a flood of such NAKs costs a counter each */
 		cp_count(cp, in_if, NULL, CP_C_SPMR_RATE_LIMITED, 1);
 		return;
@@ -141,11 +140,6 @@ static void solicit_spm(struct cp *cp, const struct cp_packet *in, struct cp_ifa
 			cp_count(cp, in_if, NULL, CP_C_SPMR_NO_ROUTE, 1);
 			continue;
 		}
-		if (!spmr_room(in_if, in->now)) {
-			cp_count(cp, in_if, NULL, CP_C_SPMR_RATE_LIMITED, 1);
-			return;
-		}
-		spmr_take(in_if, in->now);
 		memset(&act, 0, sizeof(act));
 		act.type = CP_ACT_SPMR;
 		act.ifindex = ifindex;

@@ -61,6 +61,7 @@ static unsigned test_route_sources(void *ctx, const struct pgm_nla *group, int i
 	unsigned n = 0;
 
 	(void)group;
+	env->route_walks++;
 	if (ifindex == env->route_iif)
 		return 0;
 	for (unsigned i = 0; i < env->nroute_srcs && n < max; i++)

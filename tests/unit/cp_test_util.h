@@ -52,6 +52,7 @@ struct cp_test_env {
 	struct pgm_nla route_srcs[4];
 	unsigned nroute_srcs;
 	int route_iif;
+	unsigned route_walks; /* how often the core asked for them */
 };
 
 /* A parsed packet; option bytes and NAK lists live in tpdu[], so do not copy one. */

@@ -314,6 +314,19 @@ START_TEST(test_13_6_spmr_rate_limited_per_interface)
 }
 END_TEST
 
+/* A flood of NAKs for TSIs nobody routes costs a counter each, not a walk of the routes each. */
+START_TEST(test_13_6_unrouted_nak_flood_walks_routes_at_rate)
+{
+	for (int i = 0; i < 1000; i++)
+		unknown_nak(CP_TEST_D1, NULL, false);
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert_uint_eq(env.route_walks, 10);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_NO_ROUTE), 10);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_RATE_LIMITED), 990);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_NO_SESSION), 1000);
+}
+END_TEST
+
 /* The SPM it asked for makes the session: the receivers' next NAK is assisted. */
 START_TEST(test_13_6_solicited_spm_restores_assist)
 {
@@ -850,6 +863,7 @@ int main(void)
 	tcase_add_test(tc, test_13_6_nak_without_session_solicits_spm);
 	tcase_add_test(tc, test_13_6_spmr_only_along_a_route);
 	tcase_add_test(tc, test_13_6_spmr_rate_limited_per_interface);
+	tcase_add_test(tc, test_13_6_unrouted_nak_flood_walks_routes_at_rate);
 	tcase_add_test(tc, test_13_6_solicited_spm_restores_assist);
 	tcase_add_test(tc, test_7_7_nak_naming_the_router_openpgm);
 	tcase_add_test(tc, test_9_3_unordered_list_counted);
