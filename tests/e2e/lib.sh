@@ -263,13 +263,14 @@ e2e_pgm_stream_start() {
 }
 
 # e2e_zmq_stream_start SCHEME GROUP COUNT RATE TIMEOUT: the same with zmq-pub and zmq-sub
-# (SCHEME epgm or pgm, port 5555).
+# (SCHEME epgm or pgm, port 5555), E2E_RECV_ARGS too.
 e2e_zmq_stream_start() {
 	local scheme=$1 group=$2 count=$3 rate=$4 limit=$5 r all=0
 	_e2e_stream_prepare "$limit"
 	for r in $TOPO_RECEIVERS; do
 		lab_spawn "$r" "$LAB_DIR/$r.out" "$LAB_PEERS/zmq-sub" \
-			-e "$scheme://$(lab_addr "$r" eth0);$group:5555" -c "$count" -T "$limit"
+			-e "$scheme://$(lab_addr "$r" eth0);$group:5555" -c "$count" -T "$limit" \
+			"${E2E_RECV_ARGS[@]}"
 		E2E_STREAM_PIDS+=("$LAB_PID")
 	done
 	_e2e_wait_ready || all=1
@@ -879,7 +880,7 @@ e2e_run() {
 	e2e_begin "$(basename "$(cd "$(dirname "$0")" && pwd)")" "$TITLE"
 	e2e_note_skips
 	for variant in $(e2e_variants); do
-		for case in $CASES; do
+		for case in ${E2E_CASES:-$CASES}; do
 			e2e_run_case "$variant" "$case"
 		done
 	done
