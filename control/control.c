@@ -282,6 +282,12 @@ void cp_set_rpf(struct cp *cp, cp_rpf_fn rpf, void *ctx)
 	cp->rpf_ctx = ctx;
 }
 
+void cp_set_route_sources(struct cp *cp, cp_route_sources_fn fn, void *ctx)
+{
+	cp->route_sources = fn;
+	cp->route_sources_ctx = ctx;
+}
+
 void cp_set_random_seed(struct cp *cp, uint64_t seed)
 {
 	/* splitmix64 of the seed: any seed, 0 included, gives a usable xorshift state */

@@ -147,6 +147,12 @@ void cp_limits(const struct cp_config *cfg, struct cp_limits *out);
 	X(NAK_ELIMINATED, "nak-eliminated", "duplicate NAK SQNs discarded")                        \
 	X(NAK_RETRY_EXPIRED, "nak-retry-expired", "NAKs never confirmed within NAK_RPT_IVL")       \
 	X(NAK_NO_SESSION, "nak-no-session", "NAKs for a TSI without source-path state")            \
+	X(SPMR_SENT, "spmr-sent",                                                                  \
+		"SPMRs sent to a source for a TSI NAKed without source-path state (13.6)")         \
+	X(SPMR_RATE_LIMITED, "spmr-rate-limited",                                                  \
+		"NAKs for unknown TSIs soliciting no SPM: the interface's 10 per second")          \
+	X(SPMR_NO_ROUTE, "spmr-no-route",                                                          \
+		"NAKs for unknown TSIs whose source no multicast route sends out by this interface")   \
 	X(NAK_OUT_OF_WINDOW, "nak-out-of-window", "NAKs outside the source's transmit window")     \
 	X(NAK_UPSTREAM_INTERFACE, "nak-upstream-interface",                                        \
 		"NAKs arriving on the upstream interface")                                         \
@@ -337,6 +343,7 @@ enum cp_action_type {
 	CP_ACT_RDATA,	    /* re-sourced RDATA of an off-tree DLR, multicast on ifindex */
 	CP_ACT_SPM,	    /* a special SPM (NBR_UNREACH) multicast on ifindex */
 	CP_ACT_POLL,	    /* a POLL (sub-type DLR) multicast on ifindex, IP source = data source */
+	CP_ACT_SPMR,	    /* unicast an SPMR to a source (ip_dst) from our address on ifindex */
 };
 
 /*
@@ -415,6 +422,15 @@ void cp_set_config(struct cp *cp, const struct cp_config *cfg);
  */
 typedef int (*cp_rpf_fn)(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group);
 void cp_set_rpf(struct cp *cp, cp_rpf_fn rpf, void *ctx);
+/*
+ * The sources of the mirrored multicast routes to group that leave by ifindex and come in by
+ * another interface: at most max of them in srcs, how many returned. The core asks when a NAK
+ * names a TSI it has no SPM of (a restarted daemon): it solicits that SPM from those sources
+ * with an SPMR (13.6). NULL: nothing is solicited, the NAK waits for the next SPM.
+ */
+typedef unsigned (*cp_route_sources_fn)(void *ctx, const struct pgm_nla *group, int ifindex,
+	struct pgm_nla *srcs, unsigned max);
+void cp_set_route_sources(struct cp *cp, cp_route_sources_fn fn, void *ctx);
 /* Reseed the core's random source (POLR back-off, POLL_RAND) and draw a new RAND_NODE_ID; the
    core seeds itself from the kernel, tests seed it to be deterministic. */
 void cp_set_random_seed(struct cp *cp, uint64_t seed);

@@ -264,6 +264,7 @@ struct cp_iface {
 	uint32_t bo_ivl_cur;
 	uint32_t bo_probe;
 	cp_time_t session_tat; /* limits.c: the new-session bucket (its theoretical arrival) */
+	cp_time_t spmr_tat;    /* nak.c: the bucket of SPMRs for unknown TSIs */
 };
 
 /* ---- sessions (per-TSI source-path state, 7.1) ---- */
@@ -542,6 +543,8 @@ struct cp {
 	unsigned log_mask;
 	cp_rpf_fn rpf; /* the data plane's multicast routes, NULL: none (cp_set_rpf) */
 	void *rpf_ctx;
+	cp_route_sources_fn route_sources; /* the same routes by group (cp_set_route_sources) */
+	void *route_sources_ctx;
 	struct cp_hash_key hash_key;
 
 	/* interfaces: ifmap is an open-addressed index by ifindex over ifs[] */

@@ -17,6 +17,7 @@ const char *cp_action_name(enum cp_action_type type)
 		[CP_ACT_RDATA] = "RDATA",
 		[CP_ACT_SPM] = "SPM",
 		[CP_ACT_POLL] = "POLL",
+		[CP_ACT_SPMR] = "SPMR",
 	};
 
 	return (unsigned)type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
@@ -108,6 +109,9 @@ size_t cp_action_tpdu(const struct cp_action *a, uint8_t *tpdu, size_t cap)
 		action_header(a, false, &hdr);
 		return pgm_build_poll(tpdu, cap, &hdr, a->sqn, a->poll_round, a->poll_s_type,
 			&a->path, a->poll_bo_ivl_us, a->poll_rand, a->poll_mask, NULL);
+	case CP_ACT_SPMR:
+		action_header(a, true, &hdr);
+		return pgm_build_spmr(tpdu, cap, &hdr, NULL);
 	case CP_ACT_SPM:
 		memset(&o, 0, sizeof(o));
 		o.nbr_unreach = a->nbr_unreach;

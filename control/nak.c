@@ -69,6 +69,105 @@ static bool in_window(const struct cp *cp, const struct cp_session *s,
 	return true;
 }
 
+/*
+ * 13.6 for a restarted router: NAKs of unknown TSIs an interface may solicit SPMs for per
+ * second, and how many sources one NAK may ask. A restart learns its sessions from the first
+ * NAK of each (not the sources' next ambient SPM, which ZeroMQ's send up to 30 s apart, after
+ * its receivers gave up); a host on the link gets no more from us than it could ask of the
+ * sources itself, at most ten NAKs' worth of SPMs a second, and costs us at most ten walks of
+ * the routes, whatever it sends.
+ */
+#define SPMR_PER_SECOND	 10
+#define SPMR_MAX_SOURCES 4
+
+#define SPMR_PERIOD	 (CP_SEC(1) / SPMR_PER_SECOND)
+
+/* a second's worth may go at once, as limits.c's session rate */
+static bool spmr_rate_ok(struct cp_iface *ifp, cp_time_t now)
+{
+	if (ifp->spmr_tat > now + CP_SEC(1) - SPMR_PERIOD)
+		return false;
+	ifp->spmr_tat = (ifp->spmr_tat > now ? ifp->spmr_tat : now) + SPMR_PERIOD;
+	return true;
+}
+
+/*
+ * A unicast NAK for a TSI without source-path state: its receivers NAK us because of the SPMs
+ * we forwarded, so we lost the state (a restart, kill -9 included) and must learn the session
+ * before the receivers give up. The NAK is dropped (nothing to confirm it with: an NCF is
+ * multicast from the source's address, which the NAK need not name, and upstream is unknown),
+ * and its session's SPM is asked for with an SPMR, which the source MUST answer at once (13.6):
+ * the receivers' next NAK finds the session. Only to sources whose mirrored multicast route
+ * sends NAK_GRP out by the NAK's interface (in by another), so that the NAK's sender cannot
+ * aim the SPMR anywhere else; NAK_SRC, when it is not ours (OpenPGM receivers name the SPM's
+ * path, us), must be one of them.
+ */
+static void solicit_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if)
+{
+	const struct pgm_packet *pkt = in->pkt;
+	struct pgm_nla srcs[SPMR_MAX_SOURCES];
+	struct cp_action act;
+	struct cp_iface *up;
+	struct pgm_tsi tsi;
+	unsigned n, i;
+	int ifindex;
+
+	if (in_if == NULL || !in_if->assist || cp->route_sources == NULL)
+		return;
+	if (!spmr_rate_ok(in_if, in->now)) {
+		/* before the walk of the routes: a flood of such NAKs costs a counter each */
+		cp_count(cp, in_if, NULL, CP_C_SPMR_RATE_LIMITED, 1);
+		return;
+	}
+	n = cp->route_sources(
+		cp->route_sources_ctx, &pkt->nak_grp, in_if->ifindex, srcs, SPMR_MAX_SOURCES);
+	if (n > SPMR_MAX_SOURCES)
+		n = SPMR_MAX_SOURCES;
+	if (n > 0 && cp_nak_dest_usable(cp, &pkt->nak_src)) {
+		for (i = 0; i < n && !pgm_nla_equal(&srcs[i], &pkt->nak_src); i++)
+			;
+		srcs[0] = pkt->nak_src;
+		n = i < n ? 1 : 0;
+	}
+	if (n == 0) {
+		cp_count(cp, in_if, NULL, CP_C_SPMR_NO_ROUTE, 1);
+		return;
+	}
+	pgm_packet_tsi(pkt, &tsi);
+	for (i = 0; i < n; i++) {
+		ifindex = cp->rpf != NULL ? cp->rpf(cp->rpf_ctx, &srcs[i], &pkt->nak_grp) : 0;
+		if (ifindex == 0 || ifindex == in_if->ifindex) {
+			cp_count(cp, in_if, NULL, CP_C_SPMR_NO_ROUTE, 1);
+			continue;
+		}
+		memset(&act, 0, sizeof(act));
+		act.type = CP_ACT_SPMR;
+		act.ifindex = ifindex;
+		act.ip_dst = srcs[i];
+		act.from_packet = true; /* SPMR_TSI and ports from the NAK */
+		act.packet = pkt;
+		act.tsi = tsi;
+		act.data_dport = pgm_packet_data_dport(pkt);
+		if (in->ip->udp) {
+			/* the source takes unicast PGM on the port the receivers NAK to */
+			act.udp = true;
+			act.udp_sport = in->ip->udp_sport;
+			act.udp_dport = in->ip->udp_dport;
+		}
+		cp_emit(cp, &act);
+		up = cp_iface_find(cp, ifindex);
+		cp_count(cp, in_if, NULL, CP_C_SPMR_SENT, 1);
+		cp_count_out(up, NULL, PGM_SPMR);
+		if (cp_log_enabled(cp, CP_LOG_EVENT)) {
+			char label[24], src[64], ifname[CP_IFNAME_LEN + 8];
+
+			cp_logf(cp, CP_LOG_EVENT, "tsi %s: NAK on %s without source-path state: SPMR to %s",
+				pgm_tsi_format(&tsi, label, sizeof(label)), cp_if_label(cp, in->in_ifindex, ifname, sizeof(ifname)),
+				pgm_nla_format(&srcs[i], src, sizeof(src)));
+		}
+	}
+}
+
 /* The session of a NAK routed through us, marked with its arrival interface; NULL if none. */
 static struct cp_session *transit_session(
 	struct cp *cp, const struct pgm_packet *pkt, struct cp_iface *in_if)
@@ -117,6 +216,8 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 	sid = cp_session_lookup(cp, &tsi);
 	if (sid == CP_NIL) {
 		cp_count(cp, in_if, NULL, no_session, 1);
+		if (pkt->type == PGM_NAK)
+			solicit_spm(cp, in, in_if);
 		return CP_NIL;
 	}
 	s = cp_session_at(cp, sid);

@@ -160,6 +160,28 @@ const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, stru
 	return NULL;
 }
 
+size_t mfc_sources(const struct mfc *m, struct in_addr grp, int oif, struct in_addr *srcs,
+	size_t max)
+{
+	size_t n = 0;
+
+	for (size_t b = 0; b < m->nbuckets && n < max; b++) {
+		for (const struct mfc_node *e = m->buckets[b]; e != NULL && n < max; e = e->next) {
+			const struct mfc_route *r = &e->r;
+			unsigned i;
+
+			if (r->src.s_addr == 0 || r->grp.s_addr != grp.s_addr || r->iif == 0 ||
+				r->iif == oif)
+				continue;
+			for (i = 0; i < r->noifs && r->oif[i] != oif; i++)
+				;
+			if (i < r->noifs)
+				srcs[n++] = r->src;
+		}
+	}
+	return n;
+}
+
 size_t mfc_count(const struct mfc *m)
 {
 	return m->count;

@@ -60,6 +60,10 @@ int mfc_input(struct mfc *m, const void *buf, size_t len);
 /* The entry a datagram from src to grp is forwarded by, or NULL. Valid until the next
    mfc_process()/mfc_input(). */
 const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, struct in_addr grp);
+/* The sources of the (S,G) entries of grp that leave by oif and come in by another interface:
+   at most max of them in srcs, how many returned. Walks the whole cache. */
+size_t mfc_sources(const struct mfc *m, struct in_addr grp, int oif, struct in_addr *srcs,
+	size_t max);
 size_t mfc_count(const struct mfc *m);
 void mfc_get_stats(const struct mfc *m, struct mfc_stats *st);
 

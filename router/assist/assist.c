@@ -64,6 +64,18 @@ static int assist_rpf(void *ctx, const struct pgm_nla *src, const struct pgm_nla
 	return r != NULL ? r->iif : 0;
 }
 
+/* The core asks which sources send a group out by an interface when a NAK names a TSI it has
+   no SPM of: it asks them for one (13.6). */
+static unsigned assist_route_sources(void *ctx, const struct pgm_nla *group, int ifindex,
+	struct pgm_nla *srcs, unsigned max)
+{
+	struct assist *a = ctx;
+
+	return a->env.route_sources != NULL
+		       ? a->env.route_sources(a->env.ctx, group, ifindex, srcs, max)
+		       : 0;
+}
+
 struct assist *assist_new(const struct assist_env *env)
 {
 	struct assist *a = calloc(1, sizeof(*a));
@@ -78,6 +90,7 @@ struct assist *assist_new(const struct assist_env *env)
 		return NULL;
 	}
 	cp_set_rpf(a->cp, assist_rpf, a);
+	cp_set_route_sources(a->cp, assist_route_sources, a);
 	a->cp_log_mask = ~0u;
 	assist_log_sync(a);
 	return a;

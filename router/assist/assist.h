@@ -85,6 +85,10 @@ struct assist_env {
 	/* The multicast route a datagram from src to group follows (replication), or NULL. */
 	const struct mfc_route *(*route)(
 		void *ctx, const struct pgm_nla *src, const struct pgm_nla *group);
+	/* The sources of the (S,G) routes of group leaving by ifindex, in by another: at most max
+	   in srcs, how many returned (cp_set_route_sources). NULL: none known. */
+	unsigned (*route_sources)(void *ctx, const struct pgm_nla *group, int ifindex,
+		struct pgm_nla *srcs, unsigned max);
 	/* An interface by name: its ifindex (0: none) and link state. */
 	int (*if_lookup)(void *ctx, const char *name, bool *up, bool *running);
 	/* Debug lines: the categories wanted (bit 1 << category; asked again by assist_log_sync:

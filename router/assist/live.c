@@ -322,6 +322,25 @@ static const struct mfc_route *env_route(
 	return mfc_lookup(l->mfc, s, g);
 }
 
+static unsigned env_route_sources(void *ctx, const struct pgm_nla *group, int ifindex,
+	struct pgm_nla *srcs, unsigned max)
+{
+	struct live *l = ctx;
+	struct in_addr g, found[8];
+	size_t n;
+
+	if (l->mfc == NULL || group->afi != PGM_AFI_IP)
+		return 0;
+	memcpy(&g, group->addr, 4);
+	n = mfc_sources(l->mfc, g, ifindex, found, max < 8 ? max : 8);
+	for (size_t i = 0; i < n; i++) {
+		memset(&srcs[i], 0, sizeof(srcs[i]));
+		srcs[i].afi = PGM_AFI_IP;
+		memcpy(srcs[i].addr, &found[i], 4);
+	}
+	return (unsigned)n;
+}
+
 static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
 {
 	struct live *l = ctx;
@@ -665,6 +684,7 @@ struct live *live_new(struct ev_loop *loop)
 		.now = env_now,
 		.send = env_send,
 		.route = env_route,
+		.route_sources = env_route_sources,
 		.if_lookup = env_if_lookup,
 		.lines_wanted = env_lines_wanted,
 		.line = env_line,

@@ -909,7 +909,7 @@ e2e_run() {
 	e2e_begin "$(basename "$(cd "$(dirname "$0")" && pwd)")" "$TITLE"
 	e2e_note_skips
 	for variant in $(e2e_variants); do
-		for case in $CASES; do
+		for case in ${E2E_CASES:-$CASES}; do
 			e2e_run_case "$variant" "$case"
 		done
 	done

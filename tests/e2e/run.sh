@@ -48,7 +48,8 @@ for s in "${scenarios[@]}"; do
 		continue
 	fi
 	# Own session, so a timeout ends the scenario's trap handler cleanly (TERM, then KILL).
-	timeout -k 20 "$limit" "$E2E_DIR/$s/run.sh" 2>&1 | tee "$logdir/$s.log"
+	# A scenario with more cases may ask for more time (a file `timeout`, seconds).
+	timeout -k 20 "$(cat "$E2E_DIR/$s/timeout" 2>/dev/null || echo "$limit")" "$E2E_DIR/$s/run.sh" 2>&1 | tee "$logdir/$s.log"
 	rc=${PIPESTATUS[0]}
 	line=$(grep '^E2E-RESULT ' "$logdir/$s.log" | tail -n 1)
 	get() { echo "$line" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2 }'; }

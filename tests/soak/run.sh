@@ -20,6 +20,10 @@ SOAK_DIR=$(pwd)
 
 SOAK_SECONDS=${SOAK_SECONDS:-3600}
 SOAK_ROUND=${SOAK_ROUND:-60}
+# The senders answer NAKs this long after their last message (the peers' default is 3 s): an
+# event in a round's last seconds (a 3 s flap) must not take the source away before the
+# receivers behind it could NAK the tail; they are stopped once their receivers are done.
+SENDER_LINGER_MS=30000
 SOAK_SAMPLE=${SOAK_SAMPLE:-10}
 # The first event after the baseline samples; the last one leaves SOAK_SETTLE seconds to settle
 # before the end, so that "back to baseline" can be read after it too.
@@ -326,10 +330,12 @@ round() {
 		lab_wait 10 "receiver ready ($(basename "$f"))" grep -q '^event=ready' "$f"
 	done
 	lab_spawn s1 "$LAB_DIR/round.$n.pgm-send.log" "$LAB_PEERS/pgm-send" \
-		-n "$TOPO_SOURCE_ADDR;$G_PGM" -c "$npgm" -r "$PGM_RATE" -I "$n" -T "$limit"
+		-n "$TOPO_SOURCE_ADDR;$G_PGM" -c "$npgm" -r "$PGM_RATE" -I "$n" -T "$limit" \
+		--linger "$SENDER_LINGER_MS"
 	spid=$LAB_PID
 	lab_spawn s1 "$LAB_DIR/round.$n.zmq-pub.log" "$LAB_PEERS/zmq-pub" \
-		-e "epgm://$TOPO_SOURCE_ADDR;$G_ZMQ:5555" -c "$nzmq" -r "$ZMQ_RATE" -I "$n" -T "$limit"
+		-e "epgm://$TOPO_SOURCE_ADDR;$G_ZMQ:5555" -c "$nzmq" -r "$ZMQ_RATE" -I "$n" -T "$limit" \
+		--linger "$SENDER_LINGER_MS"
 	zpid=$LAB_PID
 	echo "soak: t=$(now) s round $n: streams started"
 	for i in "${!pids[@]}"; do
@@ -352,9 +358,13 @@ round() {
 		esac
 	done
 	echo "soak: t=$(now) s round $n: receivers done"
-	# The receivers are done: the senders' linger (3 s) has nothing left to repair.
+	# The receivers are done: the senders' linger has nothing left to repair, they stop.
 	for i in "$spid pgm-send" "$zpid zmq-pub"; do
 		read -r spid kind <<<"$i"
+		if kill -0 "$spid" 2>/dev/null && ! _lab_is_zombie "$spid"; then
+			lab_stop "$spid"
+			continue
+		fi
 		lab_wait_pid "$spid" 6
 		rc=$?
 		[ "$rc" = 0 ] || echo "soak: round $n: $kind exit $rc ($(tail -n 1 "$LAB_DIR/round.$n.$kind.log"))"

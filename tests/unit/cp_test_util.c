@@ -54,6 +54,21 @@ static int test_rpf(void *ctx, const struct pgm_nla *src, const struct pgm_nla *
 	return ((struct cp_test_env *)ctx)->rpf_ifindex;
 }
 
+static unsigned test_route_sources(void *ctx, const struct pgm_nla *group, int ifindex,
+	struct pgm_nla *srcs, unsigned max)
+{
+	struct cp_test_env *env = ctx;
+	unsigned n = 0;
+
+	(void)group;
+	env->route_walks++;
+	if (ifindex == env->route_iif)
+		return 0;
+	for (unsigned i = 0; i < env->nroute_srcs && n < max; i++)
+		srcs[n++] = env->route_srcs[i];
+	return n;
+}
+
 struct pgm_nla cp_test_nla(const char *text)
 {
 	struct pgm_nla nla;
@@ -105,6 +120,7 @@ void cp_test_env_init(struct cp_test_env *env, const struct cp_config *cfg)
 	cp_set_log(env->cp, capture_log, env,
 		1u << CP_LOG_EVENT | 1u << CP_LOG_TIMER | 1u << CP_LOG_PACKET);
 	cp_set_rpf(env->cp, test_rpf, env);
+	cp_set_route_sources(env->cp, test_route_sources, env);
 	for (size_t i = 0; i < sizeof(test_ifs) / sizeof(test_ifs[0]); i++) {
 		struct pgm_nla addr = cp_test_nla(test_ifs[i].addr);
 
@@ -318,6 +334,8 @@ static const char *action_name(enum cp_action_type t)
 		return "SPM";
 	case CP_ACT_POLL:
 		return "POLL";
+	case CP_ACT_SPMR:
+		return "SPMR";
 	}
 	return "?";
 }

@@ -47,6 +47,12 @@ struct cp_test_env {
 	size_t nlog;
 	struct cp_result res;
 	int rpf_ifindex; /* the route's incoming interface the core is told, 0: no route known */
+	/* the sources of the routes by group (cp_set_route_sources): every group's routes come
+	   in by route_iif and leave by every other interface; none by default */
+	struct pgm_nla route_srcs[4];
+	unsigned nroute_srcs;
+	int route_iif;
+	unsigned route_walks; /* how often the core asked for them */
 };
 
 /* A parsed packet; option bytes and NAK lists live in tpdu[], so do not copy one. */

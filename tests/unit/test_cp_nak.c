@@ -191,6 +191,160 @@ START_TEST(test_7_7_nak_without_session_dropped)
 }
 END_TEST
 
+/* A NAK for a TSI of no SPM here (a restarted router), from a receiver that NAKs our address
+ * as OpenPGM's do (NAK_SRC = the SPM path it last saw). */
+static enum cp_verdict unknown_nak(int in, const char *nak_src, bool udp)
+{
+	struct cp_test_pkt p;
+
+	cp_test_nak(&p, PGM_NAK, 17, NULL, 0);
+	p.pkt.dport = 999; /* the data-source port of a TSI without state */
+	if (nak_src != NULL)
+		p.pkt.nak_src = cp_test_nla(nak_src);
+	if (udp) {
+		p.ip.udp = true;
+		p.ip.udp_sport = 5556;
+		p.ip.udp_dport = 5555;
+	}
+	return cp_test_send(&env, &p, in, 0);
+}
+
+/* The route mirror: routes from src to every group come in by up, leave by the others. */
+static void route_from(const char *src)
+{
+	env.route_srcs[env.nroute_srcs++] = cp_test_nla(src);
+	env.route_iif = CP_TEST_UP;
+	env.rpf_ifindex = CP_TEST_UP;
+}
+
+START_TEST(test_13_6_nak_without_session_solicits_spm)
+{
+	struct pgm_nla source = cp_test_nla(CP_TEST_SOURCE);
+	const struct cp_action *a;
+	uint8_t tpdu[64];
+	struct pgm_packet spmr;
+	size_t len;
+
+	route_from(CP_TEST_SOURCE);
+	/* the NAK itself waits for the session (no NCF, not forwarded), its SPM is asked for */
+	ck_assert_int_eq(unknown_nak(CP_TEST_D1, "198.18.1.1", false), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "SPMR up 0");
+	a = &env.actions[0];
+	ck_assert_int_eq(a->type, CP_ACT_SPMR);
+	ck_assert(pgm_nla_equal(&a->ip_dst, &source));
+	ck_assert_uint_eq(a->ip_src.afi, 0); /* from our address */
+	ck_assert(!a->udp);
+	ck_assert(!a->router_alert);
+	/* 13.6: SPMR_TSI and SPMR_DPORT are the NAK's */
+	len = cp_action_tpdu(a, tpdu, sizeof(tpdu));
+	ck_assert_uint_gt(len, 0);
+	ck_assert_int_eq(pgm_parse(tpdu, len, 0, &spmr), PGM_ERR_OK);
+	ck_assert_uint_eq(spmr.type, PGM_SPMR);
+	ck_assert_uint_eq(spmr.dport, 999);
+	ck_assert_uint_eq(spmr.sport, CP_TEST_DPORT);
+	ck_assert_mem_eq(spmr.gsi, "\x0a\x0b\x0c\x0d\x0e\x0f", 6);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_NO_SESSION), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_SENT), 1);
+	ck_assert_uint_eq(cp_test_if_out(&env, CP_TEST_UP, PGM_SPMR), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NCF_SENT), 0);
+
+	/* over UDP (ZeroMQ epgm): the NAK's ports */
+	cp_test_clear(&env);
+	ck_assert_int_eq(unknown_nak(CP_TEST_D2, NULL, true), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "SPMR up 0");
+	ck_assert(env.actions[0].udp);
+	ck_assert_uint_eq(env.actions[0].udp_sport, 5556);
+	ck_assert_uint_eq(env.actions[0].udp_dport, 5555);
+}
+END_TEST
+
+/* Only to a source whose route sends the group out by the NAK's interface: a host on a link
+ * cannot aim SPMRs at addresses of its choosing, nor from the source's side. */
+START_TEST(test_13_6_spmr_only_along_a_route)
+{
+	/* no route at all */
+	ck_assert_int_eq(unknown_nak(CP_TEST_D1, NULL, false), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_NO_ROUTE), 1);
+	route_from(CP_TEST_SOURCE);
+	/* NAK_SRC names a host no route comes from */
+	ck_assert_int_eq(unknown_nak(CP_TEST_D1, "192.0.2.7", false), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_NO_ROUTE), 2);
+	/* from the route's incoming interface */
+	ck_assert_int_eq(unknown_nak(CP_TEST_UP, NULL, false), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_SPMR_NO_ROUTE), 1);
+	/* from an interface without router assist */
+	ck_assert_int_eq(unknown_nak(CP_TEST_NA, NULL, false), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_SPMR_SENT), 0);
+	/* NAK_SRC naming the route's source itself */
+	ck_assert_int_eq(unknown_nak(CP_TEST_D1, CP_TEST_SOURCE, false), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "SPMR up 0");
+}
+END_TEST
+
+/* Several sources send the group out there: each is asked (bounded), the rate per interface. */
+START_TEST(test_13_6_spmr_rate_limited_per_interface)
+{
+	route_from(CP_TEST_SOURCE);
+	for (int i = 0; i < 12; i++)
+		unknown_nak(CP_TEST_D1, NULL, false);
+	ck_assert_uint_eq(cp_test_count_actions(&env, CP_ACT_SPMR), 10);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_SENT), 10);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_RATE_LIMITED), 2);
+	/* another interface has its own */
+	cp_test_clear(&env);
+	unknown_nak(CP_TEST_D2, NULL, false);
+	ck_assert_str_eq(ACTIONS(), "SPMR up 0");
+	/* a tenth of a second later, one more on d1 */
+	cp_test_clear(&env);
+	env.now += CP_MS(100);
+	unknown_nak(CP_TEST_D1, NULL, false);
+	unknown_nak(CP_TEST_D1, NULL, false);
+	ck_assert_str_eq(ACTIONS(), "SPMR up 0");
+	/* two sources: both asked */
+	cp_test_clear(&env);
+	env.now += CP_SEC(1);
+	route_from("198.18.0.11");
+	unknown_nak(CP_TEST_D1, "198.18.1.1", false);
+	ck_assert_str_eq(ACTIONS(), "SPMR up 0; SPMR up 0");
+	ck_assert_str_eq(pgm_nla_format(&env.actions[1].ip_dst, buf, sizeof(buf)), "198.18.0.11");
+}
+END_TEST
+
+/* A flood of NAKs for TSIs nobody routes costs a counter each, not a walk of the routes each. */
+START_TEST(test_13_6_unrouted_nak_flood_walks_routes_at_rate)
+{
+	for (int i = 0; i < 1000; i++)
+		unknown_nak(CP_TEST_D1, NULL, false);
+	ck_assert_str_eq(ACTIONS(), "");
+	ck_assert_uint_eq(env.route_walks, 10);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_NO_ROUTE), 10);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_SPMR_RATE_LIMITED), 990);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_NO_SESSION), 1000);
+}
+END_TEST
+
+/* The SPM it asked for makes the session: the receivers' next NAK is assisted. */
+START_TEST(test_13_6_solicited_spm_restores_assist)
+{
+	struct cp_test_pkt p;
+
+	route_from(CP_TEST_SOURCE);
+	unknown_nak(CP_TEST_D1, NULL, false);
+	ck_assert_str_eq(ACTIONS(), "SPMR up 0");
+	cp_test_clear(&env);
+	cp_test_spm(&p, 5, 0, 100);
+	p.pkt.sport = 999;
+	cp_test_send(&env, &p, CP_TEST_UP, 0);
+	cp_test_clear(&env);
+	ck_assert_int_eq(unknown_nak(CP_TEST_D1, "198.18.1.1", false), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
+}
+END_TEST
+
 START_TEST(test_7_3_repeated_at_rate_until_rpt_ivl)
 {
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
@@ -706,6 +860,11 @@ int main(void)
 	tcase_add_test(tc, test_7_2_nak_on_upstream_interface_dropped);
 	tcase_add_test(tc, test_7_7_nak_addresses_must_match_session);
 	tcase_add_test(tc, test_7_7_nak_without_session_dropped);
+	tcase_add_test(tc, test_13_6_nak_without_session_solicits_spm);
+	tcase_add_test(tc, test_13_6_spmr_only_along_a_route);
+	tcase_add_test(tc, test_13_6_spmr_rate_limited_per_interface);
+	tcase_add_test(tc, test_13_6_unrouted_nak_flood_walks_routes_at_rate);
+	tcase_add_test(tc, test_13_6_solicited_spm_restores_assist);
 	tcase_add_test(tc, test_7_7_nak_naming_the_router_openpgm);
 	tcase_add_test(tc, test_9_3_unordered_list_counted);
 	tcase_add_test(tc, test_7_3_repeated_at_rate_until_rpt_ivl);

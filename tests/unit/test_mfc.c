@@ -177,6 +177,36 @@ START_TEST(malformed_counted)
 }
 END_TEST
 
+/* The sources of a group's (S,G) entries that leave by an interface, in by another: what the
+ * core asks SPMs of after a restart. (*,G) entries name no source. */
+START_TEST(sources_by_group_and_oif)
+{
+	struct mfc *m = mfc_new();
+	uint8_t buf[1024];
+	const struct oif oifs[] = {{3, 1}, {4, 1}};
+	struct in_addr g, srcs[4];
+	char text[INET_ADDRSTRLEN];
+	size_t len;
+
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 2);
+	ck_assert_int_eq(mfc_input(m, buf, len), 1);
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.3", "239.1.2.3", 2, oifs, 1);
+	ck_assert_int_eq(mfc_input(m, buf, len), 1);
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.4", "239.1.2.4", 2, oifs, 2);
+	ck_assert_int_eq(mfc_input(m, buf, len), 1);
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, NULL, "239.1.2.3", 2, oifs, 2);
+	ck_assert_int_eq(mfc_input(m, buf, len), 1);
+	inet_pton(AF_INET, "239.1.2.3", &g);
+	ck_assert_uint_eq(mfc_sources(m, g, 4, srcs, 4), 1);
+	ck_assert_str_eq(inet_ntop(AF_INET, &srcs[0], text, sizeof(text)), "10.0.0.2");
+	ck_assert_uint_eq(mfc_sources(m, g, 3, srcs, 4), 2);
+	ck_assert_uint_eq(mfc_sources(m, g, 3, srcs, 1), 1);
+	ck_assert_uint_eq(mfc_sources(m, g, 2, srcs, 4), 0); /* the incoming interface */
+	ck_assert_uint_eq(mfc_sources(m, g, 9, srcs, 4), 0);
+	mfc_free(m);
+}
+END_TEST
+
 START_TEST(many_entries)
 {
 	struct mfc *m = mfc_new();
@@ -210,6 +240,7 @@ int main(void)
 	tcase_add_test(tc, add_lookup_remove);
 	tcase_add_test(tc, star_g_and_tables);
 	tcase_add_test(tc, malformed_counted);
+	tcase_add_test(tc, sources_by_group_and_oif);
 	tcase_add_test(tc, many_entries);
 	suite_add_tcase(s, tc);
 	return check_run(s);
