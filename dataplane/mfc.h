@@ -31,6 +31,9 @@ struct mfc_route {
 	unsigned noifs;
 	int oif[MFC_MAX_OIFS];	    /* ifindex */
 	uint8_t ttl[MFC_MAX_OIFS];  /* the interface's TTL threshold: forward if TTL > it */
+	/* SPM and RDATA along it, counted by the packet path (router/assist/packet.c) and kept
+	   while the kernel updates the entry: copies made by the daemon, or left to the kernel */
+	uint64_t replicated, by_kernel;
 };
 
 struct mfc_stats {
@@ -60,6 +63,13 @@ int mfc_input(struct mfc *m, const void *buf, size_t len);
 /* The entry a datagram from src to grp is forwarded by, or NULL. Valid until the next
    mfc_process()/mfc_input(). */
 const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, struct in_addr grp);
+/* The same entry, writable (its counters); NULL when none. */
+struct mfc_route *mfc_find(struct mfc *m, struct in_addr src, struct in_addr grp);
+/* Adds or updates an entry as a notification would (tests, the offline environment): its
+   counters are kept. The stored entry, or NULL without memory. */
+struct mfc_route *mfc_add(struct mfc *m, const struct mfc_route *r);
+/* Every entry, in no particular order. */
+void mfc_foreach(const struct mfc *m, void (*fn)(void *arg, const struct mfc_route *r), void *arg);
 size_t mfc_count(const struct mfc *m);
 void mfc_get_stats(const struct mfc *m, struct mfc_stats *st);
 

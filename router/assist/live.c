@@ -309,8 +309,7 @@ static cp_time_t env_now(void *ctx)
 	return ev_time_now();
 }
 
-static const struct mfc_route *env_route(
-	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
+static struct mfc_route *env_route(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct live *l = ctx;
 	struct in_addr s, g;
@@ -319,7 +318,15 @@ static const struct mfc_route *env_route(
 		return NULL;
 	memcpy(&s, src->addr, 4);
 	memcpy(&g, group->addr, 4);
-	return mfc_lookup(l->mfc, s, g);
+	return mfc_find(l->mfc, s, g);
+}
+
+static void env_routes(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg)
+{
+	struct live *l = ctx;
+
+	if (l->mfc != NULL)
+		mfc_foreach(l->mfc, fn, arg);
 }
 
 static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
@@ -665,6 +672,7 @@ struct live *live_new(struct ev_loop *loop)
 		.now = env_now,
 		.send = env_send,
 		.route = env_route,
+		.routes = env_routes,
 		.if_lookup = env_if_lookup,
 		.lines_wanted = env_lines_wanted,
 		.line = env_line,
