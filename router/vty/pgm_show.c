@@ -1478,6 +1478,168 @@ static int cmd_show_dataplane(struct cmd_session *s, const struct cmd_args *a)
 	return stream(s, &b);
 }
 
+/* ---- show ip pgm router metrics: OpenMetrics text ---- */
+
+/* The counters of the shows above in the OpenMetrics text format, for Prometheus (a
+   node-exporter textfile collector fed by `pgmrouter -c "show ip pgm router metrics"`). Names
+   and labels are the JSON's: interface, type (lower case), event, error. Counters are the
+   shows' own, zeroed by `clear`; gauges are sampled now. */
+
+static void om_family(struct cfg_buf *b, const char *name, const char *type, const char *help)
+{
+	cfg_printf(b, "# TYPE pgmrouter_%s %s\n# HELP pgmrouter_%s %s\n", name, type, name, help);
+}
+
+static void om_value(struct cfg_buf *b, const char *name, uint64_t v)
+{
+	cfg_printf(b, "pgmrouter_%s %llu\n", name, (unsigned long long)v);
+}
+
+struct metrics_ctx {
+	struct cfg_buf *b;
+	unsigned part; /* which family cp_foreach_if is rendering */
+};
+
+enum { OM_RECEIVED, OM_SENT, OM_EVENTS, OM_MALFORMED };
+
+/* Interface names are IFNAMEs (no quote, backslash or newline): no escaping needed. */
+static void metrics_if(void *arg, const struct cp_if_view *v)
+{
+	struct metrics_ctx *m = arg;
+	const struct cp_counters *k = v->counters;
+
+	if (k == NULL || !v->assist)
+		return;
+	switch (m->part) {
+	case OM_RECEIVED:
+	case OM_SENT:
+		for (size_t i = 0; i < NTRAFFIC_TYPES; i++) {
+			char type[16];
+			size_t j;
+
+			for (j = 0; pgm_type_name(traffic_types[i])[j] && j < sizeof(type) - 1; j++)
+				type[j] = (char)tolower(
+					(unsigned char)pgm_type_name(traffic_types[i])[j]);
+			type[j] = '\0';
+			cfg_printf(m->b, "pgmrouter_%s_total{interface=\"%s\",type=\"%s\"} %llu\n",
+				m->part == OM_RECEIVED ? "received" : "sent", v->name, type,
+				(unsigned long long)(m->part == OM_RECEIVED ? k->in : k->out)
+					[traffic_types[i]]);
+		}
+		break;
+	case OM_EVENTS:
+		for (unsigned e = 0; e < CP_C_COUNT; e++)
+			cfg_printf(m->b, "pgmrouter_events_total{interface=\"%s\",event=\"%s\"} %llu\n",
+				v->name, cp_counter_name(e), (unsigned long long)k->ev[e]);
+		break;
+	case OM_MALFORMED:
+		for (unsigned e = 1; e < PGM_ERR_COUNT; e++)
+			cfg_printf(m->b,
+				"pgmrouter_malformed_total{interface=\"%s\",error=\"%s\"} %llu\n",
+				v->name, pgm_err_name(e), (unsigned long long)k->err[e]);
+		break;
+	}
+}
+
+static void metrics_text(struct cfg_buf *b, struct assist *as)
+{
+	struct metrics_ctx m = {.b = b};
+	struct summary_view sv;
+	struct assist_dataplane_view dv;
+	struct assist_stats none = {0};
+	struct cp_stats st;
+
+	summary_collect(&sv);
+	om_family(b, "up", "gauge", "1 while router assist runs, else 0.");
+	om_value(b, "up", sv.running);
+	om_family(b, "sessions", "gauge", "Sessions (source path state) held.");
+	om_value(b, "sessions", sv.cp.sessions);
+	om_family(b, "sessions_limit", "gauge", "The most sessions held (max-sessions in force).");
+	om_value(b, "sessions_limit", sv.cp.limits.max_sessions);
+	om_family(b, "repair_states", "gauge", "Repair states held.");
+	om_value(b, "repair_states", sv.cp.repair_states);
+	om_family(b, "repair_states_limit", "gauge",
+		"The most repair states held (max-rexmit-states in force).");
+	om_value(b, "repair_states_limit", sv.cp.limits.max_repair_states);
+	om_family(b, "memory_bytes", "gauge", "Memory of sessions and repair states.");
+	om_value(b, "memory_bytes", sv.cp.bytes);
+	if (as == NULL) {
+		cfg_printf(b, "# EOF\n");
+		return;
+	}
+	om_family(b, "received", "counter", "PGM packets received, by interface and type.");
+	m.part = OM_RECEIVED;
+	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	om_family(b, "sent", "counter", "PGM packets sent, by interface and type.");
+	m.part = OM_SENT;
+	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	om_family(b, "events", "counter",
+		"Router assist events by interface (show ip pgm router traffic verbose).");
+	m.part = OM_EVENTS;
+	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	om_family(b, "malformed", "counter", "Malformed PGM packets dropped, by interface and error.");
+	m.part = OM_MALFORMED;
+	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	om_family(b, "router_events", "counter", "Router-wide events (timers and limits).");
+	cp_get_stats(assist_cp(as), &st);
+	for (unsigned e = 0; e < CP_C_COUNT; e++)
+		cfg_printf(b, "pgmrouter_router_events_total{event=\"%s\"} %llu\n",
+			cp_counter_name(e), (unsigned long long)st.global_ev[e]);
+
+	assist_dataplane_view(as, &dv);
+	if (dv.path == NULL)
+		dv.path = &none;
+	{
+		/* the data plane: (family, help, value) as `show ip pgm router dataplane json` */
+		const struct {
+			const char *name, *help;
+			uint64_t v;
+		} dp[] = {
+			{"queue_packets", "Packets received from the netfilter queue.", dv.queue.packets},
+			{"queue_accepted", "Accept verdicts.", dv.queue.accepted},
+			{"queue_dropped", "Drop verdicts.", dv.queue.dropped},
+			{"queue_enobufs", "Queue socket overruns (ENOBUFS).", dv.queue.enobufs},
+			{"queue_not_delivered", "Packets the kernel queued but never delivered.",
+				dv.queue.id_gaps},
+			{"output_packets", "Packets sent by the daemon.", dv.output.packets},
+			{"output_errors", "Sends that failed.",
+				dv.output.too_big + dv.output.bad_input + dv.output.other_errors},
+			{"path_malformed", "Datagrams dropped for a PGM parse error.", dv.path->malformed},
+			{"path_udp_not_pgm", "UDP on the PGM ports that is not PGM.", dv.path->udp_not_pgm},
+			{"replicated", "SPM and RDATA replicated by the daemon.", dv.path->replicated},
+			{"replication_copies", "Copies sent by replication.", dv.path->copies},
+			{"replication_no_route", "SPM and RDATA without a multicast route.",
+				dv.path->repl_no_route},
+			{"replication_wrong_interface",
+				"SPM and RDATA off their route's incoming interface.",
+				dv.path->repl_wrong_if},
+			{"kernel_queue_dropped",
+				"Packets the kernel dropped with the queue full (its count).",
+				dv.kernel.queue_dropped},
+		};
+
+		for (size_t i = 0; i < sizeof(dp) / sizeof(dp[0]); i++) {
+			char total[64];
+
+			om_family(b, dp[i].name, "counter", dp[i].help);
+			snprintf(total, sizeof(total), "%s_total", dp[i].name);
+			om_value(b, total, dp[i].v);
+		}
+	}
+	om_family(b, "routes", "gauge", "Multicast routes mirrored.");
+	om_value(b, "routes", dv.routes_known);
+	cfg_printf(b, "# EOF\n");
+}
+
+static int cmd_show_metrics(struct cmd_session *s, const struct cmd_args *a)
+{
+	struct cfg_buf b = {0};
+
+	(void)a;
+	metrics_text(&b, pgm_vty_assist());
+	return stream(s, &b);
+}
+
 static const struct cmd_def show_cmds[] = {
 	{.spec = "show ip pgm router [(verbose|json)]",
 		.help = SHOW_PGM FORMAT_HELP,
@@ -1507,6 +1669,10 @@ static const struct cmd_def show_cmds[] = {
 			STATE_FORMAT_HELP,
 		.modes = CMD_MODES_SHOW,
 		.handler = cmd_show_state_tsi},
+	{.spec = "show ip pgm router metrics",
+		.help = SHOW_PGM "The counters in OpenMetrics text (Prometheus)\n",
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_metrics},
 	{.spec = "show ip pgm router mroute [json]",
 		.help = SHOW_PGM "Multicast routes SPM and RDATA are replicated along\n"
 				 "JSON output\n",
