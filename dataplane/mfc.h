@@ -29,8 +29,8 @@ struct mfc_route {
 	struct in_addr src, grp; /* src 0.0.0.0: a (*,G) entry */
 	int iif;		 /* ifindex; 0: unresolved (no interfaces yet) */
 	unsigned noifs;
-	int oif[MFC_MAX_OIFS];	    /* ifindex */
-	uint8_t ttl[MFC_MAX_OIFS];  /* the interface's TTL threshold: forward if TTL > it */
+	int oif[MFC_MAX_OIFS];	   /* ifindex */
+	uint8_t ttl[MFC_MAX_OIFS]; /* the interface's TTL threshold: forward if TTL > it */
 	/* SPM and RDATA along it, counted by the packet path (router/assist/packet.c) and kept
 	   while the kernel updates the entry: copies made by the daemon, or left to the kernel */
 	uint64_t replicated, by_kernel;

@@ -84,7 +84,8 @@ struct assist_env {
 	int (*send)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
 	/* The multicast route a datagram from src to group follows (replication), or NULL;
 	   writable for its counters. */
-	struct mfc_route *(*route)(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group);
+	struct mfc_route *(*route)(
+		void *ctx, const struct pgm_nla *src, const struct pgm_nla *group);
 	/* `show ip pgm router mroute`: every multicast route, to fn. NULL: none. */
 	void (*routes)(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg);
 	/* An interface by name: its ifindex (0: none) and link state. */

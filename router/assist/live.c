@@ -309,7 +309,8 @@ static cp_time_t env_now(void *ctx)
 	return ev_time_now();
 }
 
-static struct mfc_route *env_route(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
+static struct mfc_route *env_route(
+	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct live *l = ctx;
 	struct in_addr s, g;

@@ -52,7 +52,8 @@ static int env_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len,
 /* A route given for the group (offline_route_add), else one from the arrival interface to
    every other one with router assist, in ifindex order as the kernel's forwarding walks them
    (the packet path goes from the last entry down). */
-static struct mfc_route *env_route(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
+static struct mfc_route *env_route(
+	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct offline *o = ctx;
 	struct mfc_route *r = &o->route, *kept;

@@ -150,8 +150,8 @@ static int cmd_show_logging(struct cmd_session *s, const struct cmd_args *a)
 			snprintf(stamp + strlen(stamp), sizeof(stamp) - strlen(stamp), ".%03ldZ",
 				l.when.tv_nsec / 1000000);
 			json_object_object_add(x, "time", json_object_new_string(stamp));
-			json_object_object_add(
-				x, "priority", json_object_new_string(log_priority_name(l.priority)));
+			json_object_object_add(x, "priority",
+				json_object_new_string(log_priority_name(l.priority)));
 			json_object_object_add(x, "text", json_object_new_string(l.text));
 			json_object_array_add(lines, x);
 		} else {

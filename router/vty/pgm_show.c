@@ -915,7 +915,8 @@ static int show_state(struct cmd_session *s, const struct cmd_args *a, const cha
 			group_text ? group_text : source_text ? source_text : tsi_text);
 	cp_get_stats(assist_cp(sl->c.a), &st);
 	if (sl->c.json)
-		cfg_printf(&sl->b, "{\"total_sessions\":%zu,\"total_repair_states\":%zu,\"sessions\":[",
+		cfg_printf(&sl->b,
+			"{\"total_sessions\":%zu,\"total_repair_states\":%zu,\"sessions\":[",
 			st.sessions, st.repair_states);
 	else
 		cfg_printf(&sl->b, "PGM router state: %zu session%s, %zu repair state%s\n",
@@ -1003,9 +1004,11 @@ static struct json_object *mroute_json(struct assist *as, const struct mfc_route
 	struct json_object *o = json_object_new_object(), *oifs = json_object_new_array();
 	char text[INET_ADDRSTRLEN], name[CP_IFNAME_LEN];
 
-	jadd_str(o, "source", r->src.s_addr == 0 ? "*" : inet_ntop(AF_INET, &r->src, text, sizeof(text)));
+	jadd_str(o, "source",
+		r->src.s_addr == 0 ? "*" : inet_ntop(AF_INET, &r->src, text, sizeof(text)));
 	jadd_str(o, "group", inet_ntop(AF_INET, &r->grp, text, sizeof(text)));
-	jadd_str(o, "incoming_interface", r->iif ? assist_ifname(as, r->iif, name, sizeof(name)) : "");
+	jadd_str(o, "incoming_interface",
+		r->iif ? assist_ifname(as, r->iif, name, sizeof(name)) : "");
 	jadd_bool(o, "incoming_router_assist", r->iif && cp_if_assisted(assist_cp(as), r->iif));
 	for (unsigned i = 0; i < r->noifs; i++) {
 		struct json_object *x = json_object_new_object();
@@ -1068,8 +1071,9 @@ static int cmd_show_mroute(struct cmd_session *s, const struct cmd_args *a)
 		json_put(&b, o);
 		cfg_printf(&b, "\n");
 	} else {
-		cfg_printf(&b, "PGM router multicast routes: %zu (mirrored from the kernel; SPM and "
-			       "RDATA are replicated along them)\n",
+		cfg_printf(&b,
+			"PGM router multicast routes: %zu (mirrored from the kernel; SPM and RDATA "
+			"are replicated along them)\n",
 			l.n);
 		for (size_t i = 0; i < l.n; i++)
 			mroute_text(&b, as, &l.r[i]);
@@ -1529,7 +1533,8 @@ static void metrics_if(void *arg, const struct cp_if_view *v)
 		break;
 	case OM_EVENTS:
 		for (unsigned e = 0; e < CP_C_COUNT; e++)
-			cfg_printf(m->b, "pgmrouter_events_total{interface=\"%s\",event=\"%s\"} %llu\n",
+			cfg_printf(m->b,
+				"pgmrouter_events_total{interface=\"%s\",event=\"%s\"} %llu\n",
 				v->name, cp_counter_name(e), (unsigned long long)k->ev[e]);
 		break;
 	case OM_MALFORMED:
@@ -1577,7 +1582,8 @@ static void metrics_text(struct cfg_buf *b, struct assist *as)
 		"Router assist events by interface (show ip pgm router traffic verbose).");
 	m.part = OM_EVENTS;
 	cp_foreach_if(assist_cp(as), metrics_if, &m);
-	om_family(b, "malformed", "counter", "Malformed PGM packets dropped, by interface and error.");
+	om_family(b, "malformed", "counter",
+		"Malformed PGM packets dropped, by interface and error.");
 	m.part = OM_MALFORMED;
 	cp_foreach_if(assist_cp(as), metrics_if, &m);
 	om_family(b, "router_events", "counter", "Router-wide events (timers and limits).");
@@ -1595,7 +1601,8 @@ static void metrics_text(struct cfg_buf *b, struct assist *as)
 			const char *name, *help;
 			uint64_t v;
 		} dp[] = {
-			{"queue_packets", "Packets received from the netfilter queue.", dv.queue.packets},
+			{"queue_packets", "Packets received from the netfilter queue.",
+				dv.queue.packets},
 			{"queue_accepted", "Accept verdicts.", dv.queue.accepted},
 			{"queue_dropped", "Drop verdicts.", dv.queue.dropped},
 			{"queue_enobufs", "Queue socket overruns (ENOBUFS).", dv.queue.enobufs},
@@ -1604,9 +1611,12 @@ static void metrics_text(struct cfg_buf *b, struct assist *as)
 			{"output_packets", "Packets sent by the daemon.", dv.output.packets},
 			{"output_errors", "Sends that failed.",
 				dv.output.too_big + dv.output.bad_input + dv.output.other_errors},
-			{"path_malformed", "Datagrams dropped for a PGM parse error.", dv.path->malformed},
-			{"path_udp_not_pgm", "UDP on the PGM ports that is not PGM.", dv.path->udp_not_pgm},
-			{"replicated", "SPM and RDATA replicated by the daemon.", dv.path->replicated},
+			{"path_malformed", "Datagrams dropped for a PGM parse error.",
+				dv.path->malformed},
+			{"path_udp_not_pgm", "UDP on the PGM ports that is not PGM.",
+				dv.path->udp_not_pgm},
+			{"replicated", "SPM and RDATA replicated by the daemon.",
+				dv.path->replicated},
 			{"replication_copies", "Copies sent by replication.", dv.path->copies},
 			{"replication_no_route", "SPM and RDATA without a multicast route.",
 				dv.path->repl_no_route},

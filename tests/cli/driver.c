@@ -334,8 +334,7 @@ static void pgm_packet(char *args)
 
 			ok = parse_u32(v, &port) && port <= 65535;
 			h.sport = (uint16_t)port;
-		}
-		else if (strcmp(words[i], "source") == 0)
+		} else if (strcmp(words[i], "source") == 0)
 			ok = parse_addr(v, &source);
 		else if (strcmp(words[i], "group") == 0)
 			ok = parse_addr(v, &group);
@@ -417,12 +416,14 @@ static void pgm_mroute(char *args)
 	char *words[2 + 1 + MFC_MAX_OIFS], *save = NULL, *ttl;
 	int nwords = 0;
 
-	for (char *w = strtok_r(args, " ", &save); w != NULL && nwords < (int)(sizeof(words) / sizeof(words[0]));
+	for (char *w = strtok_r(args, " ", &save);
+		w != NULL && nwords < (int)(sizeof(words) / sizeof(words[0]));
 		w = strtok_r(NULL, " ", &save))
 		words[nwords++] = w;
 	if (offline == NULL || nwords < 3 ||
 		(strcmp(words[0], "*") != 0 && inet_pton(AF_INET, words[0], &r.src) != 1) ||
-		inet_pton(AF_INET, words[1], &r.grp) != 1 || (r.iif = driver_ifindex(words[2])) == 0)
+		inet_pton(AF_INET, words[1], &r.grp) != 1 ||
+		(r.iif = driver_ifindex(words[2])) == 0)
 		goto usage;
 	for (int i = 3; i < nwords; i++) {
 		if ((ttl = strchr(words[i], ':')) != NULL)
