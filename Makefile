@@ -13,6 +13,7 @@
 #   make fuzz       every fuzzer for FUZZ_SECONDS each (default 300; tests/fuzz/README)
 #   make coverage   line coverage of control/ and dataplane/ from the unit tests (lcov)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make deb        the Debian package build/deb/pgmrouter_VERSION_ARCH.deb (debian/), lintian run
 #
 # Sources are found by directory: every .c under dataplane/, control/, cli/ and router/ goes into
 # libpgmrouter.a except the two programs' mains; every tests/unit/test_*.c is one Check runner.
@@ -40,7 +41,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov v
 	libmnl-dev libnetfilter-queue-dev libpcap-dev libjson-c-dev check libsubunit-dev \
 	libpgm-dev libzmq3-dev libreadline-dev libsnmp-dev snmpd snmp \
 	iptables nftables smcroute iproute2 tshark jq gnuplot-nox procps psmisc \
-	linux-perf python3-matplotlib
+	linux-perf python3-matplotlib debhelper dpkg-dev lintian python3-prometheus-client
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wvla -Wformat=2 -Wno-format-nonliteral
@@ -103,7 +104,7 @@ $(eval $(call flavour,fuzzobj,$$(FUZZ_FLAGS)))
 $(fuzzobj_OBJS): tests/fuzz/coverage-ignore.txt
 
 .PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test security-test soak soak-smoke fuzz fuzz-smoke bench \
-	bench-smoke demo lab coverage install uninstall clean format tools
+	bench-smoke demo lab coverage install uninstall clean format tools deb deb-test
 
 all: $(B)/pgmrouterd $(B)/pgmrouter $(PEER_BINS) $(BENCH_BINS)
 
@@ -278,6 +279,22 @@ install: $(B)/pgmrouterd $(B)/pgmrouter
 	install -m 0644 router/pgmrouterd.conf.example $(DESTDIR)$(SYSCONFDIR)/pgmrouter/pgmrouterd.conf.example
 	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' router/pgmrouterd.service.in \
 		> $(DESTDIR)$(UNITDIR)/pgmrouterd.service
+
+# The Debian package, built from a copy of the tree under build/deb (dpkg-buildpackage cleans
+# its tree and writes beside it); lintian's errors fail the target, its warnings are printed.
+DEB_DIR := $(B)/deb
+deb:
+	@rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	@tar -cf - --exclude=./build --exclude=./.git --exclude=./tests/fuzz/corpus-run \
+		--exclude=./tests/bench/results --exclude=./tests/soak/results . | tar -xf - -C $(DEB_DIR)/src
+	@cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc -j2 > ../build.log 2>&1 \
+		|| { tail -30 ../build.log; echo "deb: dpkg-buildpackage failed ($(DEB_DIR)/build.log)" >&2; exit 1; }
+	@ls $(DEB_DIR)/pgmrouter_*.deb
+	@lintian --fail-on error $(DEB_DIR)/pgmrouter_*.changes
+
+# make check's stage: builds the package, installs it into a scratch root and checks it.
+deb-test:
+	@tests/deb/run.sh
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/pgmrouterd $(DESTDIR)$(BINDIR)/pgmrouter \

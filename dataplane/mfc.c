@@ -112,26 +112,33 @@ static void grow(struct mfc *m)
 	free(old);
 }
 
-static void upsert(struct mfc *m, const struct mfc_route *r)
+static struct mfc_route *upsert(struct mfc *m, const struct mfc_route *r)
 {
 	struct mfc_node **p = find_slot(m, r->src, r->grp);
 	struct mfc_node *n;
 
 	if (*p != NULL) {
+		uint64_t replicated = (*p)->r.replicated, by_kernel = (*p)->r.by_kernel;
+
 		(*p)->r = *r;
-		return;
+		(*p)->r.replicated = replicated;
+		(*p)->r.by_kernel = by_kernel;
+		return &(*p)->r;
 	}
 	n = malloc(sizeof(*n));
 	if (n == NULL) {
 		m->st.errors++;
-		return;
+		return NULL;
 	}
 	n->next = NULL;
 	n->r = *r;
+	n->r.replicated = 0;
+	n->r.by_kernel = 0;
 	*p = n;
 	m->count++;
 	if (m->count > m->nbuckets)
 		grow(m);
+	return &n->r; /* grow() moves the node, not its memory */
 }
 
 static void erase(struct mfc *m, struct in_addr src, struct in_addr grp)
@@ -146,17 +153,17 @@ static void erase(struct mfc *m, struct in_addr src, struct in_addr grp)
 	m->count--;
 }
 
-const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, struct in_addr grp)
+static struct mfc_node *lookup_node(const struct mfc *m, struct in_addr src, struct in_addr grp)
 {
 	struct in_addr any = {0};
-	const struct mfc_node *n;
+	struct mfc_node *n;
 
 	for (n = m->buckets[bucket_of(m, src, grp)]; n != NULL; n = n->next)
 		if (n->r.src.s_addr == src.s_addr && n->r.grp.s_addr == grp.s_addr)
-			return &n->r;
+			return n;
 	for (n = m->buckets[bucket_of(m, any, grp)]; n != NULL; n = n->next)
 		if (n->r.src.s_addr == 0 && n->r.grp.s_addr == grp.s_addr)
-			return &n->r;
+			return n;
 	return NULL;
 }
 
@@ -180,6 +187,32 @@ size_t mfc_sources(const struct mfc *m, struct in_addr grp, int oif, struct in_a
 		}
 	}
 	return n;
+}
+
+const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, struct in_addr grp)
+{
+	struct mfc_node *n = lookup_node(m, src, grp);
+
+	return n != NULL ? &n->r : NULL;
+}
+
+struct mfc_route *mfc_find(struct mfc *m, struct in_addr src, struct in_addr grp)
+{
+	struct mfc_node *n = lookup_node(m, src, grp);
+
+	return n != NULL ? &n->r : NULL;
+}
+
+struct mfc_route *mfc_add(struct mfc *m, const struct mfc_route *r)
+{
+	return upsert(m, r);
+}
+
+void mfc_foreach(const struct mfc *m, void (*fn)(void *arg, const struct mfc_route *r), void *arg)
+{
+	for (size_t i = 0; i < m->nbuckets; i++)
+		for (const struct mfc_node *n = m->buckets[i]; n != NULL; n = n->next)
+			fn(arg, &n->r);
 }
 
 size_t mfc_count(const struct mfc *m)
@@ -280,7 +313,7 @@ static void handle_route(void *ctx, const struct nlmsghdr *nlh)
 		m->st.invalid++;
 		return;
 	}
-	upsert(m, &r);
+	(void)upsert(m, &r);
 }
 
 int mfc_input(struct mfc *m, const void *buf, size_t len)

@@ -29,8 +29,11 @@ struct mfc_route {
 	struct in_addr src, grp; /* src 0.0.0.0: a (*,G) entry */
 	int iif;		 /* ifindex; 0: unresolved (no interfaces yet) */
 	unsigned noifs;
-	int oif[MFC_MAX_OIFS];	    /* ifindex */
-	uint8_t ttl[MFC_MAX_OIFS];  /* the interface's TTL threshold: forward if TTL > it */
+	int oif[MFC_MAX_OIFS];	   /* ifindex */
+	uint8_t ttl[MFC_MAX_OIFS]; /* the interface's TTL threshold: forward if TTL > it */
+	/* SPM and RDATA along it, counted by the packet path (router/assist/packet.c) and kept
+	   while the kernel updates the entry: copies made by the daemon, or left to the kernel */
+	uint64_t replicated, by_kernel;
 };
 
 struct mfc_stats {
@@ -64,6 +67,13 @@ const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, stru
    at most max of them in srcs, how many returned. Walks the whole cache. */
 size_t mfc_sources(const struct mfc *m, struct in_addr grp, int oif, struct in_addr *srcs,
 	size_t max);
+/* The same entry, writable (its counters); NULL when none. */
+struct mfc_route *mfc_find(struct mfc *m, struct in_addr src, struct in_addr grp);
+/* Adds or updates an entry as a notification would (tests, the offline environment): its
+   counters are kept. The stored entry, or NULL without memory. */
+struct mfc_route *mfc_add(struct mfc *m, const struct mfc_route *r);
+/* Every entry, in no particular order. */
+void mfc_foreach(const struct mfc *m, void (*fn)(void *arg, const struct mfc_route *r), void *arg);
 size_t mfc_count(const struct mfc *m);
 void mfc_get_stats(const struct mfc *m, struct mfc_stats *st);
 

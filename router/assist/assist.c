@@ -262,6 +262,13 @@ int assist_if_lookup(const struct assist *a, const char *name, bool *up, bool *r
 	return a->env.if_lookup(a->env.ctx, name, up, running);
 }
 
+void assist_routes(
+	const struct assist *a, void (*fn)(void *arg, const struct mfc_route *r), void *arg)
+{
+	if (a->env.routes != NULL)
+		a->env.routes(a->env.ctx, fn, arg);
+}
+
 const char *assist_ifname(const struct assist *a, int ifindex, char *buf, size_t len)
 {
 	struct cp_if_view v;

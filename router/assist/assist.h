@@ -82,13 +82,16 @@ struct assist_env {
 	   forwarded copy goes from the packet's own buffer): 1 sent, 0 queued (the environment
 	   reports the outcome later with assist_count_sent), -1 refused. */
 	int (*send)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
-	/* The multicast route a datagram from src to group follows (replication), or NULL. */
-	const struct mfc_route *(*route)(
+	/* The multicast route a datagram from src to group follows (replication), or NULL;
+	   writable for its counters. */
+	struct mfc_route *(*route)(
 		void *ctx, const struct pgm_nla *src, const struct pgm_nla *group);
 	/* The sources of the (S,G) routes of group leaving by ifindex, in by another: at most max
 	   in srcs, how many returned (cp_set_route_sources). NULL: none known. */
 	unsigned (*route_sources)(void *ctx, const struct pgm_nla *group, int ifindex,
 		struct pgm_nla *srcs, unsigned max);
+	/* `show ip pgm router mroute`: every multicast route, to fn. NULL: none. */
+	void (*routes)(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg);
 	/* An interface by name: its ifindex (0: none) and link state. */
 	int (*if_lookup)(void *ctx, const char *name, bool *up, bool *running);
 	/* Debug lines: the categories wanted (bit 1 << category; asked again by assist_log_sync:
@@ -163,6 +166,9 @@ void assist_if_address(struct assist *a, int ifindex, const struct pgm_nla *addr
 int assist_if_lookup(const struct assist *a, const char *name, bool *up, bool *running);
 /* "eth0", "-" for 0, "ifN" for one the core does not know. */
 const char *assist_ifname(const struct assist *a, int ifindex, char *buf, size_t len);
+/* Every multicast route the environment knows (none without the hook). */
+void assist_routes(
+	const struct assist *a, void (*fn)(void *arg, const struct mfc_route *r), void *arg);
 
 /* Whether the environment's data plane is up. */
 bool assist_running(const struct assist *a);

@@ -309,7 +309,7 @@ static cp_time_t env_now(void *ctx)
 	return ev_time_now();
 }
 
-static const struct mfc_route *env_route(
+static struct mfc_route *env_route(
 	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct live *l = ctx;
@@ -319,7 +319,15 @@ static const struct mfc_route *env_route(
 		return NULL;
 	memcpy(&s, src->addr, 4);
 	memcpy(&g, group->addr, 4);
-	return mfc_lookup(l->mfc, s, g);
+	return mfc_find(l->mfc, s, g);
+}
+
+static void env_routes(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg)
+{
+	struct live *l = ctx;
+
+	if (l->mfc != NULL)
+		mfc_foreach(l->mfc, fn, arg);
 }
 
 static unsigned env_route_sources(void *ctx, const struct pgm_nla *group, int ifindex,
@@ -685,6 +693,7 @@ struct live *live_new(struct ev_loop *loop)
 		.send = env_send,
 		.route = env_route,
 		.route_sources = env_route_sources,
+		.routes = env_routes,
 		.if_lookup = env_if_lookup,
 		.lines_wanted = env_lines_wanted,
 		.line = env_line,

@@ -25,6 +25,9 @@ struct offline {
 	cp_time_t now;
 	uint64_t sent;
 	struct mfc_route route; /* the last one route() made */
+	/* Routes to groups: those given (offline_route_add), looked up first, and those made
+	   from the interfaces, kept for their counters and `show ip pgm router mroute`. */
+	struct mfc *given, *made;
 };
 
 /* ---- the environment ---- */
@@ -46,17 +49,25 @@ static int env_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len,
 	return 1;
 }
 
-/* From the arrival interface to every other one with router assist, in ifindex order as the
-   kernel's forwarding walks them (the packet path goes from the last entry down). */
-static const struct mfc_route *env_route(
+/* A route given for the group (offline_route_add), else one from the arrival interface to
+   every other one with router assist, in ifindex order as the kernel's forwarding walks them
+   (the packet path goes from the last entry down). */
+static struct mfc_route *env_route(
 	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct offline *o = ctx;
-	struct mfc_route *r = &o->route;
+	struct mfc_route *r = &o->route, *kept;
 	const struct offline_if *in = NULL;
+	bool to_group = src->afi == PGM_AFI_IP && group->afi == PGM_AFI_IP &&
+			(group->addr[0] & 0xf0) == 0xe0; /* 224/4 */
 
-	(void)group;
 	memset(r, 0, sizeof(*r));
+	if (to_group) {
+		memcpy(&r->src, src->addr, 4);
+		memcpy(&r->grp, group->addr, 4);
+		if ((kept = mfc_find(o->given, r->src, r->grp)) != NULL)
+			return kept;
+	}
 	for (size_t i = 0; i < o->nifs && in == NULL; i++) {
 		uint32_t x, y,
 			mask = o->ifs[i].prefix == 0 ? 0 : htonl(~0u << (32 - o->ifs[i].prefix));
@@ -72,7 +83,22 @@ static const struct mfc_route *env_route(
 	for (size_t i = o->nifs; i-- > 0 && r->noifs < MFC_MAX_OIFS;)
 		if (&o->ifs[i] != in && cp_if_assisted(assist_cp(o->a), o->ifs[i].ifindex))
 			r->oif[r->noifs++] = o->ifs[i].ifindex;
+	if (to_group && (kept = mfc_add(o->made, r)) != NULL)
+		return kept;
 	return r;
+}
+
+static void env_routes(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg)
+{
+	struct offline *o = ctx;
+
+	mfc_foreach(o->given, fn, arg);
+	mfc_foreach(o->made, fn, arg);
+}
+
+int offline_route_add(struct offline *o, const struct mfc_route *r)
+{
+	return mfc_add(o->given, r) != NULL ? 0 : -1;
 }
 
 static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
@@ -140,6 +166,7 @@ struct offline *offline_new(
 		.now = env_now,
 		.send = env_send,
 		.route = env_route,
+		.routes = env_routes,
 		.if_lookup = env_if_lookup,
 		.lines_wanted = env_lines_wanted,
 		.line = env_line,
@@ -152,6 +179,11 @@ struct offline *offline_new(
 	}
 	o->quiet = quiet;
 	o->now = CP_SEC(1);
+	if ((o->given = mfc_new()) == NULL || (o->made = mfc_new()) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		offline_free(o);
+		return NULL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (parse_ifspec(ifspecs[i], &o->ifs[i]) < 0) {
 			snprintf(err, errlen, "%s: expected NAME=A.B.C.D[/PREFIX]", ifspecs[i]);
@@ -177,6 +209,8 @@ void offline_free(struct offline *o)
 	if (o == NULL)
 		return;
 	assist_free(o->a);
+	mfc_free(o->given);
+	mfc_free(o->made);
 	free(o->ifs);
 	free(o);
 }
@@ -200,6 +234,10 @@ int offline_packet(struct offline *o, const uint8_t *datagram, size_t len, const
 	const uint8_t *rw;
 	size_t rw_len;
 
+	/* "*": before the routing decision, replicated along the group's route */
+	p.before_routing = out != NULL && strcmp(out, "*") == 0;
+	if (p.before_routing)
+		out = NULL;
 	if ((p.in_ifindex = ifindex_of(o, in)) == 0 ||
 		(out != NULL && (p.out_ifindex = ifindex_of(o, out)) == 0)) {
 		snprintf(err, errlen, "no interface %s", p.in_ifindex == 0 ? in : out);

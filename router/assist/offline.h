@@ -24,9 +24,13 @@ struct offline *offline_new(
 void offline_free(struct offline *o);
 struct assist *offline_assist(struct offline *o);
 
-/* One datagram arriving on `in` (seen once), or as a copy forwarded from `in` to `out`. */
+/* One datagram arriving on `in` (seen once), or as a copy forwarded from `in` to `out`; out
+   "*": taken before the routing decision, SPM and RDATA to a group replicated along its route. */
 int offline_packet(struct offline *o, const uint8_t *datagram, size_t len, const char *in,
 	const char *out, char *err, size_t errlen);
+/* A multicast route that replaces, for its group (and source unless 0.0.0.0), the one made
+   from the interfaces. 0, or -1 without memory. */
+int offline_route_add(struct offline *o, const struct mfc_route *r);
 /* Moves the clock forward and runs the timers due. */
 void offline_advance(struct offline *o, uint64_t us);
 

@@ -215,7 +215,7 @@ struct repl_copy {
 static enum cp_verdict replicate(
 	struct assist *a, const struct assist_packet *p, const struct pgm_ip *ip, size_t *rw_len)
 {
-	const struct mfc_route *r;
+	struct mfc_route *r;
 	int in = p->in_ifindex;
 	uint8_t ttl = ip->ttl;
 	bool assisted;
@@ -264,6 +264,7 @@ static enum cp_verdict replicate(
 	   interfaces without router assist), the kernel's own forwarding makes exactly them. */
 	if (all_unchanged) {
 		a->stats.repl_by_kernel++;
+		r->by_kernel++;
 		return CP_ACCEPT;
 	}
 	if (ncopies == 1 && copies[0].res.verdict == CP_ACCEPT_REWRITTEN) {
@@ -271,6 +272,7 @@ static enum cp_verdict replicate(
 		*rw_len = apply_rewrite(a, p->datagram, p->len, ip, &pkt, &copies[0].res.rewrite);
 		if (*rw_len != 0) {
 			a->stats.repl_single++;
+			r->by_kernel++;
 			return CP_ACCEPT_REWRITTEN;
 		}
 		a->stats.rewrite_failed++; /* the copy goes unchanged, below */
@@ -278,6 +280,7 @@ static enum cp_verdict replicate(
 	}
 	/* Rewritten copies go at once (the rewrite buffer is reused); unchanged ones after. */
 	a->stats.replicated++;
+	r->replicated++;
 	for (unsigned i = 0; i < ncopies; i++) {
 		struct repl_copy *c = &copies[i];
 		size_t len;

@@ -64,14 +64,86 @@ void log_set_hook(log_hook_fn fn, void *ctx)
 	hook_ctx = ctx;
 }
 
+/* ---- the ring ---- */
+
+struct ring_entry {
+	struct timespec when;
+	int priority;
+	char text[LOG_RING_LINE_LEN];
+};
+
+static struct ring_entry ring[LOG_RING_LINES];
+static unsigned long long ring_logged; /* ring[ring_logged % LOG_RING_LINES] is the next */
+static void (*clock_fn)(struct timespec *ts);
+
+void log_set_clock(void (*now)(struct timespec *ts))
+{
+	clock_fn = now;
+}
+
+static void ring_add(const struct timespec *when, int priority, const char *line)
+{
+	struct ring_entry *e = &ring[ring_logged++ % LOG_RING_LINES];
+	size_t n = strnlen(line, sizeof(e->text) - 1); /* cut, as the header says */
+
+	e->when = *when;
+	e->priority = priority;
+	memcpy(e->text, line, n);
+	e->text[n] = '\0';
+}
+
+size_t log_ring_held(void)
+{
+	return ring_logged < LOG_RING_LINES ? (size_t)ring_logged : LOG_RING_LINES;
+}
+
+unsigned long long log_ring_logged(void)
+{
+	return ring_logged;
+}
+
+bool log_ring_line(size_t i, struct log_line *out)
+{
+	const struct ring_entry *e;
+
+	if (i >= log_ring_held())
+		return false;
+	e = &ring[(ring_logged - log_ring_held() + i) % LOG_RING_LINES];
+	out->when = e->when;
+	out->priority = e->priority;
+	out->text = e->text;
+	return true;
+}
+
+const char *log_priority_name(int priority)
+{
+	switch (priority) {
+	case LOG_CRIT:
+		return "critical";
+	case LOG_WARNING:
+		return "warning";
+	case LOG_INFO:
+		return "info";
+	case LOG_DEBUG:
+		return "debug";
+	default:
+		return "notice";
+	}
+}
+
 static void emit(int priority, enum log_category cat, const char *line)
 {
+	struct timespec ts;
+
+	if (clock_fn != NULL)
+		clock_fn(&ts);
+	else
+		clock_gettime(CLOCK_REALTIME, &ts);
+	ring_add(&ts, priority, line);
 	if (log_to_stderr) {
-		struct timespec ts;
 		struct tm tm;
 		char stamp[32];
 
-		clock_gettime(CLOCK_REALTIME, &ts);
 		localtime_r(&ts.tv_sec, &tm);
 		strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
 		fprintf(stderr, "%s.%03ld %s\n", stamp, ts.tv_nsec / 1000000, line);

@@ -11,6 +11,8 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
 
 enum log_category {
 	LOG_CAT_PACKETS = 0, /* debug ip pgm router packets */
@@ -31,6 +33,23 @@ const char *log_category_name(enum log_category cat);
 /* A hook receives every line logged (after filtering), e.g. CLI sessions in monitor mode. */
 typedef void (*log_hook_fn)(void *ctx, int priority, enum log_category cat, const char *line);
 void log_set_hook(log_hook_fn fn, void *ctx);
+
+/* The last lines logged, debug lines included, kept in memory for `show logging`: a ring of
+   LOG_RING_LINES lines of at most LOG_RING_LINE_LEN - 1 characters (longer ones are cut). */
+#define LOG_RING_LINES	  256
+#define LOG_RING_LINE_LEN 240
+struct log_line {
+	struct timespec when; /* CLOCK_REALTIME */
+	int priority;	      /* syslog's LOG_* */
+	const char *text;
+};
+size_t log_ring_held(void);
+unsigned long long log_ring_logged(void); /* every line since start */
+/* The i-th oldest line held; false past the last. Valid until the next line is logged. */
+bool log_ring_line(size_t i, struct log_line *out);
+const char *log_priority_name(int priority);
+/* Tests: the time lines are stamped with (NULL: the real clock). */
+void log_set_clock(void (*now)(struct timespec *ts));
 
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -4,7 +4,10 @@
  */
 #include "router/vty/daemon_vty.h"
 
+#include <json-c/json.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "cli/command.h"
 #include "cli/config.h"
@@ -114,6 +117,65 @@ static int cmd_show_debugging(struct cmd_session *s, const struct cmd_args *a)
 	return CMD_OK;
 }
 
+/* ---- show logging: the log ring (router/lib/log.h) ---- */
+
+static int cmd_show_logging(struct cmd_session *s, const struct cmd_args *a)
+{
+	size_t held = log_ring_held(), last = (size_t)cmd_arg_int(a, "LINES", LOG_RING_LINES);
+	size_t first = held > last ? held - last : 0;
+	bool json = cmd_arg_has(a, "json");
+	struct json_object *o = NULL, *lines = NULL;
+	struct cfg_buf b = {0};
+	struct log_line l;
+
+	if (json) {
+		o = json_object_new_object();
+		lines = json_object_new_array();
+		json_object_object_add(o, "size", json_object_new_int(LOG_RING_LINES));
+		json_object_object_add(o, "held", json_object_new_uint64(held));
+		json_object_object_add(o, "logged", json_object_new_uint64(log_ring_logged()));
+	} else {
+		cfg_printf(&b, "Log buffer: %d lines, %zu held, %llu logged since start\n",
+			LOG_RING_LINES, held, log_ring_logged());
+	}
+	for (size_t i = first; log_ring_line(i, &l); i++) {
+		char stamp[40];
+		struct tm tm;
+
+		if (json) {
+			struct json_object *x = json_object_new_object();
+
+			gmtime_r(&l.when.tv_sec, &tm);
+			strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+			snprintf(stamp + strlen(stamp), sizeof(stamp) - strlen(stamp), ".%03ldZ",
+				l.when.tv_nsec / 1000000);
+			json_object_object_add(x, "time", json_object_new_string(stamp));
+			json_object_object_add(x, "priority",
+				json_object_new_string(log_priority_name(l.priority)));
+			json_object_object_add(x, "text", json_object_new_string(l.text));
+			json_object_array_add(lines, x);
+		} else {
+			localtime_r(&l.when.tv_sec, &tm);
+			strftime(stamp, sizeof(stamp), "%b %e %H:%M:%S", &tm);
+			cfg_printf(&b, "%s.%03ld %s: %s\n", stamp, l.when.tv_nsec / 1000000,
+				log_priority_name(l.priority), l.text);
+		}
+	}
+	if (json) {
+		json_object_object_add(o, "lines", lines);
+		cfg_printf(&b, "%s\n",
+			json_object_to_json_string_ext(
+				o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	}
+	if (b.failed) {
+		cfg_buf_free(&b);
+		cmd_out(s, "%% out of memory\n");
+		return CMD_ERR_FAILED;
+	}
+	return cmd_out_stream(s, b.data, b.len);
+}
+
 #define DEBUG_CATEGORIES_SPEC "[(packets|events|timers|dataplane)]"
 #define DEBUG_CATEGORIES_HELP                                                                      \
 	"PGM packets received and sent\n"                                                          \
@@ -130,6 +192,11 @@ static const struct cmd_def daemon_cmds[] = {
 		.help = SHOW_STR "State of each debugging option\n",
 		.modes = CMD_MODES_SHOW,
 		.handler = cmd_show_debugging},
+	{.spec = "show logging [last <1-256>$LINES] [json]",
+		.help = SHOW_STR "The daemon's recent log lines, kept in memory\n"
+				 "Only the last lines\nHow many\nJSON output\n",
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_logging},
 	{.spec = "debug ip pgm router " DEBUG_CATEGORIES_SPEC,
 		.help = DEBUG_STR IP_STR PGM_STR ROUTER_ASSIST_STR DEBUG_CATEGORIES_HELP,
 		.modes = CMD_MODE(CMD_NODE_ENABLE),

@@ -4,6 +4,9 @@
  * twice, as IOS-style text and as JSON built with json-c. Long lists (sessions, repair states)
  * are rendered an element at a time, so a large table never exists twice in memory.
  */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,8 @@
 #define PGM_ROUTER_HELP	  IP_STR PGM_STR ROUTER_ASSIST_STR
 #define SHOW_PGM	  SHOW_STR PGM_ROUTER_HELP
 #define FORMAT_HELP	  "Detailed output\nJSON output\n"
+#define STATE_HELP	  "Sessions and repair (re-send) state\n"
+#define STATE_FORMAT_HELP "One line per session\nDetailed output\nJSON output\n"
 #define REPAIR_ROWS_BRIEF 20 /* repair states listed per session without `verbose` */
 
 /* ---- output ---- */
@@ -492,7 +497,9 @@ static int cmd_show_interface(struct cmd_session *s, const struct cmd_args *a)
 struct state_ctx {
 	struct assist *a;
 	struct cfg_buf *b;
-	bool json, verbose;
+	bool json, verbose, brief;
+	bool by_source;	     /* only the sessions of this source */
+	struct pgm_nla source;
 	cp_time_t now;
 	size_t sessions, rows, total_rows;
 	struct json_object *repairs; /* JSON: the session's list being built */
@@ -738,14 +745,55 @@ static void session_text(struct state_ctx *c, const struct cp_session_view *v)
 	}
 }
 
+/* `brief`: one line per session, as Junos's `show pgm source-path-messages`. */
+#define BRIEF_COLUMNS "%-18s %-15s %-15s %-15s %-10s %8s  %-13s"
+
+static void session_brief_text(struct state_ctx *c, const struct cp_session_view *v)
+{
+	char tsi[32], src[64], grp[64], up[64], ifname[CP_IFNAME_LEN], spm[24], window[32];
+
+	assist_ifname(c->a, v->upstream_ifindex, ifname, sizeof(ifname));
+	snprintf(spm, sizeof(spm), "%.1fs", (double)(c->now - v->last_spm) / 1e6);
+	snprintf(window, sizeof(window), "%u-%u", v->trail, v->lead);
+	cfg_printf(c->b, BRIEF_COLUMNS "%6zu\n", pgm_tsi_format(&v->tsi, tsi, sizeof(tsi)),
+		pgm_nla_format(&v->source, src, sizeof(src)),
+		pgm_nla_format(&v->group, grp, sizeof(grp)),
+		pgm_nla_format(&v->upstream, up, sizeof(up)), ifname, spm, window,
+		v->repair_states);
+}
+
+static void session_brief_json(struct state_ctx *c, const struct cp_session_view *v)
+{
+	struct json_object *o = json_object_new_object();
+	char tsi[32], text[64], ifname[CP_IFNAME_LEN];
+
+	assist_ifname(c->a, v->upstream_ifindex, ifname, sizeof(ifname));
+	jadd_str(o, "tsi", pgm_tsi_format(&v->tsi, tsi, sizeof(tsi)));
+	jadd_str(o, "source", pgm_nla_format(&v->source, text, sizeof(text)));
+	jadd_str(o, "group", pgm_nla_format(&v->group, text, sizeof(text)));
+	jadd_str(o, "upstream", pgm_nla_format(&v->upstream, text, sizeof(text)));
+	jadd_str(o, "upstream_interface", ifname);
+	jadd_fixed(o, "last_spm", (double)(c->now - v->last_spm) / 1e6, 3);
+	jadd_u64(o, "trail", v->trail);
+	jadd_u64(o, "lead", v->lead);
+	jadd_u64(o, "repair_states", v->repair_states);
+	if (c->sessions > 1)
+		cfg_printf(c->b, ",");
+	json_put(c->b, o);
+}
+
 static void state_session(void *arg, const struct cp_session_view *v)
 {
 	struct state_ctx *c = arg;
 
+	if (c->by_source && !pgm_nla_equal(&v->source, &c->source))
+		return;
 	c->sessions++;
 	c->rows = 0;
 	c->total_rows = 0;
-	if (c->json)
+	if (c->brief)
+		(c->json ? session_brief_json : session_brief_text)(c, v);
+	else if (c->json)
 		session_json(c, v);
 	else
 		session_text(c, v);
@@ -760,7 +808,7 @@ struct state_slices {
 	struct cfg_buf b;
 	struct pgm_tsi *tsis; /* the sessions at the start, in order */
 	size_t n, next;
-	char group_text[64];
+	char filter_text[96]; /* "group 239.1.2.3", ...: what `No session for` names */
 };
 
 static void state_slices_free(void *arg)
@@ -797,18 +845,47 @@ static int state_next_slice(struct cmd_session *s, void *arg)
 	if (sl->next == sl->n) {
 		if (sl->c.json)
 			cfg_printf(&sl->b, "]}\n");
-		else if (sl->group_text[0] != '\0' && sl->c.sessions == 0)
-			cfg_printf(&sl->b, "No session for group %s\n", sl->group_text);
+		else if (sl->filter_text[0] != '\0' && sl->c.sessions == 0)
+			cfg_printf(&sl->b, "No session for %s\n", sl->filter_text);
 	}
 	if (!state_flush(s, &sl->b))
 		return fail(s, "out of memory");
 	return sl->next < sl->n ? CMD_MORE : CMD_OK;
 }
 
-static int cmd_show_state(struct cmd_session *s, const struct cmd_args *a)
+/* "4d81c2a034ed.7547": the GSI's 12 hex digits, a dot, the source port. */
+static bool tsi_parse(const char *text, struct pgm_tsi *tsi)
 {
-	const char *group_text = cmd_arg(a, "A.B.C.D");
+	unsigned long port;
+	char *end;
+
+	if (strlen(text) < 2 * PGM_GSI_LEN + 2 || text[2 * PGM_GSI_LEN] != '.')
+		return false;
+	for (unsigned i = 0; i < PGM_GSI_LEN; i++) {
+		unsigned byte;
+
+		if (!isxdigit((unsigned char)text[2 * i]) ||
+			!isxdigit((unsigned char)text[2 * i + 1]) ||
+			sscanf(text + 2 * i, "%2x", &byte) != 1)
+			return false;
+		tsi->gsi[i] = (uint8_t)byte;
+	}
+	if (!isdigit((unsigned char)text[2 * PGM_GSI_LEN + 1]))
+		return false;
+	errno = 0;
+	port = strtoul(text + 2 * PGM_GSI_LEN + 1, &end, 10);
+	if (*end != '\0' || errno != 0 || port > 65535)
+		return false;
+	tsi->sport = (uint16_t)port;
+	return true;
+}
+
+/* The sessions of one group, one source, one TSI or all (NULL filters). */
+static int show_state(struct cmd_session *s, const struct cmd_args *a, const char *group_text,
+	const char *source_text, const char *tsi_text)
+{
 	struct pgm_nla group;
+	struct pgm_tsi tsi;
 	struct state_slices *sl;
 	struct cp_stats st;
 
@@ -816,37 +893,201 @@ static int cmd_show_state(struct cmd_session *s, const struct cmd_args *a)
 		return CMD_ERR_FAILED;
 	if (group_text != NULL && !pgm_nla_parse(&group, group_text))
 		return fail(s, "bad group address");
+	if (tsi_text != NULL && !tsi_parse(tsi_text, &tsi))
+		return fail(s, "bad TSI: expected 12 hex digits, a dot and the source port "
+			       "(4d81c2a034ed.7547)");
 	if ((sl = calloc(1, sizeof(*sl))) == NULL)
 		return fail(s, "out of memory");
 	sl->c.b = &sl->b;
 	sl->c.a = pgm_vty_assist();
 	sl->c.json = cmd_arg_has(a, "json");
 	sl->c.verbose = cmd_arg_has(a, "verbose");
+	sl->c.brief = cmd_arg_has(a, "brief");
 	sl->c.now = assist_now(sl->c.a);
-	if (group_text != NULL)
-		snprintf(sl->group_text, sizeof(sl->group_text), "%s", group_text);
+	if (source_text != NULL && !pgm_nla_parse(&sl->c.source, source_text)) {
+		state_slices_free(sl);
+		return fail(s, "bad source address");
+	}
+	sl->c.by_source = source_text != NULL;
+	if (group_text != NULL || source_text != NULL || tsi_text != NULL)
+		snprintf(sl->filter_text, sizeof(sl->filter_text), "%s %s",
+			group_text ? "group" : source_text ? "source" : "TSI",
+			group_text ? group_text : source_text ? source_text : tsi_text);
 	cp_get_stats(assist_cp(sl->c.a), &st);
 	if (sl->c.json)
-		cfg_printf(&sl->b, "{\"sessions\":[");
+		cfg_printf(&sl->b,
+			"{\"total_sessions\":%zu,\"total_repair_states\":%zu,\"sessions\":[",
+			st.sessions, st.repair_states);
 	else
 		cfg_printf(&sl->b, "PGM router state: %zu session%s, %zu repair state%s\n",
 			st.sessions, st.sessions == 1 ? "" : "s", st.repair_states,
 			st.repair_states == 1 ? "" : "s");
-	sl->tsis = cp_session_tsis(assist_cp(sl->c.a), group_text != NULL ? &group : NULL, &sl->n);
-	if (sl->tsis == NULL && sl->n == 0 && st.sessions > 0 && group_text == NULL) {
-		state_slices_free(sl);
-		return fail(s, "out of memory");
+	if (sl->c.brief && !sl->c.json)
+		cfg_printf(&sl->b, "\n" BRIEF_COLUMNS "%6s\n", "TSI", "Source", "Group",
+			"Upstream", "Interface", "Last SPM", "Window", "Repair");
+	if (tsi_text != NULL) {
+		/* one session: looked up, not listed */
+		if ((sl->tsis = malloc(sizeof(*sl->tsis))) == NULL) {
+			state_slices_free(sl);
+			return fail(s, "out of memory");
+		}
+		sl->tsis[0] = tsi;
+		sl->n = 1;
+	} else {
+		sl->tsis = cp_session_tsis(
+			assist_cp(sl->c.a), group_text != NULL ? &group : NULL, &sl->n);
+		if (sl->tsis == NULL && sl->n == 0 && st.sessions > 0 && group_text == NULL) {
+			state_slices_free(sl);
+			return fail(s, "out of memory");
+		}
 	}
 	cmd_set_continuation(s, state_next_slice, sl, state_slices_free);
 	return CMD_MORE;
 }
 
+static int cmd_show_state(struct cmd_session *s, const struct cmd_args *a)
+{
+	return show_state(s, a, cmd_arg(a, "GROUP"), NULL, NULL);
+}
+
+static int cmd_show_state_source(struct cmd_session *s, const struct cmd_args *a)
+{
+	return show_state(s, a, NULL, cmd_arg(a, "SOURCE"), NULL);
+}
+
+static int cmd_show_state_tsi(struct cmd_session *s, const struct cmd_args *a)
+{
+	return show_state(s, a, NULL, NULL, cmd_arg(a, "TSI"));
+}
+
+/* ---- show ip pgm router mroute ---- */
+
+/* The multicast routes the daemon replicates SPM and RDATA along (mirrored from the kernel),
+   copied out and sorted by group, then source ((*,G) first). */
+struct mroute_list {
+	struct mfc_route *r;
+	size_t n, cap;
+	bool failed;
+};
+
+static void mroute_collect(void *arg, const struct mfc_route *r)
+{
+	struct mroute_list *l = arg;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct mfc_route *m = realloc(l->r, cap * sizeof(*m));
+
+		if (m == NULL) {
+			l->failed = true;
+			return;
+		}
+		l->r = m;
+		l->cap = cap;
+	}
+	l->r[l->n++] = *r;
+}
+
+static int mroute_order(const void *x, const void *y)
+{
+	const struct mfc_route *a = x, *b = y;
+	uint32_t ga = ntohl(a->grp.s_addr), gb = ntohl(b->grp.s_addr);
+	uint32_t sa = ntohl(a->src.s_addr), sb = ntohl(b->src.s_addr);
+
+	if (ga != gb)
+		return ga < gb ? -1 : 1;
+	return sa < sb ? -1 : sa > sb;
+}
+
+static struct json_object *mroute_json(struct assist *as, const struct mfc_route *r)
+{
+	struct json_object *o = json_object_new_object(), *oifs = json_object_new_array();
+	char text[INET_ADDRSTRLEN], name[CP_IFNAME_LEN];
+
+	jadd_str(o, "source",
+		r->src.s_addr == 0 ? "*" : inet_ntop(AF_INET, &r->src, text, sizeof(text)));
+	jadd_str(o, "group", inet_ntop(AF_INET, &r->grp, text, sizeof(text)));
+	jadd_str(o, "incoming_interface",
+		r->iif ? assist_ifname(as, r->iif, name, sizeof(name)) : "");
+	jadd_bool(o, "incoming_router_assist", r->iif && cp_if_assisted(assist_cp(as), r->iif));
+	for (unsigned i = 0; i < r->noifs; i++) {
+		struct json_object *x = json_object_new_object();
+
+		jadd_str(x, "interface", assist_ifname(as, r->oif[i], name, sizeof(name)));
+		jadd_u64(x, "ttl_threshold", r->ttl[i]);
+		jadd_bool(x, "router_assist", cp_if_assisted(assist_cp(as), r->oif[i]));
+		json_object_array_add(oifs, x);
+	}
+	jadd(o, "outgoing", oifs);
+	jadd_u64(o, "replicated", r->replicated);
+	jadd_u64(o, "by_kernel", r->by_kernel);
+	return o;
+}
+
+static void mroute_text(struct cfg_buf *b, struct assist *as, const struct mfc_route *r)
+{
+	char src[INET_ADDRSTRLEN], grp[INET_ADDRSTRLEN], name[CP_IFNAME_LEN];
+
+	cfg_printf(b, "\n(%s, %s), incoming ",
+		r->src.s_addr == 0 ? "*" : inet_ntop(AF_INET, &r->src, src, sizeof(src)),
+		inet_ntop(AF_INET, &r->grp, grp, sizeof(grp)));
+	if (r->iif == 0)
+		cfg_printf(b, "unresolved\n");
+	else
+		cfg_printf(b, "%s%s\n", assist_ifname(as, r->iif, name, sizeof(name)),
+			cp_if_assisted(assist_cp(as), r->iif) ? " (router assist)" : "");
+	cfg_printf(b, "  Outgoing:%s", r->noifs ? "" : " none");
+	for (unsigned i = 0; i < r->noifs; i++)
+		cfg_printf(b, "%s %s TTL>%u%s", i ? "," : "",
+			assist_ifname(as, r->oif[i], name, sizeof(name)), r->ttl[i],
+			cp_if_assisted(assist_cp(as), r->oif[i]) ? " (router assist)" : "");
+	cfg_printf(b, "\n  SPM/RDATA: %llu replicated here, %llu left to the kernel\n",
+		(unsigned long long)r->replicated, (unsigned long long)r->by_kernel);
+}
+
+static int cmd_show_mroute(struct cmd_session *s, const struct cmd_args *a)
+{
+	struct assist *as = running_assist(s);
+	struct mroute_list l = {0};
+	struct cfg_buf b = {0};
+	bool json = cmd_arg_has(a, "json");
+
+	if (as == NULL)
+		return CMD_ERR_FAILED;
+	assist_routes(as, mroute_collect, &l);
+	if (l.failed) {
+		free(l.r);
+		return fail(s, "out of memory");
+	}
+	if (l.n > 1)
+		qsort(l.r, l.n, sizeof(*l.r), mroute_order);
+	if (json) {
+		struct json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+		for (size_t i = 0; i < l.n; i++)
+			json_object_array_add(list, mroute_json(as, &l.r[i]));
+		jadd_u64(o, "count", l.n);
+		jadd(o, "routes", list);
+		json_put(&b, o);
+		cfg_printf(&b, "\n");
+	} else {
+		cfg_printf(&b,
+			"PGM router multicast routes: %zu (mirrored from the kernel; SPM and RDATA "
+			"are replicated along them)\n",
+			l.n);
+		for (size_t i = 0; i < l.n; i++)
+			mroute_text(&b, as, &l.r[i]);
+	}
+	free(l.r);
+	return stream(s, &b);
+}
+
 /* ---- show ip pgm router traffic ---- */
 
-/* Packet types worth a column: every RFC 3208 type (ODATA only in JSON: the kernel
-   switches it). */
+/* Packet types worth a column: those router assist queues (ODATA only in JSON: the kernel
+   switches it). SPMR and ACK are never queued (README, Interception), so they have none. */
 static const unsigned traffic_types[] = {PGM_SPM, PGM_POLL, PGM_POLR, PGM_RDATA, PGM_NAK, PGM_NNAK,
-	PGM_NCF, PGM_SPMR, PGM_ACK, PGM_ODATA};
+	PGM_NCF, PGM_ODATA};
 #define NTRAFFIC_TYPES (sizeof(traffic_types) / sizeof(traffic_types[0]))
 
 struct traffic_ctx {
@@ -1241,6 +1482,174 @@ static int cmd_show_dataplane(struct cmd_session *s, const struct cmd_args *a)
 	return stream(s, &b);
 }
 
+/* ---- show ip pgm router metrics: OpenMetrics text ---- */
+
+/* The counters of the shows above in the OpenMetrics text format, for Prometheus (a
+   node-exporter textfile collector fed by `pgmrouter -c "show ip pgm router metrics"`). Names
+   and labels are the JSON's: interface, type (lower case), event, error. Counters are the
+   shows' own, zeroed by `clear`; gauges are sampled now. */
+
+static void om_family(struct cfg_buf *b, const char *name, const char *type, const char *help)
+{
+	cfg_printf(b, "# TYPE pgmrouter_%s %s\n# HELP pgmrouter_%s %s\n", name, type, name, help);
+}
+
+static void om_value(struct cfg_buf *b, const char *name, uint64_t v)
+{
+	cfg_printf(b, "pgmrouter_%s %llu\n", name, (unsigned long long)v);
+}
+
+struct metrics_ctx {
+	struct cfg_buf *b;
+	unsigned part; /* which family cp_foreach_if is rendering */
+};
+
+enum { OM_RECEIVED, OM_SENT, OM_EVENTS, OM_MALFORMED };
+
+/* Interface names are IFNAMEs (no quote, backslash or newline): no escaping needed. */
+static void metrics_if(void *arg, const struct cp_if_view *v)
+{
+	struct metrics_ctx *m = arg;
+	const struct cp_counters *k = v->counters;
+
+	if (k == NULL || !v->assist)
+		return;
+	switch (m->part) {
+	case OM_RECEIVED:
+	case OM_SENT:
+		for (size_t i = 0; i < NTRAFFIC_TYPES; i++) {
+			char type[16];
+			size_t j;
+
+			for (j = 0; pgm_type_name(traffic_types[i])[j] && j < sizeof(type) - 1; j++)
+				type[j] = (char)tolower(
+					(unsigned char)pgm_type_name(traffic_types[i])[j]);
+			type[j] = '\0';
+			cfg_printf(m->b, "pgmrouter_%s_total{interface=\"%s\",type=\"%s\"} %llu\n",
+				m->part == OM_RECEIVED ? "received" : "sent", v->name, type,
+				(unsigned long long)(m->part == OM_RECEIVED ? k->in : k->out)
+					[traffic_types[i]]);
+		}
+		break;
+	case OM_EVENTS:
+		for (unsigned e = 0; e < CP_C_COUNT; e++)
+			cfg_printf(m->b,
+				"pgmrouter_events_total{interface=\"%s\",event=\"%s\"} %llu\n",
+				v->name, cp_counter_name(e), (unsigned long long)k->ev[e]);
+		break;
+	case OM_MALFORMED:
+		for (unsigned e = 1; e < PGM_ERR_COUNT; e++)
+			cfg_printf(m->b,
+				"pgmrouter_malformed_total{interface=\"%s\",error=\"%s\"} %llu\n",
+				v->name, pgm_err_name(e), (unsigned long long)k->err[e]);
+		break;
+	}
+}
+
+static void metrics_text(struct cfg_buf *b, struct assist *as)
+{
+	struct metrics_ctx m = {.b = b};
+	struct summary_view sv;
+	struct assist_dataplane_view dv;
+	struct assist_stats none = {0};
+	struct cp_stats st;
+
+	summary_collect(&sv);
+	om_family(b, "up", "gauge", "1 while router assist runs, else 0.");
+	om_value(b, "up", sv.running);
+	om_family(b, "sessions", "gauge", "Sessions (source path state) held.");
+	om_value(b, "sessions", sv.cp.sessions);
+	om_family(b, "sessions_limit", "gauge", "The most sessions held (max-sessions in force).");
+	om_value(b, "sessions_limit", sv.cp.limits.max_sessions);
+	om_family(b, "repair_states", "gauge", "Repair states held.");
+	om_value(b, "repair_states", sv.cp.repair_states);
+	om_family(b, "repair_states_limit", "gauge",
+		"The most repair states held (max-rexmit-states in force).");
+	om_value(b, "repair_states_limit", sv.cp.limits.max_repair_states);
+	om_family(b, "memory_bytes", "gauge", "Memory of sessions and repair states.");
+	om_value(b, "memory_bytes", sv.cp.bytes);
+	if (as == NULL) {
+		cfg_printf(b, "# EOF\n");
+		return;
+	}
+	om_family(b, "received", "counter", "PGM packets received, by interface and type.");
+	m.part = OM_RECEIVED;
+	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	om_family(b, "sent", "counter", "PGM packets sent, by interface and type.");
+	m.part = OM_SENT;
+	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	om_family(b, "events", "counter",
+		"Router assist events by interface (show ip pgm router traffic verbose).");
+	m.part = OM_EVENTS;
+	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	om_family(b, "malformed", "counter",
+		"Malformed PGM packets dropped, by interface and error.");
+	m.part = OM_MALFORMED;
+	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	om_family(b, "router_events", "counter", "Router-wide events (timers and limits).");
+	cp_get_stats(assist_cp(as), &st);
+	for (unsigned e = 0; e < CP_C_COUNT; e++)
+		cfg_printf(b, "pgmrouter_router_events_total{event=\"%s\"} %llu\n",
+			cp_counter_name(e), (unsigned long long)st.global_ev[e]);
+
+	assist_dataplane_view(as, &dv);
+	if (dv.path == NULL)
+		dv.path = &none;
+	{
+		/* the data plane: (family, help, value) as `show ip pgm router dataplane json` */
+		const struct {
+			const char *name, *help;
+			uint64_t v;
+		} dp[] = {
+			{"queue_packets", "Packets received from the netfilter queue.",
+				dv.queue.packets},
+			{"queue_accepted", "Accept verdicts.", dv.queue.accepted},
+			{"queue_dropped", "Drop verdicts.", dv.queue.dropped},
+			{"queue_enobufs", "Queue socket overruns (ENOBUFS).", dv.queue.enobufs},
+			{"queue_not_delivered", "Packets the kernel queued but never delivered.",
+				dv.queue.id_gaps},
+			{"output_packets", "Packets sent by the daemon.", dv.output.packets},
+			{"output_errors", "Sends that failed.",
+				dv.output.too_big + dv.output.bad_input + dv.output.other_errors},
+			{"path_malformed", "Datagrams dropped for a PGM parse error.",
+				dv.path->malformed},
+			{"path_udp_not_pgm", "UDP on the PGM ports that is not PGM.",
+				dv.path->udp_not_pgm},
+			{"replicated", "SPM and RDATA replicated by the daemon.",
+				dv.path->replicated},
+			{"replication_copies", "Copies sent by replication.", dv.path->copies},
+			{"replication_no_route", "SPM and RDATA without a multicast route.",
+				dv.path->repl_no_route},
+			{"replication_wrong_interface",
+				"SPM and RDATA off their route's incoming interface.",
+				dv.path->repl_wrong_if},
+			{"kernel_queue_dropped",
+				"Packets the kernel dropped with the queue full (its count).",
+				dv.kernel.queue_dropped},
+		};
+
+		for (size_t i = 0; i < sizeof(dp) / sizeof(dp[0]); i++) {
+			char total[64];
+
+			om_family(b, dp[i].name, "counter", dp[i].help);
+			snprintf(total, sizeof(total), "%s_total", dp[i].name);
+			om_value(b, total, dp[i].v);
+		}
+	}
+	om_family(b, "routes", "gauge", "Multicast routes mirrored.");
+	om_value(b, "routes", dv.routes_known);
+	cfg_printf(b, "# EOF\n");
+}
+
+static int cmd_show_metrics(struct cmd_session *s, const struct cmd_args *a)
+{
+	struct cfg_buf b = {0};
+
+	(void)a;
+	metrics_text(&b, pgm_vty_assist());
+	return stream(s, &b);
+}
+
 static const struct cmd_def show_cmds[] = {
 	{.spec = "show ip pgm router [(verbose|json)]",
 		.help = SHOW_PGM FORMAT_HELP,
@@ -1250,10 +1659,35 @@ static const struct cmd_def show_cmds[] = {
 		.help = SHOW_PGM "Interfaces with router assist\n" IFNAME_STR FORMAT_HELP,
 		.modes = CMD_MODES_SHOW,
 		.handler = cmd_show_interface},
-	{.spec = "show ip pgm router state [A.B.C.D] [(verbose|json)]",
-		.help = SHOW_PGM "Sessions and repair (re-send) state\nGroup address\n" FORMAT_HELP,
+	{.spec = "show ip pgm router state [A.B.C.D$GROUP] [(brief|verbose)] [json]",
+		.help = SHOW_PGM STATE_HELP "Group address\n" STATE_FORMAT_HELP,
 		.modes = CMD_MODES_SHOW,
 		.handler = cmd_show_state},
+	{.spec = "show ip pgm router state group A.B.C.D$GROUP [(brief|verbose)] [json]",
+		.help = SHOW_PGM STATE_HELP "The sessions of one group\nGroup address\n"
+			STATE_FORMAT_HELP,
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_state},
+	{.spec = "show ip pgm router state source A.B.C.D$SOURCE [(brief|verbose)] [json]",
+		.help = SHOW_PGM STATE_HELP "The sessions of one source\nSource address\n"
+			STATE_FORMAT_HELP,
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_state_source},
+	{.spec = "show ip pgm router state tsi WORD$TSI [(brief|verbose)] [json]",
+		.help = SHOW_PGM STATE_HELP "One session by its transport session identifier\n"
+			"TSI: the GSI's 12 hex digits, a dot, the source port (4d81c2a034ed.7547)\n"
+			STATE_FORMAT_HELP,
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_state_tsi},
+	{.spec = "show ip pgm router metrics",
+		.help = SHOW_PGM "The counters in OpenMetrics text (Prometheus)\n",
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_metrics},
+	{.spec = "show ip pgm router mroute [json]",
+		.help = SHOW_PGM "Multicast routes SPM and RDATA are replicated along\n"
+				 "JSON output\n",
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_mroute},
 	{.spec = "show ip pgm router traffic [IFNAME] [(verbose|json)]",
 		.help = SHOW_PGM "PGM packet counters per interface\n" IFNAME_STR FORMAT_HELP,
 		.modes = CMD_MODES_SHOW,

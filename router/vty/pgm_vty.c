@@ -474,6 +474,26 @@ static int cmd_clear_rtx(struct cmd_session *s, const struct cmd_args *a)
 	return CMD_OK;
 }
 
+/* Bare `clear ip pgm router`, as on IOS: the three clears at once. Sessions stay: dropping
+   one would lose its source path state, and NAKs their way upstream, until its next SPM. */
+static int cmd_clear_all(struct cmd_session *s, const struct cmd_args *a)
+{
+	size_t repairs, dlrs;
+
+	(void)a;
+	if (not_running(s))
+		return CMD_ERR_FAILED;
+	cp_clear_counters(assist_cp(attached), 0);
+	repairs = cp_clear_repair_states(assist_cp(attached), NULL);
+	dlrs = cp_clear_dlrs(assist_cp(attached), NULL);
+	if (!s->batch)
+		cmd_out(s, "Cleared traffic counters, %zu repair state%s, %zu learned DLR%s\n",
+			repairs, repairs == 1 ? "" : "s", dlrs, dlrs == 1 ? "" : "s");
+	log_info("PGM router cleared: traffic counters, %zu repair states, %zu learned DLRs",
+		repairs, dlrs);
+	return CMD_OK;
+}
+
 /* ---- debug capture ---- */
 
 const char *pgm_vty_capture_path(void)
@@ -529,6 +549,11 @@ static int cmd_undebug_capture(struct cmd_session *s, const struct cmd_args *a)
 }
 
 static const struct cmd_def pgm_cmds[] = {
+	{.spec = "clear ip pgm router",
+		.help = "Reset functions\n" PGM_ROUTER_HELP,
+		.modes = CMD_MODE(CMD_NODE_ENABLE),
+		.priv = CMD_PRIV_ADMIN,
+		.handler = cmd_clear_all},
 	{.spec = "clear ip pgm router traffic [IFNAME]",
 		.help = "Reset functions\n" PGM_ROUTER_HELP "PGM packet counters\n" IFNAME_STR,
 		.modes = CMD_MODE(CMD_NODE_ENABLE),

@@ -18,7 +18,13 @@
  *				one packet through it, arriving on IN (and for a forwarded
  *				copy leaving on OUT); its decisions are printed. TYPE: spm,
  *				odata, rdata, nak, nnak, ncf; keys: sqn, trail, lead, path
- *				(SPM), source and group (the NAK/NCF NLAs), list (a,b,...)
+ *				(SPM), source and group (the NAK/NCF NLAs), list (a,b,...),
+ *				sport (the source's port, of its TSI: default 1234)
+ *				OUT "*": before the routing decision, SPM and RDATA to a
+ *				group replicated along its route
+ *	%% pgm mroute SRC|* GROUP IIF OIF[:TTL] ...
+ *				a multicast route for the group, in place of the one made
+ *				from the interfaces (router/assist/offline.h)
  *	%% pgm advance MSEC	move its clock forward and run the timers due
  * Lines starting with "##" are comments, copied to the transcript.
  *
@@ -29,6 +35,7 @@
  * exercise every token type and the engine's corners (a failing handler, long output); the
  * configurable ones are a settings table of their own (cli/settings.h).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,7 +329,12 @@ static void pgm_packet(char *args)
 			ok = have_lead = parse_u32(v, &lead);
 		else if (strcmp(words[i], "path") == 0)
 			ok = parse_addr(v, &path);
-		else if (strcmp(words[i], "source") == 0)
+		else if (strcmp(words[i], "sport") == 0) {
+			uint32_t port;
+
+			ok = parse_u32(v, &port) && port <= 65535;
+			h.sport = (uint16_t)port;
+		} else if (strcmp(words[i], "source") == 0)
 			ok = parse_addr(v, &source);
 		else if (strcmp(words[i], "group") == 0)
 			ok = parse_addr(v, &group);
@@ -345,8 +357,8 @@ static void pgm_packet(char *args)
 			goto usage;
 	}
 	if (pgm_type_is_upstream(type)) {
+		h.dport = h.sport; /* the source's port, to which NAKs go */
 		h.sport = 7500;
-		h.dport = 1234;
 	}
 	switch (type) {
 	case PGM_SPM:
@@ -387,7 +399,43 @@ static void pgm_packet(char *args)
 	return;
 usage:
 	printf("driver: pgm packet IN[>OUT] TYPE SRC DST "
-	       "[sqn|trail|lead|path|source|group|list=V]\n");
+	       "[sqn|trail|lead|path|source|group|list|sport=V]\n");
+	exit(2);
+}
+
+static int driver_ifindex(const char *name)
+{
+	bool up, running;
+
+	return assist_if_lookup(offline_assist(offline), name, &up, &running);
+}
+
+static void pgm_mroute(char *args)
+{
+	struct mfc_route r = {0};
+	char *words[2 + 1 + MFC_MAX_OIFS], *save = NULL, *ttl;
+	int nwords = 0;
+
+	for (char *w = strtok_r(args, " ", &save);
+		w != NULL && nwords < (int)(sizeof(words) / sizeof(words[0]));
+		w = strtok_r(NULL, " ", &save))
+		words[nwords++] = w;
+	if (offline == NULL || nwords < 3 ||
+		(strcmp(words[0], "*") != 0 && inet_pton(AF_INET, words[0], &r.src) != 1) ||
+		inet_pton(AF_INET, words[1], &r.grp) != 1 ||
+		(r.iif = driver_ifindex(words[2])) == 0)
+		goto usage;
+	for (int i = 3; i < nwords; i++) {
+		if ((ttl = strchr(words[i], ':')) != NULL)
+			*ttl++ = '\0';
+		r.ttl[r.noifs] = ttl != NULL ? (uint8_t)atoi(ttl) : 0;
+		if ((r.oif[r.noifs++] = driver_ifindex(words[i])) == 0)
+			goto usage;
+	}
+	if (offline_route_add(offline, &r) == 0)
+		return;
+usage:
+	printf("driver: pgm mroute SRC|* GROUP IIF OIF[:TTL] ... (after pgm start)\n");
 	exit(2);
 }
 
@@ -412,6 +460,8 @@ static void pgm_directive(char *args)
 		}
 	} else if (strncmp(args, "packet ", 7) == 0) {
 		pgm_packet(args + 7);
+	} else if (strncmp(args, "mroute ", 7) == 0) {
+		pgm_mroute(args + 7);
 	} else if (sscanf(args, "advance %u", &ms) == 1 && offline != NULL) {
 		offline_advance(offline, (uint64_t)ms * 1000u);
 	} else {
@@ -719,6 +769,13 @@ static void finish(void)
 	settings_free();
 }
 
+/* Log lines stamped with one fixed time, in UTC, so that `show logging` has a transcript. */
+static void fixed_clock(struct timespec *ts)
+{
+	ts->tv_sec = 1796177700; /* 2026-12-02 02:15:00 UTC */
+	ts->tv_nsec = 250000000;
+}
+
 int main(int argc, char **argv)
 {
 	FILE *in;
@@ -737,6 +794,9 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	log_init("cli-driver", true, false);
+	setenv("TZ", "UTC", 1);
+	tzset();
+	log_set_clock(fixed_clock);
 	cmd_engine_init();
 	base_vty_init("pgmrouter");
 	daemon_vty_init(0);

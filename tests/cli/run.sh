@@ -105,6 +105,12 @@ check_script() {
 check_script "shows: the JSON holds every number of the text" python3 tests/cli/shows.py tests/cli/shows.out
 check_script "README: the defaults table is the settings table's" \
 	python3 tests/cli/readme_defaults.py tests/cli/shows.out README.md
+# Debian's python3 has python3-prometheus-client's OpenMetrics parser; another python3 (a
+# virtual environment) gets the script's own strict check
+METRICS_PY=python3
+/usr/bin/python3 -c "import prometheus_client" 2>/dev/null && METRICS_PY=/usr/bin/python3
+check_script "metrics: OpenMetrics, every value the JSON's" \
+	$METRICS_PY tests/cli/metrics.py tests/cli/metrics.out
 
 # ---- helpers for daemon tests ----
 

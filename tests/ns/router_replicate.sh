@@ -49,6 +49,22 @@ check "SPM 3 arrives on d1 and d2" eval "wait_seen 10 r1 '$(spm 3 $D1_ADDR)' 1 &
 check "SPM 2 (TTL 1) went nowhere" eval "[ $(seen r1 'SPM $TSI sqn 2 ') = 0 ] && [ $(seen r2 'SPM $TSI sqn 2 ') = 0 ]"
 check "copies: 2 for SPM 1, none for SPM 2, 2 for SPM 3" test "$(repl copies)" = 4
 check "... sent through the link layer" test "$(out link_layer)" -ge 4
+# SPM 2 (TTL 1) made no copy: left to the kernel, which drops it
+check "show ip pgm router mroute: ($SRC_ADDR, $GROUP) from up0 to d1 and d2, SPM 1 and 3 replicated" \
+	jtrue "show ip pgm router mroute json" "any(r['source'] == '$SRC_ADDR' and r['group'] == '$GROUP'
+		and r['incoming_interface'] == 'up0' and r['incoming_router_assist']
+		and sorted(o['interface'] for o in r['outgoing']) == ['d1', 'd2']
+		and all(o['router_assist'] and o['ttl_threshold'] == 1 for o in r['outgoing'])
+		and r['replicated'] == 2 and r['by_kernel'] == 1 for r in j['routes'])"
+mroute_text() {
+	cli "show ip pgm router mroute" >"$LAB_DIR/mroute.txt"
+	grep -A2 -Fx "($SRC_ADDR, $GROUP), incoming up0 (router assist)" "$LAB_DIR/mroute.txt" |
+		grep -Fqx "  SPM/RDATA: 2 replicated here, 1 left to the kernel" || {
+		sed 's/^/    /' "$LAB_DIR/mroute.txt"
+		return 1
+	}
+}
+check "... and as text" mroute_text
 
 # ---- no route: left to the kernel, counted ----
 nr=$(repl no_route)

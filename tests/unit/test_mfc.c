@@ -232,6 +232,61 @@ START_TEST(many_entries)
 }
 END_TEST
 
+static void count_route(void *arg, const struct mfc_route *r)
+{
+	(*(uint64_t *)arg) += r->replicated;
+}
+
+/* The packet path's counters belong to the route, not to one notification of it: an update
+   keeps them, a removal and a new entry start again; every entry is visited once. */
+START_TEST(counters_kept_across_updates)
+{
+	struct mfc *m = mfc_new();
+	uint8_t buf[1024];
+	const struct oif oifs[] = {{3, 1}, {4, 16}};
+	struct mfc_route given = {.iif = 7, .noifs = 1, .oif = {8}, .ttl = {2}}, *r;
+	struct in_addr s, g;
+	uint64_t total = 0;
+	size_t len;
+
+	ck_assert_ptr_nonnull(m);
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 2);
+	mfc_input(m, buf, len);
+	inet_pton(AF_INET, "10.0.0.2", &s);
+	inet_pton(AF_INET, "239.1.2.3", &g);
+	r = mfc_find(m, s, g);
+	ck_assert_ptr_nonnull(r);
+	r->replicated = 5;
+	r->by_kernel = 2;
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 1);
+	mfc_input(m, buf, len);
+	r = mfc_find(m, s, g);
+	ck_assert_uint_eq(r->noifs, 1);
+	ck_assert_uint_eq(r->replicated, 5);
+	ck_assert_uint_eq(r->by_kernel, 2);
+
+	/* added by hand (the offline environment): counters from zero whatever the copy says */
+	inet_pton(AF_INET, "239.9.9.9", &given.grp);
+	given.replicated = 99;
+	r = mfc_add(m, &given);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->replicated, 0);
+	r->replicated = 3;
+	ck_assert_ptr_eq(mfc_add(m, &given), r);
+	ck_assert_uint_eq(r->replicated, 3);
+	ck_assert_ptr_eq(mfc_find(m, s, given.grp), r); /* (*,G) for any source */
+	mfc_foreach(m, count_route, &total);
+	ck_assert_uint_eq(total, 8);
+
+	len = route_msg(buf, RTM_DELROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, NULL, 0);
+	mfc_input(m, buf, len);
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 2);
+	mfc_input(m, buf, len);
+	ck_assert_uint_eq(mfc_find(m, s, g)->replicated, 0);
+	mfc_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mfc");
@@ -242,6 +297,7 @@ int main(void)
 	tcase_add_test(tc, malformed_counted);
 	tcase_add_test(tc, sources_by_group_and_oif);
 	tcase_add_test(tc, many_entries);
+	tcase_add_test(tc, counters_kept_across_updates);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
