@@ -364,23 +364,6 @@ static void ipt_queue(struct rules_text *b, const struct rules_config *cfg)
 	rules_text_printf(b, "-j NFQUEUE --queue-num %u --queue-bypass\n", cfg->queue_num);
 }
 
-static int ipt_police_class(uint8_t type)
-{
-	switch (type) {
-	case RULES_T_NAK:
-	case RULES_T_NNAK:
-		return RULES_POLICE_NAK;
-	case RULES_T_NCF:
-		return RULES_POLICE_NCF;
-	case RULES_T_SPM:
-	case RULES_T_POLL:
-	case RULES_T_POLR:
-		return RULES_POLICE_SPM;
-	default:
-		return -1;
-	}
-}
-
 /*
  * The hashlimit table of a class and key: "NAME-nak-s" per source, "NAME-nak3" for the third
  * interface of the list (hashlimit has no mode per interface: each interface's rule has a
@@ -413,7 +396,7 @@ static void ipt_police(struct rules_text *b, const struct rules_config *cfg,
 		unsigned n = 0;
 
 		for (unsigned t = 0; t < ntypes && n < 4; t++)
-			if (ipt_police_class(types[t]) == (int)k)
+			if (rules_police_class_of(types[t]) == (int)k)
 				mine[n++] = types[t];
 		for (unsigned key = 0; n > 0 && key < RULES_POLICE_KEY_COUNT; key++) {
 			const struct rules_police *p = &cfg->police[k][key];

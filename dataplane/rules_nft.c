@@ -114,8 +114,7 @@ struct layout {
 	bool failed;
 };
 
-/* The policing class of a PGM type, -1 for none. */
-static int police_class(uint8_t type)
+int rules_police_class_of(uint8_t type)
 {
 	switch (type) {
 	case RULES_T_NAK:
@@ -228,7 +227,7 @@ static void rule_udp_ports(struct rule *r, const struct rules_config *cfg)
    when the class is policed (gate[class] != 0), else the queue chain. */
 static unsigned type_target(const unsigned *gate, uint8_t type, unsigned queue)
 {
-	int k = police_class(type);
+	int k = rules_police_class_of(type);
 
 	return k >= 0 && gate[k] != 0 ? gate[k] : queue;
 }
@@ -286,7 +285,7 @@ static void layout_classify(struct layout *L, const struct rules_hook *h, unsign
 		/* from any interface: policed here, in front of the queue rule */
 		rule_match(&like, M_PGM_TYPE, h->repl_types[t], 0, off);
 		rule_match(&like, M_DADDR_MCAST, 0, 0, 0);
-		layout_police(L, classify, police_class(h->repl_types[t]), &like);
+		layout_police(L, classify, rules_police_class_of(h->repl_types[t]), &like);
 		r = layout_rule(L, classify);
 		rule_match(r, M_PGM_TYPE, h->repl_types[t], 0, off);
 		rule_match(r, M_DADDR_MCAST, 0, 0, 0);
@@ -297,13 +296,13 @@ static void layout_classify(struct layout *L, const struct rules_hook *h, unsign
 static bool hook_has_class(const struct rules_hook *h, int k)
 {
 	for (unsigned t = 0; t < h->ntypes; t++)
-		if (police_class(h->types[t]) == k)
+		if (rules_police_class_of(h->types[t]) == k)
 			return true;
 	for (unsigned t = 0; t < h->nmcast_types; t++)
-		if (police_class(h->mcast_types[t]) == k)
+		if (rules_police_class_of(h->mcast_types[t]) == k)
 			return true;
 	for (unsigned t = 0; t < h->ntransit_types; t++)
-		if (police_class(h->transit_types[t]) == k)
+		if (rules_police_class_of(h->transit_types[t]) == k)
 			return true;
 	return false;
 }

@@ -867,28 +867,41 @@ START_TEST(test_police_ipt_script)
 }
 END_TEST
 
-/* A rule of a dump: chain, and a counter and a queue expression when asked for. */
-static size_t put_dump_rule(uint8_t *buf, const char *chain, bool counter, const char *queue,
-	uint64_t packets, uint64_t bytes)
+/* The start of a rule message of a dump, in chain; *exprs the open expression list. */
+static struct nlmsghdr *dump_rule_begin(uint8_t *buf, const char *chain, struct nlattr **exprs)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nlattr *exprs, *elem, *data;
 
 	nlh->nlmsg_type = NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE;
 	nlh->nlmsg_flags = NLM_F_MULTI;
 	mnl_nlmsg_put_extra_header(nlh, sizeof(struct nfgenmsg));
 	mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, "pgmrouter");
 	mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain);
-	exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
-	if (counter) {
-		elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
-		mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "counter");
-		data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
-		mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, htobe64(bytes));
-		mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, htobe64(packets));
-		mnl_attr_nest_end(nlh, data);
-		mnl_attr_nest_end(nlh, elem);
-	}
+	*exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
+	return nlh;
+}
+
+static void put_counter(struct nlmsghdr *nlh, uint64_t packets, uint64_t bytes)
+{
+	struct nlattr *elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM), *data;
+
+	mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "counter");
+	data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, htobe64(bytes));
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, htobe64(packets));
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, elem);
+}
+
+/* A rule of a dump: chain, and a counter and a queue expression when asked for. */
+static size_t put_dump_rule(uint8_t *buf, const char *chain, bool counter, const char *queue,
+	uint64_t packets, uint64_t bytes)
+{
+	struct nlattr *exprs, *elem;
+	struct nlmsghdr *nlh = dump_rule_begin(buf, chain, &exprs);
+
+	if (counter)
+		put_counter(nlh, packets, bytes);
 	if (queue != NULL) {
 		elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
 		mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, queue);
@@ -946,28 +959,16 @@ END_TEST
 /* A policing rule of a dump: dynset on SET, its counter. */
 static size_t put_police_rule(uint8_t *buf, const char *chain, const char *set, uint64_t packets)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nlattr *exprs, *elem, *data;
+	struct nlmsghdr *nlh = dump_rule_begin(buf, chain, &exprs);
 
-	nlh->nlmsg_type = NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE;
-	nlh->nlmsg_flags = NLM_F_MULTI;
-	mnl_nlmsg_put_extra_header(nlh, sizeof(struct nfgenmsg));
-	mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, "pgmrouter");
-	mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain);
-	exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
 	elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
 	mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "dynset");
 	data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
 	mnl_attr_put_strz(nlh, NFTA_DYNSET_SET_NAME, set);
 	mnl_attr_nest_end(nlh, data);
 	mnl_attr_nest_end(nlh, elem);
-	elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
-	mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "counter");
-	data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
-	mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, htobe64(packets * 300));
-	mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, htobe64(packets));
-	mnl_attr_nest_end(nlh, data);
-	mnl_attr_nest_end(nlh, elem);
+	put_counter(nlh, packets, packets * 300);
 	mnl_attr_nest_end(nlh, exprs);
 	return NLMSG_ALIGN(nlh->nlmsg_len);
 }
