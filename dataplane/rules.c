@@ -71,6 +71,23 @@ char *rules_text_finish(struct rules_text *b)
 
 /* ---- configuration ---- */
 
+/*
+ * Per source, a few times what one busy peer sends: an OpenPGM receiver NAKs at most once per
+ * lost SQN, in lists of up to 63, and a downstream router sends one NAK for all of its
+ * receivers; the upstream neighbour confirms each NAK the router forwards with one NCF; a
+ * source sends a few SPMs per second per session. Per interface, what the daemon serves with
+ * room to spare (it answers 10,000 single NAKs/s within a millisecond, tests/bench): a host
+ * forging source addresses saturates no more than its own interface's share.
+ */
+const struct rules_police rules_police_default[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT] = {
+	[RULES_POLICE_NAK] = {{RULES_POLICE_NAK_RATE, RULES_POLICE_NAK_BURST},
+		{RULES_POLICE_IF_RATE, RULES_POLICE_IF_BURST}},
+	[RULES_POLICE_NCF] = {{RULES_POLICE_NCF_RATE, RULES_POLICE_NCF_BURST},
+		{RULES_POLICE_IF_RATE, RULES_POLICE_IF_BURST}},
+	[RULES_POLICE_SPM] = {{RULES_POLICE_SPM_RATE, RULES_POLICE_SPM_BURST},
+		{RULES_POLICE_IF_RATE, RULES_POLICE_IF_BURST}},
+};
+
 void rules_config_default(struct rules_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -81,6 +98,19 @@ void rules_config_default(struct rules_config *cfg)
 	cfg->udp_ports.r[0].hi = PGM_DEFAULT_UDP_MCAST_PORT;
 	snprintf(cfg->iptables_restore, sizeof(cfg->iptables_restore), "iptables-restore");
 	snprintf(cfg->iptables_save, sizeof(cfg->iptables_save), "iptables-save");
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++) {
+		const struct rules_police *d = rules_police_default[k];
+
+		cfg->police[k][RULES_POLICE_SOURCE] = d[RULES_POLICE_SOURCE];
+		cfg->police[k][RULES_POLICE_INTERFACE] = d[RULES_POLICE_INTERFACE];
+	}
+}
+
+const char *rules_police_class_name(enum rules_police_class k)
+{
+	static const char *const names[RULES_POLICE_CLASS_COUNT] = {"nak", "ncf", "spm"};
+
+	return (unsigned)k < RULES_POLICE_CLASS_COUNT ? names[k] : "?";
 }
 
 const char *rules_backend_name(enum rules_backend b)
@@ -305,10 +335,89 @@ static void ipt_rule_start(struct rules_text *b, const struct rules_config *cfg,
 		rules_text_printf(b, "-m addrtype --dst-type LOCAL ");
 }
 
+/* The start of a rule as a callback for ipt_police: the interface's rule, with its extra
+   destination match. */
+struct ipt_start {
+	const struct rules_config *cfg;
+	const char *chain;
+	const struct rules_hook *h;
+	const char *ifname; /* NULL: every interface */
+	bool udp;
+	const char *extra; /* "-d 224.0.0.0/4 " */
+};
+
+static void ipt_start_cb(struct rules_text *b, const void *arg)
+{
+	const struct ipt_start *st = arg;
+
+	if (st->ifname != NULL) {
+		ipt_rule_start(b, st->cfg, st->chain, st->h, st->ifname, st->udp);
+	} else {
+		rules_text_printf(b, "-A %s ", st->chain);
+		ipt_proto(b, st->cfg, st->udp);
+	}
+	rules_text_printf(b, "%s", st->extra);
+}
+
 static void ipt_queue(struct rules_text *b, const struct rules_config *cfg)
 {
 	rules_text_printf(b, "-j NFQUEUE --queue-num %u --queue-bypass\n", cfg->queue_num);
 }
+
+/*
+ * The hashlimit table of a class and key: "NAME-nak-s" per source, "NAME-nak3" for the third
+ * interface of the list (hashlimit has no mode per interface: each interface's rule has a
+ * table of one bucket). At most 15 characters: the rules' name is cut to 7.
+ */
+static const char *ipt_police_name(const struct rules_config *cfg, unsigned k, int ifindex,
+	char *buf, size_t len)
+{
+	if (ifindex < 0)
+		snprintf(buf, len, "%.7s-%s-s", cfg->name,
+			rules_police_class_name((enum rules_police_class)k));
+	else
+		snprintf(buf, len, "%.7s-%s%d", cfg->name,
+			rules_police_class_name((enum rules_police_class)k), ifindex);
+	return buf;
+}
+
+/*
+ * In front of a queue rule (`start` printed by the caller for each rule, the types it queues):
+ * for each policed class among the types, a rule per key dropping what is over the limit.
+ * ifindex: the interface's place in the list, -1 for a rule of every interface (no interface
+ * bucket then).
+ */
+static void ipt_police(struct rules_text *b, const struct rules_config *cfg,
+	void (*start)(struct rules_text *b, const void *arg), const void *arg,
+	const uint8_t *types, unsigned ntypes, unsigned off, int ifindex)
+{
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++) {
+		uint8_t mine[4];
+		unsigned n = 0;
+
+		for (unsigned t = 0; t < ntypes && n < 4; t++)
+			if (rules_police_class_of(types[t]) == (int)k)
+				mine[n++] = types[t];
+		for (unsigned key = 0; n > 0 && key < RULES_POLICE_KEY_COUNT; key++) {
+			const struct rules_police *p = &cfg->police[k][key];
+			bool src = key == RULES_POLICE_SOURCE;
+			char name[32];
+
+			if (p->rate == 0 || (!src && ifindex < 0))
+				continue;
+			start(b, arg);
+			ipt_type_match(b, mine, n, off);
+			rules_text_printf(b,
+				"-m hashlimit --hashlimit-above %u/sec --hashlimit-burst %u "
+				"%s--hashlimit-name %s --hashlimit-htable-max %u "
+				"--hashlimit-htable-expire %u -j DROP\n",
+				p->rate, p->burst, src ? "--hashlimit-mode srcip " : "",
+				ipt_police_name(cfg, k, src ? -1 : ifindex, name, sizeof(name)),
+				src ? 65536 : 1, 10000);
+		}
+	}
+}
+
 
 char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_state *current,
 	const char *const *ifnames, size_t count, bool install)
@@ -348,10 +457,16 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 			for (size_t i = 0; i < count; i++) {
 				for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
 					unsigned off = udp ? 8 + 4 : 4;
+					struct ipt_start st = {cfg, names[c], h, ifnames[i], udp, ""};
 
+					ipt_police(&b, cfg, ipt_start_cb, &st, h->types, h->ntypes, off,
+						(int)i);
 					ipt_rule_start(&b, cfg, names[c], h, ifnames[i], udp);
 					ipt_type_match(&b, h->types, h->ntypes, off);
 					ipt_queue(&b, cfg);
+					st.extra = "-d 224.0.0.0/4 ";
+					ipt_police(&b, cfg, ipt_start_cb, &st, h->mcast_types,
+						h->nmcast_types, off, (int)i);
 					if (h->nmcast_types > 0) {
 						/* -d is a native match in iptables-nft (addrtype
 						   MULTICAST is the same test through the compat
@@ -363,6 +478,9 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 							&b, h->mcast_types, h->nmcast_types, off);
 						ipt_queue(&b, cfg);
 					}
+					st.extra = "! -d 224.0.0.0/4 -m addrtype ! --dst-type LOCAL ";
+					ipt_police(&b, cfg, ipt_start_cb, &st, h->transit_types,
+						h->ntransit_types, off, (int)i);
 					if (h->ntransit_types > 0) {
 						/* unicast past us: NAKs to the source directly */
 						ipt_rule_start(
@@ -385,6 +503,21 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 			for (int udp = 0;
 				count > 0 && h->nrepl_types > 0 && udp <= (cfg->udp ? 1 : 0);
 				udp++) {
+				struct ipt_start st = {cfg, names[c], h, NULL, udp, "-d 224.0.0.0/4 "};
+
+				/* per source from anywhere; per interface on those with assist */
+				ipt_police(&b, cfg, ipt_start_cb, &st, h->repl_types, h->nrepl_types,
+					udp ? 8 + 4 : 4, -1);
+				for (size_t i = 0; i < count; i++) {
+					struct ipt_start sti = st;
+					struct rules_config only_if = *cfg;
+
+					for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++)
+						only_if.police[k][RULES_POLICE_SOURCE].rate = 0;
+					sti.ifname = ifnames[i];
+					ipt_police(&b, &only_if, ipt_start_cb, &sti, h->repl_types,
+						h->nrepl_types, udp ? 8 + 4 : 4, (int)i);
+				}
 				rules_text_printf(&b, "-A %s ", names[c]);
 				ipt_proto(&b, cfg, udp);
 				rules_text_printf(&b, "-d 224.0.0.0/4 ");
@@ -1045,6 +1178,33 @@ int rules_remove(struct rules *r, char *err, size_t errlen)
 
 /* ---- counters ---- */
 
+/* "... --hashlimit-name NAME-nak-s ... -j DROP": a policing rule's drops. */
+static void ipt_count_policed(const struct rules_config *cfg, const char *line, const char *end,
+	uint64_t packets, struct rules_counters *c)
+{
+	const char *n = strstr(line, "--hashlimit-name "), *d = strstr(line, "-j DROP");
+	char name[32], want[32];
+
+	if (n == NULL || d == NULL || (end != NULL && (n > end || d > end)) ||
+		sscanf(n, "--hashlimit-name %31s", name) != 1)
+		return;
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++) {
+		size_t wl;
+
+		ipt_police_name(cfg, k, -1, want, sizeof(want));
+		if (strcmp(name, want) == 0) {
+			c->policed[k][RULES_POLICE_SOURCE] += packets;
+			return;
+		}
+		/* "NAME-nak" followed by the interface's place */
+		wl = strlen(want) - 2;
+		if (strncmp(name, want, wl) == 0 && name[wl] >= '0' && name[wl] <= '9') {
+			c->policed[k][RULES_POLICE_INTERFACE] += packets;
+			return;
+		}
+	}
+}
+
 void rules_parse_ipt_counters(
 	const struct rules_config *cfg, const char *text, struct rules_counters *c)
 {
@@ -1071,6 +1231,8 @@ void rules_parse_ipt_counters(
 					c->packets[i] += pk;
 					c->bytes[i] += by;
 				}
+				if (strcmp(chain, names[i]) == 0)
+					ipt_count_policed(cfg, line, end, pk, c);
 			}
 		}
 		line = strchr(line, '\n');

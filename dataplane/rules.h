@@ -70,6 +70,46 @@ bool rules_backend_parse(const char *text, enum rules_backend *b);
 #define RULES_DEFAULT_NAME "pgmrouter"
 #define RULES_NAME_MAX	   24
 
+/*
+ * Policing: packets of the kinds a host can flood the daemon with are rate-limited before the
+ * queue, per source address and, so that a host changing its source address cannot win
+ * either, per interface (each class its own bucket on each interface). A packet over either
+ * limit is dropped and counted by the rule. NAK and NCF senders retry (a receiver repeats its
+ * NAK after NAK_RPT_IVL, the router its NAK upstream at NAK_RPT_RTE), SPMs recur every
+ * heartbeat: a dropped one costs a repeat, a queue the daemon cannot drain costs everyone's
+ * NCFs. ODATA, RDATA and datagrams too short for a PGM header are not policed.
+ */
+enum rules_police_class {
+	RULES_POLICE_NAK, /* NAK, NNAK */
+	RULES_POLICE_NCF, /* NCF */
+	RULES_POLICE_SPM, /* SPM, POLL, POLR */
+	RULES_POLICE_CLASS_COUNT,
+};
+enum rules_police_key {
+	RULES_POLICE_SOURCE,	/* one bucket per source address */
+	RULES_POLICE_INTERFACE, /* one bucket per input interface */
+	RULES_POLICE_KEY_COUNT,
+};
+const char *rules_police_class_name(enum rules_police_class k); /* "nak", "ncf", "spm" */
+
+struct rules_police {
+	uint32_t rate;	/* packets per second; 0: not policed */
+	uint32_t burst; /* packets */
+};
+/* The defaults (rules_police_default; the settings table's): per source, per interface. */
+#define RULES_POLICE_NAK_RATE  500
+#define RULES_POLICE_NAK_BURST 100
+#define RULES_POLICE_NCF_RATE  500
+#define RULES_POLICE_NCF_BURST 100
+#define RULES_POLICE_SPM_RATE  1000
+#define RULES_POLICE_SPM_BURST 200
+#define RULES_POLICE_IF_RATE   2000
+#define RULES_POLICE_IF_BURST  400
+extern const struct rules_police rules_police_default[RULES_POLICE_CLASS_COUNT]
+						     [RULES_POLICE_KEY_COUNT];
+#define RULES_POLICE_BURST_MAX 10000 /* iptables' hashlimit takes no more */
+#define RULES_POLICE_RATE_MAX  1000000
+
 struct rules_config {
 	char name[RULES_NAME_MAX]; /* nft table name; iptables chains are NAME-PRE/-IN/-FWD in
 				      upper case. Letters, digits, '_' and '-' only, at most 16. */
@@ -79,6 +119,8 @@ struct rules_config {
 	/* The iptables backend's tools, looked up in PATH when not absolute. */
 	char iptables_restore[64];
 	char iptables_save[64];
+	/* per class and key; defaults in rules_config_default */
+	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT];
 };
 void rules_config_default(struct rules_config *cfg);
 
@@ -146,6 +188,8 @@ int rules_remove(struct rules *r, char *err, size_t errlen);
 struct rules_counters {
 	uint64_t packets[RULES_IPT_CHAIN_COUNT];
 	uint64_t bytes[RULES_IPT_CHAIN_COUNT];
+	/* packets dropped over a policing limit, both hooks together */
+	uint64_t policed[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT];
 };
 int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen);
 /* The parser of `iptables-save -c -t mangle` (exposed for tests). */

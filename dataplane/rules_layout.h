@@ -57,6 +57,9 @@
 #define RULES_T_NNAK  0x9
 #define RULES_T_NCF   0xa
 
+/* The policing class (enum rules_police_class) of a PGM type, -1 for none. */
+int rules_police_class_of(uint8_t type);
+
 /* One hook's interception: the PGM types queued there. ODATA appears in none. */
 struct rules_hook {
 	enum rules_ipt_chain chain;

@@ -29,13 +29,21 @@
 #define NFT_PRIORITY_TEXT  "mangle - 1"
 #define NFT_TIMEOUT_MS	   5000
 #define NFT_MSG_ROOM	   8192u /* more than any one message of ours */
-#define LAYOUT_MAX_CHAINS  (4 * RULES_IPT_CHAIN_COUNT)
+#define LAYOUT_MAX_CHAINS  ((4 + 2 * RULES_POLICE_CLASS_COUNT) * RULES_IPT_CHAIN_COUNT)
 #define LAYOUT_MAX_MATCHES 4
 #define LAYOUT_CHAIN_NAME  32
 #define NFT_REG		   NFT_REG_1
 #define NFT_SET_NAME	   "udp_ports" /* the encapsulation ports, when more than one range */
 #define NFT_SET_ID	   1
 #define NFT_TYPE_INET_SERVICE 13 /* nft's data type number: `nft list` shows ports */
+#define NFT_TYPE_IPADDR	      7	 /* ... addresses */
+#define NFT_TYPE_IFINDEX      20 /* ... interfaces */
+/* The policing sets (one per class and key): an element per source address or interface,
+   gone when idle for longer than a full bucket takes to fill. A full source set adds no
+   element: that packet is policed by its interface's bucket alone. */
+#define NFT_POLICE_SET_ID	   2 /* + class * RULES_POLICE_KEY_COUNT + key */
+#define NFT_POLICE_SOURCES	   65536
+#define NFT_POLICE_TIMEOUT_MS	   10000
 
 const struct rules_hook rules_hooks[RULES_IPT_CHAIN_COUNT] = {
 	{RULES_IPT_PRE, "prerouting", "PREROUTING", "PRE", NF_INET_PRE_ROUTING, false, false, 3,
@@ -79,13 +87,15 @@ struct match {
 	const char *ifname;
 };
 
-enum verdict_kind { V_ACCEPT, V_GOTO, V_QUEUE };
+/* V_POLICE: the packet's bucket (class, key) updated; over the limit: counted and dropped. */
+enum verdict_kind { V_ACCEPT, V_GOTO, V_QUEUE, V_POLICE };
 
 struct rule {
 	struct match m[LAYOUT_MAX_MATCHES];
 	unsigned nmatch;
 	enum verdict_kind verdict;
-	unsigned target; /* chain index for V_GOTO */
+	unsigned target; /* chain index for V_GOTO; class * RULES_POLICE_KEY_COUNT + key for
+			    V_POLICE */
 };
 
 struct chain {
@@ -99,8 +109,42 @@ struct layout {
 	struct chain chains[LAYOUT_MAX_CHAINS];
 	unsigned nchains;
 	const struct pgm_port_set *ports; /* the set udp_ports, NULL when there is none */
+	/* the policing in force (no interfaces: none), by class and key; rate 0: none */
+	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT];
 	bool failed;
 };
+
+int rules_police_class_of(uint8_t type)
+{
+	switch (type) {
+	case RULES_T_NAK:
+	case RULES_T_NNAK:
+		return RULES_POLICE_NAK;
+	case RULES_T_NCF:
+		return RULES_POLICE_NCF;
+	case RULES_T_SPM:
+	case RULES_T_POLL:
+	case RULES_T_POLR:
+		return RULES_POLICE_SPM;
+	default:
+		return -1;
+	}
+}
+
+static bool police_on(const struct layout *L, int k)
+{
+	return k >= 0 && (L->police[k][RULES_POLICE_SOURCE].rate > 0 ||
+				 L->police[k][RULES_POLICE_INTERFACE].rate > 0);
+}
+
+/* "police_nak_src", the set of a class and key */
+static const char *police_set_name(unsigned set, char *buf, size_t len)
+{
+	snprintf(buf, len, "police_%s_%s",
+		rules_police_class_name((enum rules_police_class)(set / RULES_POLICE_KEY_COUNT)),
+		set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE ? "src" : "if");
+	return buf;
+}
 
 static unsigned layout_chain(struct layout *L, const char *prefix, const char *hook_name, int hook)
 {
@@ -179,9 +223,37 @@ static void rule_udp_ports(struct rule *r, const struct rules_config *cfg)
 		rule_match(r, M_UDP_DPORT_SET, 0, 0, 0);
 }
 
+/* Where a type queued on the interface goes from the classify chain: its class's chain
+   when the class is policed (gate[class] != 0), else the queue chain. */
+static unsigned type_target(const unsigned *gate, uint8_t type, unsigned queue)
+{
+	int k = rules_police_class_of(type);
+
+	return k >= 0 && gate[k] != 0 ? gate[k] : queue;
+}
+
+/* The policing rules of a class, each behind the matches of `like` (nmatch of them). */
+static void layout_police(struct layout *L, unsigned chain, int k, const struct rule *like)
+{
+	for (unsigned key = 0; police_on(L, k) && key < RULES_POLICE_KEY_COUNT; key++) {
+		struct rule *r;
+
+		if (L->police[k][key].rate == 0)
+			continue;
+		r = layout_rule(L, chain);
+		if (r == NULL)
+			return;
+		if (like != NULL) {
+			memcpy(r->m, like->m, sizeof(r->m));
+			r->nmatch = like->nmatch;
+		}
+		rule_verdict(r, V_POLICE, (unsigned)k * RULES_POLICE_KEY_COUNT + key);
+	}
+}
+
 /* The PGM-specific part of one hook for one encapsulation: chain `classify`. */
 static void layout_classify(struct layout *L, const struct rules_hook *h, unsigned classify,
-	unsigned queue, bool udp, bool any_interface)
+	unsigned queue, const unsigned *gate, bool udp, bool any_interface)
 {
 	uint8_t off = udp ? 8 + 4 : 4;
 	struct rule *r;
@@ -192,27 +264,77 @@ static void layout_classify(struct layout *L, const struct rules_hook *h, unsign
 	for (unsigned t = 0; t < h->ntypes; t++) {
 		r = layout_rule(L, classify);
 		rule_match(r, M_PGM_TYPE, h->types[t], 0, off);
-		rule_verdict(r, V_GOTO, queue);
+		rule_verdict(r, V_GOTO, type_target(gate, h->types[t], queue));
 	}
 	for (unsigned t = 0; t < h->nmcast_types; t++) {
 		r = layout_rule(L, classify);
 		rule_match(r, M_PGM_TYPE, h->mcast_types[t], 0, off);
 		rule_match(r, M_DADDR_MCAST, 0, 0, 0);
-		rule_verdict(r, V_GOTO, queue);
+		rule_verdict(r, V_GOTO, type_target(gate, h->mcast_types[t], queue));
 	}
 	for (unsigned t = 0; t < h->ntransit_types; t++) {
 		/* after the multicast rule above: unicast here */
 		r = layout_rule(L, classify);
 		rule_match(r, M_PGM_TYPE, h->transit_types[t], 0, off);
 		rule_match(r, M_NOT_LOCAL, 0, 0, 0);
-		rule_verdict(r, V_GOTO, queue);
+		rule_verdict(r, V_GOTO, type_target(gate, h->transit_types[t], queue));
 	}
 	for (unsigned t = 0; any_interface && t < h->nrepl_types; t++) {
+		struct rule like = {0};
+
+		/* from any interface: policed here, in front of the queue rule */
+		rule_match(&like, M_PGM_TYPE, h->repl_types[t], 0, off);
+		rule_match(&like, M_DADDR_MCAST, 0, 0, 0);
+		layout_police(L, classify, rules_police_class_of(h->repl_types[t]), &like);
 		r = layout_rule(L, classify);
 		rule_match(r, M_PGM_TYPE, h->repl_types[t], 0, off);
 		rule_match(r, M_DADDR_MCAST, 0, 0, 0);
 		rule_verdict(r, V_QUEUE, 0);
 	}
+}
+
+static bool hook_has_class(const struct rules_hook *h, int k)
+{
+	for (unsigned t = 0; t < h->ntypes; t++)
+		if (rules_police_class_of(h->types[t]) == k)
+			return true;
+	for (unsigned t = 0; t < h->nmcast_types; t++)
+		if (rules_police_class_of(h->mcast_types[t]) == k)
+			return true;
+	for (unsigned t = 0; t < h->ntransit_types; t++)
+		if (rules_police_class_of(h->transit_types[t]) == k)
+			return true;
+	return false;
+}
+
+/*
+ * A policed class of one hook: chain K-HOOK sends what arrives on an interface with router
+ * assist to police-K-HOOK (anything else goes on unqueued and unpoliced, as it would without
+ * policing), which updates the buckets and goes to the queue chain. Returns K-HOOK.
+ */
+static unsigned layout_gate(struct layout *L, const struct rules_hook *h, int k, unsigned queue,
+	const char *const *ifnames, size_t count)
+{
+	char prefix[LAYOUT_CHAIN_NAME];
+	unsigned gate, police;
+	struct rule *r;
+
+	snprintf(prefix, sizeof(prefix), "%s-", rules_police_class_name((enum rules_police_class)k));
+	gate = layout_chain(L, prefix, h->nft_chain, -1);
+	snprintf(prefix, sizeof(prefix), "police-%s-",
+		rules_police_class_name((enum rules_police_class)k));
+	police = layout_chain(L, prefix, h->nft_chain, -1);
+	if (L->failed)
+		return 0;
+	for (size_t i = 0; i < count; i++) {
+		r = layout_rule(L, gate);
+		rule_ifname(r, h->by_output, ifnames[i]);
+		rule_verdict(r, V_GOTO, police);
+	}
+	layout_police(L, police, k, NULL);
+	r = layout_rule(L, police);
+	rule_verdict(r, V_GOTO, queue);
+	return gate;
 }
 
 static int layout_build(
@@ -223,9 +345,11 @@ static int layout_build(
 		return -1;
 	if (cfg->udp && cfg->udp_ports.n > 1)
 		L->ports = &cfg->udp_ports;
+	if (count > 0)
+		memcpy(L->police, cfg->police, sizeof(L->police));
 	for (unsigned hi = 0; hi < RULES_IPT_CHAIN_COUNT; hi++) {
 		const struct rules_hook *h = &rules_hooks[hi];
-		unsigned base, pgm, udp, queue;
+		unsigned base, pgm, udp, queue, gate[RULES_POLICE_CLASS_COUNT] = {0};
 		struct rule *r;
 
 		if (h->retired)
@@ -234,6 +358,9 @@ static int layout_build(
 		pgm = layout_chain(L, "pgm-", h->nft_chain, -1);
 		udp = cfg->udp ? layout_chain(L, "udp-", h->nft_chain, -1) : 0;
 		queue = layout_chain(L, "queue-", h->nft_chain, -1);
+		for (int k = 0; k < RULES_POLICE_CLASS_COUNT; k++)
+			if (police_on(L, k) && hook_has_class(h, k))
+				gate[k] = layout_gate(L, h, k, queue, ifnames, count);
 
 		if (L->failed)
 			break;
@@ -256,9 +383,9 @@ static int layout_build(
 			rule_udp_ports(r, cfg);
 			rule_verdict(r, V_GOTO, udp);
 		}
-		layout_classify(L, h, pgm, queue, false, count > 0);
+		layout_classify(L, h, pgm, queue, gate, false, count > 0);
 		if (cfg->udp)
-			layout_classify(L, h, udp, queue, true, count > 0);
+			layout_classify(L, h, udp, queue, gate, true, count > 0);
 		if (h->local_only) {
 			r = layout_rule(L, queue);
 			rule_match(r, M_NOT_LOCAL, 0, 0, 0);
@@ -317,6 +444,19 @@ static void text_match(struct rules_text *t, const struct match *m)
 	}
 }
 
+static void text_police(struct rules_text *t, const struct layout *L, unsigned set)
+{
+	const struct rules_police *p =
+		&L->police[set / RULES_POLICE_KEY_COUNT][set % RULES_POLICE_KEY_COUNT];
+	char name[32];
+
+	rules_text_printf(t,
+		"update @%s { %s limit rate over %u/second burst %u packets } counter drop\n",
+		police_set_name(set, name, sizeof(name)),
+		set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE ? "ip saddr" : "iif", p->rate,
+		p->burst);
+}
+
 char *rules_nft_script(
 	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install)
 {
@@ -353,6 +493,19 @@ char *rules_nft_script(
 		}
 		rules_text_printf(&t, " }\n\t}\n\n");
 	}
+	for (unsigned set = 0; set < RULES_POLICE_CLASS_COUNT * RULES_POLICE_KEY_COUNT; set++) {
+		bool src = set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE;
+		char name[32];
+
+		if (L.police[set / RULES_POLICE_KEY_COUNT][set % RULES_POLICE_KEY_COUNT].rate == 0)
+			continue;
+		rules_text_printf(&t,
+			"\tset %s {\n\t\ttype %s\n\t\tsize %u\n\t\tflags dynamic,timeout\n"
+			"\t\ttimeout %us\n\t}\n\n",
+			police_set_name(set, name, sizeof(name)), src ? "ipv4_addr" : "iface_index",
+			src ? NFT_POLICE_SOURCES : RULES_MAX_INTERFACES,
+			NFT_POLICE_TIMEOUT_MS / 1000);
+	}
 	for (unsigned ci = 0; ci < L.nchains; ci++) {
 		const struct chain *c = &L.chains[ci];
 
@@ -373,6 +526,8 @@ char *rules_nft_script(
 				rules_text_printf(&t, "accept\n");
 			else if (r->verdict == V_GOTO)
 				rules_text_printf(&t, "goto %s\n", L.chains[r->target].name);
+			else if (r->verdict == V_POLICE)
+				text_police(&t, &L, r->target);
 			else
 				rules_text_printf(
 					&t, "counter queue num %u bypass\n", cfg->queue_num);
@@ -727,6 +882,62 @@ static void msg_set(struct batch *b, const char *table)
 	msg_end(b, nlh);
 }
 
+/* A policing set, as nft makes one for `flags dynamic,timeout`. */
+static void msg_police_set(struct batch *b, const char *table, unsigned set)
+{
+	struct nlmsghdr *nlh = nft_msg(b, NFT_MSG_NEWSET, NLM_F_CREATE | NLM_F_ACK);
+	bool src = set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE;
+	struct nlattr *desc;
+	char name[32];
+
+	if (nlh == NULL)
+		return;
+	mnl_attr_put_strz(nlh, NFTA_SET_TABLE, table);
+	mnl_attr_put_strz(nlh, NFTA_SET_NAME, police_set_name(set, name, sizeof(name)));
+	put_u32(nlh, NFTA_SET_FLAGS, NFT_SET_TIMEOUT | NFT_SET_EVAL);
+	put_u32(nlh, NFTA_SET_KEY_TYPE, src ? NFT_TYPE_IPADDR : NFT_TYPE_IFINDEX);
+	put_u32(nlh, NFTA_SET_KEY_LEN, 4);
+	put_u32(nlh, NFTA_SET_ID, NFT_POLICE_SET_ID + set);
+	desc = mnl_attr_nest_start(nlh, NFTA_SET_DESC);
+	put_u32(nlh, NFTA_SET_DESC_SIZE, src ? NFT_POLICE_SOURCES : RULES_MAX_INTERFACES);
+	mnl_attr_nest_end(nlh, desc);
+	mnl_attr_put_u64(nlh, NFTA_SET_TIMEOUT, htobe64(NFT_POLICE_TIMEOUT_MS));
+	msg_end(b, nlh);
+}
+
+/* update @SET { KEY limit rate over R/second burst B packets } counter drop */
+static void ex_police(struct nlmsghdr *nlh, const struct layout *L, unsigned set)
+{
+	const struct rules_police *p =
+		&L->police[set / RULES_POLICE_KEY_COUNT][set % RULES_POLICE_KEY_COUNT];
+	struct nlattr *limit, *data;
+	struct expr e;
+	char name[32];
+
+	if (set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE)
+		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 12, 4);
+	else
+		ex_meta(nlh, NFT_META_IIF);
+	e = expr_begin(nlh, "dynset");
+	put_u32(nlh, NFTA_DYNSET_SREG_KEY, NFT_REG);
+	put_u32(nlh, NFTA_DYNSET_OP, NFT_DYNSET_OP_UPDATE);
+	mnl_attr_put_strz(nlh, NFTA_DYNSET_SET_NAME, police_set_name(set, name, sizeof(name)));
+	put_u32(nlh, NFTA_DYNSET_SET_ID, NFT_POLICE_SET_ID + set);
+	limit = mnl_attr_nest_start(nlh, NFTA_DYNSET_EXPR);
+	mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "limit");
+	data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
+	mnl_attr_put_u64(nlh, NFTA_LIMIT_RATE, htobe64(p->rate));
+	mnl_attr_put_u64(nlh, NFTA_LIMIT_UNIT, htobe64(1));
+	put_u32(nlh, NFTA_LIMIT_BURST, p->burst);
+	put_u32(nlh, NFTA_LIMIT_TYPE, NFT_LIMIT_PKTS);
+	put_u32(nlh, NFTA_LIMIT_FLAGS, NFT_LIMIT_F_INV);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, limit);
+	expr_end(nlh, e);
+	ex_counter(nlh);
+	ex_verdict(nlh, NF_DROP, NULL);
+}
+
 static void msg_set_elems(struct batch *b, const char *table, const struct pgm_port_set *ports)
 {
 	struct nlmsghdr *nlh = nft_msg(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_ACK);
@@ -772,6 +983,9 @@ static void msg_rule(struct batch *b, const char *table, const struct layout *L,
 	case V_QUEUE:
 		ex_counter(nlh);
 		ex_queue(nlh, q, queue_num);
+		break;
+	case V_POLICE:
+		ex_police(nlh, L, r->target);
 		break;
 	}
 	mnl_attr_nest_end(nlh, exprs);
@@ -821,7 +1035,8 @@ static size_t layout_rule_count(const struct layout *L)
 static int encode(struct encoded *enc, const char *table, const struct layout *L,
 	enum rules_nft_queue q, uint16_t queue_num, uint32_t first_seq, bool delete_after)
 {
-	size_t nmsg = 6 + (L ? L->nchains + layout_rule_count(L) : 0);
+	size_t nmsg = 6 + (L ? L->nchains + layout_rule_count(L) : 0) +
+		      RULES_POLICE_CLASS_COUNT * RULES_POLICE_KEY_COUNT;
 
 	memset(enc, 0, sizeof(*enc));
 	enc->b.seq = first_seq;
@@ -842,6 +1057,14 @@ static int encode(struct encoded *enc, const char *table, const struct layout *L
 			note(enc, "set", NULL, 0);
 			msg_set_elems(&enc->b, table, L->ports);
 			note(enc, "set elements", NULL, 0);
+		}
+		for (unsigned set = 0; set < RULES_POLICE_CLASS_COUNT * RULES_POLICE_KEY_COUNT;
+			set++) {
+			if (L->police[set / RULES_POLICE_KEY_COUNT][set % RULES_POLICE_KEY_COUNT]
+					.rate == 0)
+				continue;
+			msg_police_set(&enc->b, table, set);
+			note(enc, "set", NULL, 0);
 		}
 		for (unsigned ci = 0; ci < L->nchains; ci++) {
 			msg_chain(&enc->b, table, L->chains[ci].name, L->chains[ci].hook);
@@ -1212,13 +1435,35 @@ static int chain_hook(const char *chain)
 	return -1;
 }
 
+/* The policing set a dynset expression updates (class * RULES_POLICE_KEY_COUNT + key), -1 for
+   another set. */
+static int police_set_of(const struct nlattr *data)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each_nested(a, data)
+	{
+		char name[32];
+
+		if (mnl_attr_get_type(a) != NFTA_DYNSET_SET_NAME ||
+			mnl_attr_validate(a, MNL_TYPE_NUL_STRING) != 0)
+			continue;
+		for (unsigned set = 0; set < RULES_POLICE_CLASS_COUNT * RULES_POLICE_KEY_COUNT;
+			set++)
+			if (strcmp(mnl_attr_get_str(a), police_set_name(set, name, sizeof(name))) ==
+				0)
+				return (int)set;
+	}
+	return -1;
+}
+
 static void parse_rule(const struct nlmsghdr *nlh, struct rules_counters *c)
 {
 	const struct nlattr *attr, *exprs = NULL;
 	const char *chain = NULL;
 	uint64_t packets = 0, bytes = 0;
 	bool queues = false, counted = false;
-	int hook;
+	int hook, police = -1;
 
 	mnl_attr_for_each(attr, nlh, sizeof(struct nfgenmsg))
 	{
@@ -1247,6 +1492,8 @@ static void parse_rule(const struct nlmsghdr *nlh, struct rules_counters *c)
 		if (strcmp(mnl_attr_get_str(name), "queue") == 0 ||
 			strcmp(mnl_attr_get_str(name), "target") == 0)
 			queues = true;
+		if (strcmp(mnl_attr_get_str(name), "dynset") == 0 && data != NULL)
+			police = police_set_of(data);
 		if (strcmp(mnl_attr_get_str(name), "counter") != 0 || data == NULL)
 			continue;
 		mnl_attr_for_each_nested(a, data)
@@ -1264,6 +1511,9 @@ static void parse_rule(const struct nlmsghdr *nlh, struct rules_counters *c)
 		c->packets[hook] += packets;
 		c->bytes[hook] += bytes;
 	}
+	if (police >= 0 && counted)
+		c->policed[police / RULES_POLICE_KEY_COUNT][police % RULES_POLICE_KEY_COUNT] +=
+			packets;
 }
 
 void rules_nft_parse_dump(const uint8_t *buf, size_t len, struct rules_counters *c)
@@ -1289,6 +1539,9 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		d->c->packets[i] += one.packets[i];
 		d->c->bytes[i] += one.bytes[i];
 	}
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++)
+		for (unsigned key = 0; key < RULES_POLICE_KEY_COUNT; key++)
+			d->c->policed[k][key] += one.policed[k][key];
 	return MNL_CB_OK;
 }
 

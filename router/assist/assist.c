@@ -294,6 +294,27 @@ void assist_dataplane_view(const struct assist *a, struct assist_dataplane_view 
 	v->path = &a->stats;
 }
 
+void assist_police(const struct assist_settings *g,
+	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT])
+{
+	static const enum assist_police_row source_row[RULES_POLICE_CLASS_COUNT] = {
+		[RULES_POLICE_NAK] = ASSIST_POLICE_NAK,
+		[RULES_POLICE_NCF] = ASSIST_POLICE_NCF,
+		[RULES_POLICE_SPM] = ASSIST_POLICE_SPM,
+	};
+	const struct assist_police *ifp = &g->police[ASSIST_POLICE_INTERFACE];
+
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++) {
+		const struct assist_police *p = &g->police[source_row[k]];
+
+		police[k][RULES_POLICE_SOURCE] = p->on ? (struct rules_police){p->rate, p->burst}
+						       : (struct rules_police){0, 0};
+		police[k][RULES_POLICE_INTERFACE] =
+			ifp->on ? (struct rules_police){ifp->rate, ifp->burst}
+				: (struct rules_police){0, 0};
+	}
+}
+
 void assist_udp_ports(const struct assist_settings *g, struct pgm_udp_ports *ports)
 {
 	char text[ASSIST_UDP_PORTS_LEN + 1], err[128];

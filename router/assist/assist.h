@@ -27,11 +27,26 @@
 
 #include "control/control.h"
 #include "dataplane/mfc.h"
+#include "dataplane/rules.h"
 #include "router/lib/log.h"
 
 /* ---- settings ---- */
 
 #define ASSIST_UDP_PORTS_LEN 96 /* the settings table's text arguments (SETTING_TEXT_LEN) */
+
+/* Policing before the queue (dataplane/rules.h): one row of the settings table. */
+enum assist_police_row {
+	ASSIST_POLICE_NAK,	 /* per source: NAK, NNAK */
+	ASSIST_POLICE_NCF,	 /* per source: NCF */
+	ASSIST_POLICE_SPM,	 /* per source: SPM, POLL, POLR */
+	ASSIST_POLICE_INTERFACE, /* per interface, each of the three */
+	ASSIST_POLICE_ROWS,
+};
+struct assist_police {
+	bool on;
+	uint32_t rate;	/* packets per second */
+	uint32_t burst; /* packets */
+};
 
 /* What router assist runs on, globally: the PGM configuration module's global values. */
 struct assist_settings {
@@ -43,10 +58,15 @@ struct assist_settings {
 	bool link_output; /* Ethernet output through the packet socket (dataplane/rawsock.h) */
 	/* The encapsulation ports, a set as pgm_port_set_format writes it ("3055 3056") */
 	char udp_ports[ASSIST_UDP_PORTS_LEN];
+	struct assist_police police[ASSIST_POLICE_ROWS];
 };
 
 /* The encapsulation ports of the settings (a set that does not parse: the defaults). */
 void assist_udp_ports(const struct assist_settings *g, struct pgm_udp_ports *ports);
+
+/* The policing the settings ask for, as the interception rules take it (rate 0: off). */
+void assist_police(const struct assist_settings *g,
+	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT]);
 
 /* One interface's values: the PGM module's interface values (own or inherited). */
 struct assist_if_settings {

@@ -135,6 +135,7 @@ static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, s
 		if (ports.more.n != 0)
 			rc.udp_ports = ports.more;
 	}
+	assist_police(&conf->g, rc.police);
 	if (l->rules != NULL)
 		rules_free(l->rules);
 	l->rules = rules_new(&rc);

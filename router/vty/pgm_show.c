@@ -152,6 +152,10 @@ struct summary_view {
 	struct cp_stats cp;
 	const struct assist_settings *g;
 	char most_name[CP_IFNAME_LEN]; /* the interface charged the most repair states */
+	/* policing before the queue: the limits, and what the rules dropped when readable */
+	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT];
+	bool policed_valid;
+	struct rules_counters rules;
 };
 
 static void summary_collect(struct summary_view *v)
@@ -173,11 +177,71 @@ static void summary_collect(struct summary_view *v)
 		cp_get_stats(assist_cp(a), &v->cp);
 	else
 		cp_limits(&v->g->cp, &v->cp.limits); /* what a start would apply */
+	assist_police(v->g, v->police);
+	if (v->running) {
+		struct assist_dataplane_view *dv = calloc(1, sizeof(*dv));
+
+		if (dv != NULL) {
+			assist_dataplane_view(a, dv);
+			v->policed_valid = dv->rules_counters_valid;
+			v->rules = dv->rules;
+			free(dv);
+		}
+	}
 	if (a != NULL && v->cp.if_states_most_ifindex != 0) {
 		struct cp_if_view iv;
 
 		if (cp_get_if(assist_cp(a), v->cp.if_states_most_ifindex, &iv))
 			snprintf(v->most_name, sizeof(v->most_name), "%s", iv.name);
+	}
+}
+
+static const char *const police_key_names[RULES_POLICE_KEY_COUNT] = {"source", "interface"};
+
+/* {"nak": {"source": {"rate": 1000, "burst": 2000, "dropped": 12}, "interface": ...}, ...} */
+static struct json_object *police_json(const struct summary_view *v)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++) {
+		struct json_object *c = json_object_new_object();
+
+		for (unsigned key = 0; key < RULES_POLICE_KEY_COUNT; key++) {
+			struct json_object *l = json_object_new_object();
+
+			jadd_u64(l, "rate", v->police[k][key].rate);
+			jadd_u64(l, "burst", v->police[k][key].burst);
+			if (v->policed_valid)
+				jadd_u64(l, "dropped", v->rules.policed[k][key]);
+			jadd(c, police_key_names[key], l);
+		}
+		jadd(o, rules_police_class_name((enum rules_police_class)k), c);
+	}
+	return o;
+}
+
+/* "    NAK per source 1000/s burst 2000: 12 dropped; per interface off" */
+static void police_text(struct cfg_buf *b, const struct summary_view *v)
+{
+	cfg_printf(b, "  Policing before the queue%s:\n",
+		v->policed_valid ? ", packets dropped over the limit" : "");
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++) {
+		static const char *const labels[RULES_POLICE_CLASS_COUNT] = {"NAK", "NCF", "SPM"};
+
+		cfg_printf(b, "    %s", labels[k]);
+		for (unsigned key = 0; key < RULES_POLICE_KEY_COUNT; key++) {
+			const struct rules_police *p = &v->police[k][key];
+
+			cfg_printf(b, "%s per %s ", key ? ";" : "", police_key_names[key]);
+			if (p->rate == 0)
+				cfg_printf(b, "off");
+			else
+				cfg_printf(b, "%u/s burst %u", p->rate, p->burst);
+			if (p->rate != 0 && v->policed_valid)
+				cfg_printf(b, ": %llu",
+					(unsigned long long)v->rules.policed[k][key]);
+		}
+		cfg_printf(b, "\n");
 	}
 }
 
@@ -308,6 +372,7 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 		jadd_u64(o, "ncf_ttl", g->ncf_ttl);
 		jadd_bool(o, "udp", g->udp);
 		jadd_udp_ports(o, g);
+		jadd(o, "police", police_json(&v));
 		jadd(o, "settings", settings_json(g));
 		json_put(&b, o);
 		cfg_printf(&b, "\n");
@@ -346,6 +411,7 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 		cfg_printf(&b, "on ports %.*s\n", ASSIST_UDP_PORTS_LEN, g->udp_ports);
 	else
 		cfg_printf(&b, "not intercepted\n");
+	police_text(&b, &v);
 	if (cmd_arg_has(a, "verbose"))
 		settings_text(&b, g);
 	return stream(s, &b);

@@ -69,6 +69,20 @@ static int udp_ports_canon(const char *typed, char *out, size_t len, char *err, 
 	return 0;
 }
 
+/* Policing before the queue (dataplane/rules.h): `no` removes the limit. */
+#define POLICE_ROW(kw, row, dflt_prefix, help_line, lbl)                                            \
+	{                                                                                      \
+		.keyword = kw, .kind = SETTING_FLAG, .dflt = 1,                                \
+		.help = help_line,                                                             \
+		.args = "[rate <1-1000000>$pps burst <1-10000>$packets]",                       \
+		.value_help = "Packets per second\nRate\nPackets let through at once\n"    \
+			      "Bucket size\n",                                              \
+		.arg = {{.name = "pps", .offset = G(police[row].rate), .dflt = dflt_prefix##_RATE}, \
+			{.name = "packets", .offset = G(police[row].burst),                     \
+				.dflt = dflt_prefix##_BURST}},                                 \
+		.label = lbl, GLOBAL(police[row].on), .flags = PGM_SETTING_QUEUE               \
+	}
+
 /* In the order of the running configuration. The README's defaults table is checked against
    this one (tests/cli). */
 static const struct setting pgm_settings[] = {
@@ -176,6 +190,17 @@ static const struct setting pgm_settings[] = {
 		.unit = "%",
 		.label = "Repair states per session",
 		GLOBAL(cp.repair_session_share)},
+	POLICE_ROW("police-nak", ASSIST_POLICE_NAK, RULES_POLICE_NAK,
+		"Drop NAKs and NNAKs over a rate per source, before the queue\n",
+		"NAK policing per source"),
+	POLICE_ROW("police-ncf", ASSIST_POLICE_NCF, RULES_POLICE_NCF,
+		"Drop NCFs over a rate per source, before the queue\n", "NCF policing per source"),
+	POLICE_ROW("police-spm", ASSIST_POLICE_SPM, RULES_POLICE_SPM,
+		"Drop SPMs, POLLs and POLRs over a rate per source, before the queue\n",
+		"SPM policing per source"),
+	POLICE_ROW("police-interface", ASSIST_POLICE_INTERFACE, RULES_POLICE_IF,
+		"Drop each of those three kinds over a rate per interface, before the queue\n",
+		"Policing per interface"),
 	{.keyword = "dlr-redirect",
 		.kind = SETTING_FLAG,
 		.dflt = 1,

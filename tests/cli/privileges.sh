@@ -13,6 +13,8 @@ CLIENT=$2
 if [ -z "${PGMROUTER_PRIV_NETNS:-}" ]; then
 	exec env PGMROUTER_PRIV_NETNS=1 unshare --net -- "$0" "$@"
 fi
+# shellcheck source-path=SCRIPTDIR source=../lab/lib.sh
+. "$(dirname "$0")/../lab/lib.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/pc-priv.XXXXXX")
 chmod 755 "$T"
 U=pgmrt$$
@@ -29,16 +31,6 @@ check() {
 	local name=$1; shift
 	if "$@"; then ok "$name"; else bad "$name"; fi
 }
-wait_for() {
-	local limit=$(($1 * 10)); shift
-	local i=0
-	while [ $i -lt $limit ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 status() { awk -v k="$2:" '$1 == k { $1 = ""; print substr($0, 2) }' "/proc/$1/status"; }
 
 useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$U" ||
@@ -49,9 +41,9 @@ mkdir "$T/etc"
 chown "$U" "$T/etc"
 printf 'hostname p1\ninterface lo\n ip pgm router\n' >"$T/etc/p.conf"
 S=$T/sock
-"$DAEMON" -d -u "$U" -f "$T/etc/p.conf" -s "$S" -p "$T/pid" >"$T/log" 2>&1 &
-DPID=$!
-check "privileges: the daemon starts with -u" wait_for 30 "$CLIENT" -s "$S" -c "show version"
+check "privileges: the daemon starts with -u" lab_daemon_up 30 "$CLIENT" "$S" "$T/log" \
+	"$DAEMON" -d -u "$U" -f "$T/etc/p.conf" -s "$S" -p "$T/pid"
+DPID=$LAB_DAEMON_PID
 check "privileges: runs as the user (uid, saved uid too)" test "$(status $DPID Uid)" = "$uid $uid $uid $uid"
 check "privileges: CAP_NET_ADMIN and CAP_NET_RAW only (effective)" test "$(status $DPID CapEff)" = 0000000000003000
 check "privileges: ... permitted" test "$(status $DPID CapPrm)" = 0000000000003000
@@ -86,7 +78,7 @@ DPID=""
 # a drop that cannot be done stops the daemon (no CAP_SETPCAP: the bounding set stays)
 setpriv --bounding-set=-setpcap "$DAEMON" -d -u "$U" -f "$T/etc/p.conf" -s "$T/s2" -p "$T/pid2" >"$T/log2" 2>&1 &
 DPID=$!
-wait_for 10 sh -c "! kill -0 $DPID"
+lab_poll_quiet 10 sh -c "! kill -0 $DPID"
 check "privileges: a failing drop stops the daemon" sh -c "! kill -0 $DPID 2>/dev/null"
 wait "$DPID" 2>/dev/null
 DPID=""

@@ -13,6 +13,8 @@ cd "$(dirname "$0")/../.." || exit 1
 if [ "$(id -u)" = 0 ] && [ -z "${PGMROUTER_CLI_NETNS:-}" ]; then
 	exec env PGMROUTER_CLI_NETNS=1 unshare --net -- "$0" "$@"
 fi
+# shellcheck source=tests/lab/lib.sh
+. tests/lab/lib.sh
 B=build
 DRIVER=$B/tests/cli-driver
 ABUSE=$B/tests/cli-abuse
@@ -114,31 +116,19 @@ check_script "metrics: OpenMetrics, every value the JSON's" \
 
 # ---- helpers for daemon tests ----
 
-# wait_for SECONDS COMMAND...: polls the command until it succeeds
-wait_for() {
-	local limit=$(($1 * 10)); shift
-	local i=0
-	while [ $i -lt $limit ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
 # start BINARY CONFIG SOCKET [extra switches]: runs a daemon in the foreground, sets DPID
 start() {
 	local bin=$1 conf=$2 sock=$3; shift 3
 	# each daemon in a network namespace of its own: two would contend for one netfilter queue
-	if [ "$(id -u)" = 0 ]; then
-		unshare --net -- "$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
-	else
-		"$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@" >>"$T/daemon.log" 2>&1 &
-	fi
-	DPID=$!
-	DPIDS="$DPIDS $DPID"
+	local -a netns=()
+	[ "$(id -u)" = 0 ] && netns=(unshare --net --)
 	# generous: the ASan daemon needs about 30 s for the 20,000-interface config on a busy machine
-	wait_for 90 "$CLIENT" -s "$sock" -c "show version"
+	lab_daemon_up 90 "$CLIENT" "$sock" "$T/daemon.log" \
+		"${netns[@]}" "$bin" -d -f "$conf" -s "$sock" -p "$sock.pid" "$@"
+	local rc=$?
+	DPID=$LAB_DAEMON_PID
+	DPIDS="$DPIDS $DPID"
+	return $rc
 }
 
 stop() { # stop PID: SIGTERM and wait; returns the daemon's exit status
@@ -261,7 +251,7 @@ interface eth9
  bogus command
 EOF
 kill -HUP "$D"
-wait_for 10 sh -c "'$CLIENT' -s '$S' -c 'show running-config' | grep -q 'hostname t3'"
+lab_poll_quiet 10 sh -c "'$CLIENT' -s '$S' -c 'show running-config' | grep -q 'hostname t3'"
 "$CLIENT" -s "$S" -c "show running-config" | body >"$T/reloaded"
 check "SIGHUP: the new config is applied and the old one removed" test "$(cat "$T/reloaded")" = "!
 hostname t3
@@ -277,7 +267,7 @@ check "SIGHUP: bad lines are logged as FILE:LINE" grep -q "startup.conf:5: Inval
 # debug and terminal monitor
 "$ABUSE" monitor "$S" 10 "hostname t4" >"$T/monitor.out" 2>&1 &
 MON=$!
-wait_for 10 grep -q "monitor: ready" "$T/monitor.out"
+lab_poll_quiet 10 grep -q "monitor: ready" "$T/monitor.out"
 "$CLIENT" -s "$S" -c "debug ip pgm router events" -c "configure terminal" -c "hostname t4" >/dev/null
 wait "$MON"
 check "terminal monitor: debug lines reach the monitoring session" grep -q "vty .*: hostname t4" "$T/monitor.out"
@@ -346,7 +336,7 @@ else
 		HOLDERS="$HOLDERS $!"
 	done
 	held() { test "$(cat "$T"/hold.* | grep -o '^hold: [0-9]*' | awk '{ n += $2 } END { print n }')" = 124; }
-	check "sessions: other users take 124 of the 128 slots" wait_for 30 held
+	check "sessions: other users take 124 of the 128 slots" lab_poll_quiet 30 held
 	out=$(timeout 5 "$CLIENT" -s "$T/csock" -c "show version" 2>&1 | head -1)
 	check "sessions: root still gets in while other users hold every other slot" grep -q "^t5 uptime\|^pgmrouter " <(echo "$out")
 	for p in $HOLDERS; do kill -USR1 "$p"; done
@@ -363,10 +353,10 @@ else
 	unshare --net -- prlimit --nofile=48:48 "$DAEMON" -d -f "$T/ro.conf" -s "$T/fsock" -p "$T/fsock.pid" >>"$T/daemon.log" 2>&1 &
 	D=$!
 	DPIDS="$DPIDS $D"
-	wait_for 30 "$CLIENT" -s "$T/fsock" -c "show version"
+	lab_poll_quiet 30 "$CLIENT" -s "$T/fsock" -c "show version"
 	"$ABUSE" hold "$T/fsock" 60 30 >"$T/fdhold" 2>&1 &
 	HOLD=$!
-	wait_for 20 test -s "$T/fdhold"
+	lab_poll_quiet 20 test -s "$T/fdhold"
 	c0=$(awk '{ print $14 + $15 }' "/proc/$D/stat")
 	sleep 2
 	c1=$(awk '{ print $14 + $15 }' "/proc/$D/stat")
@@ -375,7 +365,7 @@ else
 	check "fds: out of file descriptors, the daemon does not spin (< 10 ticks in 2 s)" test $((c1 - c0)) -lt 10
 	kill -USR1 "$HOLD"
 	wait "$HOLD"
-	check "fds: the daemon answers again once clients leave" wait_for 10 "$CLIENT" -s "$T/fsock" -c "show version"
+	check "fds: the daemon answers again once clients leave" lab_poll_quiet 10 "$CLIENT" -s "$T/fsock" -c "show version"
 	stop "$D"
 
 	# privileges and the files the daemon writes (a system user created and removed there)
@@ -423,7 +413,7 @@ check "a second daemon on the same socket is refused" grep -q "already listening
 [ -n "$BGPID" ] && kill -TERM "$BGPID"
 # the socket goes first, the pid file after the interception rules are removed (iptables runs,
 # slow on a busy machine): wait for both
-wait_for 60 test ! -e "$T/sock4" -a ! -e "$T/sock4.pid"
+lab_poll_quiet 60 test ! -e "$T/sock4" -a ! -e "$T/sock4.pid"
 check "daemon mode: SIGTERM removes the socket and the pid file" test ! -e "$T/sock4" -a ! -e "$T/sock4.pid"
 
 # ---- abuse against the ASan daemon ----
@@ -471,7 +461,7 @@ check "filters: the daemon links no regular expression engine" sh -c "! nm '$DAE
 
 "$ABUSE" noread "$S" 60 10 >"$T/noread.out" 2>&1 &
 NOREAD=$!
-wait_for 10 grep -q "not reading" "$T/noread.out"
+lab_poll_quiet 10 grep -q "not reading" "$T/noread.out"
 check "abuse: 50 sessions at once while one never reads" "$ABUSE" many "$S" 50
 # debug lines for the stalled monitoring session until its queue is full
 {
@@ -503,8 +493,8 @@ check "abuse: the stalled client then gets every reply whole and is told of drop
 for i in $(seq 1 10); do "$ABUSE" killmid "$S"; done
 check "abuse: clients killed mid-reply" timeout 30 "$CLIENT" -s "$S" -c "show version" >/dev/null
 sessions_left() { test "$("$CLIENT" -s "$S" -c "show users" | grep -c '^ *[* ] *[0-9]')" = 1; }
-check "abuse: every abusive session is gone" wait_for 20 sessions_left
-check "abuse: no fd leak ($fd_before fds before)" wait_for 20 test "$(nfds "$D")" = "$fd_before"
+check "abuse: every abusive session is gone" lab_poll_quiet 20 sessions_left
+check "abuse: no fd leak ($fd_before fds before)" lab_poll_quiet 20 test "$(nfds "$D")" = "$fd_before"
 echo "     (fds before $fd_before, after $(nfds "$D"))"
 stop "$D"
 rc=$?

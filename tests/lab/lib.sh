@@ -322,6 +322,22 @@ lab_poll() {
 	_lab_poll "$@" 2>/dev/null
 }
 
+# lab_poll_quiet SECONDS CMD...: the same with CMD's output discarded as well.
+lab_poll_quiet() {
+	_lab_poll "$@" >/dev/null 2>&1
+}
+
+# lab_daemon_up SECONDS CLIENT SOCKET LOG CMD...: runs CMD (a daemon serving SOCKET, in the
+# foreground) in the background, its output appended to LOG, and waits up to SECONDS until
+# CLIENT gets an answer on SOCKET. Sets LAB_DAEMON_PID; false when it never answered.
+lab_daemon_up() {
+	local secs=$1 client=$2 sock=$3 log=$4
+	shift 4
+	"$@" >>"$log" 2>&1 &
+	LAB_DAEMON_PID=$!
+	lab_poll_quiet "$secs" "$client" -s "$sock" -c "show version"
+}
+
 _lab_poll() {
 	local limit=$1 end
 	shift
@@ -748,3 +764,45 @@ lab_leftovers() {
 
 # shellcheck source-path=SCRIPTDIR source=topo.sh
 . "$LAB_REPO/tests/lab/topo.sh"
+
+# lab_suite TAG TIMEOUT [NAME...]: the runner of a directory of lab scripts (tests/ns,
+# tests/security; call it from that directory): each script (every *.sh but run.sh and
+# lib*.sh, or the NAMEs given) runs alone, bounded by TIMEOUT seconds (each cleans up on exit,
+# INT and TERM; timeout sends TERM), with a line "=== TAG: NAME passed (N s)" or "FAILED", then
+# a summary. False when any failed or left a namespace behind.
+lab_suite() {
+	local tag=$1 limit=$2 t name start passed=0 failed="" ids
+	local -a tests=()
+	shift 2
+	if [ $# -gt 0 ]; then
+		for t in "$@"; do tests+=("./${t%.sh}.sh"); done
+	else
+		for t in ./*.sh; do
+			case $t in ./run.sh | ./lib*.sh) ;; *) tests+=("$t") ;; esac
+		done
+	fi
+	# the lab ids of every script (lab_init); other work may run labs of its own meanwhile
+	ids=$(mktemp -t "pl-$tag-ids.XXXXXX") || return 1
+	for t in "${tests[@]}"; do
+		name=$(basename "$t" .sh)
+		start=$(date +%s)
+		if LAB_IDS_FILE=$ids timeout "$limit" bash "$t"; then
+			passed=$((passed + 1))
+			echo "=== $tag: $name passed ($(($(date +%s) - start)) s)"
+		else
+			failed="$failed $name"
+			echo "=== $tag: $name FAILED ($(($(date +%s) - start)) s)"
+		fi
+	done
+	echo "=== $tag: $passed of ${#tests[@]} scripts passed"
+	if ! lab_leftovers "$ids"; then
+		echo "=== $tag: the scripts left namespaces behind"
+		failed="$failed (leftovers)"
+	fi
+	rm -f "$ids"
+	if [ -n "$failed" ]; then
+		echo "=== $tag: FAILED:$failed"
+		return 1
+	fi
+	return 0
+}

@@ -39,24 +39,9 @@ router_need() {
 	}
 }
 
-# The JSON reader: EXPR is a python expression over j (the document), ifs (interfaces by name),
-# sess (the sessions list); it prints the value.
-cat >"$LAB_DIR/jq.py" <<'EOF'
-import json, sys
-try:
-    j = json.load(sys.stdin)
-except ValueError as e:
-    print("bad-json: %s" % e)
-    sys.exit(1)
-ifs = {i["name"]: i for i in j.get("interfaces", [])} if isinstance(j, dict) else {}
-sess = j.get("sessions", []) if isinstance(j, dict) else []
-try:
-    v = eval(sys.argv[1])
-except Exception as e:
-    print("error: %r" % e)
-    sys.exit(1)
-print(v)
-EOF
+# The JSON reader (tests/lab/jq.py): EXPR over j (the document), ifs (interfaces by name), sess
+# (the sessions list).
+JQ="$LAB_REPO/tests/lab/jq.py"
 
 # router_conf FILE [LINES...]: a startup config with router assist on up0, d1 and d2; extra
 # global lines go first.
@@ -88,7 +73,7 @@ cli() { lab_router_cli rtr "$@"; }
 
 # jval CMD EXPR: EXPR evaluated over the JSON output of CMD.
 jval() {
-	cli "$1" | python3 "$LAB_DIR/jq.py" "$2"
+	cli "$1" | python3 "$JQ" "$2"
 }
 jtrue() { [ "$(jval "$1" "$2")" = True ]; }
 # ev IF NAME: an event counter of one interface.

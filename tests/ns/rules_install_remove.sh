@@ -152,12 +152,18 @@ check "ODATA returns first in each chain (IP, UDP)" sh -c "
 check "12 queue rules per interface, 2 for any" \
 	test "$(grep -c '^-A PGMROUTER-[A-Z]* .*NFQUEUE --queue-num 21 --queue-bypass' "$LAB_DIR/ipt.installed")" = 26
 # (iptables-save prints the u32 tests in its own way: "...@0x4>>0x18&0xf=0x1,0x2,0xa")
-grep -o '&0xf=[0-9a-fx,]*' "$LAB_DIR/ipt.installed" | sort -u >"$LAB_DIR/types"
+grep -E 'NFQUEUE|RETURN' "$LAB_DIR/ipt.installed" | grep -o '&0xf=[0-9a-fx,]*' | sort -u >"$LAB_DIR/types"
 check "type lists: ODATA (returns); SPM,RDATA; POLL,POLR,NCF; RDATA,NAK,NNAK; NAK; NAK,NNAK" \
 	test "$(tr '\n' ' ' <"$LAB_DIR/types")" = "&0xf=0x0,0x5 &0xf=0x1,0x2,0xa &0xf=0x4 &0xf=0x5,0x8,0x9 &0xf=0x8 &0xf=0x8,0x9 "
 check "NAK,NNAK only with a multicast destination, at prerouting" sh -c "
-	[ \$(grep -c '&0xf=0x8,0x9\"' $LAB_DIR/ipt.installed) = 4 ] &&
-	! grep '&0xf=0x8,0x9\"' $LAB_DIR/ipt.installed | grep -v '^-A PGMROUTER-PRE -d 224.0.0.0/4 -i a[12] -p '"
+	[ \$(grep NFQUEUE $LAB_DIR/ipt.installed | grep -c '&0xf=0x8,0x9\"') = 4 ] &&
+	! grep NFQUEUE $LAB_DIR/ipt.installed | grep '&0xf=0x8,0x9\"' | grep -v '^-A PGMROUTER-PRE -d 224.0.0.0/4 -i a[12] -p '"
+# policing (the defaults): hashlimit drops in front of the queue rules, never of ODATA or RDATA
+check "policing: per source and per interface, dropping" sh -c "
+	grep -q -- '--hashlimit-mode srcip .*-j DROP' $LAB_DIR/ipt.installed &&
+	grep -q -- '--hashlimit-name pgmrout-nak0 .*-j DROP' $LAB_DIR/ipt.installed &&
+	! grep hashlimit $LAB_DIR/ipt.installed | grep -v -- '-j DROP' &&
+	! grep hashlimit $LAB_DIR/ipt.installed | grep -o '&0xf=[0-9a-fx,]*' | grep -q '0x4\|0x5'"
 check "no queue rule matches ODATA (type 4)" sh -c "
 	! grep NFQUEUE $LAB_DIR/ipt.installed | grep -o '&0xf=[0-9a-fx,]*' | grep -q 0x4"
 check "iptables: everyone else's rules unchanged" sh -c "grep -v PGMROUTER $LAB_DIR/ipt.installed | diff -q $LAB_DIR/ipt.before - >/dev/null"
@@ -168,7 +174,7 @@ saved_rules a >"$LAB_DIR/ipt.again"
 check "iptables restart: still one jump per hook" \
 	test "$(grep -c '^-A [A-Z]* -j PGMROUTER-' "$LAB_DIR/ipt.again")" = 2
 check "iptables restart: rules only for a2" sh -c "
-	[ \$(grep -c '^-A PGMROUTER-.* a2 ' $LAB_DIR/ipt.again) = 12 ] && ! grep '^-A PGMROUTER-' $LAB_DIR/ipt.again | grep -q a1"
+	[ \$(grep NFQUEUE $LAB_DIR/ipt.again | grep -c '^-A PGMROUTER-.* a2 ') = 12 ] && ! grep '^-A PGMROUTER-' $LAB_DIR/ipt.again | grep -q a1"
 # Switching backends removes the other one's leftovers.
 lab_exec a "$H" rules-install --if a1 --queue 21 >/dev/null 2>&1
 check "auto after iptables: nftables, and nothing left in iptables" sh -c "

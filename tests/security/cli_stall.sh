@@ -29,7 +29,7 @@ check "the user is a read-only user of the socket" eval "! grep -q 'Access denie
 gaps() {
 	timeout 5 ip netns exec "$(lab_ns r1)" "$(lab_cli_cmd)" -s "$SOCK" \
 		-c "show ip pgm router dataplane json" 2>/dev/null |
-		python3 "$LAB_DIR/jq.py" "j['queue_stats']['id_gaps']"
+		python3 "$JQ" "j['queue_stats']['id_gaps']"
 }
 
 # root_ms: one root show, its time in ms (5000 when it did not answer within 5 s).

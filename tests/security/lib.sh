@@ -108,27 +108,12 @@ sec_need() {
 	}
 }
 
-# The JSON reader: EXPR is a python expression over j (the document), ifs (interfaces by name),
-# sess (the sessions list); it prints the value.
-cat >"$LAB_DIR/jq.py" <<'EOF'
-import json, sys
-try:
-    j = json.load(sys.stdin)
-except ValueError as e:
-    print("bad-json: %s" % e)
-    sys.exit(1)
-ifs = {i["name"]: i for i in j.get("interfaces", [])} if isinstance(j, dict) else {}
-sess = j.get("sessions", []) if isinstance(j, dict) else []
-try:
-    v = eval(sys.argv[1])
-except Exception as e:
-    print("error: %r" % e)
-    sys.exit(1)
-print(v)
-EOF
+# The JSON reader (tests/lab/jq.py): EXPR over j (the document), ifs (interfaces by name), sess
+# (the sessions list).
+JQ="$LAB_REPO/tests/lab/jq.py"
 
 cli() { lab_router_cli r1 "$@"; }
-jval() { cli "$1" | python3 "$LAB_DIR/jq.py" "$2"; }
+jval() { cli "$1" | python3 "$JQ" "$2"; }
 jtrue() { [ "$(jval "$1" "$2")" = True ]; }
 
 # session_field FIELD: a field of the legitimate session in the state JSON ("none" without it).

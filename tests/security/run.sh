@@ -10,42 +10,4 @@ if [ "$(id -u)" != 0 ]; then
 fi
 # shellcheck source-path=SCRIPTDIR source=../lab/lib.sh
 . ../lab/lib.sh
-tests=()
-if [ $# -gt 0 ]; then
-	for t in "$@"; do tests+=("./${t%.sh}.sh"); done
-else
-	for t in ./*.sh; do
-		case $t in ./run.sh | ./lib*.sh) ;; *) tests+=("$t") ;; esac
-	done
-fi
-[ ${#tests[@]} -le 20 ] || {
-	echo "security-test: more than 20 scripts" >&2
-	exit 1
-}
-LAB_IDS_FILE=$(mktemp -t pl-sec-ids.XXXXXX) || exit 1
-export LAB_IDS_FILE
-trap 'rm -f "$LAB_IDS_FILE"' EXIT
-passed=0
-failed=""
-for t in "${tests[@]}"; do
-	name=$(basename "$t" .sh)
-	start=$(date +%s)
-	# each script cleans up on exit, INT and TERM (lab_cleanup); timeout sends TERM
-	if timeout 240 bash "$t"; then
-		passed=$((passed + 1))
-		echo "=== security: $name passed ($(($(date +%s) - start)) s)"
-	else
-		failed="$failed $name"
-		echo "=== security: $name FAILED ($(($(date +%s) - start)) s)"
-	fi
-done
-echo "=== security: $passed of ${#tests[@]} scripts passed"
-if ! lab_leftovers "$LAB_IDS_FILE"; then
-	echo "=== security: the scripts left namespaces behind"
-	failed="$failed (leftovers)"
-fi
-if [ -n "$failed" ]; then
-	echo "=== security: FAILED:$failed"
-	exit 1
-fi
-exit 0
+lab_suite security 300 "$@"

@@ -119,7 +119,18 @@ static const char expected_ipt[] =
 	"-I INPUT 1 -j PGMROUTER-IN\n"
 	"COMMIT\n";
 
+/* The layout without policing (test_police_* check what policing adds to it). */
 static struct rules_config config(uint16_t queue)
+{
+	struct rules_config cfg;
+
+	rules_config_default(&cfg);
+	cfg.queue_num = queue;
+	memset(cfg.police, 0, sizeof(cfg.police));
+	return cfg;
+}
+
+static struct rules_config police_config(uint16_t queue)
 {
 	struct rules_config cfg;
 
@@ -410,6 +421,7 @@ END_TEST
 struct batch_view {
 	unsigned msgs, begins, ends, newtable, deltable, chains, base_chains, rules;
 	unsigned queue_exprs, target_exprs, counter_exprs, compat_matches, goto_rules;
+	unsigned dynset_exprs, sets, timeout_sets;
 	bool acked; /* every nf_tables message asks for an acknowledgement */
 };
 
@@ -436,6 +448,7 @@ static void view_rule(const struct nlmsghdr *nlh, struct batch_view *v)
 			v->target_exprs += strcmp(name, "target") == 0;
 			v->counter_exprs += strcmp(name, "counter") == 0;
 			v->compat_matches += strcmp(name, "match") == 0;
+			v->dynset_exprs += strcmp(name, "dynset") == 0;
 		}
 	}
 }
@@ -474,6 +487,17 @@ static struct batch_view view_batch(const uint8_t *buf, size_t len)
 			{
 				if (mnl_attr_get_type(attr) == NFTA_CHAIN_HOOK)
 					v.base_chains++;
+			}
+			break;
+		case NFT_MSG_NEWSET:
+			v.sets++;
+			mnl_attr_for_each(attr, nlh, sizeof(struct nfgenmsg))
+			{
+				if (mnl_attr_get_type(attr) == NFTA_SET_FLAGS &&
+					(ntohl(mnl_attr_get_u32(attr)) &
+						(NFT_SET_TIMEOUT | NFT_SET_EVAL)) ==
+						(NFT_SET_TIMEOUT | NFT_SET_EVAL))
+					v.timeout_sets++;
 			}
 			break;
 		case NFT_MSG_NEWRULE:
@@ -680,28 +704,221 @@ START_TEST(test_handle_before_install)
 }
 END_TEST
 
-/* A rule of a dump: chain, and a counter and a queue expression when asked for. */
-static size_t put_dump_rule(uint8_t *buf, const char *chain, bool counter, const char *queue,
-	uint64_t packets, uint64_t bytes)
+
+/* The line of text holding `needle` (first), into buf. */
+static const char *line_of(const char *text, const char *needle, char *buf, size_t len)
+{
+	const char *p = strstr(text, needle), *start, *end;
+
+	ck_assert_ptr_nonnull(p);
+	for (start = p; start > text && start[-1] != '\n'; start--)
+		;
+	end = strchr(p, '\n');
+	snprintf(buf, len, "%.*s", (int)((end ? end : p + strlen(p)) - start), start);
+	return buf;
+}
+
+START_TEST(test_police_nft_script)
+{
+	struct rules_config cfg = police_config(3);
+	char *n = rules_nft_script(&cfg, two_ifs, 2, true), line[512];
+	const char *odata, *first_police;
+
+	ck_assert_ptr_nonnull(n);
+	/* a dynamic set per class and key, entries expiring */
+	ck_assert_uint_eq(count(n, "\tset police_"), 6);
+	ck_assert_ptr_nonnull(strstr(n, "\tset police_nak_src {\n\t\ttype ipv4_addr\n\t\tsize 65536\n"
+					"\t\tflags dynamic,timeout\n\t\ttimeout 10s\n\t}\n"));
+	ck_assert_ptr_nonnull(strstr(n, "\tset police_ncf_if {\n\t\ttype iface_index\n"));
+	/* NAKs and NNAKs (multicast, and unicast past us at prerouting; to us at input) go
+	   through their class's chain, which lets only the interfaces with assist on to the
+	   buckets and then to the queue */
+	ck_assert_uint_eq(count(n, "goto nak-prerouting\n"), 6);
+	ck_assert_uint_eq(count(n, "goto nak-input\n"), 4);
+	ck_assert_uint_eq(count(n, "goto ncf-prerouting\n"), 2);
+	ck_assert_uint_eq(count(n, "goto spm-prerouting\n"), 4); /* POLL, POLR */
+	ck_assert_ptr_nonnull(strstr(n, "\tchain nak-input {\n"
+					"\t\tiifname \"eth0\" goto police-nak-input\n"
+					"\t\tiifname \"vlan.10\" goto police-nak-input\n\t}\n"));
+	ck_assert_ptr_nonnull(strstr(n,
+		"\tchain police-nak-input {\n"
+		"\t\tupdate @police_nak_src { ip saddr limit rate over 500/second burst 100 packets } "
+		"counter drop\n"
+		"\t\tupdate @police_nak_if { iif limit rate over 2000/second burst 400 packets } "
+		"counter drop\n"
+		"\t\tgoto queue-input\n\t}\n"));
+	ck_assert_ptr_nonnull(strstr(n, "\tchain police-ncf-prerouting {\n"
+					"\t\tupdate @police_ncf_src { ip saddr limit rate over "
+					"500/second burst 100 packets } counter drop\n"));
+	/* SPMs to a group come from any interface: policed in front of their queue rule */
+	ck_assert_ptr_nonnull(strstr(n,
+		"\t\t@th,32,8 & 0xf == 0x0 ip daddr 224.0.0.0/4 update @police_spm_src { ip saddr "
+		"limit rate over 1000/second burst 200 packets } counter drop\n"
+		"\t\t@th,32,8 & 0xf == 0x0 ip daddr 224.0.0.0/4 update @police_spm_if { iif limit "
+		"rate over 2000/second burst 400 packets } counter drop\n"
+		"\t\t@th,32,8 & 0xf == 0x0 ip daddr 224.0.0.0/4 counter queue num 3 bypass\n"));
+	/* 2 per police chain (NAK at both hooks, NCF, SPM), 2 per encapsulation for SPMs */
+	ck_assert_uint_eq(count(n, "counter drop\n"), 8 + 4);
+	ck_assert(lines_with_also(n, "update @", " counter drop"));
+	/* never ODATA, RDATA or the short datagrams */
+	ck_assert(!lines_with_also(n, "== 0x5 ", "update @"));
+	ck_assert_uint_eq(count(n, "== 0x5 ip daddr 224.0.0.0/4 counter queue"), 2);
+	ck_assert_uint_eq(count(n, "ip length < 36 goto queue-"), 2);
+	/* ODATA still leaves by the first rule of each hook */
+	odata = strstr(n, "ip protocol 113 @th,32,8 & 0xf == 0x4 ip length >= 36 accept\n");
+	first_police = strstr(n, "update @");
+	ck_assert_ptr_nonnull(odata);
+	ck_assert(odata < first_police);
+	ck_assert_str_eq(line_of(n, "chain prerouting {", line, sizeof(line)),
+		"\tchain prerouting {");
+	free(n);
+
+	/* one class off, the interface buckets off: nothing of them left */
+	cfg.police[RULES_POLICE_NCF][RULES_POLICE_SOURCE].rate = 0;
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++)
+		cfg.police[k][RULES_POLICE_INTERFACE].rate = 0;
+	n = rules_nft_script(&cfg, two_ifs, 2, true);
+	ck_assert_uint_eq(count(n, "\tset police_"), 2);
+	ck_assert_ptr_null(strstr(n, "ncf-prerouting"));
+	ck_assert_ptr_null(strstr(n, "iif limit"));
+	ck_assert_uint_eq(count(n, "@th,32,8 & 0xf == 0xa goto queue-prerouting\n"), 1);
+	free(n);
+
+	/* no interfaces: no policing (nothing is queued but SPM and RDATA from nowhere) */
+	cfg = police_config(3);
+	n = rules_nft_script(&cfg, NULL, 0, true);
+	ck_assert_ptr_null(strstr(n, "police"));
+	free(n);
+}
+END_TEST
+
+START_TEST(test_police_nft_batch)
+{
+	struct rules_config cfg = police_config(7);
+	struct batch_view v;
+	uint8_t *buf;
+	size_t len;
+	char *text;
+	int n;
+
+	n = rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
+	ck_assert_int_gt(n, 0);
+	v = view_batch(buf, len);
+	text = rules_nft_script(&cfg, two_ifs, 2, true);
+	ck_assert_uint_eq(v.msgs, (unsigned)n);
+	ck_assert_uint_eq(v.sets, 6);
+	ck_assert_uint_eq(v.timeout_sets, 6); /* dynamic (NFT_SET_EVAL), entries time out */
+	ck_assert_uint_eq(v.dynset_exprs, count(text, "update @"));
+	ck_assert_uint_eq(v.chains, count(text, "\tchain "));
+	ck_assert_uint_eq(v.rules, count(text, "\t\t") - count(text, "\t\ttype") -
+					   count(text, "\t\tsize") - count(text, "\t\tflags") -
+					   count(text, "\t\ttimeout"));
+	ck_assert_uint_eq(v.counter_exprs, count(text, "counter "));
+	ck_assert_uint_eq(v.compat_matches, 0);
+	ck_assert(v.acked);
+	free(buf);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_police_ipt_script)
+{
+	struct rules_config cfg = police_config(3);
+	struct rules_ipt_state none = {0};
+	char *i = rules_ipt_script(&cfg, &none, two_ifs, 2, true);
+	const char *p;
+
+	ck_assert_ptr_nonnull(i);
+	/* every drop is a hashlimit over its limit, and hashlimit drops nothing else */
+	ck_assert(lines_with_also(i, "-m hashlimit", " -j DROP"));
+	ck_assert_uint_eq(count(i, "-j DROP"), count(i, "-m hashlimit"));
+	/* per source: one table per class for the whole router */
+	ck_assert(lines_with_also(i, "--hashlimit-mode srcip ", "--hashlimit-name pgmrout-"));
+	ck_assert_ptr_nonnull(strstr(i,
+		"-A PGMROUTER-IN -i vlan.10 -p 113 -m addrtype --dst-type LOCAL -m u32 --u32 "
+		"\"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x8,0x9\" -m hashlimit --hashlimit-above "
+		"500/sec --hashlimit-burst 100 --hashlimit-mode srcip --hashlimit-name "
+		"pgmrout-nak-s --hashlimit-htable-max 65536 --hashlimit-htable-expire 10000 -j "
+		"DROP\n"));
+	/* per interface: one bucket each, named by its place in the list */
+	ck_assert_ptr_nonnull(strstr(i, "--hashlimit-name pgmrout-nak1 --hashlimit-htable-max 1 "));
+	ck_assert_ptr_nonnull(strstr(i, "--hashlimit-name pgmrout-spm0 "));
+	/* in front of the interface's queue rule, for the types it queues */
+	p = strstr(i, "-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 "
+		      "\"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x1,0x2\" -m hashlimit");
+	ck_assert_ptr_nonnull(p);
+	ck_assert(p < strstr(i, "-A PGMROUTER-PRE -i eth0 -p 113 -m u32 --u32 "
+				      "\"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x1,0x2,0xA\" -j NFQUEUE"));
+	ck_assert_ptr_nonnull(strstr(i, "=0xA\" -m hashlimit --hashlimit-above 500/sec "));
+	/* SPMs from anywhere per source, on the interfaces per interface */
+	ck_assert_ptr_nonnull(strstr(i, "-A PGMROUTER-PRE -p 113 -d 224.0.0.0/4 -m u32 --u32 "
+					"\"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" -m hashlimit "
+					"--hashlimit-above 1000/sec "));
+	ck_assert_ptr_nonnull(strstr(i, "-A PGMROUTER-PRE -i vlan.10 -p 113 -d 224.0.0.0/4 -m u32 "
+					"--u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" -m "
+					"hashlimit --hashlimit-above 2000/sec "));
+	/* never RDATA, ODATA or the short datagrams */
+	ck_assert(!lines_with_also(i, "0x5", "hashlimit"));
+	ck_assert(!lines_with_also(i, "--length", "hashlimit"));
+	/* (IP, UDP) x 2 interfaces x (prerouting: POLL/POLR, NCF, multicast NAK/NNAK,
+	   NAK past us, SPM on the interface = 9; input: NAK/NNAK = 2) + SPM per source 2 */
+	ck_assert_uint_eq(count(i, "-m hashlimit"), 2 * 2 * (9 + 2) + 2);
+	free(i);
+}
+END_TEST
+
+/* The start of a rule message of a dump, in chain; *exprs the open expression list. */
+static struct nlmsghdr *dump_rule_begin(uint8_t *buf, const char *chain, struct nlattr **exprs)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nlattr *exprs, *elem, *data;
 
 	nlh->nlmsg_type = NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE;
 	nlh->nlmsg_flags = NLM_F_MULTI;
 	mnl_nlmsg_put_extra_header(nlh, sizeof(struct nfgenmsg));
 	mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, "pgmrouter");
 	mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain);
-	exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
-	if (counter) {
-		elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
-		mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "counter");
-		data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
-		mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, htobe64(bytes));
-		mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, htobe64(packets));
-		mnl_attr_nest_end(nlh, data);
-		mnl_attr_nest_end(nlh, elem);
-	}
+	*exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
+	return nlh;
+}
+
+static void put_counter(struct nlmsghdr *nlh, uint64_t packets, uint64_t bytes)
+{
+	struct nlattr *elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM), *data;
+
+	mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "counter");
+	data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_BYTES, htobe64(bytes));
+	mnl_attr_put_u64(nlh, NFTA_COUNTER_PACKETS, htobe64(packets));
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, elem);
+}
+
+/* A policing rule of a dump: dynset on SET, its counter. */
+static size_t put_police_rule(uint8_t *buf, const char *chain, const char *set, uint64_t packets)
+{
+	struct nlattr *exprs, *elem, *data;
+	struct nlmsghdr *nlh = dump_rule_begin(buf, chain, &exprs);
+
+	elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+	mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, "dynset");
+	data = mnl_attr_nest_start(nlh, NFTA_EXPR_DATA);
+	mnl_attr_put_strz(nlh, NFTA_DYNSET_SET_NAME, set);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, elem);
+	put_counter(nlh, packets, packets * 300);
+	mnl_attr_nest_end(nlh, exprs);
+	return NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
+/* A rule of a dump: chain, and a counter and a queue expression when asked for. */
+static size_t put_dump_rule(uint8_t *buf, const char *chain, bool counter, const char *queue,
+	uint64_t packets, uint64_t bytes)
+{
+	struct nlattr *exprs, *elem;
+	struct nlmsghdr *nlh = dump_rule_begin(buf, chain, &exprs);
+
+	if (counter)
+		put_counter(nlh, packets, bytes);
 	if (queue != NULL) {
 		elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
 		mnl_attr_put_strz(nlh, NFTA_EXPR_NAME, queue);
@@ -713,6 +930,22 @@ static size_t put_dump_rule(uint8_t *buf, const char *chain, bool counter, const
 
 START_TEST(test_counter_parsers)
 {
+	/* policing: the drops of each class and key, both hooks together */
+	static const char ipt_police[] =
+		"*mangle\n"
+		"[7:700] -A PGMROUTER-IN -i a -p 113 -m u32 --u32 \"x=0x8,0x9\" -m hashlimit "
+		"--hashlimit-above 500/sec --hashlimit-burst 100 --hashlimit-mode srcip "
+		"--hashlimit-name pgmrout-nak-s --hashlimit-htable-max 65536 -j DROP\n"
+		"[5:500] -A PGMROUTER-PRE -i a -p 113 -m u32 --u32 \"x=0x8\" -m hashlimit "
+		"--hashlimit-above 500/sec --hashlimit-mode srcip --hashlimit-name pgmrout-nak-s "
+		"-j DROP\n"
+		"[3:300] -A PGMROUTER-IN -i a -p 113 -m hashlimit --hashlimit-name pgmrout-nak12 "
+		"-j DROP\n"
+		"[2:200] -A PGMROUTER-PRE -p 113 -m hashlimit --hashlimit-name pgmrout-spm-s -j DROP\n"
+		"[9:900] -A PGMROUTER-PRE -p 113 -m hashlimit --hashlimit-name other-nak-s -j DROP\n"
+		"[4:400] -A OTHER -p 113 -m hashlimit --hashlimit-name pgmrout-ncf-s -j DROP\n"
+		"[1:100] -A PGMROUTER-IN -i a -p 113 -j NFQUEUE --queue-num 0 --queue-bypass\n"
+		"COMMIT\n";
 	static const char ipt[] =
 		"*mangle\n"
 		":PREROUTING ACCEPT [5:300]\n"
@@ -753,6 +986,30 @@ START_TEST(test_counter_parsers)
 	/* a truncated dump is read as far as it goes */
 	rules_nft_parse_dump(dump, 10, &c);
 	ck_assert_uint_eq(c.packets[RULES_IPT_PRE], 0);
+
+	/* policing */
+	len = 0;
+	memset(dump, 0, sizeof(dump));
+	rules_parse_ipt_counters(&cfg, ipt_police, &c);
+	ck_assert_uint_eq(c.policed[RULES_POLICE_NAK][RULES_POLICE_SOURCE], 12);
+	ck_assert_uint_eq(c.policed[RULES_POLICE_NAK][RULES_POLICE_INTERFACE], 3);
+	ck_assert_uint_eq(c.policed[RULES_POLICE_SPM][RULES_POLICE_SOURCE], 2);
+	ck_assert_uint_eq(c.policed[RULES_POLICE_NCF][RULES_POLICE_SOURCE], 0); /* not ours */
+	ck_assert_uint_eq(c.packets[RULES_IPT_IN], 1); /* drops are not queued packets */
+
+	len += put_police_rule(dump + len, "police-nak-input", "police_nak_src", 40);
+	len += put_police_rule(dump + len, "police-nak-prerouting", "police_nak_src", 2);
+	len += put_police_rule(dump + len, "police-nak-input", "police_nak_if", 5);
+	len += put_police_rule(dump + len, "pgm-prerouting", "police_spm_if", 6);
+	len += put_police_rule(dump + len, "police-ncf-prerouting", "udp_ports", 1000);
+	len += put_dump_rule(dump + len, "queue-input", true, "queue", 4, 224);
+	rules_nft_parse_dump(dump, len, &c);
+	ck_assert_uint_eq(c.policed[RULES_POLICE_NAK][RULES_POLICE_SOURCE], 42);
+	ck_assert_uint_eq(c.policed[RULES_POLICE_NAK][RULES_POLICE_INTERFACE], 5);
+	ck_assert_uint_eq(c.policed[RULES_POLICE_SPM][RULES_POLICE_INTERFACE], 6);
+	ck_assert_uint_eq(c.policed[RULES_POLICE_NCF][RULES_POLICE_SOURCE], 0);
+	ck_assert_uint_eq(c.packets[RULES_IPT_IN], 4);
+	ck_assert_uint_eq(c.packets[RULES_IPT_PRE], 0);
 }
 END_TEST
 
@@ -777,6 +1034,9 @@ int main(void)
 	tcase_add_test(tc, test_backend_names);
 	tcase_add_test(tc, test_handle_before_install);
 	tcase_add_test(tc, test_counter_parsers);
+	tcase_add_test(tc, test_police_nft_script);
+	tcase_add_test(tc, test_police_nft_batch);
+	tcase_add_test(tc, test_police_ipt_script);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
