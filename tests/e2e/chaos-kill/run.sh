@@ -49,18 +49,16 @@ delivered_all() {
 # queue rules and how many are duplicates, the packets its rules counted, how many pgmrouter
 # tables there are.
 table_handle() { lab_exec r1 nft -a list table ip pgmrouter 2>/dev/null | awk '$1 == "table" { print $NF; exit }'; }
-table_rules() {
-	lab_exec r1 nft list table ip pgmrouter 2>/dev/null | grep -v '^#' |
-		sed 's/counter packets [0-9]* bytes [0-9]*/counter/'
-}
+table_rules() { lab_router_rules r1; }
 table_packets() {
 	lab_exec r1 nft list table ip pgmrouter 2>/dev/null |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
 }
 table_count() { lab_exec r1 nft list tables 2>/dev/null | grep -c 'pgmrouter'; }
-# Rules that appear twice in one chain.
+# Rules that appear twice in one chain (the sets' lines are not rules).
 rule_dups() {
-	table_rules | awk '$1 == "chain" { c = $2; next } NF && $1 != "}" && $1 != "type" { print c ": " $0 }' |
+	table_rules | awk '$1 == "set" { c = ""; next } $1 == "chain" { c = $2; next }
+		c != "" && NF && $1 != "}" && $1 != "type" { print c ": " $0 }' |
 		sort | uniq -d | wc -l
 }
 
