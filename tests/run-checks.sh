@@ -2,7 +2,7 @@
 # Runs every test stage of `make check` in order, even after a failure, and prints one summary.
 # The exit status is non-zero when any stage failed.
 cd "$(dirname "$0")/.." || exit 1
-stages="layers unit unit-asan fuzz-smoke cli-test deb-test ns-test security-test e2e-test bench-smoke"
+stages="layers unit unit-asan fuzz-smoke cli-test deb-test ns-test security-test e2e-test soak-smoke bench-smoke"
 failed=""
 for s in $stages; do
 	echo "=== check: $s"

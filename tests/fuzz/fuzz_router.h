@@ -25,7 +25,9 @@
 #include "tests/fuzz/fuzz.h"
 
 
-static char fuzz_dir[] = "/tmp/pgm-fuzz-routerXXXXXX";
+/* The private directory: in memory where there is a tmpfs, since every input writes files
+   there (a file system with a journal made a tenth of fuzz_config's time) */
+static char fuzz_dir[] = "/dev/shm/pgm-fuzz-routerXXXXXX";
 static char fuzz_startup[sizeof(fuzz_dir) + 16];
 static struct offline *fuzz_offline;
 static struct cfg *fuzz_base; /* the configuration every input starts from */
@@ -84,8 +86,11 @@ static void fuzz_router_init(bool with_assist)
 	pgm_vty_init();
 	cmd_set_system_hostname("router");
 	if (mkdtemp(fuzz_dir) == NULL) {
-		perror("mkdtemp");
-		exit(1);
+		snprintf(fuzz_dir, sizeof(fuzz_dir), "/tmp/pgm-fuzz-routerXXXXXX");
+		if (mkdtemp(fuzz_dir) == NULL) {
+			perror("mkdtemp");
+			exit(1);
+		}
 	}
 	atexit(fuzz_cleanup);
 	fuzz_path(fuzz_startup, sizeof(fuzz_startup), "startup.conf");

@@ -29,6 +29,11 @@ SOAK_SAMPLE=${SOAK_SAMPLE:-10}
 # before the end, so that "back to baseline" can be read after it too.
 SOAK_FIRST=30
 SOAK_SETTLE=25
+# A flap waits until the round's streams have at least this long to run: the link must be back
+# while the source still sends ODATA, so the receivers behind it see the gap and NAK it. A flap
+# over a stream's end leaves them only the source's SPMs to learn the tail from, and an idle
+# ZeroMQ publisher answers the NAKs of its tail too late (README, Flaps and the stream's end).
+FLAP_CLEAR=12
 if [ -z "${SOAK_EVENT_EVERY:-}" ]; then
 	SOAK_EVENT_EVERY=$(((SOAK_SECONDS - SOAK_FIRST - SOAK_SETTLE) / 5))
 	[ "$SOAK_EVENT_EVERY" -gt 60 ] && SOAK_EVENT_EVERY=60
@@ -215,15 +220,32 @@ reload_done() {
 	[ $? = "$1" ]
 }
 
+# flap_clear: a round's streams run and have FLAP_CLEAR seconds or more to go.
+flap_clear() {
+	local start end n
+	read -r start end <<<"$(cat "$LAB_DIR/round.streams" 2>/dev/null)"
+	n=$(now)
+	[ -n "$end" ] && [ "$n" -ge "$start" ] && [ $((n + FLAP_CLEAR)) -le "$end" ]
+}
+
 # e2's upstream link (eth0, to trunk t2) down for 3 s: c and d lose 3 s of the streams and get
-# them repaired once it is back.
+# them repaired once it is back. Held while the streams are in their last FLAP_CLEAR seconds or
+# between rounds; not done at all when that would leave less than SOAK_SETTLE before the end.
 ev_flap() {
-	local t=$1 ok=1
+	local t=$1 ok=1 held
+	while ! flap_clear; do
+		if [ $(($(now) + SOAK_SETTLE)) -ge "$SOAK_SECONDS" ]; then
+			event_log "$t" flap "e2 eth0" 1 "skipped: no round's streams clear of their end before the run's"
+			return
+		fi
+		sleep 0.5
+	done
+	held=$(($(now) - t))
 	lab_exec e2 ip link set eth0 down || ok=0
 	sleep 3
 	lab_exec e2 ip link set eth0 up || ok=0
 	lab_wait 10 "e2 eth0 up" sh -c "ip -n $(lab_ns e2) link show eth0 2>/dev/null | grep -q LOWER_UP" || ok=0
-	event_log "$t" flap "e2 eth0" "$ok" "3 s down"
+	event_log "$t" flap "e2 eth0" "$ok" "3 s down, held $held s for the streams' end"
 }
 
 # A route for G_ROUTE added to core through smcroute, held 5 s, removed: the kernel must show
@@ -246,14 +268,25 @@ inject() {
 	lab_exec "$node" "$LAB_PEERS/pgm-inject" "$@" >>"$LAB_DIR/inject.log" 2>&1
 }
 
+# policed ROUTER CLASS: the packets of CLASS (nak, ncf, spm) the interception rules of ROUTER
+# dropped over the policing limits, per source and per interface (README, Security).
+policed() {
+	lab_router_cli "$1" "show ip pgm router json" 2>/dev/null |
+		jq --arg k "$2" '[.police[$k][]?.dropped // 0] | add // 0' 2>/dev/null || echo 0
+}
+
+# malformed ROUTER: the malformed packets ROUTER's data plane counted.
+malformed() { lab_router_cli "$1" "show ip pgm router dataplane json" | jq '.path.malformed'; }
+
 # Malformed packets at e2 (NAKs to it from c1: bad checksums, truncated) and at core (SPMs to
-# the stream's group from the source LAN with bad checksums): every one must be counted as a
-# packet error, none may hurt the streams.
+# the stream's group from the source LAN with bad checksums), back to back: every one must be
+# counted as a packet error or dropped by the policing before the queue (a burst is far over
+# its limits), some must reach the daemons, none may hurt the streams.
 ev_malformed() {
-	local t=$1 ok=1 e2a core0 e2b coreb
+	local t=$1 ok=1 e2a core0 e2b coreb e2p corep
 	e2a=$(lab_addr e2 @c)
-	e2b=$(lab_router_cli e2 "show ip pgm router dataplane json" | jq '.path.malformed')
-	coreb=$(lab_router_cli core "show ip pgm router dataplane json" | jq '.path.malformed')
+	e2b=$(malformed e2) e2p=$(policed e2 nak)
+	coreb=$(malformed core) corep=$(policed core spm)
 	inject c1 --src "$(lab_addr c1 eth0)" --dst "$e2a" --type nak --nak-src "$TOPO_SOURCE_ADDR" \
 		--nak-grp "$G_PGM" --bad-checksum --count "$MALFORMED" || ok=0
 	inject c1 --src "$(lab_addr c1 eth0)" --dst "$e2a" --type nak --nak-src "$TOPO_SOURCE_ADDR" \
@@ -261,19 +294,22 @@ ev_malformed() {
 	inject s1 --src "$TOPO_SOURCE_ADDR" --dst "$G_PGM" --type spm --gsi "$FLOOD_GSI" \
 		--bad-checksum --if eth0 --count "$MALFORMED" || ok=0
 	sleep 1
-	core0=$(($(lab_router_cli core "show ip pgm router dataplane json" | jq '.path.malformed') - coreb))
-	e2a=$(($(lab_router_cli e2 "show ip pgm router dataplane json" | jq '.path.malformed') - e2b))
-	[ "$e2a" -ge $((2 * MALFORMED)) ] && [ "$core0" -ge "$MALFORMED" ] || ok=0
+	core0=$(($(malformed core) - coreb)) corep=$(($(policed core spm) - corep))
+	e2a=$(($(malformed e2) - e2b)) e2p=$(($(policed e2 nak) - e2p))
+	[ "$e2a" -ge 1 ] && [ "$core0" -ge 1 ] || ok=0
+	[ $((e2a + e2p)) -ge $((2 * MALFORMED)) ] && [ $((core0 + corep)) -ge "$MALFORMED" ] || ok=0
 	lab_router_running e2 && lab_router_running core || ok=0
-	event_log "$t" malformed "e2 core" "$ok" "malformed counted: e2 +$e2a (of $((2 * MALFORMED))), core +$core0 (of $MALFORMED)"
+	event_log "$t" malformed "e2 core" "$ok" "e2: $e2a counted malformed + $e2p policed (of $((2 * MALFORMED))), core: $core0 + $corep (of $MALFORMED)"
 }
 
 # A NAK flood at e2: crafted SPMs make a session on G_FLOOD (no receiver), then d1 NAKs
-# FLOOD_NAKS sequence numbers of it back to back. Each makes repair state that nothing
-# confirms; it must all go again (NAK_RPT_IVL).
+# FLOOD_NAKS sequence numbers of it back to back. The policing lets its burst and rate through
+# (README, Security) and drops the rest before the queue; every NAK let through makes repair
+# state that nothing confirms, which must all go again (NAK_RPT_IVL).
 ev_nakflood() {
-	local t=$1 ok=1 before after peak
+	local t=$1 ok=1 before after peak pol
 	before=$(router_counter e2 nak-received)
+	pol=$(policed e2 nak)
 	inject s1 --src "$TOPO_SOURCE_ADDR" --dst "$G_FLOOD" --type spm --gsi "$FLOOD_GSI" \
 		--sport 4321 --sqn "$((t + 1))" --trail 1 --lead 1000000 --if eth0 --count 2 \
 		--interval-ms 100 || ok=0
@@ -283,9 +319,11 @@ ev_nakflood() {
 		--count "$FLOOD_NAKS" || ok=0
 	peak=$(lab_router_cli e2 "show ip pgm router json" | jq '.repair_states')
 	after=$(router_counter e2 nak-received)
-	[ $((after - before)) -ge $((FLOOD_NAKS * 9 / 10)) ] || ok=0
+	pol=$(($(policed e2 nak) - pol))
+	[ $((after - before)) -ge 1 ] || ok=0
+	[ $((after - before + pol)) -ge $((FLOOD_NAKS * 9 / 10)) ] || ok=0
 	lab_router_running e2 || ok=0
-	event_log "$t" nakflood e2 "$ok" "NAKs received +$((after - before)) of $FLOOD_NAKS, repair states just after: $peak"
+	event_log "$t" nakflood e2 "$ok" "NAKs received +$((after - before)), policed +$pol, of $FLOOD_NAKS; repair states just after: $peak"
 }
 
 flood_session() {
@@ -337,6 +375,7 @@ round() {
 		-e "epgm://$TOPO_SOURCE_ADDR;$G_ZMQ:5555" -c "$nzmq" -r "$ZMQ_RATE" -I "$n" -T "$limit" \
 		--linger "$SENDER_LINGER_MS"
 	zpid=$LAB_PID
+	echo "$(now) $(($(now) + secs))" >"$LAB_DIR/round.streams"
 	echo "soak: t=$(now) s round $n: streams started"
 	for i in "${!pids[@]}"; do
 		lab_wait_pid "${pids[$i]}" $((limit + 5))
@@ -358,6 +397,7 @@ round() {
 		esac
 	done
 	echo "soak: t=$(now) s round $n: receivers done"
+	rm -f "$LAB_DIR/round.streams"
 	# The receivers are done: the senders' linger has nothing left to repair, they stop.
 	for i in "$spid pgm-send" "$zpid zmq-pub"; do
 		read -r spid kind <<<"$i"
