@@ -40,7 +40,7 @@ VERSION := 0.9.0
 DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov valgrind \
 	libmnl-dev libnetfilter-queue-dev libpcap-dev libjson-c-dev check libsubunit-dev \
 	libpgm-dev libzmq3-dev libreadline-dev libsnmp-dev snmpd snmp \
-	iptables nftables smcroute iproute2 tshark jq gnuplot-nox procps psmisc \
+	iptables nftables smcroute frr iproute2 tshark jq gnuplot-nox procps psmisc \
 	linux-perf python3-matplotlib debhelper dpkg-dev lintian python3-prometheus-client
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

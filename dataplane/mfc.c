@@ -203,6 +203,40 @@ struct mfc_route *mfc_find(struct mfc *m, struct in_addr src, struct in_addr grp
 	return n != NULL ? &n->r : NULL;
 }
 
+static struct mfc_node *exact_node(const struct mfc *m, struct in_addr src, struct in_addr grp)
+{
+	struct mfc_node *n;
+
+	for (n = m->buckets[bucket_of(m, src, grp)]; n != NULL; n = n->next)
+		if (n->r.src.s_addr == src.s_addr && n->r.grp.s_addr == grp.s_addr)
+			return n;
+	return NULL;
+}
+
+/*
+ * As ip_mr_input: a resolved (S,G) (ipmr_cache_find), else a (*,G) that lists the arrival
+ * interface among its outgoing ones (mr_mfc_find_any, ttls[vif] < 255), else none.
+ * Unresolved entries (no incoming interface) sit in the kernel's unresolved queue, never in
+ * the table a lookup searches. (*,*) proxy entries are not mirrored: see dataplane/README.
+ */
+struct mfc_route *mfc_match(struct mfc *m, struct in_addr src, struct in_addr grp, int iif)
+{
+	struct in_addr any = {0};
+	struct mfc_node *n = exact_node(m, src, grp);
+
+	if (n != NULL && n->r.iif != 0)
+		return &n->r;
+	n = exact_node(m, any, grp);
+	if (n == NULL || n->r.iif == 0)
+		return NULL;
+	if (iif == 0)
+		return &n->r;
+	for (unsigned i = 0; i < n->r.noifs; i++)
+		if (n->r.oif[i] == iif)
+			return &n->r;
+	return NULL;
+}
+
 struct mfc_route *mfc_add(struct mfc *m, const struct mfc_route *r)
 {
 	return upsert(m, r);

@@ -13,7 +13,8 @@
  * and calls mfc_process(). When notifications are lost (ENOBUFS) the module dumps again.
  *
  * Only the default multicast routing table (RT_TABLE_DEFAULT) is mirrored: entries of tables
- * selected by `ip mrule` are ignored. A lookup finds the (S,G) entry, else the (*,G) one.
+ * selected by `ip mrule` are ignored. mfc_match() finds the entry the kernel would; mfc_lookup()
+ * and mfc_find() the (S,G) entry, else the (*,G) one (counters, routes given by hand).
  */
 #ifndef PGMROUTER_MFC_H
 #define PGMROUTER_MFC_H
@@ -63,6 +64,11 @@ int mfc_input(struct mfc *m, const void *buf, size_t len);
 /* The entry a datagram from src to grp is forwarded by, or NULL. Valid until the next
    mfc_process()/mfc_input(). */
 const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, struct in_addr grp);
+/* The entry the kernel forwards a datagram from src to grp arriving on iif by (ipmr's rules, see
+   dataplane/README), or NULL where the kernel finds none and queues the datagram to the routing
+   daemon. The caller compares the entry's iif with iif: off it, the kernel drops the datagram.
+   iif 0: any interface (the RPF question: where does (S,G) come in). */
+struct mfc_route *mfc_match(struct mfc *m, struct in_addr src, struct in_addr grp, int iif);
 /* The sources of the (S,G) entries of grp that leave by oif and come in by another interface:
    at most max of them in srcs, how many returned. Walks the whole cache. */
 size_t mfc_sources(const struct mfc *m, struct in_addr grp, int oif, struct in_addr *srcs,

@@ -58,7 +58,7 @@ void assist_log_sync(struct assist *a)
 static int assist_rpf(void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct assist *a = ctx;
-	const struct mfc_route *r = a->env.route != NULL ? a->env.route(a->env.ctx, src, group)
+	const struct mfc_route *r = a->env.route != NULL ? a->env.route(a->env.ctx, src, group, 0)
 							  : NULL;
 
 	return r != NULL ? r->iif : 0;

@@ -102,10 +102,11 @@ struct assist_env {
 	   forwarded copy goes from the packet's own buffer): 1 sent, 0 queued (the environment
 	   reports the outcome later with assist_count_sent), -1 refused. */
 	int (*send)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
-	/* The multicast route a datagram from src to group follows (replication), or NULL;
-	   writable for its counters. */
-	struct mfc_route *(*route)(
-		void *ctx, const struct pgm_nla *src, const struct pgm_nla *group);
+	/* The multicast route a datagram from src to group arriving on in_ifindex follows by the
+	   kernel's rules (replication), or NULL; in_ifindex 0: any (where the route comes in).
+	   Writable for its counters. */
+	struct mfc_route *(*route)(void *ctx, const struct pgm_nla *src,
+		const struct pgm_nla *group, int in_ifindex);
 	/* The sources of the (S,G) routes of group leaving by ifindex, in by another: at most max
 	   in srcs, how many returned (cp_set_route_sources). NULL: none known. */
 	unsigned (*route_sources)(void *ctx, const struct pgm_nla *group, int ifindex,

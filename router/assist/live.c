@@ -311,7 +311,7 @@ static cp_time_t env_now(void *ctx)
 }
 
 static struct mfc_route *env_route(
-	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
+	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group, int in_ifindex)
 {
 	struct live *l = ctx;
 	struct in_addr s, g;
@@ -320,7 +320,7 @@ static struct mfc_route *env_route(
 		return NULL;
 	memcpy(&s, src->addr, 4);
 	memcpy(&g, group->addr, 4);
-	return mfc_find(l->mfc, s, g);
+	return mfc_match(l->mfc, s, g, in_ifindex);
 }
 
 static void env_routes(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg)

@@ -53,7 +53,7 @@ static int env_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len,
    every other one with router assist, in ifindex order as the kernel's forwarding walks them
    (the packet path goes from the last entry down). */
 static struct mfc_route *env_route(
-	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
+	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group, int in_ifindex)
 {
 	struct offline *o = ctx;
 	struct mfc_route *r = &o->route, *kept;
@@ -61,6 +61,7 @@ static struct mfc_route *env_route(
 	bool to_group = src->afi == PGM_AFI_IP && group->afi == PGM_AFI_IP &&
 			(group->addr[0] & 0xf0) == 0xe0; /* 224/4 */
 
+	(void)in_ifindex; /* a route given replaces the kernel's rules: it is what the user meant */
 	memset(r, 0, sizeof(*r));
 	if (to_group) {
 		memcpy(&r->src, src->addr, 4);
@@ -374,7 +375,7 @@ int offline_replay_file(struct offline *o, const char *pcap_path, char *err, siz
 		   source): the input hook's; what goes to a group, prerouting's */
 		p.before_routing = pgm_ip_dst_is_multicast(&ip);
 		/* it arrived on the interface whose subnet holds its source */
-		route = env_route(o, &ip.src, &ip.dst);
+		route = env_route(o, &ip.src, &ip.dst, 0);
 		if (route == NULL) {
 			char src[64];
 

@@ -229,7 +229,7 @@ static enum cp_verdict replicate(
 	if (pgm_parse(p->datagram + ip->pgm_offset, ip->pgm_len,
 		    p->udp_csum_unset ? PGM_PARSE_NO_UDP_CHECKSUM : 0, &pkt) != PGM_ERR_OK)
 		return process(a, p, ip, rw_len);
-	r = a->env.route(a->env.ctx, &ip->src, &ip->dst);
+	r = a->env.route(a->env.ctx, &ip->src, &ip->dst, in);
 	if (r == NULL || r->iif == 0) {
 		a->stats.repl_no_route++;
 		return CP_ACCEPT;

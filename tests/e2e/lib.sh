@@ -256,6 +256,7 @@ e2e_pgm_stream_start() {
 		E2E_STREAM_PIDS+=("$LAB_PID")
 	done
 	_e2e_wait_ready || all=1
+	lab_topo_routes_wait "$group" || all=1
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/pgm-send" \
 		-n "$TOPO_SOURCE_ADDR;$group" -c "$count" -r "$rate" -T "$limit" "${udp[@]}" "$@"
 	E2E_STREAM_SENDER=$LAB_PID
@@ -276,6 +277,7 @@ e2e_zmq_stream_start() {
 		E2E_STREAM_PIDS+=("$LAB_PID")
 	done
 	_e2e_wait_ready || all=1
+	lab_topo_routes_wait "$group" || all=1
 	lab_spawn "$TOPO_SOURCE" "$LAB_DIR/sender.out" "$LAB_PEERS/zmq-pub" \
 		-e "$scheme://$TOPO_SOURCE_ADDR;$group:5555" -c "$count" -r "$rate" -T "$limit" \
 		--send-log "$LAB_DIR/sender.sent" "$@"
@@ -743,6 +745,15 @@ e2e_record_routers() {
 		done < <(awk -v n="$r" '$1 == n { print $2, $3 }' "$LAB_DIR/links")
 		e2e_record with "$E2E_CASE_PREFIX $r RDATA copies dropped: no state/duplicate/no session" \
 			"$(e2e_rt "$r" '*' events rdata-no-state)/$(e2e_rt "$r" '*' events rdata-duplicate)/$(e2e_rt "$r" '*' events rdata-no-session)"
+		[ "$TOPO_ROUTING" = pim ] || continue
+		# Routes made by pimd, in steps: what SPM and RDATA met (left to the kernel without
+		# a route, or off its incoming interface) and the routes at the end.
+		e2e_record with "$E2E_CASE_PREFIX $r SPM+RDATA: replicated/by kernel/no route/wrong if/copies failed" \
+			"$(lab_router_cli "$r" "show ip pgm router dataplane json" 2>/dev/null |
+				jq -r '.replication | "\(.replicated)/\(.by_kernel + .single_rewritten)/\(.no_route)/\(.wrong_interface)/\(.copies_failed)"' 2>/dev/null)"
+		e2e_record with "$E2E_CASE_PREFIX $r routes by pimd" \
+			"$(ip -n "$(lab_ns "$r")" mroute show | awk '{ printf "%s%s in %s out", n++ ? "; " : "", $1, $3
+				for (k = 4; k <= NF && $k != "State:"; k++) if ($k != "Oifs:") printf " %s", $k }')"
 	done
 }
 
@@ -850,7 +861,9 @@ e2e_end() {
 #   TAG          the lab tag of its runs (lab_init: letters and digits, up to 8)
 #   TOPOLOGY     the lab topology and its argument: "one_router 2" is lab_topo_one_router 2
 #   CASES        the cases each variant runs, in order (default ip); a case starts the rows of
-#                its table and is the stream's encapsulation unless ENCAP is set
+#                its table and is the stream's encapsulation unless ENCAP is set. A case ending in
+#                -pim builds its routes with FRR's pimd (LAB_ROUTING=pim), its encapsulation the
+#                rest of its name ("ip-pim": PGM/IP over PIM-SM routes)
 #   ENCAP        every case's encapsulation: ip, udp or ip-ra (OpenPGM), epgm or pgm (ZeroMQ)
 #   STREAM       pgm (OpenPGM, the default) or zmq (ZeroMQ)
 #   GROUP COUNT RATE   the stream's group, messages, messages per second
@@ -919,12 +932,15 @@ e2e_run() {
 # e2e_run_case VARIANT CASE: one case of the declared scenario (see above).
 e2e_run_case() {
 	local variant=$1 case=$2 topo arg spec
-	E2E_CASE=$case
+	E2E_CASE=${case%-pim}
 	E2E_DROPPED=()
 	E2E_DLR_PID=""
 	e2e_case_begin "$TAG" "$variant" "$case"
 	read -r topo arg <<<"$TOPOLOGY"
-	"lab_topo_$topo" ${arg:+"$arg"}
+	case $case in
+	*-pim) LAB_ROUTING=pim "lab_topo_$topo" ${arg:+"$arg"} ;;
+	*) "lab_topo_$topo" ${arg:+"$arg"} ;;
+	esac
 	_e2e_hook scenario_setup "$variant" "$case"
 	if e2e_router_up; then
 		for spec in $LOSS; do

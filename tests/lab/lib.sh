@@ -30,10 +30,14 @@
 #   LAB_KEEP=1      keep LAB_DIR (logs, configs) after cleanup and print where it is
 #   ROUTER_CMD      router daemon command (default: build/pgmrouterd of this tree)
 #   LAB_IDS_FILE    lab_init appends each run's id to it (for lab_leftovers)
+#   LAB_ROUTING     how the topology builders make multicast routes: smcroute (default: static
+#                   (S,G) routes, installed before anything is sent) or pim (FRR's zebra and pimd
+#                   in every router: PIM-SM, IGMP, a static RP; routes come with joins and data)
 
 LAB_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LAB_PEERS="$LAB_REPO/build/peers"
 LAB_NET_PREFIX=198.18
+LAB_FRR_DIR=${LAB_FRR_DIR:-/usr/lib/frr}
 # UDP ports whose datagrams the counters decode as PGM: OpenPGM's UDP encapsulation as the
 # scenarios use it (3055 unicast, 3056 multicast) and ZeroMQ epgm (5555).
 LAB_PGM_UDP_PORTS=${LAB_PGM_UDP_PORTS:-"3055 3056 5555"}
@@ -260,6 +264,63 @@ lab_smcroute_start() {
 		cat "$LAB_DIR/smcroute.$router.log" >&2
 		lab_die "smcroute did not install $want routes in $router"
 	}
+}
+
+# lab_pim_start ROUTER RP: FRR in ROUTER: zebra and pimd, each in the foreground under the lab's
+# process tracking (no watchfrr, no system service), with their own config, vty socket directory
+# and zebra socket under LAB_DIR/frr.ROUTER. PIM-SM and IGMP on every interface of the router,
+# RP the static rendezvous point of every group. Returns once pimd answers on its vty; routes
+# come later, with the receivers' joins and the first data (lab_topo_routes_wait).
+lab_pim_start() {
+	local router=$1 rp=$2 dir ifs i
+	if [ ! -x "$LAB_FRR_DIR/pimd" ] || [ ! -x "$LAB_FRR_DIR/zebra" ] || ! command -v vtysh >/dev/null; then
+		lab_die "routes by PIM need FRR (Debian package frr): no $LAB_FRR_DIR/pimd"
+	fi
+	dir="$LAB_DIR/frr.$router"
+	mkdir -p "$dir"
+	ifs=$(awk -v n="$router" '$1 == n { print $2 }' "$LAB_DIR/links")
+	echo "hostname $router" >"$dir/zebra.conf"
+	{
+		echo "hostname $router"
+		for i in $ifs; do printf 'interface %s\n ip pim\n ip igmp\n' "$i"; done
+	} >"$dir/pimd.conf"
+	# The daemons drop to the user frr: it must reach its own directory inside LAB_DIR.
+	chmod 711 "$LAB_DIR"
+	chown -R frr:frr "$dir"
+	lab_spawn "$router" "$dir/zebra.log" "$LAB_FRR_DIR/zebra" -u frr -g frr -f "$dir/zebra.conf" \
+		-i "$dir/zebra.pid" -z "$dir/zserv.api" --vty_socket "$dir" -P 0 --log stdout
+	lab_wait 10 "zebra in $router" test -S "$dir/zserv.api" || {
+		cat "$dir/zebra.log" >&2
+		lab_die "zebra did not start in $router"
+	}
+	lab_spawn "$router" "$dir/pimd.log" "$LAB_FRR_DIR/pimd" -u frr -g frr -f "$dir/pimd.conf" \
+		-i "$dir/pimd.pid" -z "$dir/zserv.api" --vty_socket "$dir" -P 0 --log stdout
+	lab_wait 10 "pimd in $router" _lab_pim_answers "$router" || {
+		cat "$dir/pimd.log" >&2
+		lab_die "pimd did not start in $router"
+	}
+	# pimd refuses a static RP it has no unicast path to yet ("No Path to RP"): given once
+	# zebra has told it the routes, again until it holds.
+	lab_wait 10 "the RP in $router" _lab_pim_rp "$router" "$rp" || {
+		cat "$dir/pimd.log" >&2
+		lab_die "pimd in $router did not take the RP $rp"
+	}
+}
+
+_lab_pim_rp() {
+	lab_pim_vtysh "$1" -c "configure terminal" -c "ip pim rp $2 224.0.0.0/4" >/dev/null
+	lab_pim_vtysh "$1" -c "show running-config" | grep -q "^ip pim rp $2 "
+}
+
+# lab_pim_vtysh ROUTER ARGS...: FRR's vtysh on the router's daemons (quiet on stderr).
+lab_pim_vtysh() {
+	local router=$1
+	shift
+	lab_exec "$router" vtysh --vty_socket "$LAB_DIR/frr.$router" "$@" 2>/dev/null
+}
+
+_lab_pim_answers() {
+	lab_pim_vtysh "$1" -c "show ip pim interface" >/dev/null
 }
 
 _lab_mroutes_installed() {

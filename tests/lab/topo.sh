@@ -6,7 +6,8 @@
 #
 # Every builder takes HOSTS (receivers per receiver LAN, default 2), routes the groups set with
 # lab_groups (default 239.192.0.1) from the source host with source-specific smcroute routes,
-# starts smcroute and leaves a description in these variables:
+# starts smcroute (or, with LAB_ROUTING=pim, FRR's zebra and pimd in every router: routes come
+# with the receivers' joins, lab_topo_routes_wait) and leaves a description in these variables:
 #   TOPO_NAME         one-router, chain, tree or lan
 #   TOPO_SOURCE       the source host (s1) and TOPO_SOURCE_ADDR its address
 #   TOPO_ROUTERS      router nodes, upstream first
@@ -15,6 +16,7 @@
 #   TOPO_RECV_LANS    the segments with receivers
 #   TOPO_FEED[LAN]    "ROUTER IFNAME": the router interface that sends into LAN (loss goes there)
 #   TOPO_PARENT[LAN]  the segment upstream of LAN (empty for the source LAN)
+#   TOPO_ROUTING      smcroute or pim: what made the routes (LAB_ROUTING when it was built)
 #
 # Addresses: LAN k is 198.18.k.0/24, routers .1 (.2 for the downstream router of a trunk),
 # the source .10, receivers .11, .12, ...
@@ -39,6 +41,7 @@ TOPO_ROUTERS=""
 TOPO_RECEIVERS=""
 TOPO_LANS=""
 TOPO_RECV_LANS=""
+TOPO_ROUTING=""
 
 _topo_reset() {
 	TOPO_NAME=$1
@@ -50,6 +53,7 @@ _topo_reset() {
 	TOPO_RECV_LANS=""
 	TOPO_FEED=()
 	TOPO_PARENT=()
+	TOPO_ROUTING=""
 }
 
 _topo_lan() {
@@ -91,11 +95,64 @@ _topo_mroutes() {
 	done
 }
 
+# LAB_ROUTING=pim: FRR in every router instead, the static RP the first router's address on the
+# source LAN (the core router: its (*,G) comes in where the source is).
 _topo_start_routing() {
-	local r
+	local r rp gw
+	case ${LAB_ROUTING:-smcroute} in
+	smcroute | pim) ;;
+	*) lab_die "LAB_ROUTING must be smcroute or pim, not '$LAB_ROUTING'" ;;
+	esac
+	TOPO_ROUTING=${LAB_ROUTING:-smcroute}
+	if [ "$TOPO_ROUTING" = pim ]; then
+		rp=$(lab_addr "${TOPO_ROUTERS%% *}" @src)
+		for r in $TOPO_ROUTERS; do
+			# pimd resolves no RPF over a default route (the RP stays "Unknown"): the
+			# lab's addresses get a route of their own by the same gateway.
+			gw=$(ip -n "$(lab_ns "$r")" route show default | awk '{ print $3; exit }')
+			[ -z "$gw" ] || lab_route "$r" "$LAB_NET_PREFIX.0.0/15" "$gw"
+			lab_pim_start "$r" "$rp"
+		done
+		return 0
+	fi
 	for r in $TOPO_ROUTERS; do
 		lab_smcroute_start "$r"
 	done
+}
+
+# lab_topo_routes_wait GROUP: with LAB_ROUTING=pim, waits (20 s at most) until the joins of the
+# receivers (started and joined) have made, in every router on the way to them, a route for
+# GROUP leaving by the interface that feeds each receiver LAN and each trunk above it. At once
+# with static routes. 1 on timeout, with every router's routes shown.
+lab_topo_routes_wait() {
+	local group=$1 lan router ifname want="" r
+	[ "$TOPO_ROUTING" = pim ] || return 0
+	for lan in $TOPO_RECV_LANS; do
+		while [ -n "$lan" ] && [ -n "${TOPO_FEED[$lan]:-}" ]; do
+			want="$want ${TOPO_FEED[$lan]// /:}"
+			lan=${TOPO_PARENT[$lan]:-}
+		done
+	done
+	# shellcheck disable=SC2086 # one ROUTER:IFNAME a word
+	lab_wait 20 "PIM routes for $group" _topo_routes_out "$group" $want && return 0
+	for r in $TOPO_ROUTERS; do
+		lab_log "$r: $(ip -n "$(lab_ns "$r")" mroute show | tr -s ' ' | tr '\n' ';')"
+	done
+	return 1
+}
+
+# _topo_routes_out GROUP ROUTER:IFNAME...: each router has a route for GROUP out of IFNAME.
+_topo_routes_out() {
+	local group=$1 x
+	shift
+	for x in "$@"; do
+		ip -n "$(lab_ns "${x%%:*}")" mroute show 2>/dev/null |
+			awk -v g="$group" -v i="${x#*:}" 'index($1, "," g ")") {
+				o = 0
+				for (k = 1; k <= NF; k++) if ($k == "Oifs:") o = 1; else if (o && ($k == i || index($k, i "(") == 1)) f = 1 }
+				END { exit !f }' || return 1
+	done
+	return 0
 }
 
 # (a) one router, a source LAN and two receiver LANs.

@@ -287,6 +287,137 @@ START_TEST(counters_kept_across_updates)
 }
 END_TEST
 
+/* ---- the kernel's rules (net/ipv4/ipmr.c ip_mr_input, ip_mr_forward; dataplane/README) ---- */
+
+static void add_route(struct mfc *m, const char *src, const char *grp, int iif,
+	const struct oif *oifs, unsigned n)
+{
+	uint8_t buf[1024];
+	size_t len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, src, grp, iif, oifs, n);
+
+	ck_assert_int_eq(mfc_input(m, buf, len), 1);
+}
+
+static void del_route(struct mfc *m, const char *src, const char *grp)
+{
+	uint8_t buf[1024];
+	size_t len = route_msg(buf, RTM_DELROUTE, RT_TABLE_DEFAULT, src, grp, 0, NULL, 0);
+
+	ck_assert_int_eq(mfc_input(m, buf, len), 1);
+}
+
+static const struct mfc_route *match(struct mfc *m, const char *src, const char *grp, int iif)
+{
+	struct in_addr s, g;
+
+	inet_pton(AF_INET, src, &s);
+	inet_pton(AF_INET, grp, &g);
+	return mfc_match(m, s, g, iif);
+}
+
+/* The interfaces: 2 upstream (the RPF interface), 3 and 4 receiver LANs, 5 elsewhere. */
+
+/* ipmr_cache_find: a resolved (S,G) wins whatever the arrival interface; off its incoming
+   interface the kernel drops the datagram (wrong_if), it never falls back to the (*,G). */
+START_TEST(kernel_sg_hit)
+{
+	struct mfc *m = mfc_new();
+	const struct oif star[] = {{2, 1}, {3, 1}, {4, 1}}, sg[] = {{3, 1}};
+	const struct mfc_route *r;
+
+	add_route(m, NULL, "239.192.0.1", 2, star, 3);
+	add_route(m, "198.18.1.2", "239.192.0.1", 2, sg, 1);
+	r = match(m, "198.18.1.2", "239.192.0.1", 2);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->src.s_addr, inet_addr("198.18.1.2"));
+	ck_assert_uint_eq(r->noifs, 1);
+	/* arriving on a LAN the (*,G) would accept: still the (S,G), so the wrong interface */
+	r = match(m, "198.18.1.2", "239.192.0.1", 3);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->src.s_addr, inet_addr("198.18.1.2"));
+	ck_assert_int_ne(r->iif, 3);
+	mfc_free(m);
+}
+END_TEST
+
+/* mr_mfc_find_any: a (*,G) serves a datagram only when its arrival interface is among the
+   entry's outgoing ones (ttls[vif] < 255); FRR's pimd lists the incoming interface there for
+   that reason. A (*,G) whose incoming interface is not among them serves nothing: the kernel
+   queues the datagram to the routing daemon as having no entry. */
+START_TEST(kernel_star_g_matching_iif)
+{
+	struct mfc *m = mfc_new();
+	const struct oif frr[] = {{2, 1}, {3, 1}, {4, 1}}, bare[] = {{3, 1}, {4, 1}};
+	const struct mfc_route *r;
+
+	add_route(m, NULL, "239.192.0.1", 2, frr, 3);
+	r = match(m, "198.18.1.2", "239.192.0.1", 2);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->src.s_addr, 0);
+	ck_assert_int_eq(r->iif, 2);
+	/* where the route comes in (iif 0): the (*,G)'s incoming interface */
+	ck_assert_int_eq(match(m, "198.18.1.2", "239.192.0.1", 0)->iif, 2);
+
+	add_route(m, NULL, "239.192.0.2", 2, bare, 2);
+	ck_assert_ptr_null(match(m, "198.18.1.2", "239.192.0.2", 2));
+	mfc_free(m);
+}
+END_TEST
+
+/* A datagram arriving on one of a (*,G)'s outgoing interfaces finds the entry (the lookup
+   only asks that), and ip_mr_forward then drops it as off the incoming interface (and
+   reports IGMPMSG_WRONGVIF to pimd). Arriving on an interface the entry does not list at
+   all, it finds nothing: queued to the daemon. */
+START_TEST(kernel_star_g_on_oif)
+{
+	struct mfc *m = mfc_new();
+	const struct oif frr[] = {{2, 1}, {3, 1}, {4, 1}};
+	const struct mfc_route *r;
+
+	add_route(m, NULL, "239.192.0.1", 2, frr, 3);
+	r = match(m, "198.18.3.2", "239.192.0.1", 3);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->iif, 2); /* the caller sees the wrong interface */
+	ck_assert_ptr_null(match(m, "198.18.5.2", "239.192.0.1", 5));
+	mfc_free(m);
+}
+END_TEST
+
+/* No entry: the kernel queues the datagram (at most four) on an unresolved (S,G) and asks
+   the daemon (IGMPMSG_NOCACHE); rtnetlink announces that entry without an incoming
+   interface. Unresolved entries live outside the kernel's hash, so they never serve a
+   lookup: a (*,G) that matches carries the datagram meanwhile. That is how PIM-SM's steps
+   meet packets: (*,G), then (S,G) unresolved, then resolved, then the (*,G) pruned. */
+START_TEST(kernel_no_entry_and_steps)
+{
+	struct mfc *m = mfc_new();
+	const struct oif frr[] = {{2, 1}, {3, 1}}, sg[] = {{3, 1}, {4, 1}};
+	const struct mfc_route *r;
+
+	ck_assert_ptr_null(match(m, "198.18.1.2", "239.192.0.1", 2));
+	add_route(m, "198.18.1.2", "239.192.0.1", 0, NULL, 0); /* unresolved */
+	ck_assert_ptr_null(match(m, "198.18.1.2", "239.192.0.1", 2));
+	ck_assert_ptr_null(match(m, "198.18.1.2", "239.192.0.1", 0));
+
+	add_route(m, NULL, "239.192.0.1", 2, frr, 2);
+	r = match(m, "198.18.1.2", "239.192.0.1", 2);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->src.s_addr, 0); /* the (*,G), past the unresolved (S,G) */
+
+	add_route(m, "198.18.1.2", "239.192.0.1", 2, sg, 2); /* resolved */
+	r = match(m, "198.18.1.2", "239.192.0.1", 2);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->src.s_addr, inet_addr("198.18.1.2"));
+	ck_assert_uint_eq(r->noifs, 2);
+
+	del_route(m, NULL, "239.192.0.1");
+	ck_assert_uint_eq(match(m, "198.18.1.2", "239.192.0.1", 2)->noifs, 2);
+	del_route(m, "198.18.1.2", "239.192.0.1");
+	ck_assert_ptr_null(match(m, "198.18.1.2", "239.192.0.1", 2));
+	mfc_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mfc");
@@ -298,6 +429,10 @@ int main(void)
 	tcase_add_test(tc, sources_by_group_and_oif);
 	tcase_add_test(tc, many_entries);
 	tcase_add_test(tc, counters_kept_across_updates);
+	tcase_add_test(tc, kernel_sg_hit);
+	tcase_add_test(tc, kernel_star_g_matching_iif);
+	tcase_add_test(tc, kernel_star_g_on_oif);
+	tcase_add_test(tc, kernel_no_entry_and_steps);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

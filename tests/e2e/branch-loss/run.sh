@@ -18,7 +18,7 @@
 TITLE="one router, 5 % ODATA loss into LAN a, 5000 messages, PGM/IP, PGM/UDP, PGM/IP with Router Alert"
 TAG=bl
 TOPOLOGY="one_router 2"
-CASES="ip udp ip-ra"
+CASES="ip udp ip-ra ip-pim"
 GROUP=239.192.0.11
 COUNT=5000
 RATE=1000

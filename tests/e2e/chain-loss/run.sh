@@ -13,7 +13,7 @@
 TITLE="three routers in a row, 5 % ODATA loss into the middle trunk"
 TAG=chain
 TOPOLOGY="chain 2"
-CASES="ip udp"
+CASES="ip udp ip-pim"
 GROUP=239.192.0.13
 COUNT=3000
 RATE=1000
