@@ -314,13 +314,8 @@ static struct mfc_route *env_route(
 	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group)
 {
 	struct live *l = ctx;
-	struct in_addr s, g;
 
-	if (l->mfc == NULL || src->afi != PGM_AFI_IP || group->afi != PGM_AFI_IP)
-		return NULL;
-	memcpy(&s, src->addr, 4);
-	memcpy(&g, group->addr, 4);
-	return mfc_find(l->mfc, s, g);
+	return l->mfc != NULL ? mfc_find(l->mfc, src, group) : NULL;
 }
 
 static void env_routes(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg)
@@ -335,19 +330,8 @@ static unsigned env_route_sources(void *ctx, const struct pgm_nla *group, int if
 	struct pgm_nla *srcs, unsigned max)
 {
 	struct live *l = ctx;
-	struct in_addr g, found[8];
-	size_t n;
 
-	if (l->mfc == NULL || group->afi != PGM_AFI_IP)
-		return 0;
-	memcpy(&g, group->addr, 4);
-	n = mfc_sources(l->mfc, g, ifindex, found, max < 8 ? max : 8);
-	for (size_t i = 0; i < n; i++) {
-		memset(&srcs[i], 0, sizeof(srcs[i]));
-		srcs[i].afi = PGM_AFI_IP;
-		memcpy(srcs[i].addr, &found[i], 4);
-	}
-	return (unsigned)n;
+	return l->mfc != NULL ? (unsigned)mfc_sources(l->mfc, group, ifindex, srcs, max) : 0;
 }
 
 static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
