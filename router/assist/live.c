@@ -334,6 +334,18 @@ static unsigned env_route_sources(void *ctx, const struct pgm_nla *group, int if
 	return l->mfc != NULL ? (unsigned)mfc_sources(l->mfc, group, ifindex, srcs, max) : 0;
 }
 
+static bool env_source(void *ctx, int ifindex, const struct pgm_nla *dst, struct pgm_nla *src)
+{
+	struct live *l = ctx;
+
+	memset(src, 0, sizeof(*src));
+	if (l->raw == NULL || dst->afi != PGM_AFI_IP6 ||
+		!rawsock_source6(l->raw, ifindex, dst->addr, src->addr))
+		return false;
+	src->afi = PGM_AFI_IP6;
+	return true;
+}
+
 static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
 {
 	struct live *l = ctx;
@@ -676,6 +688,7 @@ struct live *live_new(struct ev_loop *loop)
 	struct assist_env env = {
 		.now = env_now,
 		.send = env_send,
+		.source = env_source,
 		.route = env_route,
 		.route_sources = env_route_sources,
 		.routes = env_routes,
