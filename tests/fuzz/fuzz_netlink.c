@@ -231,11 +231,11 @@ static void put_route(uint16_t type, const char *src, const char *grp, int iif, 
 	int oifs[2] = {oif1, oif2};
 	int family = strchr(grp, ':') != NULL ? AF_INET6 : AF_INET;
 	size_t alen = family == AF_INET ? 4 : 16;
-	uint32_t table = family == AF_INET ? RT_TABLE_DEFAULT : RT_TABLE_MAIN;
+	uint32_t route_table = family == AF_INET ? RT_TABLE_DEFAULT : RT_TABLE_MAIN;
 
 	rtm->rtm_family = family == AF_INET ? RTNL_FAMILY_IPMR : RTNL_FAMILY_IP6MR;
-	rtm->rtm_table = (unsigned char)table;
-	mnl_attr_put_u32(nlh, RTA_TABLE, table);
+	rtm->rtm_table = (unsigned char)route_table;
+	mnl_attr_put_u32(nlh, RTA_TABLE, route_table);
 	if (src != NULL) {
 		inet_pton(family, src, a);
 		mnl_attr_put(nlh, RTA_SRC, alen, a);
