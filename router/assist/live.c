@@ -764,12 +764,16 @@ int live_start(struct live *l, char *err, size_t errlen)
 	if (l->raw == NULL)
 		goto fail;
 	rawsock_set_failed_fn(l->raw, on_send_failed, l);
-	if (!rawsock_set_link_output(l->raw, conf->g.link_output)) {
+	{
 		struct rawsock_stats st;
 
 		rawsock_get_stats(l->raw, &st);
-		log_warnx("no packet socket (%s): multicast goes through the IP stack",
-			strerror(st.link_errno));
+		if (!rawsock_set_link_output(l->raw, conf->g.link_output))
+			log_warnx("no packet socket (%s): multicast goes through the IP stack",
+				strerror(st.link_errno));
+		if (st.ipv6_errno != 0)
+			log_warnx("no raw IPv6 socket (%s): IPv6 output refused and counted",
+				strerror(st.ipv6_errno));
 	}
 	if (rtnl_open(l->rtnl, err, errlen) < 0)
 		goto fail;
