@@ -69,21 +69,53 @@ void mfc_free(struct mfc *m)
 
 /* ---- the table ---- */
 
-static size_t bucket_of(const struct mfc *m, struct in_addr src, struct in_addr grp)
+/* The key as stored: the family and its address bytes, the rest zero (a parsed NLA may carry
+   anything past its length). False for a family other than the two. */
+static bool mfc_key(struct pgm_nla *key, const struct pgm_nla *addr)
 {
-	uint64_t k = ((uint64_t)src.s_addr << 32) | grp.s_addr;
+	size_t len = pgm_nla_len(addr);
 
+	if (len == 0)
+		return false;
+	memset(key, 0, sizeof(*key));
+	key->afi = addr->afi;
+	memcpy(key->addr, addr->addr, len);
+	return true;
+}
+
+static bool key_equal(const struct pgm_nla *a, const struct pgm_nla *b)
+{
+	return a->afi == b->afi && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+static bool key_zero(const struct pgm_nla *a)
+{
+	static const uint8_t zero[sizeof(a->addr)];
+
+	return memcmp(a->addr, zero, sizeof(zero)) == 0;
+}
+
+static size_t bucket_of(const struct mfc *m, const struct pgm_nla *src, const struct pgm_nla *grp)
+{
+	uint64_t k = src->afi;
+
+	/* FNV-1a over both addresses, then the same finaliser as before */
+	for (size_t i = 0; i < sizeof(src->addr); i++)
+		k = (k ^ src->addr[i]) * 0x100000001b3ULL;
+	for (size_t i = 0; i < sizeof(grp->addr); i++)
+		k = (k ^ grp->addr[i]) * 0x100000001b3ULL;
 	k ^= k >> 33;
 	k *= 0xff51afd7ed558ccdULL;
 	k ^= k >> 33;
 	return (size_t)k & (m->nbuckets - 1);
 }
 
-static struct mfc_node **find_slot(struct mfc *m, struct in_addr src, struct in_addr grp)
+static struct mfc_node **find_slot(
+	struct mfc *m, const struct pgm_nla *src, const struct pgm_nla *grp)
 {
 	struct mfc_node **p = &m->buckets[bucket_of(m, src, grp)];
 
-	while (*p != NULL && ((*p)->r.src.s_addr != src.s_addr || (*p)->r.grp.s_addr != grp.s_addr))
+	while (*p != NULL && (!key_equal(&(*p)->r.src, src) || !key_equal(&(*p)->r.grp, grp)))
 		p = &(*p)->next;
 	return p;
 }
@@ -102,7 +134,7 @@ static void grow(struct mfc *m)
 	for (size_t i = 0; i < oldn; i++) {
 		while (old[i] != NULL) {
 			struct mfc_node *x = old[i];
-			size_t k = bucket_of(m, x->r.src, x->r.grp);
+			size_t k = bucket_of(m, &x->r.src, &x->r.grp);
 
 			old[i] = x->next;
 			x->next = b[k];
@@ -112,9 +144,10 @@ static void grow(struct mfc *m)
 	free(old);
 }
 
+/* r's src and grp are keys (mfc_key). */
 static struct mfc_route *upsert(struct mfc *m, const struct mfc_route *r)
 {
-	struct mfc_node **p = find_slot(m, r->src, r->grp);
+	struct mfc_node **p = find_slot(m, &r->src, &r->grp);
 	struct mfc_node *n;
 
 	if (*p != NULL) {
@@ -141,7 +174,7 @@ static struct mfc_route *upsert(struct mfc *m, const struct mfc_route *r)
 	return &n->r; /* grow() moves the node, not its memory */
 }
 
-static void erase(struct mfc *m, struct in_addr src, struct in_addr grp)
+static void erase(struct mfc *m, const struct pgm_nla *src, const struct pgm_nla *grp)
 {
 	struct mfc_node **p = find_slot(m, src, grp);
 	struct mfc_node *n = *p;
@@ -153,31 +186,44 @@ static void erase(struct mfc *m, struct in_addr src, struct in_addr grp)
 	m->count--;
 }
 
-static struct mfc_node *lookup_node(const struct mfc *m, struct in_addr src, struct in_addr grp)
+bool mfc_route_any_source(const struct mfc_route *r)
 {
-	struct in_addr any = {0};
+	return key_zero(&r->src);
+}
+
+static struct mfc_node *lookup_node(
+	const struct mfc *m, const struct pgm_nla *src_addr, const struct pgm_nla *grp_addr)
+{
+	struct pgm_nla src, grp, any;
 	struct mfc_node *n;
 
-	for (n = m->buckets[bucket_of(m, src, grp)]; n != NULL; n = n->next)
-		if (n->r.src.s_addr == src.s_addr && n->r.grp.s_addr == grp.s_addr)
+	if (!mfc_key(&src, src_addr) || !mfc_key(&grp, grp_addr) || src.afi != grp.afi)
+		return NULL;
+	memset(&any, 0, sizeof(any));
+	any.afi = grp.afi;
+	for (n = m->buckets[bucket_of(m, &src, &grp)]; n != NULL; n = n->next)
+		if (key_equal(&n->r.src, &src) && key_equal(&n->r.grp, &grp))
 			return n;
-	for (n = m->buckets[bucket_of(m, any, grp)]; n != NULL; n = n->next)
-		if (n->r.src.s_addr == 0 && n->r.grp.s_addr == grp.s_addr)
+	for (n = m->buckets[bucket_of(m, &any, &grp)]; n != NULL; n = n->next)
+		if (key_equal(&n->r.src, &any) && key_equal(&n->r.grp, &grp))
 			return n;
 	return NULL;
 }
 
-size_t mfc_sources(const struct mfc *m, struct in_addr grp, int oif, struct in_addr *srcs,
-	size_t max)
+size_t mfc_sources(const struct mfc *m, const struct pgm_nla *grp_addr, int oif,
+	struct pgm_nla *srcs, size_t max)
 {
+	struct pgm_nla grp;
 	size_t n = 0;
 
+	if (!mfc_key(&grp, grp_addr))
+		return 0;
 	for (size_t b = 0; b < m->nbuckets && n < max; b++) {
 		for (const struct mfc_node *e = m->buckets[b]; e != NULL && n < max; e = e->next) {
 			const struct mfc_route *r = &e->r;
 			unsigned i;
 
-			if (r->src.s_addr == 0 || r->grp.s_addr != grp.s_addr || r->iif == 0 ||
+			if (mfc_route_any_source(r) || !key_equal(&r->grp, &grp) || r->iif == 0 ||
 				r->iif == oif)
 				continue;
 			for (i = 0; i < r->noifs && r->oif[i] != oif; i++)
@@ -189,44 +235,52 @@ size_t mfc_sources(const struct mfc *m, struct in_addr grp, int oif, struct in_a
 	return n;
 }
 
-const struct mfc_route *mfc_lookup(const struct mfc *m, struct in_addr src, struct in_addr grp)
+const struct mfc_route *mfc_lookup(
+	const struct mfc *m, const struct pgm_nla *src, const struct pgm_nla *grp)
 {
 	struct mfc_node *n = lookup_node(m, src, grp);
 
 	return n != NULL ? &n->r : NULL;
 }
 
-struct mfc_route *mfc_find(struct mfc *m, struct in_addr src, struct in_addr grp)
+struct mfc_route *mfc_find(struct mfc *m, const struct pgm_nla *src, const struct pgm_nla *grp)
 {
 	struct mfc_node *n = lookup_node(m, src, grp);
 
 	return n != NULL ? &n->r : NULL;
 }
 
-static struct mfc_node *exact_node(const struct mfc *m, struct in_addr src, struct in_addr grp)
+static struct mfc_node *exact_node(
+	const struct mfc *m, const struct pgm_nla *src, const struct pgm_nla *grp)
 {
 	struct mfc_node *n;
 
 	for (n = m->buckets[bucket_of(m, src, grp)]; n != NULL; n = n->next)
-		if (n->r.src.s_addr == src.s_addr && n->r.grp.s_addr == grp.s_addr)
+		if (key_equal(&n->r.src, src) && key_equal(&n->r.grp, grp))
 			return n;
 	return NULL;
 }
 
 /*
- * As ip_mr_input: a resolved (S,G) (ipmr_cache_find), else a (*,G) that lists the arrival
- * interface among its outgoing ones (mr_mfc_find_any, ttls[vif] < 255), else none.
+ * As ip_mr_input and ip6_mr_input: a resolved (S,G) (ipmr_cache_find), else a (*,G) that lists
+ * the arrival interface among its outgoing ones (mr_mfc_find_any, ttls[vif] < 255), else none.
  * Unresolved entries (no incoming interface) sit in the kernel's unresolved queue, never in
  * the table a lookup searches. (*,*) proxy entries are not mirrored: see dataplane/README.
  */
-struct mfc_route *mfc_match(struct mfc *m, struct in_addr src, struct in_addr grp, int iif)
+struct mfc_route *mfc_match(
+	struct mfc *m, const struct pgm_nla *src_addr, const struct pgm_nla *grp_addr, int iif)
 {
-	struct in_addr any = {0};
-	struct mfc_node *n = exact_node(m, src, grp);
+	struct pgm_nla src, grp, any;
+	struct mfc_node *n;
 
+	if (!mfc_key(&src, src_addr) || !mfc_key(&grp, grp_addr) || src.afi != grp.afi)
+		return NULL;
+	n = exact_node(m, &src, &grp);
 	if (n != NULL && n->r.iif != 0)
 		return &n->r;
-	n = exact_node(m, any, grp);
+	memset(&any, 0, sizeof(any));
+	any.afi = grp.afi;
+	n = exact_node(m, &any, &grp);
 	if (n == NULL || n->r.iif == 0)
 		return NULL;
 	if (iif == 0)
@@ -239,7 +293,11 @@ struct mfc_route *mfc_match(struct mfc *m, struct in_addr src, struct in_addr gr
 
 struct mfc_route *mfc_add(struct mfc *m, const struct mfc_route *r)
 {
-	return upsert(m, r);
+	struct mfc_route k = *r;
+
+	if (!mfc_key(&k.src, &r->src) || !mfc_key(&k.grp, &r->grp) || k.src.afi != k.grp.afi)
+		return NULL;
+	return upsert(m, &k);
 }
 
 void mfc_foreach(const struct mfc *m, void (*fn)(void *arg, const struct mfc_route *r), void *arg)
@@ -268,11 +326,16 @@ void mfc_get_stats(const struct mfc *m, struct mfc_stats *st)
 
 /* ---- messages ---- */
 
-static bool attr_in4(const struct nlattr *a, struct in_addr *out)
+/* An address attribute of the family's length into an NLA key. */
+static bool attr_addr(const struct nlattr *a, uint16_t afi, struct pgm_nla *out)
 {
-	if (a == NULL || mnl_attr_get_payload_len(a) != 4)
+	size_t len = afi == PGM_AFI_IP ? 4 : 16;
+
+	if (a == NULL || mnl_attr_get_payload_len(a) != len)
 		return false;
-	memcpy(out, mnl_attr_get_payload(a), 4);
+	memset(out, 0, sizeof(*out));
+	out->afi = afi;
+	memcpy(out->addr, mnl_attr_get_payload(a), len);
 	return true;
 }
 
@@ -309,14 +372,22 @@ static void handle_route(void *ctx, const struct nlmsghdr *nlh)
 	const struct nlattr *tb[RTA_MAX + 1] = {0};
 	const struct rtmsg *rtm;
 	struct mfc_route r;
-	uint32_t table;
+	uint32_t table, default_table;
+	uint16_t afi;
 
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rtm))) {
 		m->st.invalid++;
 		return;
 	}
 	rtm = mnl_nlmsg_get_payload(nlh);
-	if (rtm->rtm_family != RTNL_FAMILY_IPMR) {
+	/* ip6mr's default table is RT6_TABLE_DFLT, which the kernel defines as RT_TABLE_MAIN */
+	if (rtm->rtm_family == RTNL_FAMILY_IPMR) {
+		afi = PGM_AFI_IP;
+		default_table = RT_TABLE_DEFAULT;
+	} else if (rtm->rtm_family == RTNL_FAMILY_IP6MR) {
+		afi = PGM_AFI_IP6;
+		default_table = RT_TABLE_MAIN;
+	} else {
 		m->st.ignored++;
 		return;
 	}
@@ -327,18 +398,19 @@ static void handle_route(void *ctx, const struct nlmsghdr *nlh)
 	table = rtm->rtm_table;
 	if (tb[RTA_TABLE] != NULL && mnl_attr_get_payload_len(tb[RTA_TABLE]) == 4)
 		table = mnl_attr_get_u32(tb[RTA_TABLE]);
-	if (table != RT_TABLE_DEFAULT) {
+	if (table != default_table) {
 		m->st.ignored++;
 		return;
 	}
 	memset(&r, 0, sizeof(r));
-	if (!attr_in4(tb[RTA_DST], &r.grp) ||
-		(tb[RTA_SRC] != NULL && !attr_in4(tb[RTA_SRC], &r.src))) {
+	r.src.afi = afi; /* no RTA_SRC: (*,G) */
+	if (!attr_addr(tb[RTA_DST], afi, &r.grp) ||
+		(tb[RTA_SRC] != NULL && !attr_addr(tb[RTA_SRC], afi, &r.src))) {
 		m->st.invalid++;
 		return;
 	}
 	if (nlh->nlmsg_type == RTM_DELROUTE) {
-		erase(m, r.src, r.grp);
+		erase(m, &r.src, &r.grp);
 		return;
 	}
 	if (tb[RTA_IIF] != NULL && mnl_attr_get_payload_len(tb[RTA_IIF]) == 4)
@@ -357,18 +429,23 @@ int mfc_input(struct mfc *m, const void *buf, size_t len)
 
 /* ---- socket ---- */
 
-/* The whole cache again: the old copy is dropped first, so entries gone meanwhile go too. */
+/* Both caches again: the old copy is dropped first, so entries gone meanwhile go too. A kernel
+   without IPv6 multicast routing answers the IPv6 request with an error or with routes of
+   other families, counted and ignored. */
 static int full_dump(void *ctx)
 {
 	struct mfc *m = ctx;
-	const struct rtmsg rtm = {.rtm_family = RTNL_FAMILY_IPMR};
+	const struct rtmsg rtm4 = {.rtm_family = RTNL_FAMILY_IPMR};
+	const struct rtmsg rtm6 = {.rtm_family = RTNL_FAMILY_IP6MR};
 
 	m->st.dumps++;
 	clear_all(m);
-	return nlmirror_dump(m->nm, RTM_GETROUTE, &rtm, sizeof(rtm), NULL);
+	if (nlmirror_dump(m->nm, RTM_GETROUTE, &rtm4, sizeof(rtm4), NULL) < 0)
+		return -1;
+	return nlmirror_dump(m->nm, RTM_GETROUTE, &rtm6, sizeof(rtm6), NULL);
 }
 
-static const unsigned mfc_groups[] = {RTNLGRP_IPV4_MROUTE};
+static const unsigned mfc_groups[] = {RTNLGRP_IPV4_MROUTE, RTNLGRP_IPV6_MROUTE};
 
 static const struct nlmirror_handler mfc_handlers[] = {
 	{RTM_NEWROUTE, handle_route},

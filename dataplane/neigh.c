@@ -1,5 +1,5 @@
 /*
- * IPv4 neighbour lookups through rtnetlink (see neigh.h).
+ * IPv4 (ARP) and IPv6 (NDP) neighbour lookups through rtnetlink (see neigh.h).
  */
 #include <errno.h>
 #include <libmnl/libmnl.h>
@@ -16,7 +16,8 @@
 
 struct neigh_slot {
 	int ifindex; /* 0: empty */
-	uint8_t addr[4];
+	int family;
+	uint8_t addr[16]; /* 4 bytes for AF_INET */
 	uint8_t mac[6];
 	bool usable;
 	uint64_t asked_us;
@@ -106,8 +107,14 @@ int neigh_parse_reply(const void *buf, size_t len, uint32_t portid, struct neigh
 	return mnl_cb_run(buf, netlink_msgs_len(buf, len), a->seq, portid, on_reply, a);
 }
 
+static size_t addr_len(int family)
+{
+	return family == AF_INET6 ? 16 : 4;
+}
+
 /* One question to the kernel; false when it did not answer. */
-static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], struct neigh_answer *a)
+static bool ask(struct neigh_cache *nc, int ifindex, int family, const uint8_t *addr,
+	struct neigh_answer *a)
 {
 	uint8_t buf[4096]; /* an answer is under 200 bytes */
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -117,9 +124,9 @@ static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], stru
 	nlh->nlmsg_flags = NLM_F_REQUEST;
 	nlh->nlmsg_seq = a->seq = ++nc->seq;
 	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = AF_INET;
+	ndm->ndm_family = (uint8_t)family;
 	ndm->ndm_ifindex = ifindex;
-	mnl_attr_put(nlh, NDA_DST, 4, addr);
+	mnl_attr_put(nlh, NDA_DST, addr_len(family), addr);
 	if (mnl_socket_sendto(nc->nl, nlh, nlh->nlmsg_len) < 0)
 		return false;
 	/* The kernel answers while the request is sent; a late answer to an earlier question
@@ -145,8 +152,8 @@ static bool ask(struct neigh_cache *nc, int ifindex, const uint8_t addr[4], stru
 }
 
 /* Asks the kernel again about slot s's address; false when over the question budget. */
-static bool refresh(struct neigh_cache *nc, struct neigh_slot *s, int ifindex,
-	const uint8_t addr[4], uint64_t now_us)
+static bool refresh(struct neigh_cache *nc, struct neigh_slot *s, int ifindex, int family,
+	const uint8_t *addr, uint64_t now_us)
 {
 	struct neigh_answer a = {0};
 
@@ -160,7 +167,7 @@ static bool refresh(struct neigh_cache *nc, struct neigh_slot *s, int ifindex,
 	}
 	nc->window_queries++;
 	nc->st.queries++;
-	if (!ask(nc, ifindex, addr, &a)) {
+	if (!ask(nc, ifindex, family, addr, &a)) {
 		nc->st.errors++;
 		a.usable = false; /* remembered as unusable for the cache time */
 	} else if (a.usable) {
@@ -169,24 +176,30 @@ static bool refresh(struct neigh_cache *nc, struct neigh_slot *s, int ifindex,
 		nc->st.unusable++;
 	}
 	s->ifindex = ifindex;
-	memcpy(s->addr, addr, 4);
+	s->family = family;
+	memset(s->addr, 0, sizeof(s->addr));
+	memcpy(s->addr, addr, addr_len(family));
 	memcpy(s->mac, a.mac, 6);
 	s->usable = a.usable;
 	s->asked_us = now_us;
 	return true;
 }
 
-bool neigh_cache_lookup(
-	struct neigh_cache *nc, int ifindex, const uint8_t addr[4], uint64_t now_us, uint8_t mac[6])
+bool neigh_cache_lookup(struct neigh_cache *nc, int ifindex, int family, const uint8_t *addr,
+	uint64_t now_us, uint8_t mac[6])
 {
-	uint32_t key = ((uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 | (uint32_t)addr[2] << 8 |
-			       addr[3]) ^
+	size_t len = addr_len(family);
+	/* the address's last 4 bytes: an IPv4 address, an IPv6 interface identifier's end */
+	const uint8_t *k = addr + len - 4;
+	uint32_t key = ((uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 | (uint32_t)k[2] << 8 | k[3]) ^
 		       (uint32_t)ifindex * 0x9e3779b9u;
 	struct neigh_slot *s = &nc->slot[(key * 0x9e3779b9u) >> 26 & (NEIGH_CACHE_SLOTS - 1)];
 
-	if ((s->ifindex != ifindex || memcmp(s->addr, addr, 4) != 0 ||
+	if (family != AF_INET && family != AF_INET6)
+		return false;
+	if ((s->ifindex != ifindex || s->family != family || memcmp(s->addr, addr, len) != 0 ||
 		    now_us - s->asked_us >= NEIGH_CACHE_TTL_US) &&
-		!refresh(nc, s, ifindex, addr, now_us))
+		!refresh(nc, s, ifindex, family, addr, now_us))
 		return false;
 	if (s->usable)
 		memcpy(mac, s->mac, 6);

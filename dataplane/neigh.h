@@ -1,5 +1,5 @@
 /*
- * The kernel's IPv4 neighbours (ARP), asked one at a time: for unicast through the link layer
+ * The kernel's neighbours, IPv4 (ARP) and IPv6 (NDP), asked one at a time: for unicast through the link layer
  * (rawsock), the MAC address of a next hop the kernel has confirmed.
  *
  * An answer is kept NEIGH_CACHE_TTL_US and then asked again (RTM_GETNEIGH for that address on
@@ -48,11 +48,11 @@ int neigh_parse_reply(const void *buf, size_t len, uint32_t portid, struct neigh
 struct neigh_cache *neigh_cache_open(char *err, size_t errlen);
 void neigh_cache_close(struct neigh_cache *nc);
 /*
- * Whether the kernel holds addr (IPv4, network order bytes) on ifindex as usable; its MAC address
- * in mac when it does. now_us: a monotonic clock.
+ * Whether the kernel holds addr (family AF_INET: 4 bytes, AF_INET6: 16, network order) on ifindex
+ * as usable; its MAC address in mac when it does. now_us: a monotonic clock.
  */
-bool neigh_cache_lookup(
-	struct neigh_cache *nc, int ifindex, const uint8_t addr[4], uint64_t now_us, uint8_t mac[6]);
+bool neigh_cache_lookup(struct neigh_cache *nc, int ifindex, int family, const uint8_t *addr,
+	uint64_t now_us, uint8_t mac[6]);
 /* Forgets every answer (an interface went, addresses changed). */
 void neigh_cache_flush(struct neigh_cache *nc);
 void neigh_cache_get_stats(const struct neigh_cache *nc, struct neigh_stats *st);

@@ -1,6 +1,7 @@
 /*
- * Packet output through one IP_HDRINCL raw socket, egress chosen per packet with IP_PKTINFO, and
- * multicast onto Ethernet links through one packet socket (see rawsock.h).
+ * Packet output through one IP_HDRINCL raw socket per family, egress chosen per packet with
+ * IP_PKTINFO or IPV6_PKTINFO, and multicast onto Ethernet links through one packet socket (see
+ * rawsock.h).
  */
 #include "dataplane/rawsock.h"
 
@@ -23,13 +24,18 @@
 #include "dataplane/wire/pgm_wire.h"
 
 #define IPV4_MAX_HEADER 60
-/* Room for the IP_PKTINFO control message: at least CMSG_SPACE(sizeof(struct in_pktinfo)),
+#define IPV6_HEADER	40
+/* Room for the IP_PKTINFO or IPV6_PKTINFO control message: at least CMSG_SPACE of the larger,
  * which not every compiler takes as a constant in a struct member's size. */
-#define PKTINFO_CONTROL_ROOM (sizeof(struct cmsghdr) + sizeof(struct in_pktinfo) + sizeof(size_t))
+#define PKTINFO_CONTROL_ROOM                                                                      \
+	(sizeof(struct cmsghdr) + sizeof(struct in6_pktinfo) + sizeof(size_t))
 
 /* One queued datagram: its destination and egress, the datagram itself in the arena. */
 struct rawsock_slot {
-	struct sockaddr_in dst; /* through the IP stack */
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} dst; /* through the IP stack */
 	struct sockaddr_ll ll;	/* through the link layer */
 	struct {
 		/* aligned as a cmsghdr; not a union with one, whose flexible array member would
@@ -42,6 +48,8 @@ struct rawsock_slot {
 
 struct rawsock {
 	int fd;	     /* the raw socket */
+	int fd6;     /* the IPv6 one, -1 without (a kernel without IPv6) */
+	int probe6;  /* a UDP socket that asks the kernel for a source address, -1 until needed */
 	int link_fd; /* the packet socket (sends only), -1 without one */
 	bool link_output;
 	uint8_t *ether; /* bit per ifindex: an Ethernet link layer */
@@ -52,15 +60,17 @@ struct rawsock {
 	struct rawsock_stats st;
 
 	/* rawsock_batch_begin() .. rawsock_batch_flush(): datagrams queued for sendmmsg(), one
-	   call per socket (queued through the IP stack, link_queued through the link layer) */
+	   call per socket (queued and queued6 through the IP stack, link_queued through the link
+	   layer) */
 	bool batching;
-	unsigned queued, link_queued;
+	unsigned queued, queued6, link_queued;
 	size_t arena_used;
 	uint64_t batch_sent, batch_failed; /* outcomes since the batch began */
 	rawsock_failed_fn failed_fn;	   /* each refused datagram, with failed_ctx */
 	void *failed_ctx;
 	struct rawsock_slot slots[RAWSOCK_BATCH_MAX];
 	struct mmsghdr msgs[RAWSOCK_BATCH_MAX];
+	struct mmsghdr msgs6[RAWSOCK_BATCH_MAX];
 	struct mmsghdr link_msgs[RAWSOCK_BATCH_MAX];
 	uint8_t arena[RAWSOCK_BATCH_BYTES];
 };
@@ -103,6 +113,8 @@ struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t
 		return NULL;
 	}
 	rs->link_fd = -1;
+	rs->fd6 = -1;
+	rs->probe6 = -1;
 	rs->fd = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_RAW);
 	if (rs->fd < 0) {
 		if (errno == EPERM || errno == EACCES)
@@ -123,6 +135,23 @@ struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t
 	off = 1;
 	(void)setsockopt(rs->fd, IPPROTO_IP, IP_HDRINCL, &off, sizeof(off));
 	rs->st.sndbuf_bytes = set_sndbuf(rs->fd, rs->cfg.sndbuf);
+	/* IPv6: IPPROTO_RAW means the header is the caller's too (the kernel sets hdrincl). A
+	   kernel without IPv6 leaves IPv6 output off, counted per datagram, IPv4 unaffected. */
+	rs->fd6 = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (rs->fd6 < 0) {
+		rs->st.ipv6_errno = errno;
+	} else {
+		int loop6 = rs->cfg.multicast_loop ? 1 : 0;
+
+		if (setsockopt(rs->fd6, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, &loop6,
+			    sizeof(loop6)) < 0) {
+			snprintf(err, errlen, "rawsock: cannot set IPV6_MULTICAST_LOOP: %s",
+				strerror(errno));
+			rawsock_close(rs);
+			return NULL;
+		}
+		(void)set_sndbuf(rs->fd6, rs->cfg.sndbuf);
+	}
 	/* Protocol 0: the socket receives nothing. Without it, everything goes by the IP stack. */
 	rs->link_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (rs->link_fd < 0)
@@ -196,6 +225,10 @@ void rawsock_close(struct rawsock *rs)
 		return;
 	if (rs->fd >= 0)
 		close(rs->fd);
+	if (rs->fd6 >= 0)
+		close(rs->fd6);
+	if (rs->probe6 >= 0)
+		close(rs->probe6);
 	if (rs->link_fd >= 0)
 		close(rs->link_fd);
 	neigh_cache_close(rs->neigh);
@@ -211,11 +244,26 @@ static int rawsock_bad_input(struct rawsock *rs)
 	return -1;
 }
 
-/* Checks a datagram; returns its header length, or 0 after counting it as bad input. */
+/* Checks a datagram; returns the length of the header this module may change (IPv4's with its
+   options, IPv6's fixed one), or 0 after counting it as bad input, or as an error without an
+   IPv6 socket. */
 static size_t rawsock_check(struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len)
 {
 	size_t ihl;
 
+	if (ip != NULL && len >= IPV6_HEADER && ifindex >= 0 && (ip[0] >> 4) == 6) {
+		if ((size_t)(ip[4] << 8 | ip[5]) + IPV6_HEADER != len) {
+			(void)rawsock_bad_input(rs);
+			return 0;
+		}
+		if (rs->fd6 < 0) {
+			rs->st.other_errors++;
+			rs->st.last_errno = EAFNOSUPPORT;
+			errno = EAFNOSUPPORT;
+			return 0;
+		}
+		return IPV6_HEADER;
+	}
 	if (ip == NULL || len < 20 || len > 0xffff || ifindex < 0 || (ip[0] >> 4) != 4) {
 		(void)rawsock_bad_input(rs);
 		return 0;
@@ -226,6 +274,37 @@ static size_t rawsock_check(struct rawsock *rs, int ifindex, const uint8_t *ip, 
 		return 0;
 	}
 	return ihl;
+}
+
+/* The same for IPv6: IPV6_PKTINFO, and the interface as the scope of a link-local or
+   link-scope multicast destination (the kernel takes it only for those). */
+static void rawsock_address6(struct msghdr *msg, struct sockaddr_in6 *dst, void *control,
+	size_t control_len, const uint8_t *ip, int ifindex)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->sin6_family = AF_INET6;
+	memcpy(&dst->sin6_addr, ip + 24, 16);
+	dst->sin6_scope_id = ifindex > 0 ? (uint32_t)ifindex : 0;
+	msg->msg_name = dst;
+	msg->msg_namelen = sizeof(*dst);
+	if (ifindex > 0) {
+		struct cmsghdr *cm;
+		struct in6_pktinfo pi = {.ipi6_ifindex = (unsigned)ifindex};
+
+		(void)control_len;
+		assert(control_len >= CMSG_SPACE(sizeof(pi)));
+		memset(control, 0, CMSG_SPACE(sizeof(pi)));
+		msg->msg_control = control;
+		msg->msg_controllen = CMSG_SPACE(sizeof(pi));
+		cm = CMSG_FIRSTHDR(msg);
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+	} else {
+		msg->msg_control = NULL;
+		msg->msg_controllen = 0;
+	}
 }
 
 /* Destination and egress of a message: the address from the header, IP_PKTINFO for ifindex. */
@@ -260,9 +339,10 @@ static void rawsock_address(struct msghdr *msg, struct sockaddr_in *dst, void *c
 
 /*
  * Whether a datagram goes through the link layer, and to which MAC address: out of a given
- * Ethernet interface, multicast to the group's own address (RFC 1112 6.4), unicast to a next hop
- * the kernel has confirmed (neigh.h) when the destination is on the interface's link; the IP
- * stack would add nothing but a route lookup. Multicast loopback needs the IP stack.
+ * Ethernet interface, multicast to the group's own address (RFC 1112 6.4; IPv6: 33:33 and the
+ * group's low 32 bits, RFC 2464 7), unicast to a next hop the kernel has confirmed (neigh.h:
+ * ARP, NDP) when the destination is on the interface's link; the IP stack would add nothing but
+ * a route lookup. Multicast loopback needs the IP stack.
  */
 static bool rawsock_link_dest(struct rawsock *rs, int ifindex, const uint8_t *ip, uint8_t mac[6])
 {
@@ -271,6 +351,15 @@ static bool rawsock_link_dest(struct rawsock *rs, int ifindex, const uint8_t *ip
 	if (!rs->link_output || rs->cfg.multicast_loop || ifindex <= 0 || byte >= rs->ether_bytes ||
 		(rs->ether[byte] & (1u << (ifindex % 8))) == 0)
 		return false;
+	if ((ip[0] >> 4) == 6) {
+		if (ip[24] == 0xff) {
+			mac[0] = mac[1] = 0x33;
+			memcpy(mac + 2, ip + 36, 4);
+			return true;
+		}
+		return rs->neigh != NULL && neigh_cache_lookup(rs->neigh, ifindex, AF_INET6,
+						    ip + 24, netlink_now_coarse_us(), mac);
+	}
 	if ((ip[16] & 0xf0) == 0xe0) {
 		mac[0] = 0x01;
 		mac[1] = 0x00;
@@ -283,15 +372,17 @@ static bool rawsock_link_dest(struct rawsock *rs, int ifindex, const uint8_t *ip
 	/* unicast: not the limited broadcast nor class E, and only with a neighbour answer */
 	if (rs->neigh == NULL || ip[16] >= 0xf0 || ip[16] == 0)
 		return false;
-	return neigh_cache_lookup(rs->neigh, ifindex, ip + 16, netlink_now_coarse_us(), mac);
+	return neigh_cache_lookup(
+		rs->neigh, ifindex, AF_INET, ip + 16, netlink_now_coarse_us(), mac);
 }
 
-/* The frame's destination: ifindex and mac. */
-static void rawsock_link_address(struct sockaddr_ll *ll, int ifindex, const uint8_t mac[6])
+/* The frame's destination: ifindex and mac, the EtherType from the IP version. */
+static void rawsock_link_address(
+	struct sockaddr_ll *ll, int ifindex, const uint8_t mac[6], bool ipv6)
 {
 	memset(ll, 0, sizeof(*ll));
 	ll->sll_family = AF_PACKET;
-	ll->sll_protocol = htons(ETH_P_IP);
+	ll->sll_protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 	ll->sll_ifindex = ifindex;
 	ll->sll_halen = ETH_ALEN;
 	memcpy(ll->sll_addr, mac, ETH_ALEN);
@@ -327,16 +418,29 @@ static void rawsock_link_header(struct rawsock *rs, uint8_t *h, size_t ihl, uint
 static void rawsock_destination(struct rawsock *rs, const uint8_t *mac, struct msghdr *msg,
 	struct rawsock_slot *slot, uint8_t *h, int ifindex, uint8_t ttl)
 {
+	bool ipv6 = (h[0] >> 4) == 6;
+
+	/* IPv6 has no header checksum and no id outside a fragment header: the hop limit is all
+	   the IP stack would change */
+	if (ipv6 && ttl > 0)
+		h[7] = ttl;
 	if (mac != NULL) {
-		rawsock_link_header(rs, h, (size_t)(h[0] & 0x0f) * 4, ttl);
-		rawsock_link_address(&slot->ll, ifindex, mac);
+		if (!ipv6)
+			rawsock_link_header(rs, h, (size_t)(h[0] & 0x0f) * 4, ttl);
+		rawsock_link_address(&slot->ll, ifindex, mac, ipv6);
 		msg->msg_name = &slot->ll;
 		msg->msg_namelen = sizeof(slot->ll);
 		return;
 	}
+	if (ipv6) {
+		rawsock_address6(msg, &slot->dst.v6, slot->control.buf, sizeof(slot->control.buf), h,
+			ifindex);
+		return;
+	}
 	if (ttl > 0)
 		h[8] = ttl;
-	rawsock_address(msg, &slot->dst, slot->control.buf, sizeof(slot->control.buf), h, ifindex);
+	rawsock_address(
+		msg, &slot->dst.v4, slot->control.buf, sizeof(slot->control.buf), h, ifindex);
 }
 
 /* Counts a frame the link layer sent, to the MAC address dst. */
@@ -407,11 +511,16 @@ static void rawsock_queue(
 	bool by_link = rawsock_link_dest(rs, ifindex, ip, mac);
 	struct mmsghdr *m;
 
-	if (rs->queued + rs->link_queued == RAWSOCK_BATCH_MAX ||
+	if (rs->queued + rs->queued6 + rs->link_queued == RAWSOCK_BATCH_MAX ||
 		rs->arena_used + len > sizeof(rs->arena))
 		rawsock_send_queued(rs);
-	slot = &rs->slots[rs->queued + rs->link_queued];
-	m = by_link ? &rs->link_msgs[rs->link_queued++] : &rs->msgs[rs->queued++];
+	slot = &rs->slots[rs->queued + rs->queued6 + rs->link_queued];
+	if (by_link)
+		m = &rs->link_msgs[rs->link_queued++];
+	else if ((ip[0] >> 4) == 6)
+		m = &rs->msgs6[rs->queued6++];
+	else
+		m = &rs->msgs[rs->queued++];
 	m->msg_len = 0; /* until sent */
 	msg = &m->msg_hdr;
 	copy = rs->arena + rs->arena_used;
@@ -463,7 +572,7 @@ static void rawsock_send_msgs(struct rawsock *rs, int fd, struct mmsghdr *msgs, 
 	}
 }
 
-/* The link layer's datagrams first (multicast onto LANs), then the IP stack's. */
+/* The link layer's datagrams first (multicast onto LANs), then the IP stack's, IPv4 then IPv6. */
 static void rawsock_send_queued(struct rawsock *rs)
 {
 	rawsock_send_msgs(rs, rs->link_fd, rs->link_msgs, rs->link_queued);
@@ -474,7 +583,8 @@ static void rawsock_send_queued(struct rawsock *rs)
 			rawsock_count_link(rs, ll->sll_addr);
 	}
 	rawsock_send_msgs(rs, rs->fd, rs->msgs, rs->queued);
-	rs->queued = rs->link_queued = 0;
+	rawsock_send_msgs(rs, rs->fd6, rs->msgs6, rs->queued6);
+	rs->queued = rs->queued6 = rs->link_queued = 0;
 	rs->arena_used = 0;
 }
 
@@ -509,7 +619,7 @@ static int rawsock_send_common(
 	msg.msg_iovlen = len > ihl ? 2 : 1;
 	by_link = rawsock_link_dest(rs, ifindex, ip, mac);
 	rawsock_destination(rs, by_link ? mac : NULL, &msg, &slot, header, ifindex, ttl);
-	n = rawsock_sendmsg(by_link ? rs->link_fd : rs->fd, &msg);
+	n = rawsock_sendmsg(by_link ? rs->link_fd : (ip[0] >> 4) == 6 ? rs->fd6 : rs->fd, &msg);
 	e = errno;
 	rawsock_count(rs, n, e);
 	if (n < 0) {
@@ -567,4 +677,27 @@ void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st)
 	st->neigh_available = rs->neigh != NULL;
 	st->link_available = rs->link_fd >= 0;
 	st->link_output = rs->link_output;
+}
+
+bool rawsock_source6(struct rawsock *rs, int ifindex, const uint8_t dst[16], uint8_t src[16])
+{
+	struct sockaddr_in6 to = {.sin6_family = AF_INET6,
+		.sin6_port = htons(9), /* any: nothing is sent */
+		.sin6_scope_id = ifindex > 0 ? (uint32_t)ifindex : 0};
+	struct sockaddr_in6 from;
+	socklen_t len = sizeof(from);
+
+	if (rs->probe6 < 0)
+		rs->probe6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (rs->probe6 < 0)
+		return false;
+	memcpy(&to.sin6_addr, dst, 16);
+	/* connect() on a datagram socket only routes and picks the source (RFC 6724); connecting
+	   again replaces the last one */
+	if (connect(rs->probe6, (const struct sockaddr *)&to, sizeof(to)) < 0 ||
+		getsockname(rs->probe6, (struct sockaddr *)&from, &len) < 0 ||
+		from.sin6_family != AF_INET6 || IN6_IS_ADDR_UNSPECIFIED(&from.sin6_addr))
+		return false;
+	memcpy(src, &from.sin6_addr, 16);
+	return true;
 }

@@ -1,10 +1,12 @@
 /*
- * Packet output: one raw IPv4 socket (IPPROTO_RAW, so IP_HDRINCL) that sends complete datagrams
- * built by the caller (pgm_build_ip): NCFs and POLLs multicast with the data source's address as
- * IP source and Router Alert in the header, NAKs unicast upstream from the router's own address;
- * and one packet socket for multicast onto Ethernet links (below).
+ * Packet output: one raw socket per family (IPPROTO_RAW, so the header is the caller's) that
+ * sends complete datagrams built by the caller (pgm_build_ip): NCFs and POLLs multicast with the
+ * data source's address as IP source and Router Alert in the header, NAKs unicast upstream from
+ * the router's own address; and one packet socket for multicast onto Ethernet links (below).
+ * The family is the datagram's IP version.
  *
- * The egress interface is chosen per packet with an IP_PKTINFO control message (ipi_ifindex):
+ * The egress interface is chosen per packet with an IP_PKTINFO control message (ipi_ifindex;
+ * IPv6: IPV6_PKTINFO, and the destination's scope for link-local ones):
  * one descriptor serves every interface, nothing has to follow interfaces that come, go or get
  * renamed, and the choice is made by the kernel's route lookup for exactly that packet. For a
  * multicast destination the kernel sends out of that interface only; for unicast it restricts
@@ -13,17 +15,19 @@
  * The kernel keeps the caller's header as given (source address included: IP_HDRINCL sockets may
  * use any source) except that it fills the total length, an IP id of 0 and the header checksum.
  * Multicast loopback is off, so the router's own multicast never re-enters its multicast routing.
- * The socket is non-blocking: a full send buffer drops the packet and counts it.
- * IPv6 output is not supported (RFC 3208 gives PGM no IPv6 Router Alert value).
+ * IPv6 datagrams go exactly as given (no checksum there; the hop limit replaced as the TTL is).
+ * The sockets are non-blocking: a full send buffer drops the packet and counts it. Without
+ * IPv6 in the kernel its datagrams are refused and counted (other_errors, EAFNOSUPPORT).
  *
  * Multicast out of an Ethernet interface (rawsock_set_link) goes through a packet socket instead,
- * as a frame to the group's MAC address (RFC 1112 6.4), with the header completed as the IP stack
+ * as a frame to the group's MAC address (RFC 1112 6.4; 33:33 and the group's low 32 bits for
+ * IPv6, RFC 2464 7), with the header completed as the IP stack
  * would (the checksum, an id where the caller left 0): the same frame, without the route lookup
  * (for multicast, a route entry allocated and freed per datagram) and the IP output path. Such
  * frames skip netfilter's output and postrouting hooks, which the raw socket's datagrams pass;
  * rawsock_set_link_output(rs, false) sends everything through the IP stack. Queueing disciplines
  * and capture taps still see them. Unicast out of an Ethernet interface (NAKs upstream, POLRs)
- * goes the same way to a next hop the kernel has confirmed (neigh.h: REACHABLE or PERMANENT,
+ * goes the same way to a next hop the kernel has confirmed (neigh.h, ARP or NDP: REACHABLE or PERMANENT,
  * asked again every second); to any other, through the IP stack, which resolves or confirms it.
  * Interfaces of other link layers and multicast loopback always use the IP stack.
  *
@@ -62,7 +66,7 @@ struct rawsock_stats {
 	uint64_t would_block; /* send buffer full (EAGAIN, ENOBUFS) */
 	uint64_t too_big;     /* EMSGSIZE: larger than the interface MTU */
 	uint64_t unreachable; /* ENETUNREACH, EHOSTUNREACH, ENODEV, ENXIO (interface gone) */
-	uint64_t bad_input;   /* not a well-formed IPv4 datagram, or ifindex invalid */
+	uint64_t bad_input;   /* not a well-formed IPv4 or IPv6 datagram, or ifindex invalid */
 	uint64_t other_errors;
 	uint64_t link_packets; /* of packets: sent through the link layer */
 	uint64_t link_unicast; /* of those: unicast, to a neighbour's address */
@@ -71,6 +75,7 @@ struct rawsock_stats {
 	bool neigh_available;
 	int last_errno;
 	int link_errno;	     /* why the packet socket did not open */
+	int ipv6_errno;	     /* why the IPv6 raw socket did not open (0: open) */
 	bool link_available; /* the packet socket is open */
 	bool link_output;    /* and in use */
 	uint32_t sndbuf_bytes; /* the raw socket's send buffer as the kernel has it */
@@ -81,12 +86,12 @@ struct rawsock;
 struct rawsock *rawsock_open(const struct rawsock_config *cfg, char *err, size_t errlen);
 void rawsock_close(struct rawsock *rs);
 /*
- * Sends one IPv4 datagram (header included, any options in it kept) out of ifindex (0 = by
- * route). Returns 0, or -1 with errno set; every failure is counted.
+ * Sends one IPv4 or IPv6 datagram (header included, any options or extension headers in it
+ * kept) out of ifindex (0 = by route). Returns 0, or -1 with errno set; every failure is counted.
  */
 int rawsock_send(struct rawsock *rs, int ifindex, const void *datagram, size_t len);
 /*
- * The same with the TTL given (1..255) in place of the datagram's and of the configured one: a
+ * The same with the TTL (IPv6: hop limit) given (1..255) in place of the datagram's and of the configured one: a
  * forwarded copy, sent from the caller's buffer, which is left unchanged.
  */
 int rawsock_send_ttl(struct rawsock *rs, int ifindex, const void *datagram, size_t len, uint8_t ttl);
@@ -119,5 +124,11 @@ void rawsock_set_failed_fn(struct rawsock *rs, rawsock_failed_fn fn, void *ctx);
 int rawsock_set_link(struct rawsock *rs, int ifindex, bool ethernet);
 /* Link-layer output on or off (on when the packet socket opened); false when it cannot be on. */
 bool rawsock_set_link_output(struct rawsock *rs, bool enabled);
+/*
+ * The IPv6 source address the kernel would give a datagram to dst out of ifindex (the scope of
+ * a link-local dst): a datagram socket connected to it, nothing sent. False when there is none
+ * (no route, no address of the scope).
+ */
+bool rawsock_source6(struct rawsock *rs, int ifindex, const uint8_t dst[16], uint8_t src[16]);
 
 #endif /* PGMROUTER_RAWSOCK_H */

@@ -868,6 +868,7 @@ bool pgm_rewrite_opts_invalid(uint8_t *tpdu, const struct pgm_packet *pkt, unsig
 
 #define IPV4_HEADER_LEN 20
 #define IPV6_HEADER_LEN 40
+#define IPV6_HBH_RA_LEN 8 /* next header, length 0, the RA option (4), PadN (2) */
 #define UDP_HEADER_LEN	8
 
 size_t pgm_build_ip(uint8_t *out, size_t cap, const struct pgm_ip_params *p, const uint8_t *tpdu,
@@ -885,12 +886,9 @@ size_t pgm_build_ip(uint8_t *out, size_t cap, const struct pgm_ip_params *p, con
 		if (total > 0xffff || total > cap)
 			return 0;
 	} else {
-		/* RFC 3208 cites only the IPv4 Router Alert; no IPv6 RA value exists for PGM. */
-		if (p->router_alert)
-			return 0;
-		ip_len = IPV6_HEADER_LEN;
+		ip_len = IPV6_HEADER_LEN + (p->router_alert ? IPV6_HBH_RA_LEN : 0);
 		total = ip_len + udp_len + tpdu_len;
-		if (udp_len + tpdu_len > 0xffff || total > cap)
+		if (total - IPV6_HEADER_LEN > 0xffff || total > cap)
 			return 0;
 	}
 	/* The TPDU may already sit where it belongs, so move it before writing headers. */
@@ -912,12 +910,25 @@ size_t pgm_build_ip(uint8_t *out, size_t cap, const struct pgm_ip_params *p, con
 		/* The IP header checksum has no "0 means none": plain complement. */
 		put16(h + 10, pgm_ip_header_checksum(h, ip_len));
 	} else {
+		uint8_t proto = p->udp ? 17 : IPPROTO_PGM_NUMBER;
+
 		put32(h, 0x60000000u | (uint32_t)p->tos << 20);
-		put16(h + 4, (uint16_t)(udp_len + tpdu_len));
-		h[6] = p->udp ? 17 : IPPROTO_PGM_NUMBER;
+		put16(h + 4, (uint16_t)(total - IPV6_HEADER_LEN));
+		h[6] = p->router_alert ? 0 /* hop-by-hop options */ : proto;
 		h[7] = p->ttl;
 		memcpy(h + 8, p->src.addr, 16);
 		memcpy(h + 24, p->dst.addr, 16);
+		if (p->router_alert) {
+			/* RFC 2711: type 5 (skip if unknown, never changes en route), 2 bytes of
+			   value; the header padded to 8 bytes with a PadN of none */
+			h[40] = proto;
+			h[41] = 0;
+			h[42] = 5;
+			h[43] = 2;
+			put16(h + 44, PGM_IPV6_ROUTER_ALERT_VALUE);
+			h[46] = 1;
+			h[47] = 0;
+		}
 	}
 	if (p->udp) {
 		uint8_t *u = out + ip_len;

@@ -524,19 +524,31 @@ size_t pgm_build_ncf_for_tsi(uint8_t *out, size_t cap, const struct pgm_tsi *tsi
 	uint16_t data_dport, uint32_t sqn, const struct pgm_nla *src, const struct pgm_nla *grp,
 	const struct pgm_build_options *o);
 
+/*
+ * The IPv6 Router Alert value (RFC 2711) of what the router sends. IANA assigned PGM none (RFC
+ * 3208 cites only IPv4's), and OpenPGM sends no IPv6 Router Alert at all. Not 0: that is MLD's,
+ * and Linux's multicast forwarding holds back a non-MLD packet carrying it; the first value of
+ * the experimental range (RFC 5350), which routers treat as any unknown value: forwarded as
+ * usual, examined by those that look. Receivers accept any value.
+ */
+#define PGM_IPV6_ROUTER_ALERT_VALUE 65503
+
 /* IP (and UDP) around a TPDU. */
 struct pgm_ip_params {
 	struct pgm_nla src, dst; /* same family */
 	uint8_t ttl;
 	uint8_t tos;
 	uint16_t id;
-	bool router_alert; /* IPv4 only: option 148, 4 bytes (0x94 0x04 0x00 0x00) */
+	/* IPv4: option 148, 4 bytes (0x94 0x04 0x00 0x00); IPv6: a hop-by-hop header with the
+	   RFC 2711 option of value PGM_IPV6_ROUTER_ALERT_VALUE */
+	bool router_alert;
 	bool udp;
 	uint16_t udp_sport, udp_dport;
 };
-/* Writes header(s) + TPDU; the IPv4 header checksum and the UDP checksum are computed. The TPDU
- * may already sit at its final place in out (after the headers). Returns 0 if the families of
- * src and dst differ, for Router Alert with IPv6 (no PGM value exists), or if cap is short. */
+/* Writes header(s) + TPDU; the IPv4 header checksum and the UDP checksum (mandatory over IPv6,
+ * RFC 8200 8.1; PGM's own checksum has no pseudo-header) are computed. The TPDU may already sit
+ * at its final place in out (after the headers). Returns 0 if the families of src and dst
+ * differ, or if cap is short. */
 size_t pgm_build_ip(uint8_t *out, size_t cap, const struct pgm_ip_params *p, const uint8_t *tpdu,
 	size_t tpdu_len);
 

@@ -113,6 +113,10 @@ struct assist_env {
 		struct pgm_nla *srcs, unsigned max);
 	/* `show ip pgm router mroute`: every multicast route, to fn. NULL: none. */
 	void (*routes)(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg);
+	/* The router's IPv6 address to send to dst from, out of ifindex: the kernel's choice
+	   (RFC 6724), link-local for a link-local dst. False: none. NULL: the core's interface
+	   address (cp_if_addr) when it is IPv6. */
+	bool (*source)(void *ctx, int ifindex, const struct pgm_nla *dst, struct pgm_nla *src);
 	/* An interface by name: its ifindex (0: none) and link state. */
 	int (*if_lookup)(void *ctx, const char *name, bool *up, bool *running);
 	/* Debug lines: the categories wanted (bit 1 << category; asked again by assist_log_sync:
@@ -154,7 +158,7 @@ struct assist_stats {
 	uint64_t originated;	/* packets built and sent */
 	uint64_t build_failed;	/* actions that could not be built */
 	uint64_t send_failed;	/* the output refused */
-	uint64_t no_source_addr; /* to send on an interface without an IPv4 address */
+	uint64_t no_source_addr; /* to send on an interface without an address of the family */
 	uint64_t timer_runs;
 };
 

@@ -314,13 +314,8 @@ static struct mfc_route *env_route(
 	void *ctx, const struct pgm_nla *src, const struct pgm_nla *group, int in_ifindex)
 {
 	struct live *l = ctx;
-	struct in_addr s, g;
 
-	if (l->mfc == NULL || src->afi != PGM_AFI_IP || group->afi != PGM_AFI_IP)
-		return NULL;
-	memcpy(&s, src->addr, 4);
-	memcpy(&g, group->addr, 4);
-	return mfc_match(l->mfc, s, g, in_ifindex);
+	return l->mfc != NULL ? mfc_match(l->mfc, src, group, in_ifindex) : NULL;
 }
 
 static void env_routes(void *ctx, void (*fn)(void *arg, const struct mfc_route *r), void *arg)
@@ -335,19 +330,20 @@ static unsigned env_route_sources(void *ctx, const struct pgm_nla *group, int if
 	struct pgm_nla *srcs, unsigned max)
 {
 	struct live *l = ctx;
-	struct in_addr g, found[8];
-	size_t n;
 
-	if (l->mfc == NULL || group->afi != PGM_AFI_IP)
-		return 0;
-	memcpy(&g, group->addr, 4);
-	n = mfc_sources(l->mfc, g, ifindex, found, max < 8 ? max : 8);
-	for (size_t i = 0; i < n; i++) {
-		memset(&srcs[i], 0, sizeof(srcs[i]));
-		srcs[i].afi = PGM_AFI_IP;
-		memcpy(srcs[i].addr, &found[i], 4);
-	}
-	return (unsigned)n;
+	return l->mfc != NULL ? (unsigned)mfc_sources(l->mfc, group, ifindex, srcs, max) : 0;
+}
+
+static bool env_source(void *ctx, int ifindex, const struct pgm_nla *dst, struct pgm_nla *src)
+{
+	struct live *l = ctx;
+
+	memset(src, 0, sizeof(*src));
+	if (l->raw == NULL || dst->afi != PGM_AFI_IP6 ||
+		!rawsock_source6(l->raw, ifindex, dst->addr, src->addr))
+		return false;
+	src->afi = PGM_AFI_IP6;
+	return true;
 }
 
 static int env_if_lookup(void *ctx, const char *name, bool *up, bool *running)
@@ -692,6 +688,7 @@ struct live *live_new(struct ev_loop *loop)
 	struct assist_env env = {
 		.now = env_now,
 		.send = env_send,
+		.source = env_source,
 		.route = env_route,
 		.route_sources = env_route_sources,
 		.routes = env_routes,
@@ -767,12 +764,16 @@ int live_start(struct live *l, char *err, size_t errlen)
 	if (l->raw == NULL)
 		goto fail;
 	rawsock_set_failed_fn(l->raw, on_send_failed, l);
-	if (!rawsock_set_link_output(l->raw, conf->g.link_output)) {
+	{
 		struct rawsock_stats st;
 
 		rawsock_get_stats(l->raw, &st);
-		log_warnx("no packet socket (%s): multicast goes through the IP stack",
-			strerror(st.link_errno));
+		if (!rawsock_set_link_output(l->raw, conf->g.link_output))
+			log_warnx("no packet socket (%s): multicast goes through the IP stack",
+				strerror(st.link_errno));
+		if (st.ipv6_errno != 0)
+			log_warnx("no raw IPv6 socket (%s): IPv6 output refused and counted",
+				strerror(st.ipv6_errno));
 	}
 	if (rtnl_open(l->rtnl, err, errlen) < 0)
 		goto fail;

@@ -64,9 +64,9 @@ static struct mfc_route *env_route(
 	(void)in_ifindex; /* a route given replaces the kernel's rules: it is what the user meant */
 	memset(r, 0, sizeof(*r));
 	if (to_group) {
-		memcpy(&r->src, src->addr, 4);
-		memcpy(&r->grp, group->addr, 4);
-		if ((kept = mfc_find(o->given, r->src, r->grp)) != NULL)
+		pgm_nla_from_ip4(&r->src, src->addr);
+		pgm_nla_from_ip4(&r->grp, group->addr);
+		if ((kept = mfc_find(o->given, &r->src, &r->grp)) != NULL)
 			return kept;
 	}
 	for (size_t i = 0; i < o->nifs && in == NULL; i++) {

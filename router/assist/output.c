@@ -1,6 +1,6 @@
 /*
- * What the control plane originates: each action encoded (control/encode.c), wrapped in its IP
- * header and handed to the environment's output.
+ * What the control plane originates: each action encoded (control/encode.c), wrapped in the IP
+ * header of its destination's family and handed to the environment's output.
  */
 #include <stdio.h>
 
@@ -26,6 +26,28 @@ static void print_action(
 		act->from_packet ? " (from packet)" : "", summary);
 }
 
+static bool nla_is_multicast(const struct pgm_nla *a)
+{
+	size_t len = pgm_nla_len(a);
+
+	return (len == 4 && (a->addr[0] & 0xf0) == 0xe0) || (len == 16 && a->addr[0] == 0xff);
+}
+
+/*
+ * The router's own address on ifindex in dst's family (NAKs upstream, SPMRs, POLRs, NCFs with
+ * OPT_NBR_UNREACH). Over IPv6 the one the kernel would choose for dst (the environment's
+ * source): a link-local address towards a link-local neighbour, which is what an SPM's path NLA
+ * carries when the upstream router took its interface's link-local address, a global one
+ * towards a global one; else the interface's address the core holds, when of the family.
+ */
+static bool own_address(struct assist *a, const struct cp_action *act, struct pgm_nla *src)
+{
+	if (act->ip_dst.afi == PGM_AFI_IP6 && a->env.source != NULL &&
+		a->env.source(a->env.ctx, act->ifindex, &act->ip_dst, src) && src->afi == PGM_AFI_IP6)
+		return true;
+	return cp_if_addr(a->cp, act->ifindex, src) && src->afi == act->ip_dst.afi;
+}
+
 void assist_on_action(void *ctx, const struct cp_action *act)
 {
 	struct assist *a = ctx;
@@ -43,19 +65,17 @@ void assist_on_action(void *ctx, const struct cp_action *act)
 	}
 	if (act->ip_src.afi != 0) {
 		p.src = act->ip_src;
-	} else if (!cp_if_addr(a->cp, act->ifindex, &p.src) || p.src.afi != PGM_AFI_IP) {
+	} else if (!own_address(a, act, &p.src)) {
 		a->stats.no_source_addr++;
 		if (assist_wants(a, LOG_CAT_DATAPLANE))
-			assist_line(a, LOG_CAT_DATAPLANE, "no IPv4 address on if %d to send from",
-				act->ifindex);
+			assist_line(a, LOG_CAT_DATAPLANE, "no IPv%d address on if %d to send from",
+				act->ip_dst.afi == PGM_AFI_IP6 ? 6 : 4, act->ifindex);
 		return;
 	}
 	p.dst = act->ip_dst;
-	/* what goes down one hop to the group gets the NCF TTL; unicast (NCFs with
-	 * OPT_NBR_UNREACH, NAKs, POLRs) the unicast one */
-	p.ttl = pgm_nla_len(&act->ip_dst) == 4 && (act->ip_dst.addr[0] & 0xf0) == 0xe0
-			? (uint8_t)a->conf.g.ncf_ttl
-			: ASSIST_UNICAST_TTL;
+	/* what goes down one hop to the group gets the NCF TTL (IPv6: hop limit); unicast (NCFs
+	 * with OPT_NBR_UNREACH, NAKs, POLRs) the unicast one */
+	p.ttl = nla_is_multicast(&act->ip_dst) ? (uint8_t)a->conf.g.ncf_ttl : ASSIST_UNICAST_TTL;
 	p.router_alert = act->router_alert;
 	p.udp = act->udp;
 	p.udp_sport = act->udp_sport;

@@ -1057,22 +1057,24 @@ static void mroute_collect(void *arg, const struct mfc_route *r)
 static int mroute_order(const void *x, const void *y)
 {
 	const struct mfc_route *a = x, *b = y;
-	uint32_t ga = ntohl(a->grp.s_addr), gb = ntohl(b->grp.s_addr);
-	uint32_t sa = ntohl(a->src.s_addr), sb = ntohl(b->src.s_addr);
+	int c;
 
-	if (ga != gb)
-		return ga < gb ? -1 : 1;
-	return sa < sb ? -1 : sa > sb;
+	/* IPv4 first; the addresses' bytes are in network order, so memcmp sorts them */
+	if (a->grp.afi != b->grp.afi)
+		return a->grp.afi < b->grp.afi ? -1 : 1;
+	if ((c = memcmp(a->grp.addr, b->grp.addr, sizeof(a->grp.addr))) != 0)
+		return c;
+	return memcmp(a->src.addr, b->src.addr, sizeof(a->src.addr));
 }
 
 static struct json_object *mroute_json(struct assist *as, const struct mfc_route *r)
 {
 	struct json_object *o = json_object_new_object(), *oifs = json_object_new_array();
-	char text[INET_ADDRSTRLEN], name[CP_IFNAME_LEN];
+	char text[INET6_ADDRSTRLEN], name[CP_IFNAME_LEN];
 
 	jadd_str(o, "source",
-		r->src.s_addr == 0 ? "*" : inet_ntop(AF_INET, &r->src, text, sizeof(text)));
-	jadd_str(o, "group", inet_ntop(AF_INET, &r->grp, text, sizeof(text)));
+		mfc_route_any_source(r) ? "*" : pgm_nla_format(&r->src, text, sizeof(text)));
+	jadd_str(o, "group", pgm_nla_format(&r->grp, text, sizeof(text)));
 	jadd_str(o, "incoming_interface",
 		r->iif ? assist_ifname(as, r->iif, name, sizeof(name)) : "");
 	jadd_bool(o, "incoming_router_assist", r->iif && cp_if_assisted(assist_cp(as), r->iif));
@@ -1092,11 +1094,11 @@ static struct json_object *mroute_json(struct assist *as, const struct mfc_route
 
 static void mroute_text(struct cfg_buf *b, struct assist *as, const struct mfc_route *r)
 {
-	char src[INET_ADDRSTRLEN], grp[INET_ADDRSTRLEN], name[CP_IFNAME_LEN];
+	char src[INET6_ADDRSTRLEN], grp[INET6_ADDRSTRLEN], name[CP_IFNAME_LEN];
 
 	cfg_printf(b, "\n(%s, %s), incoming ",
-		r->src.s_addr == 0 ? "*" : inet_ntop(AF_INET, &r->src, src, sizeof(src)),
-		inet_ntop(AF_INET, &r->grp, grp, sizeof(grp)));
+		mfc_route_any_source(r) ? "*" : pgm_nla_format(&r->src, src, sizeof(src)),
+		pgm_nla_format(&r->grp, grp, sizeof(grp)));
 	if (r->iif == 0)
 		cfg_printf(b, "unresolved\n");
 	else

@@ -420,10 +420,12 @@ static void pgm_mroute(char *args)
 		w != NULL && nwords < (int)(sizeof(words) / sizeof(words[0]));
 		w = strtok_r(NULL, " ", &save))
 		words[nwords++] = w;
-	if (offline == NULL || nwords < 3 ||
-		(strcmp(words[0], "*") != 0 && inet_pton(AF_INET, words[0], &r.src) != 1) ||
-		inet_pton(AF_INET, words[1], &r.grp) != 1 ||
+	if (offline == NULL || nwords < 3 || !pgm_nla_parse(&r.grp, words[1]) ||
 		(r.iif = driver_ifindex(words[2])) == 0)
+		goto usage;
+	if (strcmp(words[0], "*") == 0)
+		r.src.afi = r.grp.afi; /* (*,G): the family's zero address */
+	else if (!pgm_nla_parse(&r.src, words[0]))
 		goto usage;
 	for (int i = 3; i < nwords; i++) {
 		if ((ttl = strchr(words[i], ':')) != NULL)

@@ -220,23 +220,28 @@ static void put_addr(uint16_t type, int family, int ifindex, const char *text, u
 	commit(nlh);
 }
 
+/* An IPv4 route (RTNL_FAMILY_IPMR, table RT_TABLE_DEFAULT) or, for an IPv6 group, an IPv6 one
+   (RTNL_FAMILY_IP6MR, table RT_TABLE_MAIN), as the kernel reports them. */
 static void put_route(uint16_t type, const char *src, const char *grp, int iif, int oif1, int oif2)
 {
 	struct nlmsghdr *nlh = put_header(type);
 	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	struct nlattr *mp;
-	struct in_addr a;
+	uint8_t a[16];
 	int oifs[2] = {oif1, oif2};
+	int family = strchr(grp, ':') != NULL ? AF_INET6 : AF_INET;
+	size_t alen = family == AF_INET ? 4 : 16;
+	uint32_t route_table = family == AF_INET ? RT_TABLE_DEFAULT : RT_TABLE_MAIN;
 
-	rtm->rtm_family = RTNL_FAMILY_IPMR;
-	rtm->rtm_table = RT_TABLE_DEFAULT;
-	mnl_attr_put_u32(nlh, RTA_TABLE, RT_TABLE_DEFAULT);
+	rtm->rtm_family = family == AF_INET ? RTNL_FAMILY_IPMR : RTNL_FAMILY_IP6MR;
+	rtm->rtm_table = (unsigned char)route_table;
+	mnl_attr_put_u32(nlh, RTA_TABLE, route_table);
 	if (src != NULL) {
-		inet_pton(AF_INET, src, &a);
-		mnl_attr_put(nlh, RTA_SRC, 4, &a);
+		inet_pton(family, src, a);
+		mnl_attr_put(nlh, RTA_SRC, alen, a);
 	}
-	inet_pton(AF_INET, grp, &a);
-	mnl_attr_put(nlh, RTA_DST, 4, &a);
+	inet_pton(family, grp, a);
+	mnl_attr_put(nlh, RTA_DST, alen, a);
 	mnl_attr_put_u32(nlh, RTA_IIF, (uint32_t)iif);
 	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
 	for (int i = 0; i < 2; i++) {
@@ -333,6 +338,13 @@ static void write_seeds(const char *dir)
 	separator();
 	put_route(RTM_DELROUTE, "198.18.1.10", "239.192.0.1", 2, 3, 4);
 	write_seed(dir, "mfc-routes", 1);
+
+	put_route(RTM_NEWROUTE, "2001:db8:1::10", "ff3e::8000:1", 2, 3, 4);
+	put_route(RTM_NEWROUTE, NULL, "ff3e::8000:2", 2, 3, 5);
+	put_route(RTM_NEWROUTE, "198.18.1.10", "239.192.0.1", 2, 3, 4);
+	separator();
+	put_route(RTM_DELROUTE, "2001:db8:1::10", "ff3e::8000:1", 2, 3, 4);
+	write_seed(dir, "mfc-routes-ipv6", 1);
 
 	put_neigh(NUD_REACHABLE);
 	write_seed(dir, "neigh-reachable", 2);

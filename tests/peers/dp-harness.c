@@ -12,7 +12,8 @@
  *                      [--ready FILE]
  *                      [--pcap FILE]
  *   dp-harness send --if IF --src A --dst B [--ttl N] [--ra] [--type NAME] [--count N] [--udp]
- *                   [--loop]
+ *                   [--loop]        (IPv6 addresses: an NCF or NAK built by the codec)
+ *   dp-harness mfc  the multicast routes the mirror holds, both families, one line each
  *   dp-harness rtnl [--timeout S] [--count N] [--ready FILE]
  *   dp-harness pcap-read FILE
  *   dp-harness sniff --if IF [--timeout S] [--count N] [--ready FILE] [BPF-FILTER]
@@ -40,11 +41,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dataplane/mfc.h"
 #include "dataplane/nfq.h"
 #include "dataplane/pcapio.h"
 #include "dataplane/rawsock.h"
 #include "dataplane/rtnl.h"
 #include "dataplane/rules.h"
+#include "dataplane/wire/pgm_wire.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -668,6 +671,97 @@ static size_t build_packet(uint8_t *out, int type, struct in_addr src, struct in
 	return ihl + l4 + n;
 }
 
+/* IPv6: what the daemon's output does (control/encode.c, router/assist/output.c), with the
+   codec; a multicast destination makes an NCF for that group, a unicast one a NAK for
+   ff3e::8000:1 (data source dst). */
+static int cmd_send6(const struct opts *o)
+{
+	struct rawsock_config cfg;
+	struct rawsock_stats st;
+	struct rawsock *rs;
+	struct pgm_ip_params ip = {.ttl = 64, .router_alert = o->ra, .udp = o->udp};
+	struct pgm_tsi tsi = {.gsi = {1, 2, 3, 4, 5, 6}, .sport = 1234};
+	struct pgm_nla grp;
+	uint8_t tpdu[256], buf[512];
+	char err[256];
+	unsigned ifindex = 0;
+	unsigned long count = o->count ? o->count : 1;
+	bool multicast;
+
+	if (o->src == NULL || o->dst == NULL || !pgm_nla_parse(&ip.src, o->src) ||
+		!pgm_nla_parse(&ip.dst, o->dst) || ip.src.afi != PGM_AFI_IP6 ||
+		ip.dst.afi != PGM_AFI_IP6)
+		die("send needs --src and --dst IPv6 addresses%s", "");
+	if (o->ifname != NULL && (ifindex = if_nametoindex(o->ifname)) == 0)
+		die("no interface %s", o->ifname);
+	multicast = ip.dst.addr[0] == 0xff;
+	if (multicast)
+		grp = ip.dst;
+	else
+		(void)pgm_nla_parse(&grp, "ff3e::8000:1");
+	ip.udp_sport = ip.udp_dport = o->udp ? PGM_DEFAULT_UDP_MCAST_PORT : 0;
+	rawsock_config_default(&cfg);
+	cfg.multicast_loop = o->loop;
+	cfg.ttl = o->ttl >= 0 ? o->ttl : 0;
+	rs = rawsock_open(&cfg, err, sizeof(err));
+	if (rs == NULL)
+		die("%s", err);
+	/* the lab's links are veth, Ethernet: frames, as the daemon sends them */
+	if (ifindex != 0)
+		(void)rawsock_set_link(rs, (int)ifindex, true);
+	for (unsigned long i = 0; i < count; i++) {
+		size_t tn = multicast ? pgm_build_ncf_for_tsi(tpdu, sizeof(tpdu), &tsi, 7500,
+						(uint32_t)(100 + i), &ip.src, &grp, NULL)
+				      : pgm_build_nak_for_tsi(tpdu, sizeof(tpdu), PGM_NAK, &tsi,
+						7500, (uint32_t)(100 + i), &ip.dst, &grp, NULL);
+		size_t len = tn ? pgm_build_ip(buf, sizeof(buf), &ip, tpdu, tn) : 0;
+
+		if (len == 0)
+			die("cannot build the packet%s", "");
+		if (rawsock_send(rs, (int)ifindex, buf, len) < 0)
+			fprintf(stderr, "dp-harness: send: %s\n", strerror(errno));
+	}
+	rawsock_get_stats(rs, &st);
+	printf("sent packets=%" PRIu64 " bytes=%" PRIu64 " errors=%" PRIu64 " link=%" PRIu64
+	       " link_unicast=%" PRIu64 "\n",
+		st.packets, st.bytes,
+		st.would_block + st.too_big + st.unreachable + st.bad_input + st.other_errors,
+		st.link_packets, st.link_unicast);
+	rawsock_close(rs);
+	return st.packets == count ? 0 : 1;
+}
+
+static void print_route(void *arg, const struct mfc_route *r)
+{
+	char s[INET6_ADDRSTRLEN], g[INET6_ADDRSTRLEN], ifname[IF_NAMESIZE];
+
+	(void)arg;
+	printf("route src=%s grp=%s iif=%s oifs=",
+		mfc_route_any_source(r) ? "*" : pgm_nla_format(&r->src, s, sizeof(s)),
+		pgm_nla_format(&r->grp, g, sizeof(g)),
+		r->iif && if_indextoname((unsigned)r->iif, ifname) ? ifname : "-");
+	for (unsigned i = 0; i < r->noifs; i++)
+		printf("%s%s:%u", i ? "," : "",
+			if_indextoname((unsigned)r->oif[i], ifname) ? ifname : "?", r->ttl[i]);
+	printf("\n");
+}
+
+static int cmd_mfc(void)
+{
+	struct mfc *m = mfc_new();
+	struct mfc_stats st;
+	char err[256];
+
+	if (m == NULL || mfc_open(m, err, sizeof(err)) < 0)
+		die("%s", m == NULL ? "out of memory" : err);
+	mfc_foreach(m, print_route, NULL);
+	mfc_get_stats(m, &st);
+	printf("stats routes=%zu invalid=%" PRIu64 " errors=%" PRIu64 "\n", mfc_count(m),
+		st.invalid, st.errors);
+	mfc_free(m);
+	return 0;
+}
+
 static int cmd_send(const struct opts *o)
 {
 	struct rawsock_config cfg;
@@ -680,6 +774,8 @@ static int cmd_send(const struct opts *o)
 	unsigned ifindex = 0;
 	unsigned long count = o->count ? o->count : 1;
 
+	if (o->src != NULL && strchr(o->src, ':') != NULL)
+		return cmd_send6(o);
 	if (o->src == NULL || o->dst == NULL || inet_pton(AF_INET, o->src, &src) != 1 ||
 		inet_pton(AF_INET, o->dst, &dst) != 1)
 		die("send needs --src and --dst IPv4 addresses%s", "");
@@ -920,6 +1016,8 @@ int main(int argc, char **argv)
 		return cmd_send(&o);
 	if (strcmp(cmd, "rtnl") == 0)
 		return cmd_rtnl(&o);
+	if (strcmp(cmd, "mfc") == 0)
+		return cmd_mfc();
 	if (strcmp(cmd, "pcap-read") == 0) {
 		if (argc < 3)
 			die("pcap-read needs a file%s", "");

@@ -1,8 +1,9 @@
 /*
- * The multicast forwarding cache mirror: rtnetlink route messages of RTNL_FAMILY_IPMR as the
- * kernel sends them (RTA_TABLE, RTA_SRC, RTA_DST, RTA_IIF, RTA_MULTIPATH with the TTL threshold
- * in rtnh_hops), (S,G) before (*,G), removal, other tables, malformed messages counted, and a
- * table large enough to grow.
+ * The multicast forwarding cache mirror: rtnetlink route messages of RTNL_FAMILY_IPMR and
+ * RTNL_FAMILY_IP6MR as the kernel sends them (RTA_TABLE, RTA_SRC, RTA_DST, RTA_IIF,
+ * RTA_MULTIPATH with the TTL or hop-limit threshold in rtnh_hops), (S,G) before (*,G), removal,
+ * other tables, the two families kept apart, malformed messages counted, and a table large
+ * enough to grow.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -19,25 +20,27 @@ struct oif {
 	uint8_t ttl;
 };
 
-/* One RTM_NEWROUTE/RTM_DELROUTE into buf; returns its length. src NULL: no RTA_SRC. */
+/* One RTM_NEWROUTE/RTM_DELROUTE into buf, the family from the group's address; returns its
+   length. src NULL: no RTA_SRC. */
 static size_t route_msg(uint8_t *buf, uint16_t type, uint32_t table, const char *src,
 	const char *grp, int iif, const struct oif *oifs, unsigned n)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct rtmsg *rtm;
-	struct in_addr a;
+	struct pgm_nla a;
 
 	nlh->nlmsg_type = type;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = RTNL_FAMILY_IPMR;
+	ck_assert(pgm_nla_parse(&a, grp));
+	rtm->rtm_family = a.afi == PGM_AFI_IP ? RTNL_FAMILY_IPMR : RTNL_FAMILY_IP6MR;
 	rtm->rtm_table = table < 256 ? (uint8_t)table : RT_TABLE_COMPAT;
 	mnl_attr_put_u32(nlh, RTA_TABLE, table);
 	if (src != NULL) {
-		inet_pton(AF_INET, src, &a);
-		mnl_attr_put(nlh, RTA_SRC, 4, &a);
+		ck_assert(pgm_nla_parse(&a, src));
+		mnl_attr_put(nlh, RTA_SRC, pgm_nla_len(&a), a.addr);
 	}
-	inet_pton(AF_INET, grp, &a);
-	mnl_attr_put(nlh, RTA_DST, 4, &a);
+	ck_assert(pgm_nla_parse(&a, grp));
+	mnl_attr_put(nlh, RTA_DST, pgm_nla_len(&a), a.addr);
 	if (iif)
 		mnl_attr_put_u32(nlh, RTA_IIF, (uint32_t)iif);
 	if (n > 0) {
@@ -56,13 +59,19 @@ static size_t route_msg(uint8_t *buf, uint16_t type, uint32_t table, const char 
 	return nlh->nlmsg_len;
 }
 
+static struct pgm_nla nla(const char *text)
+{
+	struct pgm_nla a;
+
+	ck_assert(pgm_nla_parse(&a, text));
+	return a;
+}
+
 static const struct mfc_route *lookup(const struct mfc *m, const char *src, const char *grp)
 {
-	struct in_addr s, g;
+	struct pgm_nla s = nla(src), g = nla(grp);
 
-	inet_pton(AF_INET, src, &s);
-	inet_pton(AF_INET, grp, &g);
-	return mfc_lookup(m, s, g);
+	return mfc_lookup(m, &s, &g);
 }
 
 START_TEST(add_lookup_remove)
@@ -184,8 +193,8 @@ START_TEST(sources_by_group_and_oif)
 	struct mfc *m = mfc_new();
 	uint8_t buf[1024];
 	const struct oif oifs[] = {{3, 1}, {4, 1}};
-	struct in_addr g, srcs[4];
-	char text[INET_ADDRSTRLEN];
+	struct pgm_nla g, srcs[4];
+	char text[INET6_ADDRSTRLEN];
 	size_t len;
 
 	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 2);
@@ -196,13 +205,13 @@ START_TEST(sources_by_group_and_oif)
 	ck_assert_int_eq(mfc_input(m, buf, len), 1);
 	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, NULL, "239.1.2.3", 2, oifs, 2);
 	ck_assert_int_eq(mfc_input(m, buf, len), 1);
-	inet_pton(AF_INET, "239.1.2.3", &g);
-	ck_assert_uint_eq(mfc_sources(m, g, 4, srcs, 4), 1);
-	ck_assert_str_eq(inet_ntop(AF_INET, &srcs[0], text, sizeof(text)), "10.0.0.2");
-	ck_assert_uint_eq(mfc_sources(m, g, 3, srcs, 4), 2);
-	ck_assert_uint_eq(mfc_sources(m, g, 3, srcs, 1), 1);
-	ck_assert_uint_eq(mfc_sources(m, g, 2, srcs, 4), 0); /* the incoming interface */
-	ck_assert_uint_eq(mfc_sources(m, g, 9, srcs, 4), 0);
+	g = nla("239.1.2.3");
+	ck_assert_uint_eq(mfc_sources(m, &g, 4, srcs, 4), 1);
+	ck_assert_str_eq(pgm_nla_format(&srcs[0], text, sizeof(text)), "10.0.0.2");
+	ck_assert_uint_eq(mfc_sources(m, &g, 3, srcs, 4), 2);
+	ck_assert_uint_eq(mfc_sources(m, &g, 3, srcs, 1), 1);
+	ck_assert_uint_eq(mfc_sources(m, &g, 2, srcs, 4), 0); /* the incoming interface */
+	ck_assert_uint_eq(mfc_sources(m, &g, 9, srcs, 4), 0);
 	mfc_free(m);
 }
 END_TEST
@@ -245,28 +254,27 @@ START_TEST(counters_kept_across_updates)
 	uint8_t buf[1024];
 	const struct oif oifs[] = {{3, 1}, {4, 16}};
 	struct mfc_route given = {.iif = 7, .noifs = 1, .oif = {8}, .ttl = {2}}, *r;
-	struct in_addr s, g;
+	struct pgm_nla s = nla("10.0.0.2"), g = nla("239.1.2.3");
 	uint64_t total = 0;
 	size_t len;
 
 	ck_assert_ptr_nonnull(m);
 	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 2);
 	mfc_input(m, buf, len);
-	inet_pton(AF_INET, "10.0.0.2", &s);
-	inet_pton(AF_INET, "239.1.2.3", &g);
-	r = mfc_find(m, s, g);
+	r = mfc_find(m, &s, &g);
 	ck_assert_ptr_nonnull(r);
 	r->replicated = 5;
 	r->by_kernel = 2;
 	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 1);
 	mfc_input(m, buf, len);
-	r = mfc_find(m, s, g);
+	r = mfc_find(m, &s, &g);
 	ck_assert_uint_eq(r->noifs, 1);
 	ck_assert_uint_eq(r->replicated, 5);
 	ck_assert_uint_eq(r->by_kernel, 2);
 
 	/* added by hand (the offline environment): counters from zero whatever the copy says */
-	inet_pton(AF_INET, "239.9.9.9", &given.grp);
+	given.grp = nla("239.9.9.9");
+	given.src.afi = PGM_AFI_IP; /* (*,G) */
 	given.replicated = 99;
 	r = mfc_add(m, &given);
 	ck_assert_ptr_nonnull(r);
@@ -274,7 +282,7 @@ START_TEST(counters_kept_across_updates)
 	r->replicated = 3;
 	ck_assert_ptr_eq(mfc_add(m, &given), r);
 	ck_assert_uint_eq(r->replicated, 3);
-	ck_assert_ptr_eq(mfc_find(m, s, given.grp), r); /* (*,G) for any source */
+	ck_assert_ptr_eq(mfc_find(m, &s, &given.grp), r); /* (*,G) for any source */
 	mfc_foreach(m, count_route, &total);
 	ck_assert_uint_eq(total, 8);
 
@@ -282,7 +290,90 @@ START_TEST(counters_kept_across_updates)
 	mfc_input(m, buf, len);
 	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, "10.0.0.2", "239.1.2.3", 2, oifs, 2);
 	mfc_input(m, buf, len);
-	ck_assert_uint_eq(mfc_find(m, s, g)->replicated, 0);
+	ck_assert_uint_eq(mfc_find(m, &s, &g)->replicated, 0);
+	mfc_free(m);
+}
+END_TEST
+
+/* IPv6 (RTNL_FAMILY_IP6MR): the kernel's default table for it is RT_TABLE_MAIN; (S,G) before
+   (*,G); the hop-limit threshold per interface; ifindexes as for IPv4; removal. */
+START_TEST(ipv6_routes)
+{
+	struct mfc *m = mfc_new();
+	uint8_t buf[2048];
+	const struct oif oifs[] = {{3, 1}, {4, 8}};
+	const struct mfc_route *r;
+	struct pgm_nla g = nla("ff3e::8000:1"), srcs[4];
+	struct mfc_stats st;
+	size_t len = 0;
+
+	len += route_msg(buf + len, RTM_NEWROUTE, RT_TABLE_MAIN, "2001:db8:1::2", "ff3e::8000:1",
+		2, oifs, 2);
+	len += route_msg(buf + len, RTM_NEWROUTE, RT_TABLE_MAIN, NULL, "ff3e::8000:1", 5, oifs, 1);
+	len += route_msg(buf + len, RTM_NEWROUTE, RT_TABLE_DEFAULT, "2001:db8:1::9", "ff3e::8000:1",
+		6, oifs, 1); /* not IPv6's default table */
+	ck_assert_int_eq(mfc_input(m, buf, len), 3);
+	ck_assert_uint_eq(mfc_count(m), 2);
+	r = lookup(m, "2001:db8:1::2", "ff3e::8000:1");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->grp.afi, PGM_AFI_IP6);
+	ck_assert(!mfc_route_any_source(r));
+	ck_assert_int_eq(r->iif, 2);
+	ck_assert_uint_eq(r->noifs, 2);
+	ck_assert_int_eq(r->oif[1], 4);
+	ck_assert_uint_eq(r->ttl[1], 8);
+	r = lookup(m, "2001:db8:1::3", "ff3e::8000:1"); /* another source: (*,G) */
+	ck_assert_ptr_nonnull(r);
+	ck_assert(mfc_route_any_source(r));
+	ck_assert_int_eq(r->iif, 5);
+	/* the other table's (S,G) was not taken: its source finds the (*,G) */
+	ck_assert_int_eq(lookup(m, "2001:db8:1::9", "ff3e::8000:1")->iif, 5);
+	ck_assert_uint_eq(mfc_sources(m, &g, 3, srcs, 4), 1);
+	ck_assert_uint_eq(srcs[0].afi, PGM_AFI_IP6);
+	mfc_get_stats(m, &st);
+	ck_assert_uint_eq(st.ignored, 1);
+	ck_assert_uint_eq(st.invalid, 0);
+
+	len = route_msg(buf, RTM_DELROUTE, RT_TABLE_MAIN, "2001:db8:1::2", "ff3e::8000:1", 2, NULL,
+		0);
+	mfc_input(m, buf, len);
+	ck_assert_int_eq(lookup(m, "2001:db8:1::2", "ff3e::8000:1")->iif, 5); /* the (*,G) now */
+	ck_assert_uint_eq(mfc_count(m), 1);
+	mfc_free(m);
+}
+END_TEST
+
+/* The families are apart: an IPv4 entry never answers an IPv6 lookup, an IPv4-mapped source
+   included, nor a mixed one; an IPv6 message with 4-byte addresses is malformed. */
+START_TEST(families_apart)
+{
+	struct mfc *m = mfc_new();
+	uint8_t buf[1024];
+	const struct oif oifs[] = {{3, 1}};
+	struct nlmsghdr *nlh;
+	struct mfc_stats st;
+	size_t len;
+
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_DEFAULT, NULL, "239.1.2.3", 2, oifs, 1);
+	mfc_input(m, buf, len);
+	ck_assert_ptr_nonnull(lookup(m, "10.0.0.1", "239.1.2.3"));
+	ck_assert_ptr_null(lookup(m, "::ffff:10.0.0.1", "::ffff:239.1.2.3"));
+	ck_assert_ptr_null(lookup(m, "2001:db8::1", "239.1.2.3"));
+	len = route_msg(buf, RTM_NEWROUTE, RT_TABLE_MAIN, NULL, "ff3e::1", 4, oifs, 1);
+	mfc_input(m, buf, len);
+	ck_assert_ptr_null(lookup(m, "10.0.0.1", "ff3e::1"));
+	ck_assert_int_eq(lookup(m, "2001:db8::1", "ff3e::1")->iif, 4);
+
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWROUTE;
+	((struct rtmsg *)mnl_nlmsg_put_extra_header(nlh, sizeof(struct rtmsg)))->rtm_family =
+		RTNL_FAMILY_IP6MR;
+	mnl_attr_put_u32(nlh, RTA_TABLE, RT_TABLE_MAIN);
+	mnl_attr_put_u32(nlh, RTA_DST, htonl(0xef010203));
+	mfc_input(m, buf, nlh->nlmsg_len);
+	mfc_get_stats(m, &st);
+	ck_assert_uint_eq(st.invalid, 1);
+	ck_assert_uint_eq(mfc_count(m), 2);
 	mfc_free(m);
 }
 END_TEST
@@ -308,11 +399,16 @@ static void del_route(struct mfc *m, const char *src, const char *grp)
 
 static const struct mfc_route *match(struct mfc *m, const char *src, const char *grp, int iif)
 {
-	struct in_addr s, g;
+	struct pgm_nla s = nla(src), g = nla(grp);
 
-	inet_pton(AF_INET, src, &s);
-	inet_pton(AF_INET, grp, &g);
-	return mfc_match(m, s, g, iif);
+	return mfc_match(m, &s, &g, iif);
+}
+
+static bool src_is(const struct mfc_route *r, const char *src)
+{
+	struct pgm_nla s = nla(src);
+
+	return r->src.afi == s.afi && memcmp(r->src.addr, s.addr, pgm_nla_len(&s)) == 0;
 }
 
 /* The interfaces: 2 upstream (the RPF interface), 3 and 4 receiver LANs, 5 elsewhere. */
@@ -329,12 +425,12 @@ START_TEST(kernel_sg_hit)
 	add_route(m, "198.18.1.2", "239.192.0.1", 2, sg, 1);
 	r = match(m, "198.18.1.2", "239.192.0.1", 2);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_uint_eq(r->src.s_addr, inet_addr("198.18.1.2"));
+	ck_assert(src_is(r, "198.18.1.2"));
 	ck_assert_uint_eq(r->noifs, 1);
 	/* arriving on a LAN the (*,G) would accept: still the (S,G), so the wrong interface */
 	r = match(m, "198.18.1.2", "239.192.0.1", 3);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_uint_eq(r->src.s_addr, inet_addr("198.18.1.2"));
+	ck_assert(src_is(r, "198.18.1.2"));
 	ck_assert_int_ne(r->iif, 3);
 	mfc_free(m);
 }
@@ -353,7 +449,7 @@ START_TEST(kernel_star_g_matching_iif)
 	add_route(m, NULL, "239.192.0.1", 2, frr, 3);
 	r = match(m, "198.18.1.2", "239.192.0.1", 2);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_uint_eq(r->src.s_addr, 0);
+	ck_assert(mfc_route_any_source(r));
 	ck_assert_int_eq(r->iif, 2);
 	/* where the route comes in (iif 0): the (*,G)'s incoming interface */
 	ck_assert_int_eq(match(m, "198.18.1.2", "239.192.0.1", 0)->iif, 2);
@@ -402,12 +498,12 @@ START_TEST(kernel_no_entry_and_steps)
 	add_route(m, NULL, "239.192.0.1", 2, frr, 2);
 	r = match(m, "198.18.1.2", "239.192.0.1", 2);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_uint_eq(r->src.s_addr, 0); /* the (*,G), past the unresolved (S,G) */
+	ck_assert(mfc_route_any_source(r)); /* the (*,G), past the unresolved (S,G) */
 
 	add_route(m, "198.18.1.2", "239.192.0.1", 2, sg, 2); /* resolved */
 	r = match(m, "198.18.1.2", "239.192.0.1", 2);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_uint_eq(r->src.s_addr, inet_addr("198.18.1.2"));
+	ck_assert(src_is(r, "198.18.1.2"));
 	ck_assert_uint_eq(r->noifs, 2);
 
 	del_route(m, NULL, "239.192.0.1");
@@ -433,6 +529,8 @@ int main(void)
 	tcase_add_test(tc, kernel_star_g_matching_iif);
 	tcase_add_test(tc, kernel_star_g_on_oif);
 	tcase_add_test(tc, kernel_no_entry_and_steps);
+	tcase_add_test(tc, ipv6_routes);
+	tcase_add_test(tc, families_apart);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

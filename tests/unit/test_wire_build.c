@@ -621,12 +621,36 @@ START_TEST(test_build_ip_cases)
 	ck_assert_uint_eq(ip.ip_header_len, 24);
 	ck_assert_uint_eq(wire_test_get16(d + 4), 0x1234);
 	ck_assert(pgm_ip_dst_is_multicast(&ip));
-	/* too small, mixed families, IPv6 with RA */
+	/* too small, mixed families */
 	ck_assert_uint_eq(pgm_build_ip(d, n - 1, &p, t, tn), 0);
 	p.dst = wire_test_nla("ff3e::1");
 	ck_assert_uint_eq(pgm_build_ip(d, sizeof(d), &p, t, tn), 0);
+	/* IPv6 with RA: a hop-by-hop header of 8 bytes before the TPDU (RFC 2711) */
 	p.src = wire_test_nla("2001:db8::1");
-	ck_assert_uint_eq(pgm_build_ip(d, sizeof(d), &p, t, tn), 0);
+	n = pgm_build_ip(d, sizeof(d), &p, t, tn);
+	ck_assert_uint_eq(n, 48 + tn);
+	ck_assert_uint_eq(wire_test_get16(d + 4), 8 + tn); /* payload length: the header too */
+	ck_assert_uint_eq(d[6], 0);			  /* next: hop-by-hop options */
+	ck_assert_mem_eq(d + 40,
+		((uint8_t[]){113, 0, 5, 2, PGM_IPV6_ROUTER_ALERT_VALUE >> 8,
+			PGM_IPV6_ROUTER_ALERT_VALUE & 0xff, 1, 0}),
+		8);
+	ck_assert_int_eq(pgm_parse_ip(d, n, NULL, &ip), PGM_ERR_OK);
+	ck_assert(ip.router_alert);
+	ck_assert_uint_eq(ip.pgm_offset, 48);
+	ck_assert_mem_eq(d + 48, t, tn);
+	ck_assert_uint_eq(pgm_build_ip(d, n - 1, &p, t, tn), 0);
+	/* and over UDP: the UDP header after it, its checksum over the pseudo-header */
+	p.udp = true;
+	p.udp_sport = p.udp_dport = 3056;
+	n = pgm_build_ip(d, sizeof(d), &p, t, tn);
+	ck_assert_uint_eq(n, 56 + tn);
+	ck_assert_uint_eq(d[40], 17);
+	ck_assert_int_eq(pgm_parse_ip(d, n, &ports, &ip), PGM_ERR_OK);
+	ck_assert(ip.router_alert && ip.udp);
+	ck_assert(pgm_ip_udp_checksum_ok(d, &ip));
+	ck_assert_uint_ne(ip.udp_checksum, 0);
+	p.udp = false;
 	p.router_alert = false;
 	n = pgm_build_ip(d, sizeof(d), &p, t, tn);
 	ck_assert_uint_eq(n, 40 + tn);

@@ -111,8 +111,8 @@ static void end(struct catalog *c, size_t len, const char *ip_src, const char *i
 	tc->ip.dst = wire_test_nla(ip_dst);
 	tc->ip.ttl = 16;
 	tc->ip.id = (uint16_t)(c->n + 1);
-	/* No Router Alert value exists for PGM over IPv6 (pgm_build_ip refuses one). */
-	tc->ip.router_alert = router_alert && tc->ip.src.afi == PGM_AFI_IP;
+	/* over IPv6 the hop-by-hop option (PGM_IPV6_ROUTER_ALERT_VALUE) */
+	tc->ip.router_alert = router_alert;
 	if (udp_dport != 0) {
 		tc->ip.udp = true;
 		tc->ip.udp_dport = udp_dport;
