@@ -1071,6 +1071,7 @@ static int ipt_apply(struct rules *r, const char *const *ifnames, size_t count, 
 	if (rc == 0 && install) {
 		r->family_installed[RULES_IPV4] = true;
 		r->family_installed[RULES_IPV6] = false;
+		r->family_failures[RULES_IPV6]++;
 		snprintf(r->family_reason[RULES_IPV6], sizeof(r->family_reason[RULES_IPV6]),
 			"the iptables backend intercepts IPv4 only");
 	}
