@@ -28,6 +28,7 @@ enum tok_type {
 	TK_WORD,
 	TK_IFNAME,
 	TK_IPV4,
+	TK_IPV6, /* X:X::X:X */
 	TK_RANGE,
 	TK_LINE,
 	TK_FORK,
@@ -188,6 +189,8 @@ static uint8_t spec_atom(struct spec_parser *sp)
 		t->type = TK_IFNAME;
 	} else if (strcmp(t->text, "A.B.C.D") == 0) {
 		t->type = TK_IPV4;
+	} else if (strcmp(t->text, "X:X::X:X") == 0) {
+		t->type = TK_IPV6;
 	} else if (strcmp(t->text, "LINE") == 0) {
 		t->type = TK_LINE;
 	} else if (t->text[0] == '<') {
@@ -417,6 +420,11 @@ static enum score token_score(const struct tok *t, const char *w)
 		return cmd_valid_ifname(w) ? SC_IFNAME : SC_NONE;
 	case TK_IPV4:
 		return inet_pton(AF_INET, w, &a) == 1 ? SC_TYPED : SC_NONE;
+	case TK_IPV6: {
+		struct in6_addr a6;
+
+		return inet_pton(AF_INET6, w, &a6) == 1 ? SC_TYPED : SC_NONE;
+	}
 	case TK_RANGE:
 		return parse_integer(w, &v) && v >= t->lo && v <= t->hi ? SC_TYPED : SC_NONE;
 	case TK_LINE:
@@ -457,6 +465,12 @@ static bool token_could_match(const struct tok *t, const char *w)
 		}
 		return true;
 	}
+	case TK_IPV6:
+		/* hex digits and colons, an IPv4 tail's dots; at least one colon once past 4 */
+		for (size_t i = 0; i < wl; i++)
+			if (!isxdigit((unsigned char)w[i]) && w[i] != ':' && w[i] != '.')
+				return false;
+		return wl <= 4 || strchr(w, ':') != NULL;
 	case TK_RANGE: {
 		long long v, scale = 1;
 		bool negative = w[0] == '-';

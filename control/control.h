@@ -440,7 +440,12 @@ const struct cp_config *cp_get_config(const struct cp *cp);
 /* Interfaces. An interface is known once added; router assist is enabled per interface. */
 int cp_if_add(struct cp *cp, int ifindex, const char *name); /* 0, or -1 when the table is full */
 void cp_if_remove(struct cp *cp, int ifindex);
-void cp_if_set_addr(struct cp *cp, int ifindex, const struct pgm_nla *addr); /* afi 0 = none */
+/* The interface's IPv4 address (an IPv6 one: its global IPv6 address); afi 0 or NULL = no IPv4. */
+void cp_if_set_addr(struct cp *cp, int ifindex, const struct pgm_nla *addr);
+/* Its IPv6 addresses: a global (or unique local) one and a link-local one, NULL or afi 0 for
+   none. Which names the router to whom: cp_if_addr_for (control/cp_internal.h). */
+void cp_if_set_addr6(
+	struct cp *cp, int ifindex, const struct pgm_nla *global, const struct pgm_nla *link_local);
 int cp_if_set_assist(struct cp *cp, int ifindex, bool enabled); /* -1: more than 64 enabled */
 /* cfg NULL: back to the global defaults (cp_config.if_defaults). */
 void cp_if_set_config(struct cp *cp, int ifindex, const struct cp_if_config *cfg);
@@ -473,13 +478,21 @@ struct cp_if_view {
 	int ifindex;
 	char name[CP_IFNAME_LEN];
 	bool assist;
-	struct pgm_nla addr;
+	struct pgm_nla addr;	   /* IPv4 */
+	struct pgm_nla addr6, ll6; /* IPv6: global, link-local */
 	struct cp_if_config cfg;
 	const struct cp_counters *counters;
 	size_t repair_states; /* charged to it: created by its NAKs, NNAKs or NCFs */
 };
+/* A session's key: an IPv4 and an IPv6 session may share a TSI (GSI and source port). */
+struct cp_session_key {
+	struct pgm_tsi tsi;
+	uint16_t afi; /* PGM_AFI_IP or PGM_AFI_IP6: its datagrams' family */
+};
+
 struct cp_session_view {
 	struct pgm_tsi tsi;
+	uint16_t afi; /* PGM_AFI_IP or PGM_AFI_IP6 */
 	uint16_t data_dport;
 	struct pgm_nla source, group;
 	struct pgm_nla upstream;   /* SPM_PATH of the last in-sequence SPM */
@@ -545,13 +558,15 @@ int cp_if_slot_ifindex(const struct cp *cp, unsigned slot);
 /* Sessions in a stable order (group, source, TSI); `group` NULL = all. */
 void cp_foreach_session(const struct cp *cp, const struct pgm_nla *group, cp_session_cb cb,
 	void *ctx);
-/* For output in slices: the TSIs of cp_foreach_session's sessions in its order (malloc'ed; NULL
+/* For output in slices: the keys of cp_foreach_session's sessions in its order (malloc'ed; NULL
    when there are none or no memory, *n 0), then each one's view while it still exists. */
-struct pgm_tsi *cp_session_tsis(const struct cp *cp, const struct pgm_nla *group, size_t *n);
-bool cp_session_view_tsi(
-	const struct cp *cp, const struct pgm_tsi *tsi, cp_session_cb cb, void *ctx);
+struct cp_session_key *cp_session_keys(
+	const struct cp *cp, const struct pgm_nla *group, size_t *n);
+bool cp_session_view_key(
+	const struct cp *cp, const struct cp_session_key *key, cp_session_cb cb, void *ctx);
 /* Repair states of one session in SQN order (serial arithmetic from the trailing edge). */
-void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, cp_repair_cb cb, void *ctx);
+void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, uint16_t afi,
+	cp_repair_cb cb, void *ctx);
 
 struct cp_stats {
 	size_t sessions, repair_states;

@@ -256,7 +256,8 @@ struct cp_iface {
 	bool assist;
 	bool has_cfg; /* cfg is its own; otherwise the global if_defaults apply */
 	int slot;     /* 0..63 while assisted, -1 otherwise */
-	struct pgm_nla addr;
+	struct pgm_nla addr;	   /* IPv4 */
+	struct pgm_nla addr6, ll6; /* IPv6: global (or unique local), link-local */
 	struct cp_if_config cfg;
 	struct cp_counters counters;
 	/* 15.2 tuning: the NAK_BO_IVL advertised now (0 = the configured one) and the new repair
@@ -272,6 +273,7 @@ struct cp_iface {
 #define CP_SESSION_UDP	     0x01 /* SPMs arrive UDP-encapsulated */
 #define CP_SESSION_NAK_UDP   0x02 /* the last NAK came UDP-encapsulated (ports below) */
 #define CP_SESSION_SUSPENDED 0x04 /* OPT_NBR_UNREACH from upstream: NAKs not forwarded (15.3) */
+#define CP_SESSION_IPV6	     0x08 /* an IPv6 session: part of the key (cp_session_afi) */
 
 /* A DLR learned for a TSI (9.5.3); afi 0 = none. */
 struct cp_dlr {
@@ -636,10 +638,32 @@ static inline struct cp_session *cp_session_at(const struct cp *cp, uint32_t id)
 {
 	return (struct cp_session *)cp_pool_at(&cp->sessions, id);
 }
-uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi);
+/*
+ * The interface's address of a family, the one that names this router to a peer: IPv4's; for
+ * IPv6 the global one (an SPM_PATH or a NAK_SRC must work beyond the link's scope, and an
+ * NLA has no zone), the link-local one when the interface has no other or when the peer is
+ * link-local itself (an upstream neighbour known by its link-local address). afi 0 when it
+ * has none.
+ */
+const struct pgm_nla *cp_if_addr_for(
+	const struct cp_iface *ifp, uint16_t afi, const struct pgm_nla *peer);
+
+/* A session's family, PGM_AFI_IP or PGM_AFI_IP6: its datagrams'. */
+static inline uint16_t cp_session_afi(const struct cp_session *s)
+{
+	return (s->flags & CP_SESSION_IPV6) != 0 ? PGM_AFI_IP6 : PGM_AFI_IP;
+}
+
+/* A packet's session family: its datagram's (an IPv4 and an IPv6 session with the same TSI
+   are two sessions). */
+static inline uint16_t cp_packet_afi(const struct cp_packet *in)
+{
+	return in->ip != NULL && in->ip->version == 6 ? PGM_AFI_IP6 : PGM_AFI_IP;
+}
+uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi, uint16_t afi);
 /* The same, remembering the hit, for the packet path: the copies of one datagram, and a run of
    packets of one TSI (a NAK storm, the NCFs answering it), look it up once. */
-uint32_t cp_session_lookup(struct cp *cp, const struct pgm_tsi *tsi);
+uint32_t cp_session_lookup(struct cp *cp, const struct pgm_tsi *tsi, uint16_t afi);
 void cp_session_delete(struct cp *cp, uint32_t id, enum cp_counter why);
 void cp_session_timer(struct cp *cp, uint32_t id, cp_time_t now);
 void cp_sessions_reschedule(struct cp *cp);

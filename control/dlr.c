@@ -80,7 +80,7 @@ void cp_poll(
 
 	out->verdict = CP_DROP; /* 14.1: network elements never forward POLLs */
 	pgm_packet_tsi(pkt, &tsi);
-	sid = cp_session_find(cp, &tsi);
+	sid = cp_session_find(cp, &tsi, cp_packet_afi(in));
 	if (sid == CP_NIL || in->in_ifindex != cp_session_at(cp, sid)->upstream_ifindex) {
 		/* our parent polls down the tree; anything else is not our business */
 		cp_count(cp, in_if, NULL, CP_C_POLL_NOT_UPSTREAM, 1);
@@ -200,7 +200,7 @@ void cp_polr(
 	/* ours, or a redirecting POLR for the elements one hop below its DLR: consumed */
 	out->verdict = CP_DROP;
 	pgm_packet_tsi(pkt, &tsi);
-	sid = cp_session_find(cp, &tsi);
+	sid = cp_session_find(cp, &tsi, cp_packet_afi(in));
 	if (sid == CP_NIL) {
 		cp_count(cp, in_if, NULL, CP_C_POLR_UNUSED, 1);
 		return;
@@ -264,13 +264,13 @@ void cp_dlr_discover(struct cp *cp, struct cp_session *s, cp_time_t now)
 		struct cp_action act;
 
 		if ((mask & ((uint64_t)1 << slot)) == 0 || ifp == NULL ||
-			ifp->ifindex == s->upstream_ifindex || ifp->addr.afi != s->source.afi)
+			ifp->ifindex == s->upstream_ifindex || cp_if_addr_for(ifp, cp_session_afi(s), NULL)->afi == 0)
 			continue;
 		/* 14.4: the source's address, Router Alert, POLL_PATH = this interface */
 		cp_action_as_source(cp, &act, CP_ACT_POLL, s, ifp);
 		act.sqn = sqn;
 		act.poll_s_type = PGM_POLL_DLR;
-		act.path = ifp->addr;
+		act.path = *cp_if_addr_for(ifp, cp_session_afi(s), NULL);
 		act.poll_bo_ivl_us = cp->cfg.dlr_poll_bo_ivl_ms * 1000u;
 		act.poll_rand = cp_random32(cp);
 		act.poll_mask = 0; /* deterministic: DLRs are few */
@@ -448,7 +448,7 @@ void cp_offtree_dlr(
 
 	out->verdict = CP_DROP;
 	pgm_packet_tsi(pkt, &tsi);
-	sid = cp_session_find(cp, &tsi);
+	sid = cp_session_find(cp, &tsi, cp_packet_afi(in));
 	s = cp_session_at(cp, sid); /* the callers found it */
 	if (!cp_from_offtree_dlr(s, in)) {
 		/* not from the DLR we asked: nothing of ours */

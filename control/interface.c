@@ -118,10 +118,47 @@ void cp_if_set_addr(struct cp *cp, int ifindex, const struct pgm_nla *addr)
 
 	if (ifp == NULL)
 		return;
-	if (addr != NULL)
+	if (addr != NULL && addr->afi == PGM_AFI_IP6)
+		ifp->addr6 = *addr;
+	else if (addr != NULL)
 		ifp->addr = *addr;
 	else
 		memset(&ifp->addr, 0, sizeof(ifp->addr));
+}
+
+void cp_if_set_addr6(
+	struct cp *cp, int ifindex, const struct pgm_nla *global, const struct pgm_nla *link_local)
+{
+	struct cp_iface *ifp = cp_iface_find(cp, ifindex);
+
+	if (ifp == NULL)
+		return;
+	memset(&ifp->addr6, 0, sizeof(ifp->addr6));
+	memset(&ifp->ll6, 0, sizeof(ifp->ll6));
+	if (global != NULL && global->afi == PGM_AFI_IP6)
+		ifp->addr6 = *global;
+	if (link_local != NULL && link_local->afi == PGM_AFI_IP6)
+		ifp->ll6 = *link_local;
+}
+
+static bool nla_link_local(const struct pgm_nla *a)
+{
+	return a != NULL && a->afi == PGM_AFI_IP6 && a->addr[0] == 0xfe &&
+	       (a->addr[1] & 0xc0) == 0x80;
+}
+
+const struct pgm_nla *cp_if_addr_for(
+	const struct cp_iface *ifp, uint16_t afi, const struct pgm_nla *peer)
+{
+	static const struct pgm_nla none;
+
+	if (afi == PGM_AFI_IP)
+		return &ifp->addr;
+	if (afi != PGM_AFI_IP6)
+		return &none;
+	if (ifp->ll6.afi != 0 && (ifp->addr6.afi == 0 || nla_link_local(peer)))
+		return &ifp->ll6;
+	return &ifp->addr6;
 }
 
 int cp_if_set_assist(struct cp *cp, int ifindex, bool enabled)
@@ -168,7 +205,11 @@ int cp_if_slot_ifindex(const struct cp *cp, unsigned slot)
 bool cp_is_local_address(const struct cp *cp, const struct pgm_nla *addr)
 {
 	for (unsigned i = 0; i < cp->nifs; i++) {
-		if (cp->ifs[i]->addr.afi != 0 && pgm_nla_equal(&cp->ifs[i]->addr, addr))
+		const struct cp_iface *ifp = cp->ifs[i];
+
+		if ((ifp->addr.afi != 0 && pgm_nla_equal(&ifp->addr, addr)) ||
+			(ifp->addr6.afi != 0 && pgm_nla_equal(&ifp->addr6, addr)) ||
+			(ifp->ll6.afi != 0 && pgm_nla_equal(&ifp->ll6, addr)))
 			return true;
 	}
 	return false;

@@ -170,15 +170,16 @@ static void solicit_spm(struct cp *cp, const struct cp_packet *in, struct cp_ifa
 
 /* The session of a NAK routed through us, marked with its arrival interface; NULL if none. */
 static struct cp_session *transit_session(
-	struct cp *cp, const struct pgm_packet *pkt, struct cp_iface *in_if)
+	struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if)
 {
+	const struct pgm_packet *pkt = in->pkt;
 	struct cp_session *s;
 	struct cp_session_ext *ext;
 	struct pgm_tsi tsi;
 	uint32_t sid;
 
 	pgm_packet_tsi(pkt, &tsi);
-	if ((sid = cp_session_find(cp, &tsi)) == CP_NIL)
+	if ((sid = cp_session_find(cp, &tsi, cp_packet_afi(in))) == CP_NIL)
 		return NULL;
 	s = cp_session_at(cp, sid);
 	if (in_if != NULL && in_if->assist && (ext = cp_session_ext(s)) != NULL)
@@ -208,12 +209,12 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 		/* addressed beyond us, the kernel routes it: a receiver NAKing its source directly.
 		   Its repairs find no interface of its in the repair state the source's NCF makes
 		   here, and never reach it; counted per session and interface to find it. */
-		cp_count(cp, in_if, transit_session(cp, pkt, in_if), CP_C_NAK_TRANSIT, 1);
+		cp_count(cp, in_if, transit_session(cp, in, in_if), CP_C_NAK_TRANSIT, 1);
 		return CP_NIL;
 	}
 	out->verdict = CP_DROP;
 	pgm_packet_tsi(pkt, &tsi);
-	sid = cp_session_lookup(cp, &tsi);
+	sid = cp_session_lookup(cp, &tsi, cp_packet_afi(in));
 	if (sid == CP_NIL) {
 		cp_count(cp, in_if, NULL, no_session, 1);
 		if (pkt->type == PGM_NAK)
@@ -231,7 +232,9 @@ static uint32_t upstream_packet_session(struct cp *cp, const struct cp_packet *i
 	 */
 	if (!pgm_nla_equal(&pkt->nak_grp, &s->group) ||
 		(!pgm_nla_equal(&pkt->nak_src, &s->source) &&
-			(in_if == NULL || !pgm_nla_equal(&pkt->nak_src, &in_if->addr)))) {
+			(in_if == NULL ||
+				!pgm_nla_equal(&pkt->nak_src,
+					cp_if_addr_for(in_if, pkt->nak_src.afi, NULL))))) {
 		cp_count(cp, in_if, s, CP_C_NAK_ADDRESS_MISMATCH, 1);
 		return CP_NIL;
 	}
@@ -353,7 +356,7 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
 		act.ip_src.afi = 0;
 		act.ip_dst = in->ip->src;
 		act.nbr_unreach = true;
-		act.path = in_if->addr;
+		act.path = *cp_if_addr_for(in_if, cp_session_afi(s), NULL);
 	}
 	if (unreach && in->ip->udp) {
 		act.udp = true;

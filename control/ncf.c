@@ -99,7 +99,7 @@ void cp_ncf(
 	uint32_t sid;
 
 	pgm_packet_tsi(pkt, &tsi);
-	sid = cp_session_lookup(cp, &tsi);
+	sid = cp_session_lookup(cp, &tsi, cp_packet_afi(in));
 	if (sid == CP_NIL) {
 		cp_count(cp, in_if, NULL, CP_C_NCF_NO_SESSION, 1);
 		return;

@@ -38,7 +38,7 @@ static uint32_t tg_offset(const struct cp_session *s, uint32_t tgs)
 
 static uint32_t session_id(const struct cp *cp, const struct cp_session *s)
 {
-	return cp_session_find(cp, &s->tsi);
+	return cp_session_find(cp, &s->tsi, cp_session_afi(s));
 }
 
 static void stateless(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,

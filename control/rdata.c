@@ -59,7 +59,7 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	uint32_t sid, id;
 
 	pgm_packet_tsi(pkt, &tsi);
-	sid = cp_session_lookup(cp, &tsi);
+	sid = cp_session_lookup(cp, &tsi, cp_packet_afi(in));
 	if (sid == CP_NIL) {
 		/* we never rewrote this TSI's SPMs, so its receivers did not NAK through us */
 		cp_count(cp, in_if, NULL, CP_C_RDATA_NO_SESSION, 1);

@@ -80,7 +80,8 @@ char *cp_session_label(const struct cp_session *s, char *buf, size_t len)
 	return pgm_tsi_format(&s->tsi, buf, len);
 }
 
-uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi)
+/* An IPv4 and an IPv6 session of the same TSI share a bucket: the family tells them apart. */
+uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi, uint16_t afi)
 {
 	uint64_t key = tsi_word(tsi);
 	uint64_t h = cp_hash64(&cp->hash_key, key);
@@ -88,20 +89,21 @@ uint32_t cp_session_find(const struct cp *cp, const struct pgm_tsi *tsi)
 	for (uint32_t id = cp_htab_first(&cp->session_tab, h); id != CP_NIL;) {
 		const struct cp_session *s = cp_session_at(cp, id);
 
-		if (s->tsi_key == key)
+		if (s->tsi_key == key && cp_session_afi(s) == afi)
 			return id;
 		id = s->hash_next;
 	}
 	return CP_NIL;
 }
 
-uint32_t cp_session_lookup(struct cp *cp, const struct pgm_tsi *tsi)
+uint32_t cp_session_lookup(struct cp *cp, const struct pgm_tsi *tsi, uint16_t afi)
 {
 	uint32_t id = cp->last_session;
 
-	if (id != CP_NIL && cp_session_at(cp, id)->tsi_key == tsi_word(tsi))
+	if (id != CP_NIL && cp_session_at(cp, id)->tsi_key == tsi_word(tsi) &&
+		cp_session_afi(cp_session_at(cp, id)) == afi)
 		return id;
-	id = cp_session_find(cp, tsi);
+	id = cp_session_find(cp, tsi, afi);
 	if (id != CP_NIL)
 		cp->last_session = id;
 	return id;
@@ -211,7 +213,8 @@ struct cp_session_ext *cp_session_ext(struct cp_session *s)
 	return s->ext;
 }
 
-static uint32_t session_create(struct cp *cp, const struct pgm_tsi *tsi, cp_time_t now)
+static uint32_t session_create(
+	struct cp *cp, const struct pgm_tsi *tsi, uint16_t afi, cp_time_t now)
 {
 	uint32_t id;
 	struct cp_session *s;
@@ -224,6 +227,8 @@ static uint32_t session_create(struct cp *cp, const struct pgm_tsi *tsi, cp_time
 	s = cp_session_at(cp, id);
 	s->tsi = *tsi;
 	s->tsi_key = tsi_word(tsi);
+	if (afi == PGM_AFI_IP6)
+		s->flags |= CP_SESSION_IPV6;
 	s->repair_head = s->repair_tail = CP_NIL;
 	s->created = now;
 	cp_tnode_init(&s->timer);
@@ -309,7 +314,9 @@ void cp_spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_session *s
 {
 	uint32_t bo_ivl = cp_advertised_nak_bo_ivl(cp, out_if);
 
-	if (out_if->addr.afi == 0 || out_if->addr.afi != in->ip->dst.afi) {
+	const struct pgm_nla *path = cp_if_addr_for(out_if, in->ip->dst.afi, NULL);
+
+	if (path->afi == 0) {
 		/* we cannot name ourselves here: downstream NAKs will bypass this router */
 		cp_count(cp, out_if, s, CP_C_SPM_NO_ADDRESS, 1);
 		return;
@@ -317,7 +324,7 @@ void cp_spm_copy(struct cp *cp, const struct cp_packet *in, struct cp_session *s
 	s->spm_copy_mask |= cp_iface_bit(out_if);
 	out->verdict = CP_ACCEPT_REWRITTEN;
 	out->rewrite.spm_path = true;
-	out->rewrite.path = out_if->addr;
+	out->rewrite.path = *path;
 	/* 15.2.1: an NE MUST remove or overwrite OPT_NAK_BO_IVL (the parent's value is for the
 	   parent's links): overwritten with the interface's value, removed where it has none */
 	if (bo_ivl != 0 && pgm_opt_has(&in->pkt->opt, PGM_OPT_NAK_BO_IVL)) {
@@ -400,7 +407,7 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	bool ours = in->out_ifindex == 0 || (out_if != NULL && out_if->assist);
 
 	pgm_packet_tsi(spm, &tsi);
-	id = cp_session_lookup(cp, &tsi);
+	id = cp_session_lookup(cp, &tsi, cp_packet_afi(in));
 	if (id != CP_NIL && pgm_opt_has(&spm->opt, PGM_OPT_NBR_UNREACH)) {
 		/* not a regular SPM: it carries the last regular SQN and no window (15.3.2) */
 		cp_count_in(NULL, cp_session_at(cp, id), PGM_SPM);
@@ -417,7 +424,7 @@ void cp_spm(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		}
 		if (!cp_session_rate_ok(cp, in_if, in->now))
 			return; /* untracked and counted, as at the limit below */
-		id = session_create(cp, &tsi, in->now);
+		id = session_create(cp, &tsi, cp_packet_afi(in), in->now);
 		if (id == CP_NIL) {
 			/* untracked, the SPM passes unchanged and the TSI works unassisted */
 			cp_count(cp, in_if, NULL, CP_C_SESSION_LIMIT, 1);

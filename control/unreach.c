@@ -176,7 +176,7 @@ void cp_ncf_nbr_unreach(
 		struct cp_action act;
 
 		if ((s->spm_copy_mask & ((uint64_t)1 << slot)) == 0 || ifp == NULL ||
-			ifp->ifindex == s->upstream_ifindex || ifp->addr.afi != s->source.afi)
+			ifp->ifindex == s->upstream_ifindex || cp_if_addr_for(ifp, cp_session_afi(s), NULL)->afi == 0)
 			continue;
 		cp_action_as_source(cp, &act, CP_ACT_SPM, s, ifp);
 		act.sqn = s->spm_sqn; /* SHOULD: the last regular SPM's */
@@ -186,7 +186,7 @@ void cp_ncf_nbr_unreach(
 		 * what a conforming receiver ignores and OpenPGM already knows. */
 		act.trail = s->trail;
 		act.lead = s->lead;
-		act.path = ifp->addr;
+		act.path = *cp_if_addr_for(ifp, cp_session_afi(s), NULL);
 		act.nbr_unreach = true;
 		cp_emit(cp, &act);
 		cp_count(cp, ifp, s, CP_C_UNREACH_SPM_SENT, 1);

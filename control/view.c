@@ -15,6 +15,8 @@ static void fill_if_view(const struct cp *cp, const struct cp_iface *ifp, struct
 	memcpy(v->name, ifp->name, sizeof(v->name));
 	v->assist = ifp->assist;
 	v->addr = ifp->addr;
+	v->addr6 = ifp->addr6;
+	v->ll6 = ifp->ll6;
 	v->cfg = *cp_iface_config(cp, ifp);
 	v->counters = &ifp->counters;
 	if (ifp->slot >= 0)
@@ -124,6 +126,7 @@ static void session_view(const struct cp *cp, const struct cp_session *s, cp_ses
 
 	memset(&v, 0, sizeof(v));
 	v.tsi = s->tsi;
+	v.afi = cp_session_afi(s);
 	v.data_dport = s->data_dport;
 	v.source = s->source;
 	v.group = s->group;
@@ -176,23 +179,26 @@ void cp_foreach_session(
 	free(ids);
 }
 
-struct pgm_tsi *cp_session_tsis(const struct cp *cp, const struct pgm_nla *group, size_t *n)
+struct cp_session_key *cp_session_keys(
+	const struct cp *cp, const struct pgm_nla *group, size_t *n)
 {
 	uint32_t *ids = sorted_sessions(cp, group, n);
-	struct pgm_tsi *tsis = *n > 0 ? malloc(*n * sizeof(*tsis)) : NULL;
+	struct cp_session_key *keys = *n > 0 ? malloc(*n * sizeof(*keys)) : NULL;
 
-	if (tsis == NULL)
+	if (keys == NULL)
 		*n = 0;
-	for (size_t i = 0; tsis != NULL && i < *n; i++)
-		tsis[i] = cp_session_at(cp, ids[i])->tsi;
+	for (size_t i = 0; keys != NULL && i < *n; i++) {
+		keys[i].tsi = cp_session_at(cp, ids[i])->tsi;
+		keys[i].afi = cp_session_afi(cp_session_at(cp, ids[i]));
+	}
 	free(ids);
-	return tsis;
+	return keys;
 }
 
-bool cp_session_view_tsi(
-	const struct cp *cp, const struct pgm_tsi *tsi, cp_session_cb cb, void *ctx)
+bool cp_session_view_key(
+	const struct cp *cp, const struct cp_session_key *key, cp_session_cb cb, void *ctx)
 {
-	uint32_t sid = cp_session_find(cp, tsi);
+	uint32_t sid = cp_session_find(cp, &key->tsi, key->afi);
 
 	if (sid == CP_NIL)
 		return false;
@@ -207,9 +213,10 @@ static int repair_cmp(const void *a, const void *b)
 	return (x->order > y->order) - (x->order < y->order);
 }
 
-void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, cp_repair_cb cb, void *ctx)
+void cp_foreach_repair(const struct cp *cp, const struct pgm_tsi *tsi, uint16_t afi,
+	cp_repair_cb cb, void *ctx)
 {
-	uint32_t sid = cp_session_find(cp, tsi);
+	uint32_t sid = cp_session_find(cp, tsi, afi);
 	const struct cp_session *s;
 	struct cp_repeat *list;
 	struct cp_repair_view v;

@@ -748,6 +748,10 @@ struct rules {
 	char nft_reason[600];	 /* why nftables is not used ("" if it is) */
 	char queue_reason[300];	 /* why its queue statement is not (xtables target) */
 	bool ipt_created_mangle; /* the mangle table did not exist before our first install */
+	/* per family: rules in place, why not, failed installs and updates */
+	bool family_installed[RULES_FAMILY_COUNT];
+	char family_reason[RULES_FAMILY_COUNT][300];
+	uint64_t family_failures[RULES_FAMILY_COUNT];
 	char **ifnames;
 	size_t ifcount;
 };
@@ -796,6 +800,21 @@ void rules_free(struct rules *r)
 bool rules_installed(const struct rules *r)
 {
 	return r->installed;
+}
+
+bool rules_family_installed(const struct rules *r, enum rules_family f)
+{
+	return r->installed && (unsigned)f < RULES_FAMILY_COUNT && r->family_installed[f];
+}
+
+const char *rules_family_unavailable_reason(const struct rules *r, enum rules_family f)
+{
+	return (unsigned)f < RULES_FAMILY_COUNT ? r->family_reason[f] : "";
+}
+
+uint64_t rules_family_failures(const struct rules *r, enum rules_family f)
+{
+	return (unsigned)f < RULES_FAMILY_COUNT ? r->family_failures[f] : 0;
 }
 
 enum rules_backend rules_backend(const struct rules *r)
@@ -939,16 +958,36 @@ static int ipt_probe(struct rules *r, char *err, size_t errlen)
 	return rc;
 }
 
+/*
+ * The ip table, then the ip6 one in a batch of its own: a kernel without nf_tables for IPv6
+ * (or one refusing the ip6 table for any reason) costs IPv6 interception only. Its failure is
+ * kept and counted, not returned; its removal fails quietly where the family never existed.
+ */
 static int nft_apply(struct rules *r, const char *const *ifnames, size_t count, bool install,
 	char *err, size_t errlen)
 {
 	char why[200];
 
-	if (rules_nft_commit(&r->cfg, ifnames, count, install, r->nft_queue, why, sizeof(why)) == 0)
-		return 0;
-	snprintf(err, errlen, "rules: nftables: cannot %s the table: %.160s",
-		install ? "install" : "remove", why);
-	return -1;
+	if (rules_nft_commit(&r->cfg, RULES_IPV4, ifnames, count, install, r->nft_queue, why,
+		    sizeof(why)) != 0) {
+		snprintf(err, errlen, "rules: nftables: cannot %s the table: %.160s",
+			install ? "install" : "remove", why);
+		return -1;
+	}
+	if (rules_nft_commit(&r->cfg, RULES_IPV6, ifnames, count, install, r->nft_queue, why,
+		    sizeof(why)) == 0) {
+		if (install) {
+			r->family_installed[RULES_IPV4] = r->family_installed[RULES_IPV6] = true;
+			r->family_reason[RULES_IPV6][0] = '\0';
+		}
+	} else if (install) {
+		r->family_installed[RULES_IPV4] = true;
+		r->family_installed[RULES_IPV6] = false;
+		r->family_failures[RULES_IPV6]++;
+		snprintf(r->family_reason[RULES_IPV6], sizeof(r->family_reason[RULES_IPV6]),
+			"nftables cannot install the ip6 table: %.160s", why);
+	}
+	return 0;
 }
 
 /* "iptables-save v1.8.9 (nf_tables)": the flavour that keeps its tables in nftables. */
@@ -1029,6 +1068,13 @@ static int ipt_apply(struct rules *r, const char *const *ifnames, size_t count, 
 	free(script);
 	if (rc == 0 && !install && r->ipt_created_mangle)
 		ipt_drop_empty_mangle(r);
+	if (rc == 0 && install) {
+		r->family_installed[RULES_IPV4] = true;
+		r->family_installed[RULES_IPV6] = false;
+		r->family_failures[RULES_IPV6]++;
+		snprintf(r->family_reason[RULES_IPV6], sizeof(r->family_reason[RULES_IPV6]),
+			"the iptables backend intercepts IPv4 only");
+	}
 	return rc;
 }
 
@@ -1171,12 +1217,26 @@ int rules_remove(struct rules *r, char *err, size_t errlen)
 	}
 	if (rc == 0) {
 		r->installed = false;
+		memset(r->family_installed, 0, sizeof(r->family_installed));
 		rules_set_ifnames(r, NULL, 0);
 	}
 	return rc;
 }
 
 /* ---- counters ---- */
+
+void rules_counters_add(struct rules_counters *sum, const struct rules_counters *one,
+	enum rules_family family)
+{
+	for (unsigned i = 0; i < RULES_IPT_CHAIN_COUNT; i++) {
+		sum->packets[i] += one->packets[i];
+		sum->bytes[i] += one->bytes[i];
+		sum->packets_ipv6[i] += family == RULES_IPV6 ? one->packets[i] : one->packets_ipv6[i];
+	}
+	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++)
+		for (unsigned key = 0; key < RULES_POLICE_KEY_COUNT; key++)
+			sum->policed[k][key] += one->policed[k][key];
+}
 
 /* "... --hashlimit-name NAME-nak-s ... -j DROP": a policing rule's drops. */
 static void ipt_count_policed(const struct rules_config *cfg, const char *line, const char *end,
@@ -1253,12 +1313,21 @@ int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, si
 		return -1;
 	}
 	if (r->backend == RULES_BACKEND_NFT) {
+		struct rules_counters six;
 		char why[256];
 
-		if (rules_nft_read_counters(&r->cfg, c, why, sizeof(why)) == 0)
+		if (rules_nft_read_counters(&r->cfg, RULES_IPV4, c, why, sizeof(why)) != 0) {
+			snprintf(err, errlen, "rules: cannot read counters: %s", why);
+			return -1;
+		}
+		if (!r->family_installed[RULES_IPV6])
 			return 0;
-		snprintf(err, errlen, "rules: cannot read counters: %s", why);
-		return -1;
+		if (rules_nft_read_counters(&r->cfg, RULES_IPV6, &six, why, sizeof(why)) != 0) {
+			snprintf(err, errlen, "rules: cannot read counters: %s", why);
+			return -1;
+		}
+		rules_counters_add(c, &six, RULES_IPV6);
+		return 0;
 	}
 	char *argv[] = {r->cfg.iptables_save, "-c", "-t", "mangle", NULL};
 

@@ -127,6 +127,10 @@ void rules_config_default(struct rules_config *cfg);
 /* An interface name can be written into a rule (no wildcard or quoting characters). */
 bool rules_ifname_valid(const char *name);
 
+/* The address families intercepted: a table (nftables) or chains (iptables) each. */
+enum rules_family { RULES_IPV4, RULES_IPV6, RULES_FAMILY_COUNT };
+const char *rules_family_name(enum rules_family f); /* "ip", "ip6": nft's names */
+
 /* ---- script generation (pure; no root needed) ---- */
 
 /* The nftables table as an nft -f script (with the queue statement) that replaces our table
@@ -135,6 +139,9 @@ bool rules_ifname_valid(const char *name);
  * queue statement. malloc'ed; NULL on an invalid name or no memory. */
 char *rules_nft_script(
 	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install);
+/* The same for either family's table (rules_nft_script is the ip one). */
+char *rules_nft_script_family(const struct rules_config *cfg, enum rules_family family,
+	const char *const *ifnames, size_t count, bool install);
 
 /* What `iptables-save -t mangle` shows of ours. */
 enum rules_ipt_chain { RULES_IPT_PRE, RULES_IPT_IN, RULES_IPT_FWD, RULES_IPT_CHAIN_COUNT };
@@ -190,13 +197,24 @@ struct rules_counters {
 	uint64_t bytes[RULES_IPT_CHAIN_COUNT];
 	/* packets dropped over a policing limit, both hooks together */
 	uint64_t policed[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT];
+	/* of the packets above, IPv6 ones (the ip6 table) */
+	uint64_t packets_ipv6[RULES_IPT_CHAIN_COUNT];
 };
 int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, size_t errlen);
+/* Adds one family's counters (as read from its table or chains) to sum. */
+void rules_counters_add(struct rules_counters *sum, const struct rules_counters *one,
+	enum rules_family family);
 /* The parser of `iptables-save -c -t mangle` (exposed for tests). */
 void rules_parse_ipt_counters(
 	const struct rules_config *cfg, const char *text, struct rules_counters *c);
 
 bool rules_installed(const struct rules *r);
+/* Whether the family's rules are in place. IPv4's are whenever rules_installed(); IPv6's may
+ * fail alone (a kernel without nf_tables for ip6): rules_install and rules_update then still
+ * succeed, the reason is kept and the failures counted. */
+bool rules_family_installed(const struct rules *r, enum rules_family f);
+const char *rules_family_unavailable_reason(const struct rules *r, enum rules_family f);
+uint64_t rules_family_failures(const struct rules *r, enum rules_family f);
 enum rules_backend rules_backend(const struct rules *r); /* AUTO until installed */
 /* Why the nftables backend was not chosen ("" if it was, or was not probed). */
 const char *rules_nft_unavailable_reason(const struct rules *r);

@@ -6,6 +6,11 @@
  * the mangle table's chains, where the iptables backend puts its jumps first), and behind each a
  * short tree of regular chains:
  *
+ * Two tables of the same layout, `ip NAME` and `ip6 NAME`, each committed in its own batch
+ * (dataplane/README: why not one `inet` table). In the ip6 table `meta l4proto` is the upper
+ * layer after any extension headers, `@th` the PGM (or UDP) header behind them, `ip6 length`
+ * the payload length and multicast is ff00::/8; the policing sets are keyed on ip6 saddr.
+ *
  *   prerouting                                   every packet of the hook walks this chain
  *     ip protocol 113 <ODATA, not too short> accept      ODATA leaves here: one rule
  *     ip protocol 113 goto pgm-prerouting
@@ -122,15 +127,17 @@ const char *rules_nft_queue_name(enum rules_nft_queue q);
  * removes it (install = false; no error when it does not exist), for tests: malloc'ed into
  * *buf. Returns the number of messages inside the batch, -1 on an invalid name or no memory.
  */
-int rules_nft_encode(const struct rules_config *cfg, const char *const *ifnames, size_t count,
-	bool install, enum rules_nft_queue q, uint8_t **buf, size_t *len);
+int rules_nft_encode(const struct rules_config *cfg, enum rules_family family,
+	const char *const *ifnames, size_t count, bool install, enum rules_nft_queue q, uint8_t **buf,
+	size_t *len);
 
 /* Commits that batch. Returns 0, or -1 with one sentence in err (the kernel's error and which
  * message it refused). */
-int rules_nft_commit(const struct rules_config *cfg, const char *const *ifnames, size_t count,
-	bool install, enum rules_nft_queue q, char *err, size_t errlen);
+int rules_nft_commit(const struct rules_config *cfg, enum rules_family family,
+	const char *const *ifnames, size_t count, bool install, enum rules_nft_queue q, char *err,
+	size_t errlen);
 
-/* Whether a queue rule of that kind can be committed: a throw-away table with one such rule,
+/* Whether a queue rule of that kind can be committed: a throw-away table (ip) with one such rule,
  * created and deleted in one batch. Returns 0, or -1 with the kernel's reason in err. */
 int rules_nft_probe(
 	const struct rules_config *cfg, enum rules_nft_queue q, char *err, size_t errlen);
@@ -140,9 +147,9 @@ int rules_nft_table_exists(const char *name, char *err, size_t errlen);
 /* Deletes table `ip NAME` if it exists (the mangle table iptables-nft created for us). */
 int rules_nft_table_delete(const char *name, char *err, size_t errlen);
 
-/* Packets and bytes of the queue rules, per hook, from a rule dump of the table. */
-int rules_nft_read_counters(
-	const struct rules_config *cfg, struct rules_counters *c, char *err, size_t errlen);
+/* Packets and bytes of the queue rules, per hook, from a rule dump of the family's table. */
+int rules_nft_read_counters(const struct rules_config *cfg, enum rules_family family,
+	struct rules_counters *c, char *err, size_t errlen);
 /* The dump parser (exposed for tests): NFT_MSG_NEWRULE messages of the table, in buf. */
 void rules_nft_parse_dump(const uint8_t *buf, size_t len, struct rules_counters *c);
 

@@ -37,6 +37,7 @@
 #define NFT_SET_ID	   1
 #define NFT_TYPE_INET_SERVICE 13 /* nft's data type number: `nft list` shows ports */
 #define NFT_TYPE_IPADDR	      7	 /* ... addresses */
+#define NFT_TYPE_IP6ADDR      8	 /* ... IPv6 addresses */
 #define NFT_TYPE_IFINDEX      20 /* ... interfaces */
 /* The policing sets (one per class and key): an element per source address or interface,
    gone when idle for longer than a full bucket takes to fill. A full source set adds no
@@ -60,6 +61,19 @@ unsigned rules_short_datagram_len(bool udp)
 	return 20 + (udp ? 8 : 0) + 16 /* the PGM common header */;
 }
 
+/* What `ip length` / `ip6 length` is compared with: IPv4's total length counts the header,
+   IPv6's payload length does not (it counts extension headers: a PGM header behind them
+   that is short goes unqueued, its type unreadable). */
+static uint16_t short_len(enum rules_family f, bool udp)
+{
+	return (uint16_t)(f == RULES_IPV6 ? (udp ? 8 : 0) + 16 : rules_short_datagram_len(udp));
+}
+
+const char *rules_family_name(enum rules_family f)
+{
+	return f == RULES_IPV6 ? "ip6" : "ip";
+}
+
 const char *rules_nft_queue_name(enum rules_nft_queue q)
 {
 	return q == RULES_NFT_QUEUE_XT ? "xtables NFQUEUE target" : "queue statement";
@@ -68,13 +82,13 @@ const char *rules_nft_queue_name(enum rules_nft_queue q)
 /* ---- the layout as data ---- */
 
 enum match_kind {
-	M_IP_PROTO,    /* ip protocol == a */
+	M_IP_PROTO,    /* ip protocol == a; IPv6: meta l4proto, after any extension headers */
 	M_UDP_DPORT,   /* udp dport a-b (a == b: one port) */
 	M_UDP_DPORT_SET, /* udp dport @udp_ports */
 	M_PGM_TYPE,    /* the type nibble, `off` bytes into the transport header, == a */
-	M_IP_LEN_LT,   /* ip length < a */
+	M_IP_LEN_LT,   /* ip length < a (ip6 length: the payload's) */
 	M_IP_LEN_GE,   /* ip length >= a */
-	M_DADDR_MCAST, /* ip daddr 224.0.0.0/4 */
+	M_DADDR_MCAST, /* ip daddr 224.0.0.0/4, ip6 daddr ff00::/8 */
 	M_IIFNAME,     /* iifname == ifname */
 	M_OIFNAME,     /* oifname == ifname */
 	M_NOT_LOCAL,   /* fib daddr type != local */
@@ -106,6 +120,7 @@ struct chain {
 };
 
 struct layout {
+	enum rules_family family;
 	struct chain chains[LAYOUT_MAX_CHAINS];
 	unsigned nchains;
 	const struct pgm_port_set *ports; /* the set udp_ports, NULL when there is none */
@@ -259,7 +274,7 @@ static void layout_classify(struct layout *L, const struct rules_hook *h, unsign
 	struct rule *r;
 
 	r = layout_rule(L, classify);
-	rule_match(r, M_IP_LEN_LT, (uint16_t)rules_short_datagram_len(udp), 0, 0);
+	rule_match(r, M_IP_LEN_LT, short_len(L->family, udp), 0, 0);
 	rule_verdict(r, V_GOTO, queue);
 	for (unsigned t = 0; t < h->ntypes; t++) {
 		r = layout_rule(L, classify);
@@ -337,10 +352,11 @@ static unsigned layout_gate(struct layout *L, const struct rules_hook *h, int k,
 	return gate;
 }
 
-static int layout_build(
-	struct layout *L, const struct rules_config *cfg, const char *const *ifnames, size_t count)
+static int layout_build(struct layout *L, const struct rules_config *cfg, enum rules_family family,
+	const char *const *ifnames, size_t count)
 {
 	memset(L, 0, sizeof(*L));
+	L->family = family;
 	if (cfg->udp && (cfg->udp_ports.n == 0 || cfg->udp_ports.n > PGM_PORT_SET_MAX))
 		return -1;
 	if (cfg->udp && cfg->udp_ports.n > 1)
@@ -368,7 +384,7 @@ static int layout_build(
 		r = layout_rule(L, base);
 		rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
 		rule_match(r, M_PGM_TYPE, RULES_T_ODATA, 0, 4);
-		rule_match(r, M_IP_LEN_GE, (uint16_t)rules_short_datagram_len(false), 0, 0);
+		rule_match(r, M_IP_LEN_GE, short_len(family, false), 0, 0);
 		rule_verdict(r, V_ACCEPT, 0);
 		r = layout_rule(L, base);
 		rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
@@ -377,7 +393,7 @@ static int layout_build(
 			r = layout_rule(L, base);
 			rule_udp_ports(r, cfg);
 			rule_match(r, M_PGM_TYPE, RULES_T_ODATA, 0, 8 + 4);
-			rule_match(r, M_IP_LEN_GE, (uint16_t)rules_short_datagram_len(true), 0, 0);
+			rule_match(r, M_IP_LEN_GE, short_len(family, true), 0, 0);
 			rule_verdict(r, V_ACCEPT, 0);
 			r = layout_rule(L, base);
 			rule_udp_ports(r, cfg);
@@ -406,11 +422,16 @@ static int layout_build(
 
 /* ---- the nft script ---- */
 
-static void text_match(struct rules_text *t, const struct match *m)
+static void text_match(struct rules_text *t, enum rules_family f, const struct match *m)
 {
+	bool v6 = f == RULES_IPV6;
+
 	switch (m->kind) {
 	case M_IP_PROTO:
-		rules_text_printf(t, "ip protocol %u", m->a);
+		if (v6)
+			rules_text_printf(t, "meta l4proto %u-%u", m->a, m->a);
+		else
+			rules_text_printf(t, "ip protocol %u", m->a);
 		break;
 	case M_UDP_DPORT:
 		if (m->a == m->b)
@@ -425,13 +446,13 @@ static void text_match(struct rules_text *t, const struct match *m)
 		rules_text_printf(t, "@th,%u,8 & 0xf == 0x%x", m->off * 8u, m->a);
 		break;
 	case M_IP_LEN_LT:
-		rules_text_printf(t, "ip length < %u", m->a);
+		rules_text_printf(t, "%s length < %u", rules_family_name(f), m->a);
 		break;
 	case M_IP_LEN_GE:
-		rules_text_printf(t, "ip length >= %u", m->a);
+		rules_text_printf(t, "%s length >= %u", rules_family_name(f), m->a);
 		break;
 	case M_DADDR_MCAST:
-		rules_text_printf(t, "ip daddr 224.0.0.0/4");
+		rules_text_printf(t, v6 ? "ip6 daddr ff00::/8" : "ip daddr 224.0.0.0/4");
 		break;
 	case M_IIFNAME:
 	case M_OIFNAME:
@@ -453,13 +474,23 @@ static void text_police(struct rules_text *t, const struct layout *L, unsigned s
 	rules_text_printf(t,
 		"update @%s { %s limit rate over %u/second burst %u packets } counter drop\n",
 		police_set_name(set, name, sizeof(name)),
-		set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE ? "ip saddr" : "iif", p->rate,
+		set % RULES_POLICE_KEY_COUNT != RULES_POLICE_SOURCE ? "iif"
+		: L->family == RULES_IPV6			     ? "ip6 saddr"
+								     : "ip saddr",
+		p->rate,
 		p->burst);
 }
 
 char *rules_nft_script(
 	const struct rules_config *cfg, const char *const *ifnames, size_t count, bool install)
 {
+	return rules_nft_script_family(cfg, RULES_IPV4, ifnames, count, install);
+}
+
+char *rules_nft_script_family(const struct rules_config *cfg, enum rules_family family,
+	const char *const *ifnames, size_t count, bool install)
+{
+	const char *fam = rules_family_name(family);
 	struct rules_text t = {0};
 	struct layout L;
 
@@ -470,14 +501,15 @@ char *rules_nft_script(
 		"# earlier run is replaced (or removed) as a whole.\n",
 		cfg->name);
 	/* "add" then "delete": works whether or not the table exists. */
-	rules_text_printf(&t, "add table ip %s\ndelete table ip %s\n", cfg->name, cfg->name);
+	rules_text_printf(
+		&t, "add table %s %s\ndelete table %s %s\n", fam, cfg->name, fam, cfg->name);
 	if (!install)
 		goto done;
-	if (layout_build(&L, cfg, ifnames, count) < 0) {
+	if (layout_build(&L, cfg, family, ifnames, count) < 0) {
 		free(t.s);
 		return NULL;
 	}
-	rules_text_printf(&t, "table ip %s {\n", cfg->name);
+	rules_text_printf(&t, "table %s %s {\n", fam, cfg->name);
 	if (L.ports != NULL) {
 		rules_text_printf(&t,
 			"\tset %s {\n\t\ttype inet_service\n\t\tflags constant,interval\n"
@@ -502,7 +534,8 @@ char *rules_nft_script(
 		rules_text_printf(&t,
 			"\tset %s {\n\t\ttype %s\n\t\tsize %u\n\t\tflags dynamic,timeout\n"
 			"\t\ttimeout %us\n\t}\n\n",
-			police_set_name(set, name, sizeof(name)), src ? "ipv4_addr" : "iface_index",
+			police_set_name(set, name, sizeof(name)),
+			!src ? "iface_index" : family == RULES_IPV6 ? "ipv6_addr" : "ipv4_addr",
 			src ? NFT_POLICE_SOURCES : RULES_MAX_INTERFACES,
 			NFT_POLICE_TIMEOUT_MS / 1000);
 	}
@@ -519,7 +552,7 @@ char *rules_nft_script(
 
 			rules_text_printf(&t, "\t\t");
 			for (unsigned mi = 0; mi < r->nmatch; mi++) {
-				text_match(&t, &r->m[mi]);
+				text_match(&t, family, &r->m[mi]);
 				rules_text_printf(&t, " ");
 			}
 			if (r->verdict == V_ACCEPT)
@@ -548,6 +581,7 @@ struct batch {
 	uint32_t seq;
 	unsigned nmsgs;
 	bool failed;
+	bool ipv6; /* the table's family: ip6, else ip */
 };
 
 static bool batch_room(struct batch *b)
@@ -606,7 +640,8 @@ static void msg_end(struct batch *b, struct nlmsghdr *nlh)
 
 static struct nlmsghdr *nft_msg(struct batch *b, uint16_t msg, uint16_t flags)
 {
-	return msg_begin(b, (uint16_t)(NFNL_SUBSYS_NFTABLES << 8 | msg), flags, NFPROTO_IPV4, 0);
+	return msg_begin(b, (uint16_t)(NFNL_SUBSYS_NFTABLES << 8 | msg), flags,
+		b->ipv6 ? NFPROTO_IPV6 : NFPROTO_IPV4, 0);
 }
 
 static void put_u32(struct nlmsghdr *nlh, uint16_t type, uint32_t v)
@@ -735,8 +770,9 @@ static void ex_queue(struct nlmsghdr *nlh, enum rules_nft_queue q, uint16_t queu
 }
 
 /* One match as nft itself linearizes it, so that `nft list` shows the script's text. */
-static void ex_match(struct nlmsghdr *nlh, const struct match *m)
+static void ex_match(struct nlmsghdr *nlh, enum rules_family f, const struct match *m)
 {
+	static const uint8_t mcast6 = 0xff;
 	uint8_t b1;
 	uint16_t b2;
 	uint8_t mask4[4] = {0xf0, 0, 0, 0}, mcast4[4] = {0xe0, 0, 0, 0};
@@ -747,6 +783,16 @@ static void ex_match(struct nlmsghdr *nlh, const struct match *m)
 	switch (m->kind) {
 	case M_IP_PROTO:
 		b1 = (uint8_t)m->a;
+		if (f == RULES_IPV6) {
+			/* The upper layer, past extension headers. A range of one, not equality:
+			   nft 1.0.6 aborts listing `meta l4proto 113 @th,...` (an equality sets a
+			   transport protocol it has no description of); two compares cost less
+			   than a jump on ODATA's path. */
+			ex_meta(nlh, NFT_META_L4PROTO);
+			ex_cmp(nlh, NFT_CMP_GTE, &b1, 1);
+			ex_cmp(nlh, NFT_CMP_LTE, &b1, 1);
+			break;
+		}
 		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 9, 1);
 		ex_cmp(nlh, NFT_CMP_EQ, &b1, 1);
 		break;
@@ -785,10 +831,15 @@ static void ex_match(struct nlmsghdr *nlh, const struct match *m)
 	case M_IP_LEN_LT:
 	case M_IP_LEN_GE:
 		b2 = htons(m->a);
-		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 2, 2);
+		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, f == RULES_IPV6 ? 4 : 2, 2);
 		ex_cmp(nlh, m->kind == M_IP_LEN_LT ? NFT_CMP_LT : NFT_CMP_GTE, &b2, 2);
 		break;
 	case M_DADDR_MCAST:
+		if (f == RULES_IPV6) {
+			ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 24, 1);
+			ex_cmp(nlh, NFT_CMP_EQ, &mcast6, 1);
+			break;
+		}
 		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
 		ex_bitwise(nlh, mask4, 4);
 		ex_cmp(nlh, NFT_CMP_EQ, mcast4, 4);
@@ -885,6 +936,7 @@ static void msg_set(struct batch *b, const char *table)
 /* A policing set, as nft makes one for `flags dynamic,timeout`. */
 static void msg_police_set(struct batch *b, const char *table, unsigned set)
 {
+	uint32_t addr_len = b->ipv6 ? 16 : 4;
 	struct nlmsghdr *nlh = nft_msg(b, NFT_MSG_NEWSET, NLM_F_CREATE | NLM_F_ACK);
 	bool src = set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE;
 	struct nlattr *desc;
@@ -895,8 +947,9 @@ static void msg_police_set(struct batch *b, const char *table, unsigned set)
 	mnl_attr_put_strz(nlh, NFTA_SET_TABLE, table);
 	mnl_attr_put_strz(nlh, NFTA_SET_NAME, police_set_name(set, name, sizeof(name)));
 	put_u32(nlh, NFTA_SET_FLAGS, NFT_SET_TIMEOUT | NFT_SET_EVAL);
-	put_u32(nlh, NFTA_SET_KEY_TYPE, src ? NFT_TYPE_IPADDR : NFT_TYPE_IFINDEX);
-	put_u32(nlh, NFTA_SET_KEY_LEN, 4);
+	put_u32(nlh, NFTA_SET_KEY_TYPE,
+		!src ? NFT_TYPE_IFINDEX : b->ipv6 ? NFT_TYPE_IP6ADDR : NFT_TYPE_IPADDR);
+	put_u32(nlh, NFTA_SET_KEY_LEN, src ? addr_len : 4);
 	put_u32(nlh, NFTA_SET_ID, NFT_POLICE_SET_ID + set);
 	desc = mnl_attr_nest_start(nlh, NFTA_SET_DESC);
 	put_u32(nlh, NFTA_SET_DESC_SIZE, src ? NFT_POLICE_SOURCES : RULES_MAX_INTERFACES);
@@ -914,7 +967,9 @@ static void ex_police(struct nlmsghdr *nlh, const struct layout *L, unsigned set
 	struct expr e;
 	char name[32];
 
-	if (set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE)
+	if (set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE && L->family == RULES_IPV6)
+		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 8, 16);
+	else if (set % RULES_POLICE_KEY_COUNT == RULES_POLICE_SOURCE)
 		ex_payload(nlh, NFT_PAYLOAD_NETWORK_HEADER, 12, 4);
 	else
 		ex_meta(nlh, NFT_META_IIF);
@@ -972,7 +1027,7 @@ static void msg_rule(struct batch *b, const char *table, const struct layout *L,
 	mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, c->name);
 	exprs = mnl_attr_nest_start(nlh, NFTA_RULE_EXPRESSIONS);
 	for (unsigned i = 0; i < r->nmatch; i++)
-		ex_match(nlh, &r->m[i]);
+		ex_match(nlh, L->family, &r->m[i]);
 	switch (r->verdict) {
 	case V_ACCEPT:
 		ex_verdict(nlh, NF_ACCEPT, NULL);
@@ -1032,14 +1087,16 @@ static size_t layout_rule_count(const struct layout *L)
  * The replace (or remove, L == NULL) batch into enc; enc->what gets one entry per acknowledged
  * message. delete_after: the table is deleted again at the end of the batch (the probe).
  */
-static int encode(struct encoded *enc, const char *table, const struct layout *L,
-	enum rules_nft_queue q, uint16_t queue_num, uint32_t first_seq, bool delete_after)
+static int encode(struct encoded *enc, enum rules_family family, const char *table,
+	const struct layout *L, enum rules_nft_queue q, uint16_t queue_num, uint32_t first_seq,
+	bool delete_after)
 {
 	size_t nmsg = 6 + (L ? L->nchains + layout_rule_count(L) : 0) +
 		      RULES_POLICE_CLASS_COUNT * RULES_POLICE_KEY_COUNT;
 
 	memset(enc, 0, sizeof(*enc));
 	enc->b.seq = first_seq;
+	enc->b.ipv6 = family == RULES_IPV6;
 	enc->what = calloc(nmsg, sizeof(*enc->what));
 	if (enc->what == NULL)
 		return -1;
@@ -1093,8 +1150,9 @@ static int encode(struct encoded *enc, const char *table, const struct layout *L
 	return 0;
 }
 
-int rules_nft_encode(const struct rules_config *cfg, const char *const *ifnames, size_t count,
-	bool install, enum rules_nft_queue q, uint8_t **buf, size_t *len)
+int rules_nft_encode(const struct rules_config *cfg, enum rules_family family,
+	const char *const *ifnames, size_t count, bool install, enum rules_nft_queue q, uint8_t **buf,
+	size_t *len)
 {
 	struct encoded enc;
 	struct layout L;
@@ -1104,9 +1162,9 @@ int rules_nft_encode(const struct rules_config *cfg, const char *const *ifnames,
 	*len = 0;
 	if (!rules_name_valid(cfg->name) || (install && !rules_ifnames_valid(ifnames, count)))
 		return -1;
-	if (install && layout_build(&L, cfg, ifnames, count) < 0)
+	if (install && layout_build(&L, cfg, family, ifnames, count) < 0)
 		return -1;
-	rc = encode(&enc, cfg->name, install ? &L : NULL, q, cfg->queue_num, 1, false);
+	rc = encode(&enc, family, cfg->name, install ? &L : NULL, q, cfg->queue_num, 1, false);
 	if (install)
 		layout_free(&L);
 	if (rc < 0)
@@ -1254,13 +1312,13 @@ out:
 	return rc;
 }
 
-static int commit_layout(const char *table, const struct layout *L, enum rules_nft_queue q,
-	uint16_t queue_num, char *err, size_t errlen)
+static int commit_layout(enum rules_family family, const char *table, const struct layout *L,
+	enum rules_nft_queue q, uint16_t queue_num, char *err, size_t errlen)
 {
 	struct encoded enc;
 	int rc;
 
-	if (encode(&enc, table, L, q, queue_num, (uint32_t)time(NULL), false) < 0) {
+	if (encode(&enc, family, table, L, q, queue_num, (uint32_t)time(NULL), false) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -1270,8 +1328,9 @@ static int commit_layout(const char *table, const struct layout *L, enum rules_n
 	return rc;
 }
 
-int rules_nft_commit(const struct rules_config *cfg, const char *const *ifnames, size_t count,
-	bool install, enum rules_nft_queue q, char *err, size_t errlen)
+int rules_nft_commit(const struct rules_config *cfg, enum rules_family family,
+	const char *const *ifnames, size_t count, bool install, enum rules_nft_queue q, char *err,
+	size_t errlen)
 {
 	struct layout L;
 	int rc;
@@ -1281,12 +1340,12 @@ int rules_nft_commit(const struct rules_config *cfg, const char *const *ifnames,
 		return -1;
 	}
 	if (!install)
-		return commit_layout(cfg->name, NULL, q, cfg->queue_num, err, errlen);
-	if (layout_build(&L, cfg, ifnames, count) < 0) {
+		return commit_layout(family, cfg->name, NULL, q, cfg->queue_num, err, errlen);
+	if (layout_build(&L, cfg, family, ifnames, count) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	rc = commit_layout(cfg->name, &L, q, cfg->queue_num, err, errlen);
+	rc = commit_layout(family, cfg->name, &L, q, cfg->queue_num, err, errlen);
 	layout_free(&L);
 	return rc;
 }
@@ -1313,7 +1372,8 @@ int rules_nft_probe(
 	rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
 	rule_verdict(r, V_QUEUE, 0);
 	if (L.failed ||
-		encode(&enc, table, &L, q, cfg->queue_num, (uint32_t)time(NULL), true) < 0) {
+		encode(&enc, RULES_IPV4, table, &L, q, cfg->queue_num, (uint32_t)time(NULL), true) <
+			0) {
 		layout_free(&L);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -1413,7 +1473,7 @@ int rules_nft_table_exists(const char *name, char *err, size_t errlen)
 
 int rules_nft_table_delete(const char *name, char *err, size_t errlen)
 {
-	return commit_layout(name, NULL, RULES_NFT_QUEUE_XT, 0, err, errlen);
+	return commit_layout(RULES_IPV4, name, NULL, RULES_NFT_QUEUE_XT, 0, err, errlen);
 }
 
 struct dump_ctx {
@@ -1545,10 +1605,10 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int rules_nft_read_counters(
-	const struct rules_config *cfg, struct rules_counters *c, char *err, size_t errlen)
+int rules_nft_read_counters(const struct rules_config *cfg, enum rules_family family,
+	struct rules_counters *c, char *err, size_t errlen)
 {
-	struct batch b = {.seq = (uint32_t)time(NULL)};
+	struct batch b = {.seq = (uint32_t)time(NULL), .ipv6 = family == RULES_IPV6};
 	struct nlmsghdr *nlh = nft_msg(&b, NFT_MSG_GETRULE, NLM_F_DUMP);
 	struct dump_ctx d = {.c = c};
 	int rc;
@@ -1563,7 +1623,7 @@ int rules_nft_read_counters(
 	rc = request(b.buf, b.len, dump_cb, &d, err, errlen);
 	free(b.buf);
 	if (rc > 0)
-		snprintf(err, errlen, "cannot read the rules of table %s: %s", cfg->name,
-			strerror(rc));
+		snprintf(err, errlen, "cannot read the rules of table %s %s: %s",
+			rules_family_name(family), cfg->name, strerror(rc));
 	return rc == 0 ? 0 : -1;
 }

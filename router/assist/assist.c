@@ -257,6 +257,12 @@ void assist_if_address(struct assist *a, int ifindex, const struct pgm_nla *addr
 	cp_if_set_addr(a->cp, ifindex, addr);
 }
 
+void assist_if_address6(
+	struct assist *a, int ifindex, const struct pgm_nla *global, const struct pgm_nla *ll)
+{
+	cp_if_set_addr6(a->cp, ifindex, global, ll);
+}
+
 int assist_if_lookup(const struct assist *a, const char *name, bool *up, bool *running)
 {
 	return a->env.if_lookup(a->env.ctx, name, up, running);

@@ -187,6 +187,9 @@ void assist_conf_free(struct assist_conf *conf);
 void assist_if_added(struct assist *a, int ifindex, const char *name, const struct pgm_nla *addr);
 void assist_if_removed(struct assist *a, int ifindex);
 void assist_if_address(struct assist *a, int ifindex, const struct pgm_nla *addr);
+/* Its IPv6 addresses, global and link-local (afi 0: none). */
+void assist_if_address6(
+	struct assist *a, int ifindex, const struct pgm_nla *global, const struct pgm_nla *ll);
 /* An interface's ifindex (0: none) and link state, from the environment. */
 int assist_if_lookup(const struct assist *a, const char *name, bool *up, bool *running);
 /* "eth0", "-" for 0, "ifN" for one the core does not know. */

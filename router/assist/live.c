@@ -4,7 +4,9 @@
 #include "router/assist/live.h"
 
 #include <errno.h>
+#include <linux/if_addr.h>
 #include <linux/netfilter.h>
+#include <linux/rtnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <net/if_arp.h>
 #include <stdio.h>
@@ -37,6 +39,7 @@ struct live {
 	struct ev_loop *loop;
 	struct assist *a;
 	bool running;
+	uint64_t ipv6_failures_logged; /* rules_family_failures(IPv6) when last logged */
 	struct rtnl *rtnl;
 	struct ev_io *rtnl_io;
 	struct mfc *mfc; /* the kernel's multicast routes: where SPM and RDATA copies go */
@@ -106,6 +109,18 @@ static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void 
 static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet *np);
 static void sends_flush(void *ctx);
 
+/* IPv6 interception failing alone leaves IPv4's in place: said once per failed install. */
+static void log_ipv6_unavailable(struct live *l)
+{
+	uint64_t failures = rules_family_failures(l->rules, RULES_IPV6);
+
+	if (failures != l->ipv6_failures_logged &&
+		!rules_family_installed(l->rules, RULES_IPV6))
+		log_warnx("IPv6 PGM is not intercepted, IPv4 is: %s",
+			rules_family_unavailable_reason(l->rules, RULES_IPV6));
+	l->ipv6_failures_logged = failures;
+}
+
 static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, size_t errlen)
 {
 	struct nfqueue_config qc;
@@ -150,8 +165,10 @@ static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, s
 		nfq_close(l);
 		return -1;
 	}
-	log_info("interception rules installed (%s, queue %u, %zu interface%s)",
-		rules_backend_name(rules_backend(l->rules)), conf->g.queue, n, n == 1 ? "" : "s");
+	log_info("interception rules installed (%s, queue %u, %zu interface%s, %s)",
+		rules_backend_name(rules_backend(l->rules)), conf->g.queue, n, n == 1 ? "" : "s",
+		rules_family_installed(l->rules, RULES_IPV6) ? "IPv4 and IPv6" : "IPv4 only");
+	log_ipv6_unavailable(l);
 	return 0;
 }
 
@@ -221,6 +238,7 @@ static int env_apply(void *ctx, const struct assist_conf *prev, const struct ass
 		}
 		log_debug(LOG_CAT_DATAPLANE, "interception rules updated: %zu interface%s", n,
 			n == 1 ? "" : "s");
+		log_ipv6_unavailable(l);
 	}
 	log_assist_changes(l, prev, next);
 	return 0;
@@ -426,6 +444,10 @@ static void env_report(void *ctx, struct assist_dataplane_view *v)
 		if (v->nft_unavailable == NULL)
 			v->nft_unavailable = "";
 		rules_backend_detail(l->rules, v->backend_detail, sizeof(v->backend_detail));
+		for (unsigned f = 0; f < RULES_FAMILY_COUNT; f++)
+			v->families[f] = rules_family_installed(l->rules, (enum rules_family)f);
+		v->ipv6_unavailable = rules_family_unavailable_reason(l->rules, RULES_IPV6);
+		v->ipv6_failures = rules_family_failures(l->rules, RULES_IPV6);
 		if (rules_installed(l->rules))
 			v->rules_counters_valid =
 				rules_read_counters(l->rules, &v->rules, v->rules_counters_error,
@@ -474,12 +496,38 @@ static struct pgm_nla primary_addr(const struct rtnl_if *ifp)
 	return addr;
 }
 
+/*
+ * The interface's IPv6 addresses that can name the router: the first global (or unique local)
+ * one, and the first link-local one, not deprecated. Tentative ones count: the address mirror
+ * reports an address once, when it appears (still tentative, with duplicate detection on),
+ * not when its flags change. Which of the two goes where: cp_if_addr_for.
+ */
+static void ipv6_addrs(const struct rtnl_if *ifp, struct pgm_nla *global, struct pgm_nla *ll)
+{
+	memset(global, 0, sizeof(*global));
+	memset(ll, 0, sizeof(*ll));
+	for (size_t i = 0; i < ifp->naddrs; i++) {
+		const struct rtnl_addr *a = &ifp->addrs[i];
+		bool link = a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0x80;
+		struct pgm_nla *to = link ? ll : global;
+
+		if (a->family != AF_INET6 || to->afi != 0 ||
+			(a->flags & IFA_F_DEPRECATED) != 0 ||
+			(!link && a->scope != RT_SCOPE_UNIVERSE))
+			continue;
+		to->afi = PGM_AFI_IP6;
+		memcpy(to->addr, a->addr, 16);
+	}
+}
+
 static void if_from_rtnl(struct live *l, const struct rtnl_if *ifp)
 {
-	struct pgm_nla addr = primary_addr(ifp);
+	struct pgm_nla addr = primary_addr(ifp), global, ll;
 
 	raw_link_from_rtnl(l, ifp, true);
 	assist_if_added(l->a, ifp->ifindex, ifp->name, &addr);
+	ipv6_addrs(ifp, &global, &ll);
+	assist_if_address6(l->a, ifp->ifindex, &global, &ll);
 }
 
 static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
@@ -487,7 +535,7 @@ static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
 	struct live *l = ctx;
 	const struct rtnl_if *ifp = ev->ifp;
 	const struct assist_if_settings *s;
-	struct pgm_nla addr;
+	struct pgm_nla addr, addr6;
 
 	if (ifp == NULL)
 		return;
@@ -521,6 +569,14 @@ static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
 			assist_if_address(l->a, ifp->ifindex, &addr);
 			log_debug(LOG_CAT_DATAPLANE, "%s: primary address changed", ifp->name);
 		}
+		break;
+	case RTNL_ADDR_ADDED:
+	case RTNL_ADDR_REMOVED:
+		/* IPv4's primary comes with RTNL_CHANGE_PRIMARY4; IPv6's are chosen here */
+		if (ev->addr == NULL || ev->addr->family != AF_INET6)
+			break;
+		ipv6_addrs(ifp, &addr6, &addr);
+		assist_if_address6(l->a, ifp->ifindex, &addr6, &addr);
 		break;
 	default:
 		break;

@@ -23,6 +23,9 @@ struct assist_dataplane_view {
 	const char *backend;	     /* "nftables", "iptables", "none" */
 	char backend_detail[400];    /* how the queue rules queue, "" */
 	const char *nft_unavailable; /* why nftables was not used, "" */
+	bool families[RULES_FAMILY_COUNT]; /* intercepted: the family's rules are in place */
+	const char *ipv6_unavailable;	    /* why IPv6 is not intercepted, "" */
+	uint64_t ipv6_failures;		    /* installs and updates of the ip6 rules that failed */
 	bool rules_counters_valid;
 	char rules_counters_error[256]; /* when they could not be read, "" */
 	struct rules_counters rules;

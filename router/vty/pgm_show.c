@@ -156,6 +156,8 @@ struct summary_view {
 	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT];
 	bool policed_valid;
 	struct rules_counters rules;
+	bool families[RULES_FAMILY_COUNT]; /* intercepted */
+	char ipv6_unavailable[300];	    /* why not IPv6, "" */
 };
 
 static void summary_collect(struct summary_view *v)
@@ -185,6 +187,9 @@ static void summary_collect(struct summary_view *v)
 			assist_dataplane_view(a, dv);
 			v->policed_valid = dv->rules_counters_valid;
 			v->rules = dv->rules;
+			memcpy(v->families, dv->families, sizeof(v->families));
+			snprintf(v->ipv6_unavailable, sizeof(v->ipv6_unavailable), "%s",
+				dv->ipv6_unavailable != NULL ? dv->ipv6_unavailable : "");
 			free(dv);
 		}
 	}
@@ -372,6 +377,8 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 		jadd_u64(o, "ncf_ttl", g->ncf_ttl);
 		jadd_bool(o, "udp", g->udp);
 		jadd_udp_ports(o, g);
+		jadd_bool(o, "intercepts_ipv4", v.families[RULES_IPV4]);
+		jadd_bool(o, "intercepts_ipv6", v.families[RULES_IPV6]);
 		jadd(o, "police", police_json(&v));
 		jadd(o, "settings", settings_json(g));
 		json_put(&b, o);
@@ -388,6 +395,13 @@ static int cmd_show_summary(struct cmd_session *s, const struct cmd_args *a)
 		v.cp.repair_states, v.cp.repair_states == 1 ? "" : "s",
 		limit_text(v.cp.limits.max_repair_states, v.cp.limits.repair_states_derived, lim2,
 			sizeof(lim2)));
+	if (v.running)
+		cfg_printf(&b, "  Intercepting %s%s%s%s%s\n",
+			v.families[RULES_IPV4] ? "IPv4" : "",
+			v.families[RULES_IPV4] && v.families[RULES_IPV6] ? " and " : "",
+			v.families[RULES_IPV6] ? "IPv6" : "",
+			!v.families[RULES_IPV6] && v.ipv6_unavailable[0] != '\0' ? "; not IPv6: " : "",
+			!v.families[RULES_IPV6] ? v.ipv6_unavailable : "");
 	cfg_printf(&b, "  Memory %zu KB, budget %u MB\n", v.cp.bytes / 1024,
 		g->cp.memory_budget_mb);
 	cfg_printf(&b, "  Repair states per interface: ");
@@ -715,7 +729,7 @@ static void session_json(struct state_ctx *c, const struct cp_session_view *v)
 				      (double)(c->now - v->dlr_offtree_learned) / 1e6));
 	jadd(o, "dlrs", dlrs);
 	c->repairs = json_object_new_array();
-	cp_foreach_repair(assist_cp(c->a), &v->tsi, state_repair, c);
+	cp_foreach_repair(assist_cp(c->a), &v->tsi, v->afi, state_repair, c);
 	jadd(o, "repairs", c->repairs);
 	for (size_t i = 0; i < sizeof(session_counters) / sizeof(session_counters[0]); i++)
 		jadd_u64(counters, cp_counter_name(session_counters[i]),
@@ -781,7 +795,7 @@ static void session_text(struct state_ctx *c, const struct cp_session_view *v)
 			v->repair_states);
 		cfg_printf(c->b, "    %-11s %-16s %-20s %-9s %-9s %-9s %s\n", "SQN", "Phase",
 			"Interfaces", "Repeat", "RptEnd", "Elim", "RDATA");
-		cp_foreach_repair(assist_cp(c->a), &v->tsi, state_repair, c);
+		cp_foreach_repair(assist_cp(c->a), &v->tsi, v->afi, state_repair, c);
 		if (c->total_rows > c->rows)
 			cfg_printf(c->b, "    ... %zu more (show ip pgm router state verbose)\n",
 				c->total_rows - c->rows);
@@ -872,7 +886,7 @@ static void state_session(void *arg, const struct cp_session_view *v)
 struct state_slices {
 	struct state_ctx c;
 	struct cfg_buf b;
-	struct pgm_tsi *tsis; /* the sessions at the start, in order */
+	struct cp_session_key *keys; /* the sessions at the start, in order */
 	size_t n, next;
 	char filter_text[96]; /* "group 239.1.2.3", ...: what `No session for` names */
 };
@@ -882,7 +896,7 @@ static void state_slices_free(void *arg)
 	struct state_slices *sl = arg;
 
 	cfg_buf_free(&sl->b);
-	free(sl->tsis);
+	free(sl->keys);
 	free(sl);
 }
 
@@ -907,7 +921,7 @@ static int state_next_slice(struct cmd_session *s, void *arg)
 	if (pgm_vty_assist() != sl->c.a)
 		return fail(s, "PGM router assist stopped");
 	for (; sl->next < sl->n && sl->next < end; sl->next++)
-		cp_session_view_tsi(assist_cp(sl->c.a), &sl->tsis[sl->next], state_session, &sl->c);
+		cp_session_view_key(assist_cp(sl->c.a), &sl->keys[sl->next], state_session, &sl->c);
 	if (sl->next == sl->n) {
 		if (sl->c.json)
 			cfg_printf(&sl->b, "]}\n");
@@ -992,17 +1006,18 @@ static int show_state(struct cmd_session *s, const struct cmd_args *a, const cha
 		cfg_printf(&sl->b, "\n" BRIEF_COLUMNS "%6s\n", "TSI", "Source", "Group",
 			"Upstream", "Interface", "Last SPM", "Window", "Repair");
 	if (tsi_text != NULL) {
-		/* one session: looked up, not listed */
-		if ((sl->tsis = malloc(sizeof(*sl->tsis))) == NULL) {
+		/* its sessions, IPv4 then IPv6: looked up, not listed */
+		if ((sl->keys = malloc(2 * sizeof(*sl->keys))) == NULL) {
 			state_slices_free(sl);
 			return fail(s, "out of memory");
 		}
-		sl->tsis[0] = tsi;
-		sl->n = 1;
+		sl->keys[0] = (struct cp_session_key){tsi, PGM_AFI_IP};
+		sl->keys[1] = (struct cp_session_key){tsi, PGM_AFI_IP6};
+		sl->n = 2;
 	} else {
-		sl->tsis = cp_session_tsis(
+		sl->keys = cp_session_keys(
 			assist_cp(sl->c.a), group_text != NULL ? &group : NULL, &sl->n);
-		if (sl->tsis == NULL && sl->n == 0 && st.sessions > 0 && group_text == NULL) {
+		if (sl->keys == NULL && sl->n == 0 && st.sessions > 0 && group_text == NULL) {
 			state_slices_free(sl);
 			return fail(s, "out of memory");
 		}
@@ -1353,7 +1368,13 @@ static struct json_object *dataplane_json(
 	jadd(o, "kernel", k);
 	jadd_u64(r, "prerouting", v->rules.packets[RULES_IPT_PRE]);
 	jadd_u64(r, "input", v->rules.packets[RULES_IPT_IN]);
+	jadd_u64(r, "prerouting_ipv6", v->rules.packets_ipv6[RULES_IPT_PRE]);
+	jadd_u64(r, "input_ipv6", v->rules.packets_ipv6[RULES_IPT_IN]);
 	jadd(o, "rules_matched", r);
+	jadd_bool(o, "intercepts_ipv4", v->families[RULES_IPV4]);
+	jadd_bool(o, "intercepts_ipv6", v->families[RULES_IPV6]);
+	jadd_str(o, "ipv6_unavailable", v->ipv6_unavailable != NULL ? v->ipv6_unavailable : "");
+	jadd_u64(o, "ipv6_install_failures", v->ipv6_failures);
 	jadd_u64(out, "packets", rs->packets);
 	jadd_u64(out, "bytes", rs->bytes);
 	jadd_u64(out, "link_layer", rs->link_packets);
@@ -1428,6 +1449,9 @@ static void dataplane_text(
 		cfg_printf(b, "    queue rules use the %s\n", v->backend_detail);
 	if (v->nft_unavailable[0] != '\0')
 		cfg_printf(b, "  nftables not used: %s\n", v->nft_unavailable);
+	if (v->ipv6_unavailable != NULL && v->ipv6_unavailable[0] != '\0')
+		cfg_printf(b, "  IPv6 not intercepted (%llu failed installs): %s\n",
+			(unsigned long long)v->ipv6_failures, v->ipv6_unavailable);
 	if (g->udp)
 		cfg_printf(b, "  PGM over UDP intercepted on ports %.*s\n", ASSIST_UDP_PORTS_LEN,
 			g->udp_ports);
@@ -1457,9 +1481,11 @@ static void dataplane_text(
 			"%u socket drops\n",
 			ks->queue_total, ks->queue_dropped, ks->user_dropped, ks->socket_drops);
 	if (v->rules_counters_valid)
-		cfg_printf(b, "  Rules matched: prerouting %llu, input %llu\n",
+		cfg_printf(b, "  Rules matched: prerouting %llu, input %llu (IPv6 %llu, %llu)\n",
 			(unsigned long long)v->rules.packets[RULES_IPT_PRE],
-			(unsigned long long)v->rules.packets[RULES_IPT_IN]);
+			(unsigned long long)v->rules.packets[RULES_IPT_IN],
+			(unsigned long long)v->rules.packets_ipv6[RULES_IPT_PRE],
+			(unsigned long long)v->rules.packets_ipv6[RULES_IPT_IN]);
 	else if (v->rules_counters_error[0] != '\0')
 		cfg_printf(b, "  Rules matched: unavailable (%s)\n", v->rules_counters_error);
 	cfg_printf(b,
@@ -1736,8 +1762,18 @@ static const struct cmd_def show_cmds[] = {
 			STATE_FORMAT_HELP,
 		.modes = CMD_MODES_SHOW,
 		.handler = cmd_show_state},
+	{.spec = "show ip pgm router state group X:X::X:X$GROUP [(brief|verbose)] [json]",
+		.help = SHOW_PGM STATE_HELP "The sessions of one group\nIPv6 group address\n"
+			STATE_FORMAT_HELP,
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_state},
 	{.spec = "show ip pgm router state source A.B.C.D$SOURCE [(brief|verbose)] [json]",
 		.help = SHOW_PGM STATE_HELP "The sessions of one source\nSource address\n"
+			STATE_FORMAT_HELP,
+		.modes = CMD_MODES_SHOW,
+		.handler = cmd_show_state_source},
+	{.spec = "show ip pgm router state source X:X::X:X$SOURCE [(brief|verbose)] [json]",
+		.help = SHOW_PGM STATE_HELP "The sessions of one source\nIPv6 source address\n"
 			STATE_FORMAT_HELP,
 		.modes = CMD_MODES_SHOW,
 		.handler = cmd_show_state_source},

@@ -535,7 +535,7 @@ FUZZ_ORACLE static void count_session(void *ctx, const struct cp_session_view *v
 	t->sessions++;
 	t->repairs += v->repair_states;
 	CHECK(v->parity_states <= v->repair_states);
-	cp_foreach_repair(f.cp, &v->tsi, count_repair, &mine);
+	cp_foreach_repair(f.cp, &v->tsi, v->afi, count_repair, &mine);
 	CHECK(mine.listed == v->repair_states);
 }
 

@@ -507,7 +507,7 @@ int cp_test_repair(const struct cp_test_env *env, uint32_t sqn, struct cp_repair
 
 	memset(&r, 0, sizeof(r));
 	r.sqn = sqn;
-	cp_foreach_repair(env->cp, &tsi, get_repair, &r);
+	cp_foreach_repair(env->cp, &tsi, PGM_AFI_IP, get_repair, &r);
 	if (r.found && v != NULL)
 		*v = r.v;
 	return r.found;

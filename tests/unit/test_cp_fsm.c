@@ -171,7 +171,7 @@ static const struct cp_fsm_row *event(uint32_t sqn, cp_time_t t, enum cp_repair_
 
 	cp_test_nak(&p, PGM_NAK, sqn, NULL, 0);
 	pgm_packet_tsi(&p.pkt, &tsi);
-	sid = cp_session_find(env.cp, &tsi);
+	sid = cp_session_find(env.cp, &tsi, PGM_AFI_IP);
 	ck_assert_uint_ne(sid, CP_NIL);
 	x = (struct cp_fsm){.s = cp_session_at(env.cp, sid),
 		.sid = sid,

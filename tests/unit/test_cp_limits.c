@@ -83,7 +83,7 @@ static bool has_state(unsigned k, uint32_t sqn)
 	cp_test_spm(&p, 1, 0, 0);
 	tsi_of(&p, k);
 	pgm_packet_tsi(&p.pkt, &tsi);
-	cp_foreach_repair(env.cp, &tsi, find_cb, &f);
+	cp_foreach_repair(env.cp, &tsi, PGM_AFI_IP, find_cb, &f);
 	return f.found;
 }
 
@@ -102,7 +102,7 @@ static size_t states_of(unsigned k)
 	cp_test_spm(&p, 1, 0, 0);
 	tsi_of(&p, k);
 	pgm_packet_tsi(&p.pkt, &tsi);
-	cp_foreach_repair(env.cp, &tsi, count_cb, &n);
+	cp_foreach_repair(env.cp, &tsi, PGM_AFI_IP, count_cb, &n);
 	return n;
 }
 

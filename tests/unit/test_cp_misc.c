@@ -577,14 +577,14 @@ START_TEST(test_repair_view_order)
 	for (size_t i = 0; i < 4; i++)
 		ck_assert_int_eq(nak_at(t0, sqns[i], CP_TEST_D1), CP_DROP);
 	memset(&l, 0, sizeof(l));
-	cp_foreach_repair(env.cp, &tsi, collect_sqn, &l);
+	cp_foreach_repair(env.cp, &tsi, PGM_AFI_IP, collect_sqn, &l);
 	ck_assert_int_eq(l.n, 4);
 	ck_assert_uint_eq(l.sqn[0], 0xfffffff8u);
 	ck_assert_uint_eq(l.sqn[1], 0xfffffffeu);
 	ck_assert_uint_eq(l.sqn[2], 0);
 	ck_assert_uint_eq(l.sqn[3], 3);
 	memset(&l, 0, sizeof(l));
-	cp_foreach_repair(env.cp, &other, collect_sqn, &l);
+	cp_foreach_repair(env.cp, &other, PGM_AFI_IP, collect_sqn, &l);
 	ck_assert_int_eq(l.n, 0);
 }
 END_TEST

@@ -53,7 +53,7 @@ static void check_invariants(struct cp *cp)
 			const struct cp_session *s = cp_session_at(cp, sid);
 			uint32_t n = 0, prev = CP_NIL;
 
-			REQUIRE(cp_session_find(cp, &s->tsi) == sid, "session %u not found", sid);
+			REQUIRE(cp_session_find(cp, &s->tsi, cp_session_afi(s)) == sid, "session %u not found", sid);
 			REQUIRE(cp->cfg.session_lifetime_s == 0 || cp_tnode_scheduled(&s->timer),
 				"session %u has no expiry timer", sid);
 			for (uint32_t id = s->repair_head; id != CP_NIL;) {

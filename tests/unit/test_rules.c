@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 
@@ -119,6 +120,78 @@ static const char expected_ipt[] =
 	"-I INPUT 1 -j PGMROUTER-IN\n"
 	"COMMIT\n";
 
+/* The ip6 table: the same layout, PGM as the upper layer after any extension headers
+   (meta l4proto), the payload length, ff00::/8. */
+static const char expected_nft6[] =
+	"# pgmrouter interception rules, generated. One transaction: the table of an\n"
+	"# earlier run is replaced (or removed) as a whole.\n"
+	"add table ip6 pgmrouter\n"
+	"delete table ip6 pgmrouter\n"
+	"table ip6 pgmrouter {\n"
+	"\tchain prerouting {\n"
+	"\t\ttype filter hook prerouting priority mangle - 1; policy accept;\n"
+	"\t\tmeta l4proto 113-113 @th,32,8 & 0xf == 0x4 ip6 length >= 16 accept\n"
+	"\t\tmeta l4proto 113-113 goto pgm-prerouting\n"
+	"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x4 ip6 length >= 24 accept\n"
+	"\t\tudp dport 3055-3056 goto udp-prerouting\n"
+	"\t}\n"
+	"\n"
+	"\tchain pgm-prerouting {\n"
+	"\t\tip6 length < 16 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x1 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x2 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0xa goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x8 ip6 daddr ff00::/8 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x9 ip6 daddr ff00::/8 goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x8 fib daddr type != local goto queue-prerouting\n"
+	"\t\t@th,32,8 & 0xf == 0x0 ip6 daddr ff00::/8 counter queue num 3 bypass\n"
+	"\t\t@th,32,8 & 0xf == 0x5 ip6 daddr ff00::/8 counter queue num 3 bypass\n"
+	"\t}\n"
+	"\n"
+	"\tchain udp-prerouting {\n"
+	"\t\tip6 length < 24 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x1 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x2 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0xa goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x8 ip6 daddr ff00::/8 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x9 ip6 daddr ff00::/8 goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x8 fib daddr type != local goto queue-prerouting\n"
+	"\t\t@th,96,8 & 0xf == 0x0 ip6 daddr ff00::/8 counter queue num 3 bypass\n"
+	"\t\t@th,96,8 & 0xf == 0x5 ip6 daddr ff00::/8 counter queue num 3 bypass\n"
+	"\t}\n"
+	"\n"
+	"\tchain queue-prerouting {\n"
+	"\t\tiifname \"eth0\" counter queue num 3 bypass\n"
+	"\t}\n"
+	"\n"
+	"\tchain input {\n"
+	"\t\ttype filter hook input priority mangle - 1; policy accept;\n"
+	"\t\tmeta l4proto 113-113 @th,32,8 & 0xf == 0x4 ip6 length >= 16 accept\n"
+	"\t\tmeta l4proto 113-113 goto pgm-input\n"
+	"\t\tudp dport 3055-3056 @th,96,8 & 0xf == 0x4 ip6 length >= 24 accept\n"
+	"\t\tudp dport 3055-3056 goto udp-input\n"
+	"\t}\n"
+	"\n"
+	"\tchain pgm-input {\n"
+	"\t\tip6 length < 16 goto queue-input\n"
+	"\t\t@th,32,8 & 0xf == 0x5 goto queue-input\n"
+	"\t\t@th,32,8 & 0xf == 0x8 goto queue-input\n"
+	"\t\t@th,32,8 & 0xf == 0x9 goto queue-input\n"
+	"\t}\n"
+	"\n"
+	"\tchain udp-input {\n"
+	"\t\tip6 length < 24 goto queue-input\n"
+	"\t\t@th,96,8 & 0xf == 0x5 goto queue-input\n"
+	"\t\t@th,96,8 & 0xf == 0x8 goto queue-input\n"
+	"\t\t@th,96,8 & 0xf == 0x9 goto queue-input\n"
+	"\t}\n"
+	"\n"
+	"\tchain queue-input {\n"
+	"\t\tfib daddr type != local accept\n"
+	"\t\tiifname \"eth0\" counter queue num 3 bypass\n"
+	"\t}\n"
+	"}\n";
+
 /* The layout without policing (test_police_* check what policing adds to it). */
 static struct rules_config config(uint16_t queue)
 {
@@ -155,6 +228,25 @@ START_TEST(test_nft_script_exact)
 
 	ck_assert_ptr_nonnull(s);
 	ck_assert_str_eq(s, expected_nft);
+	free(s);
+}
+END_TEST
+
+START_TEST(test_nft6_script_exact)
+{
+	struct rules_config cfg = config(3);
+	char *s = rules_nft_script_family(&cfg, RULES_IPV6, one_if, 1, true);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, expected_nft6);
+	free(s);
+	/* the ip script is the same as before */
+	s = rules_nft_script_family(&cfg, RULES_IPV4, one_if, 1, true);
+	ck_assert_str_eq(s, expected_nft);
+	free(s);
+	s = rules_nft_script_family(&cfg, RULES_IPV6, NULL, 0, false);
+	ck_assert_ptr_nonnull(strstr(s, "add table ip6 pgmrouter\ndelete table ip6 pgmrouter\n"));
+	ck_assert_ptr_null(strstr(s, "table ip6 pgmrouter {"));
 	free(s);
 }
 END_TEST
@@ -296,7 +388,7 @@ START_TEST(test_udp_off_and_single_port)
 	free(n);
 	free(i);
 	/* the netlink batch: the set and its elements after the table */
-	ck_assert_int_gt(rules_nft_encode(&cfg, one_if, 1, true, RULES_NFT_QUEUE_STATEMENT, &buf,
+	ck_assert_int_gt(rules_nft_encode(&cfg, RULES_IPV4, one_if, 1, true, RULES_NFT_QUEUE_STATEMENT, &buf,
 				 &len),
 		0);
 	free(buf);
@@ -422,6 +514,7 @@ struct batch_view {
 	unsigned msgs, begins, ends, newtable, deltable, chains, base_chains, rules;
 	unsigned queue_exprs, target_exprs, counter_exprs, compat_matches, goto_rules;
 	unsigned dynset_exprs, sets, timeout_sets;
+	unsigned ip_msgs, ip6_msgs, addr6_sets; /* by nfgen_family; sets keyed on IPv6 addresses */
 	bool acked; /* every nf_tables message asks for an acknowledgement */
 };
 
@@ -472,6 +565,10 @@ static struct batch_view view_batch(const uint8_t *buf, size_t len)
 			continue;
 		}
 		ck_assert_uint_eq(nlh->nlmsg_type >> 8, NFNL_SUBSYS_NFTABLES);
+		v.ip_msgs += ((const struct nfgenmsg *)mnl_nlmsg_get_payload(nlh))->nfgen_family ==
+			     NFPROTO_IPV4;
+		v.ip6_msgs += ((const struct nfgenmsg *)mnl_nlmsg_get_payload(nlh))->nfgen_family ==
+			      NFPROTO_IPV6;
 		if (!(nlh->nlmsg_flags & NLM_F_ACK))
 			v.acked = false;
 		switch (nlh->nlmsg_type & 0xff) {
@@ -498,6 +595,9 @@ static struct batch_view view_batch(const uint8_t *buf, size_t len)
 						(NFT_SET_TIMEOUT | NFT_SET_EVAL)) ==
 						(NFT_SET_TIMEOUT | NFT_SET_EVAL))
 					v.timeout_sets++;
+				if (mnl_attr_get_type(attr) == NFTA_SET_KEY_LEN &&
+					ntohl(mnl_attr_get_u32(attr)) == 16)
+					v.addr6_sets++;
 			}
 			break;
 		case NFT_MSG_NEWRULE:
@@ -523,7 +623,7 @@ START_TEST(test_nft_batch)
 
 	/* The batch carries the script's table: the same chains and rules, one message each,
 	   between the removal of an earlier run's table and the batch's end. */
-	n = rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_XT, &buf, &len);
+	n = rules_nft_encode(&cfg, RULES_IPV4, two_ifs, 2, true, RULES_NFT_QUEUE_XT, &buf, &len);
 	ck_assert_int_gt(n, 0);
 	v = view_batch(buf, len);
 	ck_assert_uint_eq(v.msgs, (unsigned)n);
@@ -543,14 +643,14 @@ START_TEST(test_nft_batch)
 	free(buf);
 	free(text);
 
-	n = rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
+	n = rules_nft_encode(&cfg, RULES_IPV4, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
 	v = view_batch(buf, len);
 	ck_assert_uint_eq(v.queue_exprs, 8);
 	ck_assert_uint_eq(v.target_exprs, 0);
 	free(buf);
 
 	/* removal: the table goes whether or not it exists */
-	n = rules_nft_encode(&cfg, NULL, 0, false, RULES_NFT_QUEUE_XT, &buf, &len);
+	n = rules_nft_encode(&cfg, RULES_IPV4, NULL, 0, false, RULES_NFT_QUEUE_XT, &buf, &len);
 	v = view_batch(buf, len);
 	ck_assert_int_eq(n, 4);
 	ck_assert_uint_eq(v.newtable, 1);
@@ -559,8 +659,59 @@ START_TEST(test_nft_batch)
 	free(buf);
 
 	strcpy(cfg.name, "bad name");
-	ck_assert_int_eq(rules_nft_encode(&cfg, one_if, 1, true, RULES_NFT_QUEUE_XT, &buf, &len), -1);
+	ck_assert_int_eq(rules_nft_encode(&cfg, RULES_IPV4, one_if, 1, true, RULES_NFT_QUEUE_XT, &buf, &len), -1);
 	ck_assert_ptr_null(buf);
+}
+END_TEST
+
+/* Policing in the ip6 table: per source keyed on ip6 saddr, sets of IPv6 addresses; every
+   message of the batch is of family ip6, none of ip. */
+START_TEST(test_nft6_police_and_batch)
+{
+	struct rules_config cfg = police_config(7);
+	char *text = rules_nft_script_family(&cfg, RULES_IPV6, two_ifs, 2, true);
+	struct batch_view v;
+	uint8_t *buf;
+	size_t len;
+	int n;
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(count(text, "type ipv6_addr"), 3);
+	ck_assert_uint_eq(count(text, "type ipv4_addr"), 0);
+	/* NAK at prerouting and input, NCF; SPM on the interfaces and from any (IP, UDP) */
+	ck_assert_uint_eq(count(text, "{ ip6 saddr limit rate over 500/second burst 100 packets }"),
+		3);
+	ck_assert_uint_eq(count(text, "{ ip6 saddr limit rate over 1000/second burst 200 packets }"),
+		3);
+	ck_assert_uint_eq(count(text, "ip saddr"), 0);
+	ck_assert_uint_eq(count(text, "ip daddr"), 0);
+	ck_assert_uint_eq(count(text, "ip protocol"), 0);
+	ck_assert_uint_eq(count(text, "== 0x4 goto"), 0); /* ODATA never queued */
+
+	n = rules_nft_encode(
+		&cfg, RULES_IPV6, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
+	ck_assert_int_gt(n, 0);
+	v = view_batch(buf, len);
+	ck_assert_uint_eq(v.msgs, (unsigned)n);
+	ck_assert_uint_eq(v.ip_msgs, 0);
+	ck_assert_uint_eq(v.ip6_msgs, (unsigned)n - 2); /* all but the batch's begin and end */
+	ck_assert_uint_eq(v.sets, 6);
+	ck_assert_uint_eq(v.addr6_sets, 3);
+	ck_assert_uint_eq(v.dynset_exprs, count(text, "update @"));
+	ck_assert_uint_eq(v.chains, count(text, "\tchain "));
+	ck_assert_uint_eq(v.counter_exprs, count(text, "counter "));
+	ck_assert_uint_eq(v.compat_matches, 0);
+	free(buf);
+	free(text);
+
+	/* the ip table's batch is all ip */
+	n = rules_nft_encode(
+		&cfg, RULES_IPV4, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
+	v = view_batch(buf, len);
+	ck_assert_uint_eq(v.ip6_msgs, 0);
+	ck_assert_uint_eq(v.ip_msgs, (unsigned)n - 2);
+	ck_assert_uint_eq(v.addr6_sets, 0);
+	free(buf);
 }
 END_TEST
 
@@ -801,7 +952,7 @@ START_TEST(test_police_nft_batch)
 	char *text;
 	int n;
 
-	n = rules_nft_encode(&cfg, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
+	n = rules_nft_encode(&cfg, RULES_IPV4, two_ifs, 2, true, RULES_NFT_QUEUE_STATEMENT, &buf, &len);
 	ck_assert_int_gt(n, 0);
 	v = view_batch(buf, len);
 	text = rules_nft_script(&cfg, two_ifs, 2, true);
@@ -1010,6 +1161,18 @@ START_TEST(test_counter_parsers)
 	ck_assert_uint_eq(c.policed[RULES_POLICE_NCF][RULES_POLICE_SOURCE], 0);
 	ck_assert_uint_eq(c.packets[RULES_IPT_IN], 4);
 	ck_assert_uint_eq(c.packets[RULES_IPT_PRE], 0);
+
+	/* the ip6 table's counters add to the totals and are kept apart as IPv6's */
+	{
+		struct rules_counters sum = {0};
+
+		rules_counters_add(&sum, &c, RULES_IPV4);
+		rules_counters_add(&sum, &c, RULES_IPV6);
+		ck_assert_uint_eq(sum.packets[RULES_IPT_IN], 8);
+		ck_assert_uint_eq(sum.packets_ipv6[RULES_IPT_IN], 4);
+		ck_assert_uint_eq(sum.bytes[RULES_IPT_IN], 448);
+		ck_assert_uint_eq(sum.policed[RULES_POLICE_NAK][RULES_POLICE_SOURCE], 84);
+	}
 }
 END_TEST
 
@@ -1019,6 +1182,8 @@ int main(void)
 	TCase *tc = tcase_create("scripts");
 
 	tcase_add_test(tc, test_nft_script_exact);
+	tcase_add_test(tc, test_nft6_script_exact);
+	tcase_add_test(tc, test_nft6_police_and_batch);
 	tcase_add_test(tc, test_ipt_script_exact);
 	tcase_add_test(tc, test_every_rule_has_bypass_and_no_odata);
 	tcase_add_test(tc, test_udp_off_and_single_port);
