@@ -25,8 +25,12 @@ BENCH_NO_POLICE=1
 bench_begin latency "$@"
 
 SIDES="kernel floor pgmrouterd"
+# BENCH_LATENCY_AB_BIN: a second pgmrouterd build as a fourth side, pgmrouterd_b, in the same
+# rotation, with its own ratios to the floor (an A/B of a change under the same conditions).
+[ -n "${BENCH_LATENCY_AB_BIN:-}" ] && SIDES="$SIDES pgmrouterd_b"
+NSIDES=$(echo "$SIDES" | wc -w)
 FLOOR_GOAL=1.5 # pgmrouterd p99 / floor p99
-RATES="1000 10000"
+RATES=${BENCH_LATENCY_RATES:-"1000 10000"}
 SECONDS_PER_RUN=2
 if [ "$BENCH_SMOKE" = 1 ]; then
 	RATES="1000"
@@ -54,7 +58,7 @@ add() { MED[$1]="${MED[$1]:-} ${2:-nan}"; P99[$1]="${P99[$1]:-} ${3:-nan}"; }
 addq() { Q50[$1]="${Q50[$1]:-} $2"; Q99[$1]="${Q99[$1]:-} $3"; Q999[$1]="${Q999[$1]:-} $4"; }
 
 run_one() {
-	local rate=$1 side=$2 rep=$3 fa fs ca cs out stat dst ncf_pid
+	local rate=$1 side=$2 rep=$3 fa fs ca cs out stat dst ncf_pid cost pid
 	GSI=$((GSI + 1))
 	if ! bench_side_up "$side" r1; then
 		MISSING[$side]=$BENCH_SIDE_REASON
@@ -85,6 +89,14 @@ run_one() {
 	bench_lan_settle a
 	lab_capture_stop "$ca"
 	lab_capture_stop "$cs"
+	# the consumer's wakeups and CPU time over the run (its start included): what it does per NAK
+	cost=""
+	pid=${BENCH_SIDE_PID[r1]:-}
+	if [ -n "$pid" ]; then
+		cost="wakeups=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")"
+		cost="$cost preempted=$(awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")"
+		cost="$cost cpu_ms=$(($(bench_cpu_ns "$pid") / 1000000))"
+	fi
 	bench_side_down "$side" r1
 	if [ "$side" = kernel ]; then
 		stat=$("$BENCH_BIN/pgm-pcapstat" --from nak@1 --to nak@2 \
@@ -94,7 +106,7 @@ run_one() {
 			--csv "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" "$fa")
 	fi
 	rm -f "$fa" "$fs"
-	bench_log "rate $rate $side rep $rep: $(lab_kv sent "$out") NAKs sent; $stat"
+	bench_log "rate $rate $side rep $rep: $(lab_kv sent "$out") NAKs sent; $stat${cost:+ $cost}"
 	echo "$rate,$side,$rep,$(lab_kv sent "$out"),$(lab_kv matched "$stat"),$(lab_kv median_us "$stat"),$(lab_kv p90_us "$stat"),$(lab_kv p99_us "$stat"),$(lab_kv max_us "$stat")" >>"$runs"
 	# Every NAK must be answered (NCF) or forwarded: a run with NAKs left unanswered would
 	# time only the easy ones.
@@ -120,9 +132,10 @@ run_one() {
 for rate in $RATES; do
 	for rep in $(seq 1 "$BENCH_REPS"); do
 		# the order rotates: kernel floor pgmrouterd, floor pgmrouterd kernel, ...
+		# shellcheck disable=SC2086
 		set -- $SIDES $SIDES
-		shift $(((rep - 1) % 3))
-		for side in "$1" "$2" "$3"; do
+		shift $(((rep - 1) % NSIDES))
+		for side in "${@:1:$NSIDES}"; do
 			[ -n "${MISSING[$side]:-}" ] && continue
 			run_one "$rate" "$side" "$rep"
 		done
@@ -143,23 +156,30 @@ for rate in $RATES; do
 	done
 	# pgmrouterd against the floor: per-repetition ratios of each quantile, their geometric mean
 	# and its 95 % bootstrap interval over the repetitions.
-	for m in p50 p99 p999; do
-		case $m in
-		p50) qa=${Q50[$rate,floor]:-} qb=${Q50[$rate,pgmrouterd]:-} ;;
-		p99) qa=${Q99[$rate,floor]:-} qb=${Q99[$rate,pgmrouterd]:-} ;;
-		p999) qa=${Q999[$rate,floor]:-} qb=${Q999[$rate,pgmrouterd]:-} ;;
-		esac
-		read -r est lo hi n <<<"$(bench_ratio_ci "$qa" "$qb")"
-		if [ "$n" = 0 ]; then
-			bench_missing "rate${rate}_ncf_${m}_vs_floor" \
-				"${MISSING[pgmrouterd]:-${MISSING[floor]:-${MISSING[$rate,pgmrouterd]:-${MISSING[$rate,floor]:-no pair}}}}"
-			[ "$m" = p99 ] && bench_verdict "rate${rate}_ncf_p99_vs_floor_goal" nan nan "$FLOOR_GOAL" 0
-			continue
-		fi
-		bench_row "rate${rate}_ncf_${m}_vs_floor" "$est" "x floor (geometric mean of $n repetitions)"
-		bench_row "rate${rate}_ncf_${m}_vs_floor_lo" "$lo" "x floor (95% bootstrap)"
-		bench_row "rate${rate}_ncf_${m}_vs_floor_hi" "$hi" "x floor (95% bootstrap)"
-		[ "$m" = p99 ] && bench_verdict "rate${rate}_ncf_p99_vs_floor_goal" "$lo" "$hi" "$FLOOR_GOAL" "$n"
+	for side in pgmrouterd pgmrouterd_b; do
+		case " $SIDES " in *" $side "*) ;; *) continue ;; esac
+		tag=ncf
+		[ "$side" = pgmrouterd_b ] && tag=ncf_b
+		for m in p50 p99 p999; do
+			case $m in
+			p50) qa=${Q50[$rate,floor]:-} qb=${Q50[$rate,$side]:-} ;;
+			p99) qa=${Q99[$rate,floor]:-} qb=${Q99[$rate,$side]:-} ;;
+			p999) qa=${Q999[$rate,floor]:-} qb=${Q999[$rate,$side]:-} ;;
+			esac
+			read -r est lo hi n <<<"$(bench_ratio_ci "$qa" "$qb")"
+			if [ "$n" = 0 ]; then
+				bench_missing "rate${rate}_${tag}_${m}_vs_floor" \
+					"${MISSING[$side]:-${MISSING[floor]:-${MISSING[$rate,$side]:-${MISSING[$rate,floor]:-no pair}}}}"
+				[ "$m" = p99 ] &&
+					bench_verdict "rate${rate}_${tag}_p99_vs_floor_goal" nan nan "$FLOOR_GOAL" 0
+				continue
+			fi
+			bench_row "rate${rate}_${tag}_${m}_vs_floor" "$est" "x floor (geometric mean of $n repetitions)"
+			bench_row "rate${rate}_${tag}_${m}_vs_floor_lo" "$lo" "x floor (95% bootstrap)"
+			bench_row "rate${rate}_${tag}_${m}_vs_floor_hi" "$hi" "x floor (95% bootstrap)"
+			[ "$m" = p99 ] &&
+				bench_verdict "rate${rate}_${tag}_p99_vs_floor_goal" "$lo" "$hi" "$FLOOR_GOAL" "$n"
+		done
 	done
 	for m in median p99; do
 		if [ "$m" = median ]; then

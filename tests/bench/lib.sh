@@ -324,6 +324,7 @@ bench_side_up() {
 	acceptall) _bench_acceptall_up "$router" ;;
 	floor) _bench_acceptall_up "$router" nfq-ncffloor ;;
 	pgmrouterd) bench_pgmrouterd_up "$router" ;;
+	pgmrouterd_b) BENCH_PGMROUTERD_BIN=${BENCH_LATENCY_AB_BIN:-} bench_pgmrouterd_up "$router" ;;
 	*)
 		# tests/bench/odata-variants/NAME.nft, a table pgmbench-nft: the hooks side (empty base
 		# chains), or an experiment's own
@@ -342,7 +343,7 @@ bench_side_down() {
 	kernel) return 0 ;;
 	rules | notransit) _bench_rules_down "$router" ;;
 	acceptall | floor) _bench_acceptall_down "$router" ;;
-	pgmrouterd) bench_pgmrouterd_down "$router" ;;
+	pgmrouterd | pgmrouterd_b) bench_pgmrouterd_down "$router" ;;
 	*) lab_exec "$router" nft delete table ip pgmbench-nft >/dev/null 2>&1 ;;
 	esac
 }
