@@ -288,16 +288,28 @@ static void sends_batch_begin(struct live *l)
 	l->sends_batched = true;
 }
 
-static void sends_flush(void *ctx)
+static void sends_flush_queued(struct live *l)
 {
-	struct live *l = ctx;
 	uint64_t sent, failed;
 
-	l->pkt_now_fresh = false; /* the end of a receive round */
 	if (!l->sends_batched)
 		return;
 	rawsock_batch_send(l->raw, &sent, &failed);
 	assist_count_sent(l->a, sent, failed);
+}
+
+static void sends_flush(void *ctx)
+{
+	struct live *l = ctx;
+
+	l->pkt_now_fresh = false; /* the end of a receive round */
+	sends_flush_queued(l);
+}
+
+/* What is queued so far leaves now (assist_env.send_now), the batch stays open. */
+static void env_send_now(void *ctx)
+{
+	sends_flush_queued(ctx);
 }
 
 static void sends_batch_end(struct live *l)
@@ -745,6 +757,7 @@ struct live *live_new(struct ev_loop *loop)
 		.now = env_now,
 		.send = env_send,
 		.source = env_source,
+		.send_now = env_send_now,
 		.route = env_route,
 		.route_sources = env_route_sources,
 		.routes = env_routes,

@@ -92,4 +92,6 @@ void assist_on_action(void *ctx, const struct cp_action *act)
 		a->stats.send_failed++;
 	else if (rc > 0)
 		a->stats.originated++; /* queued: counted when sent (assist_count_sent) */
+	else if (act->type == CP_ACT_NCF && a->env.send_now != NULL)
+		a->env.send_now(a->env.ctx); /* a receiver waiting for it re-NAKs: not a round's wait */
 }

@@ -5,8 +5,11 @@
 # NCF leave; NCF and NAK are matched by TSI and SQN (pgm-pcapstat). Baseline in the same run: the
 # same NAKs sent through the router to the source by plain kernel forwarding, timed from the
 # receivers' LAN to the source's LAN (one forwarding hop through the namespace, the least a
-# router can add). Two offered rates; median and 99th percentile of every run; the ratios
-# pgmrouterd / kernel per repetition.
+# router can add). The floor in the same run: nfq-ncffloor, a minimal consumer on the daemon's
+# queue settings and rules that answers each NAK at once with one NCF, the least any user-space
+# network element can do. Two offered rates; median and 99th percentile of every run; the ratios
+# pgmrouterd / kernel per repetition; pgmrouterd's p50, p99 and p99.9 against the floor's with a
+# 95 % interval, and the goal "p99 at most 1.5 x the floor's" judged on it.
 #
 #   bench-latency.sh [--smoke]
 set -u
@@ -16,10 +19,18 @@ set -u
 # pinned to one CPU waits whenever other work holds that CPU, although the other may be idle
 # (measured: median 80 us and p90 2 ms pinned, 45 us and 70 us not).
 BENCH_PIN_ROUTER=0
+# One receiver's 1,000 and 10,000 NAKs/s (and the source's NCFs) are over the default policing
+# (500/s per source): every side without it, so the delays are the consumers'.
+BENCH_NO_POLICE=1
 bench_begin latency "$@"
 
-SIDES="kernel pgmrouterd"
-RATES="1000 10000"
+SIDES="kernel floor pgmrouterd"
+# BENCH_LATENCY_AB_BIN: a second pgmrouterd build as a fourth side, pgmrouterd_b, in the same
+# rotation, with its own ratios to the floor (an A/B of a change under the same conditions).
+[ -n "${BENCH_LATENCY_AB_BIN:-}" ] && SIDES="$SIDES pgmrouterd_b"
+NSIDES=$(echo "$SIDES" | wc -w)
+FLOOR_GOAL=1.5 # pgmrouterd p99 / floor p99
+RATES=${BENCH_LATENCY_RATES:-"1000 10000"}
 SECONDS_PER_RUN=2
 if [ "$BENCH_SMOKE" = 1 ]; then
 	RATES="1000"
@@ -42,11 +53,12 @@ capture() { # capture LAN FILE: starts dumpcap on the LAN's bridge; pid in LAB_P
 	lab_wait 10 "capture on $1" test -s "$2"
 }
 
-declare -A MED P99 MISSING
+declare -A MED P99 MISSING Q50 Q99 Q999
 add() { MED[$1]="${MED[$1]:-} ${2:-nan}"; P99[$1]="${P99[$1]:-} ${3:-nan}"; }
+addq() { Q50[$1]="${Q50[$1]:-} $2"; Q99[$1]="${Q99[$1]:-} $3"; Q999[$1]="${Q999[$1]:-} $4"; }
 
 run_one() {
-	local rate=$1 side=$2 rep=$3 fa fs ca cs out stat dst ncf_pid
+	local rate=$1 side=$2 rep=$3 fa fs ca cs out stat dst ncf_pid cost pid
 	GSI=$((GSI + 1))
 	if ! bench_side_up "$side" r1; then
 		MISSING[$side]=$BENCH_SIDE_REASON
@@ -77,6 +89,14 @@ run_one() {
 	bench_lan_settle a
 	lab_capture_stop "$ca"
 	lab_capture_stop "$cs"
+	# the consumer's wakeups and CPU time over the run (its start included): what it does per NAK
+	cost=""
+	pid=${BENCH_SIDE_PID[r1]:-}
+	if [ -n "$pid" ]; then
+		cost="wakeups=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")"
+		cost="$cost preempted=$(awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")"
+		cost="$cost cpu_ms=$(($(bench_cpu_ns "$pid") / 1000000))"
+	fi
 	bench_side_down "$side" r1
 	if [ "$side" = kernel ]; then
 		stat=$("$BENCH_BIN/pgm-pcapstat" --from nak@1 --to nak@2 \
@@ -86,7 +106,7 @@ run_one() {
 			--csv "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" "$fa")
 	fi
 	rm -f "$fa" "$fs"
-	bench_log "rate $rate $side rep $rep: $(lab_kv sent "$out") NAKs sent; $stat"
+	bench_log "rate $rate $side rep $rep: $(lab_kv sent "$out") NAKs sent; $stat${cost:+ $cost}"
 	echo "$rate,$side,$rep,$(lab_kv sent "$out"),$(lab_kv matched "$stat"),$(lab_kv median_us "$stat"),$(lab_kv p90_us "$stat"),$(lab_kv p99_us "$stat"),$(lab_kv max_us "$stat")" >>"$runs"
 	# Every NAK must be answered (NCF) or forwarded: a run with NAKs left unanswered would
 	# time only the easy ones.
@@ -95,10 +115,14 @@ run_one() {
 			"$(lab_kv sent "$out") NAKs answered; no figure"
 		MISSING[$rate,$side]="$(lab_kv matched "$stat") of $(lab_kv sent "$out") NAKs answered (rep $rep)"
 		add "$rate,$side" nan nan
+		addq "$rate,$side" nan nan nan
 		rm -f "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv"
 		return
 	fi
 	add "$rate,$side" "$(lab_kv median_us "$stat")" "$(lab_kv p99_us "$stat")"
+	# shellcheck disable=SC2046
+	addq "$rate,$side" $(awk -F, 'NR > 1 { print $4 }' \
+		"$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" | bench_quantiles /dev/stdin)
 	# Every delay of the (rate, side), pooled over the repetitions, for the distribution.
 	awk -F, 'NR > 1 { print $4 }' "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" \
 		>>"$BENCH_RESULTS/latency-pooled-$rate-$side.txt"
@@ -107,9 +131,11 @@ run_one() {
 
 for rate in $RATES; do
 	for rep in $(seq 1 "$BENCH_REPS"); do
-		set -- $SIDES
-		[ $((rep % 2)) = 0 ] && set -- "$2" "$1"
-		for side in "$@"; do
+		# the order rotates: kernel floor pgmrouterd, floor pgmrouterd kernel, ...
+		# shellcheck disable=SC2086
+		set -- $SIDES $SIDES
+		shift $(((rep - 1) % NSIDES))
+		for side in "${@:1:$NSIDES}"; do
 			[ -n "${MISSING[$side]:-}" ] && continue
 			run_one "$rate" "$side" "$rep"
 		done
@@ -117,6 +143,7 @@ for rate in $RATES; do
 	for side in $SIDES; do
 		what=ncf
 		[ "$side" = kernel ] && what=forward
+		[ "$side" = floor ] && what=floorncf
 		reason=${MISSING[$side]:-}
 		if [ -n "$reason" ]; then
 			bench_missing "rate${rate}_${side}_${what}_median" "$reason"
@@ -125,6 +152,34 @@ for rate in $RATES; do
 		[ -n "${MISSING[$rate,$side]:-}" ] && bench_log "rate $rate $side: ${MISSING[$rate,$side]}"
 		bench_series "rate${rate}_${side}_${what}_median" us ${MED[$rate,$side]:-}
 		bench_series "rate${rate}_${side}_${what}_p99" us ${P99[$rate,$side]:-}
+		bench_series "rate${rate}_${side}_${what}_p999" us ${Q999[$rate,$side]:-}
+	done
+	# pgmrouterd against the floor: per-repetition ratios of each quantile, their geometric mean
+	# and its 95 % bootstrap interval over the repetitions.
+	for side in pgmrouterd pgmrouterd_b; do
+		case " $SIDES " in *" $side "*) ;; *) continue ;; esac
+		tag=ncf
+		[ "$side" = pgmrouterd_b ] && tag=ncf_b
+		for m in p50 p99 p999; do
+			case $m in
+			p50) qa=${Q50[$rate,floor]:-} qb=${Q50[$rate,$side]:-} ;;
+			p99) qa=${Q99[$rate,floor]:-} qb=${Q99[$rate,$side]:-} ;;
+			p999) qa=${Q999[$rate,floor]:-} qb=${Q999[$rate,$side]:-} ;;
+			esac
+			read -r est lo hi n <<<"$(bench_ratio_ci "$qa" "$qb")"
+			if [ "$n" = 0 ]; then
+				bench_missing "rate${rate}_${tag}_${m}_vs_floor" \
+					"${MISSING[$side]:-${MISSING[floor]:-${MISSING[$rate,$side]:-${MISSING[$rate,floor]:-no pair}}}}"
+				[ "$m" = p99 ] &&
+					bench_verdict "rate${rate}_${tag}_p99_vs_floor_goal" nan nan "$FLOOR_GOAL" 0
+				continue
+			fi
+			bench_row "rate${rate}_${tag}_${m}_vs_floor" "$est" "x floor (geometric mean of $n repetitions)"
+			bench_row "rate${rate}_${tag}_${m}_vs_floor_lo" "$lo" "x floor (95% bootstrap)"
+			bench_row "rate${rate}_${tag}_${m}_vs_floor_hi" "$hi" "x floor (95% bootstrap)"
+			[ "$m" = p99 ] &&
+				bench_verdict "rate${rate}_${tag}_p99_vs_floor_goal" "$lo" "$hi" "$FLOOR_GOAL" "$n"
+		done
 	done
 	for m in median p99; do
 		if [ "$m" = median ]; then

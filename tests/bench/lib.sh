@@ -11,6 +11,8 @@
 #   kernel      plain kernel forwarding (smcroute routes), nothing else
 #   acceptall   the daemon's interception rules (installed with pgm-rules) and the minimal
 #               accept-all NFQUEUE consumer (nfq-acceptall) on the same queue settings
+#   floor       the same rules and consumer settings as acceptall, the consumer nfq-ncffloor:
+#               each NAK answered at once with one NCF (the latency benchmark's floor)
 #   pgmrouterd  the daemon with its startup config: its own rules, its packet path
 # A side that cannot run is reported as missing (a CSV row whose value is "missing"), never
 # as a figure.
@@ -66,7 +68,7 @@ bench_begin() {
 		# A benchmark that measures delays sets BENCH_PIN_ROUTER=0 (see README).
 		[ "${BENCH_PIN_ROUTER:-1}" = 1 ] || BENCH_CPU_ROUTER=""
 	fi
-	for t in pgm-flood nfq-acceptall pgm-rules pgm-pcapstat; do
+	for t in pgm-flood nfq-acceptall nfq-ncffloor pgm-rules pgm-pcapstat; do
 		[ -x "$BENCH_BIN/$t" ] || lab_die "missing $BENCH_BIN/$t (make tools)"
 	done
 	bench_log "start (smoke=$BENCH_SMOKE, repetitions=$BENCH_REPS," \
@@ -148,6 +150,60 @@ bench_ratios() {
 		[[ ${a[$i]} =~ $num ]] && [[ ${b[$i]:-} =~ $num ]] || continue
 		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { if (x + 0 > 0) printf "%.4f\n", y / x }'
 	done
+}
+
+# bench_quantiles FILE: "p50 p99 p99.9" of the numbers in FILE (one a line; the nearest rank).
+bench_quantiles() {
+	sort -g "$1" | awk '
+		{ v[NR] = $1 }
+		function q(p,   i) { i = int(p * NR + 0.9999999); if (i < 1) i = 1; return v[i] }
+		END {
+			if (NR == 0) { print "nan nan nan"; exit }
+			printf "%.10g %.10g %.10g\n", q(0.5), q(0.99), q(0.999)
+		}'
+}
+
+# bench_ratio_ci "A..." "B...": the paired ratios B_i / A_i of the repetitions summarised as
+# "estimate low high n": their geometric mean and its 95 % interval by bootstrap over the
+# repetitions (2,000 resamples, a fixed seed: the same input gives the same interval). Pairs
+# where either value is not a number are left out; n is the pairs used.
+bench_ratio_ci() {
+	bench_ratios "$1" "$2" | awk '
+		$1 > 0 { r[++n] = log($1) }
+		END {
+			if (n == 0) { print "nan nan nan 0"; exit }
+			for (i = 1; i <= n; i++) s += r[i]
+			est = exp(s / n)
+			srand(27)
+			B = 2000
+			for (b = 1; b <= B; b++) {
+				t = 0
+				for (i = 1; i <= n; i++) t += r[1 + int(rand() * n)]
+				m[b] = t / n
+			}
+			# sort the resampled means (insertion sort: B is small)
+			for (i = 2; i <= B; i++) {
+				x = m[i]
+				for (j = i - 1; j >= 1 && m[j] > x; j--) m[j + 1] = m[j]
+				m[j + 1] = x
+			}
+			printf "%.4f %.4f %.4f %d\n", est, exp(m[int(0.025 * B) + 1]), exp(m[int(0.975 * B)]), n
+		}'
+}
+
+# bench_verdict METRIC LOW HIGH LIMIT N: a goal "at most LIMIT" judged on a 95 % interval
+# [LOW, HIGH]: PASS when all of it is within, FAIL when none of it is, else INCONCLUSIVE (as with
+# fewer than three repetitions, whose bootstrap interval is no more than their range). A row METRIC with the verdict as
+# its value.
+bench_verdict() {
+	local v
+	v=$(awk -v lo="$2" -v hi="$3" -v lim="$4" -v n="$5" 'BEGIN {
+		if (n < 3 || lo == "nan" || hi == "nan") print "INCONCLUSIVE"
+		else if (hi + 0 <= lim + 0) print "PASS"
+		else if (lo + 0 > lim + 0) print "FAIL"
+		else print "INCONCLUSIVE" }')
+	echo "$BENCH_NAME,$1,$v,at most $4 (95% interval $2-$3; $5 repetitions)"
+	bench_log "VERDICT $1: $v (at most $4; 95 % interval $2-$3 over $5 repetitions)"
 }
 
 # bench_div A B [DIGITS]: A / B, or nothing when B is 0.
@@ -266,7 +322,9 @@ bench_side_up() {
 	rules) _bench_rules_up "$router" ;;
 	notransit) _bench_rules_up "$router" && _bench_transit_remove "$router" ;;
 	acceptall) _bench_acceptall_up "$router" ;;
+	floor) _bench_acceptall_up "$router" nfq-ncffloor ;;
 	pgmrouterd) bench_pgmrouterd_up "$router" ;;
+	pgmrouterd_b) BENCH_PGMROUTERD_BIN=${BENCH_LATENCY_AB_BIN:-} bench_pgmrouterd_up "$router" ;;
 	*)
 		# tests/bench/odata-variants/NAME.nft, a table pgmbench-nft: the hooks side (empty base
 		# chains), or an experiment's own
@@ -284,8 +342,8 @@ bench_side_down() {
 	case $side in
 	kernel) return 0 ;;
 	rules | notransit) _bench_rules_down "$router" ;;
-	acceptall) _bench_acceptall_down "$router" ;;
-	pgmrouterd) bench_pgmrouterd_down "$router" ;;
+	acceptall | floor) _bench_acceptall_down "$router" ;;
+	pgmrouterd | pgmrouterd_b) bench_pgmrouterd_down "$router" ;;
 	*) lab_exec "$router" nft delete table ip pgmbench-nft >/dev/null 2>&1 ;;
 	esac
 }
@@ -296,7 +354,7 @@ _bench_rules_up() {
 	local router=$1
 	# shellcheck disable=SC2046
 	if ! lab_exec "$router" "$BENCH_BIN/pgm-rules" install -q "$BENCH_QUEUE" \
-		$(bench_router_ifs "$router") \
+		$([ "${BENCH_NO_POLICE:-0}" = 1 ] && echo -P) $(bench_router_ifs "$router") \
 		>"$LAB_DIR/rules.$router.log" 2>&1; then
 		BENCH_SIDE_REASON="interception rules not installed: $(tail -n 1 "$LAB_DIR/rules.$router.log")"
 		return 1
@@ -325,17 +383,19 @@ _bench_rules_down() {
 	return 0
 }
 
+# _bench_acceptall_up ROUTER [PROGRAM]: the rules and a minimal consumer, nfq-acceptall or the
+# latency floor nfq-ncffloor (same queue settings, same placement as the daemon).
 _bench_acceptall_up() {
-	local router=$1 ready pin
+	local router=$1 prog=${2:-nfq-acceptall} ready pin
 	_bench_rules_up "$router" || return 1
 	ready="$LAB_DIR/acceptall.$router.ready"
 	rm -f "$ready"
 	read -r -a pin <<<"$(bench_pin_router) ${BENCH_SIDE_WRAPPER:-}"
-	lab_spawn "$router" "$LAB_DIR/acceptall.$router.log" "${pin[@]}" "$BENCH_BIN/nfq-acceptall" \
+	lab_spawn "$router" "$LAB_DIR/acceptall.$router.log" "${pin[@]}" "$BENCH_BIN/$prog" \
 		-q "$BENCH_QUEUE" -r "$ready"
 	BENCH_SIDE_PID[$router]=$LAB_PID
-	if ! lab_wait "$BENCH_SIDE_START_TIMEOUT" "nfq-acceptall in $router" test -e "$ready"; then
-		BENCH_SIDE_REASON="nfq-acceptall did not bind: $(tail -n 1 "$LAB_DIR/acceptall.$router.log")"
+	if ! lab_wait "$BENCH_SIDE_START_TIMEOUT" "$prog in $router" test -e "$ready"; then
+		BENCH_SIDE_REASON="$prog did not bind: $(tail -n 1 "$LAB_DIR/acceptall.$router.log")"
 		_bench_acceptall_down "$router"
 		return 1
 	fi
@@ -361,7 +421,9 @@ _bench_mangle_drop_if_empty() {
 # The pgmrouterd side, in one place. The daemon runs with the lab's default startup config
 # (router assist on every interface of the router), pinned to the router CPU, and counts as
 # running only when it has a packet path: the queue bound and its interception rules installed.
-# BENCH_ROUTER_EXTRA_CONFIG (lines) is appended inside the config, before "end".
+# BENCH_ROUTER_EXTRA_CONFIG (lines) is appended inside the config, before "end". BENCH_NO_POLICE=1
+# turns the policing off (the daemon's and pgm-rules'): for floods of one source's NAKs or NCFs
+# faster than its limits, which would measure the policer.
 # The daemon's startup config and how to tell it is ready.
 bench_pgmrouterd_up() {
 	local router=$1 conf sock pidfile log pin bin
@@ -376,6 +438,9 @@ bench_pgmrouterd_up() {
 	log="$LAB_DIR/pgmrouterd.$router.log"
 	lab_router_config "$router" | sed '/^end$/d' >"$conf"
 	[ -n "${BENCH_ROUTER_EXTRA_CONFIG:-}" ] && echo "$BENCH_ROUTER_EXTRA_CONFIG" >>"$conf"
+	if [ "${BENCH_NO_POLICE:-0}" = 1 ]; then
+		printf 'no ip pgm router police-%s\n' nak ncf spm interface >>"$conf"
+	fi
 	echo end >>"$conf"
 	read -r -a pin <<<"$(bench_pin_router) ${BENCH_SIDE_WRAPPER:-}"
 	lab_spawn "$router" "$log" "${pin[@]}" "$bin" -d -f "$conf" -s "$sock" -p "$pidfile"

@@ -4,8 +4,11 @@
  * daemon, so the baseline consumer of the benchmarks (nfq-acceptall) sees exactly the packets
  * pgmrouterd would.
  *
- *   pgm-rules install [-q QUEUE] [-b auto|nft|iptables] IFNAME...
+ *   pgm-rules install [-q QUEUE] [-b auto|nft|iptables] [-P] IFNAME...
  *   pgm-rules remove
+ *
+ * -P: no policing (the daemon's `no ip pgm router police-...`), for benchmarks that offer one
+ * source's NAKs faster than the default limits.
  *
  * The rules stay after install (the namespace's lifetime bounds them). Exit 0 or 1 with the
  * module's one-sentence error on stderr; 64 usage.
@@ -19,8 +22,9 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: pgm-rules install [-q QUEUE] [-b auto|nft|iptables] IFNAME...\n"
-			"       pgm-rules remove\n");
+	fprintf(stderr,
+		"usage: pgm-rules install [-q QUEUE] [-b auto|nft|iptables] [-P] IFNAME...\n"
+		"       pgm-rules remove\n");
 	exit(64);
 }
 
@@ -38,7 +42,7 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	rules_config_default(&cfg);
 	optind = 2;
-	while ((c = getopt(argc, argv, "q:b:")) != -1) {
+	while ((c = getopt(argc, argv, "q:b:P")) != -1) {
 		switch (c) {
 		case 'q':
 			cfg.queue_num = (uint16_t)strtoul(optarg, NULL, 0);
@@ -46,6 +50,9 @@ int main(int argc, char **argv)
 		case 'b':
 			if (!rules_backend_parse(optarg, &backend))
 				usage();
+			break;
+		case 'P':
+			memset(cfg.police, 0, sizeof(cfg.police));
 			break;
 		default:
 			usage();

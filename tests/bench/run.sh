@@ -24,7 +24,7 @@ csv="$results/results.csv"
 echo "benchmark,metric,value,unit" >"$csv"
 
 failed=""
-row='^[A-Za-z0-9_.-]+,[^,]+,([-0-9.eE+]+|missing),'
+row='^[A-Za-z0-9_.-]+,[^,]+,([-0-9.eE+]+|missing|PASS|FAIL|INCONCLUSIVE),'
 run_one() {
 	local name=$1
 	shift
@@ -62,6 +62,11 @@ done
 echo
 missing=$(grep -c ',missing,' "$csv")
 [ "$missing" -gt 0 ] && echo "missing figures: $missing (value 'missing'; the reason is in the unit column)"
+verdicts=$(grep -E ',(PASS|FAIL|INCONCLUSIVE),' "$csv")
+if [ -n "$verdicts" ]; then
+	echo "goals:"
+	echo "$verdicts" | while IFS=, read -r b m v u; do printf '  %-12s %s %s: %s\n' "$v" "$b" "$m" "$u"; done
+fi
 echo "results: $csv"
 
 if [ -z "$smoke" ] && command -v gnuplot >/dev/null; then

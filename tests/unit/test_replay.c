@@ -16,6 +16,8 @@
 #include "cli/config.h"
 #include "cli/settings.h"
 #include "control/control.h"
+#include "dataplane/wire/pgm_wire.h"
+#include "router/assist/assist_internal.h"
 #include "router/assist/offline.h"
 #include "router/vty/pgm_vty.h"
 #include "tests/unit/check_run.h"
@@ -145,6 +147,78 @@ START_TEST(test_replay_clock_never_goes_back)
 }
 END_TEST
 
+/* An environment that queues what it is given, as the live one does within a receive round. */
+static unsigned queued, ncfs_queued, ncfs_sent_now, ncfs_behind;
+static bool ncf_waiting;
+
+static int queueing_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl)
+{
+	struct pgm_ip ip;
+
+	(void)ctx;
+	(void)ifindex;
+	(void)ttl;
+	if (ncf_waiting)
+		ncfs_behind++; /* something else queued while an NCF still waits */
+	queued++;
+	if (pgm_parse_ip(datagram, len, NULL, &ip) == PGM_ERR_OK && ip.pgm_len > 4 &&
+		datagram[ip.pgm_offset + 4] == PGM_NCF) {
+		ncfs_queued++;
+		ncf_waiting = true;
+	}
+	return 0;
+}
+
+static void queueing_send_now(void *ctx)
+{
+	(void)ctx;
+	if (ncf_waiting)
+		ncfs_sent_now++;
+	ncf_waiting = false;
+	queued = 0;
+}
+
+/* Every NCF leaves at once, before the NAK upstream or anything else its NAK's round makes
+ * (issue 27: NCFs waited for the end of a receive round, up to a whole recvmmsg batch). */
+START_TEST(test_replay_ncf_sent_at_once)
+{
+	static const char *const ifs[] = {"up=198.18.1.1/24", "a=198.18.2.1/24"};
+	struct assist_conf conf;
+	struct offline *o;
+	struct assist *a;
+	char err[256];
+	int saved, devnull, rc;
+
+	cmd_engine_init();
+	pgm_vty_init();
+	ck_assert_int_eq(pgm_conf_from_cfg(cfg_running(), &conf), 0);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	devnull = open("/dev/null", O_WRONLY);
+	dup2(devnull, STDOUT_FILENO);
+	o = offline_replay_open(&conf, ifs, 2, true, err, sizeof(err));
+	ck_assert_ptr_nonnull(o);
+	a = offline_assist(o);
+	a->env.send = queueing_send;
+	a->env.send_now = queueing_send_now;
+	rc = offline_replay_file(o, "tests/fixtures/openpgm-ip.pcap", err, sizeof(err));
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(devnull);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_gt(ncfs_queued, 0);
+	ck_assert_uint_eq(ncfs_sent_now, ncfs_queued);
+	ck_assert_uint_eq(ncfs_behind, 0);
+	ck_assert(!ncf_waiting);
+	assist_conf_free(&conf);
+	offline_free(o);
+	cfg_free();
+	cmd_engine_free();
+	settings_free();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("replay");
@@ -153,6 +227,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_replay_openpgm_ip);
 	tcase_add_test(tc, test_replay_openpgm_udp);
+	tcase_add_test(tc, test_replay_ncf_sent_at_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("clock");
 	tcase_set_timeout(tc, 10);
