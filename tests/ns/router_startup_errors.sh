@@ -60,7 +60,7 @@ lab_spawn rtr "$LAB_DIR/notools.err" env PATH="$LAB_DIR/bin" "${DAEMON[@]}" -d -
 	-s "$PUB/notools.sock" -p "$PUB/notools.pid"
 NOTOOLS=$LAB_PID
 check "no nft or iptables in PATH: starts with nftables all the same" \
-	lab_poll 10 sh -c "[ \"\$(ip netns exec $(lab_ns rtr) nft list tables 2>/dev/null)\" = 'table ip pgmrouter' ] &&
+	lab_poll 10 sh -c "[ \"\$(ip netns exec $(lab_ns rtr) nft list tables 2>/dev/null | tr '\\n' ,)\" = 'table ip pgmrouter,table ip6 pgmrouter,' ] &&
 		grep -q 'interception rules installed (nftables' $LAB_DIR/notools.err"
 kill -TERM "$NOTOOLS"
 lab_wait_pid "$NOTOOLS" 10

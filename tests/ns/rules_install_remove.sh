@@ -69,7 +69,7 @@ check "everyone else's rules unchanged" others_unchanged
 
 # A second start (after a crash) with another interface set replaces, never duplicates.
 lab_exec a "$H" rules-install --if a2 --queue 21 >/dev/null 2>&1
-check "restart: one table of ours" test "$(lab_exec a nft list tables | grep -c pgmrouter)" = 1
+check "restart: one table of ours per family" test "$(lab_exec a nft list tables | grep pgmrouter | sort | tr '\n' ,)" = "table ip pgmrouter,table ip6 pgmrouter,"
 check "restart: the table for a2 only" sh -c "
 	[ \"\$(ip netns exec $(lab_ns a) nft list table ip pgmrouter | grep -v '^#' |
 		sed 's/counter packets [0-9]* bytes [0-9]*/counter/')\" = \"\$(
