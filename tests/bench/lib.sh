@@ -125,9 +125,10 @@ bench_stats() {
 		}'
 }
 
-# bench_series METRIC UNIT VALUE...: rows METRIC (median), METRIC_min, METRIC_max.
+# bench_series METRIC UNIT VALUE...: rows METRIC (median), METRIC_min, METRIC_max, and the
+# median's 95 % interval METRIC_lo, METRIC_hi over METRIC_n values (as bench_figure).
 bench_series() {
-	local metric=$1 unit=$2 med min max q1 q3 n
+	local metric=$1 unit=$2 med min max q1 q3 n lo hi
 	shift 2
 	read -r med min max q1 q3 n <<<"$(bench_stats "$@")"
 	if [ "$n" = 0 ]; then
@@ -137,6 +138,11 @@ bench_series() {
 	bench_row "$metric" "$med" "$unit"
 	bench_row "${metric}_min" "$min" "$unit"
 	bench_row "${metric}_max" "$max" "$unit"
+	# The median's 95 % interval and the count (bench_median_ci), beside the range.
+	read -r _ lo hi n <<<"$(bench_median_ci "$@")"
+	bench_row "${metric}_lo" "$lo" "$unit"
+	bench_row "${metric}_hi" "$hi" "$unit"
+	bench_row "${metric}_n" "$n" repetitions
 }
 
 # bench_ratios "A..." "B...": per-repetition ratios B_i / A_i, one per line; pairs where either
@@ -204,6 +210,91 @@ bench_verdict() {
 		else print "INCONCLUSIVE" }')
 	echo "$BENCH_NAME,$1,$v,at most $4 (95% interval $2-$3; $5 repetitions)"
 	bench_log "VERDICT $1: $v (at most $4; 95 % interval $2-$3 over $5 repetitions)"
+}
+
+# bench_median_ci VALUE...: "median low high n": the median of the numbers given and its 95 %
+# interval by bootstrap (2,000 resamples of the values, a fixed seed: the same input gives the
+# same interval). With fewer than three values the interval is their range.
+bench_median_ci() {
+	local vals est n
+	vals=$(printf '%s\n' "$@" | grep -E '^-?[0-9.]+([eE][-+]?[0-9]+)?$' | sort -g)
+	n=$(grep -c . <<<"$vals")
+	if [ "$n" = 0 ]; then
+		echo "nan nan nan 0"
+		return
+	fi
+	est=$(awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }' <<<"$vals")
+	if [ "$n" -lt 3 ]; then
+		echo "$est $(head -n 1 <<<"$vals") $(tail -n 1 <<<"$vals") $n"
+		return
+	fi
+	# Each resample's median (its values sorted by insertion: n is a handful), then the 2.5th
+	# and 97.5th percentiles of the 2,000 medians.
+	awk '
+		{ v[++n] = $1 }
+		END {
+			srand(27)
+			for (b = 1; b <= 2000; b++) {
+				for (i = 1; i <= n; i++) {
+					x = v[1 + int(rand() * n)]
+					for (j = i - 1; j >= 1 && t[j] > x; j--) t[j + 1] = t[j]
+					t[j + 1] = x
+				}
+				print n % 2 ? t[(n + 1) / 2] : (t[n / 2] + t[n / 2 + 1]) / 2
+			}
+		}' <<<"$vals" | sort -g | awk -v est="$est" -v n="$n" '
+		NR == 51 { lo = $1 } NR == 1950 { hi = $1 }
+		END { printf "%.10g %.10g %.10g %d\n", est, lo, hi, n }'
+}
+
+# bench_figure METRIC UNIT VALUE...: a figure as rows METRIC (the median), METRIC_lo and
+# METRIC_hi (its 95 % interval, bench_median_ci) and METRIC_n (the values it is made of).
+bench_figure() {
+	local metric=$1 unit=$2 med lo hi n
+	shift 2
+	read -r med lo hi n <<<"$(bench_median_ci "$@")"
+	if [ "$n" = 0 ]; then
+		bench_missing "$metric" "no measurement"
+		return
+	fi
+	bench_row "$metric" "$med" "$unit"
+	bench_row "${metric}_lo" "$lo" "$unit"
+	bench_row "${metric}_hi" "$hi" "$unit"
+	bench_row "${metric}_n" "$n" repetitions
+}
+
+# bench_diffs "A..." "B...": per-repetition differences B_i - A_i, one per line; pairs where
+# either value is not a number are skipped.
+bench_diffs() {
+	local -a a b
+	local num='^-?[0-9.]+([eE][-+]?[0-9]+)?$'
+	read -r -a a <<<"$1"
+	read -r -a b <<<"$2"
+	for i in "${!a[@]}"; do
+		[[ ${a[$i]} =~ $num ]] && [[ ${b[$i]:-} =~ $num ]] || continue
+		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.4f\n", y - x }'
+	done
+}
+
+# bench_raw METRIC REP VALUE UNIT STATUS: one repetition's result in $BENCH_RESULTS/raw.csv,
+# with the run's provenance (commit, kernel, CPU model: tests/bench/run.sh sets BENCH_PROVENANCE,
+# or it is read here). STATUS is ok, or the check the repetition failed: such a repetition is
+# kept here and counted (METRIC_failed rows), never silently dropped.
+bench_raw() {
+	local raw="$BENCH_RESULTS/raw.csv"
+	[ -n "${BENCH_PROVENANCE:-}" ] || BENCH_PROVENANCE=$(bench_provenance)
+	[ -s "$raw" ] || echo "commit,kernel,cpu,benchmark,metric,rep,value,unit,status" >"$raw"
+	echo "$BENCH_PROVENANCE,$BENCH_NAME,$1,$2,$3,${4//,/;},${5//,/;}" >>"$raw"
+}
+
+# bench_provenance: "commit,kernel,cpu model" of this run (commas taken out of each).
+bench_provenance() {
+	local commit kernel cpu
+	commit=$(git -C "$LAB_REPO" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+	git -C "$LAB_REPO" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
+	kernel=$(uname -r)
+	cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	echo "${commit//,/;},${kernel//,/;},${cpu//,/;} x$(nproc 2>/dev/null || echo 1)"
 }
 
 # bench_div A B [DIGITS]: A / B, or nothing when B is 0.
