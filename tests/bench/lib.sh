@@ -597,6 +597,104 @@ bench_cpu_ns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%.0f\n", n }'
 }
 
+# The router's own CPU ----------------------------------------------------------------------------
+#
+# bench_steer_router_rx ROUTER CPU: what ROUTER receives processed on CPU, by RPS on the rx queue
+# of each of its interfaces: the kernel's receive and forwarding work of the router namespace
+# (netfilter, the routing decision, the transmit onto the next veth) then runs in CPU's NET_RX
+# softirq, apart from the senders. With bench_steer_lan_rx the LANs' share of what it sends goes
+# back to the sender CPU. False when an interface cannot be steered.
+bench_steer_router_rx() {
+	local router=$1 mask ifname
+	mask=$(printf '%x' $((1 << $2)))
+	for ifname in $(bench_router_ifs "$router"); do
+		lab_exec "$router" sh -c "echo $mask >/sys/class/net/$ifname/queues/rx-0/rps_cpus" ||
+			return 1
+	done
+}
+
+# bench_if_counters ROUTER: the packet counters of each interface of ROUTER, one interface a line:
+# "IF RX_PACKETS TX_PACKETS RX_BYTES" (/proc/net/dev of its namespace: one command).
+bench_if_counters() {
+	lab_exec "$1" cat /proc/net/dev | awk -v ifs=" $(bench_router_ifs "$1" | tr '\n' ' ')" '
+		NR > 2 { sub(/^ +/, ""); split($0, f, /[: ]+/)
+			if (index(ifs, " " f[1] " ")) print f[1], f[3], f[11], f[2] }'
+}
+
+# bench_cpu_net_rx CPU: "NET_RX softirqs so far on CPU, packets its backlog processed so far"
+# (/proc/softirqs; /proc/net/softnet_stat, first column, the row of CPU). Both are the machine's:
+# the steering check compares their growth during a run with the router's own packet counts.
+bench_cpu_net_rx() {
+	local cpu=$1 softirqs processed
+	softirqs=$(awk -v c="$cpu" '$1 == "NET_RX:" { print $(c + 2) }' /proc/softirqs)
+	processed=$(awk -v c="$cpu" 'NR == c + 1 { print $1 }' /proc/net/softnet_stat)
+	echo "${softirqs:-0} $((16#${processed:-0}))"
+}
+
+# Time spent in NET_RX softirqs on one CPU, exactly, by the kernel's softirq_entry and
+# softirq_exit tracepoints (vector 3, NET_RX) in a tracing instance of this run's own. This
+# kernel counts no IRQ time apart (CONFIG_IRQ_TIME_ACCOUNTING unset): /proc/stat's softirq column
+# is sampled by the 4 ms tick, which the idle CPU stops (NO_HZ_IDLE), so it misses a mostly idle
+# CPU's softirqs and cannot price tens of nanoseconds per packet on a busy one; its idle time is
+# exact but counts every other task on the CPU as the router's work. The tracing file system is
+# mounted in a private mount namespace for each access: the machine's mounts are not touched; the
+# instance (pl-...-softirq, named after the lab run) is removed by bench_softirq_trace_end.
+_bench_tracefs() {
+	local script=$1 dir
+	dir=$(mktemp -d "$LAB_DIR/tracefs.XXXXXX") || return 1
+	unshare -m --propagation private sh -c "mount -t tracefs nodev '$dir' && cd '$dir' && $script"
+	local rc=$?
+	rmdir "$dir" 2>/dev/null
+	return $rc
+}
+
+# bench_softirq_trace_begin CPU: creates the instance, tracing NET_RX softirqs on CPU (off until
+# bench_softirq_trace_on). False when the kernel has no tracing (BENCH_SIDE_REASON says why).
+bench_softirq_trace_begin() {
+	local cpu=$1 mask
+	BENCH_TRACE_INSTANCE="$LAB_ID-softirq"
+	mask=$(printf '%x' $((1 << cpu)))
+	if ! _bench_tracefs "mkdir instances/$BENCH_TRACE_INSTANCE && cd instances/$BENCH_TRACE_INSTANCE &&
+		echo 0 >tracing_on && echo 8192 >buffer_size_kb && echo $mask >tracing_cpumask &&
+		echo 'vec == 3' >events/irq/softirq_entry/filter &&
+		echo 'vec == 3' >events/irq/softirq_exit/filter &&
+		echo 1 >events/irq/softirq_entry/enable && echo 1 >events/irq/softirq_exit/enable" \
+		>"$LAB_DIR/tracefs.log" 2>&1; then
+		BENCH_SIDE_REASON="no softirq tracing: $(tail -n 1 "$LAB_DIR/tracefs.log")"
+		bench_softirq_trace_end
+		return 1
+	fi
+}
+
+# bench_softirq_trace_on: empties the buffer and starts recording.
+bench_softirq_trace_on() {
+	_bench_tracefs "cd instances/$BENCH_TRACE_INSTANCE && echo >trace && echo 1 >tracing_on"
+}
+
+# bench_softirq_trace_off: stops recording and prints "ns_in_net_rx softirqs lost": the time
+# between each softirq_entry and its softirq_exit, summed (microsecond time stamps: the rounding
+# of the two ends cancels out over many softirqs), the softirqs counted, and the events the buffer
+# lost (overrun; such a run prices nothing).
+bench_softirq_trace_off() {
+	_bench_tracefs "cd instances/$BENCH_TRACE_INSTANCE && echo 0 >tracing_on &&
+		cat trace && cat per_cpu/cpu*/stats" 2>/dev/null | awk '
+		/softirq_entry:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) t0 = substr($i, 1, length($i) - 1) }
+		/softirq_exit:/ {
+			for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) t1 = substr($i, 1, length($i) - 1)
+			if (t0 != "") { ns += (t1 - t0) * 1e9; n++ }
+			t0 = ""
+		}
+		/^overrun:/ { lost += $2 }
+		END { printf "%.0f %d %d\n", ns, n, lost }'
+}
+
+bench_softirq_trace_end() {
+	[ -n "${BENCH_TRACE_INSTANCE:-}" ] || return 0
+	_bench_tracefs "rmdir instances/$BENCH_TRACE_INSTANCE" >/dev/null 2>&1
+	BENCH_TRACE_INSTANCE=""
+	return 0
+}
+
 # bench_pgmrouterd_cli ROUTER COMMAND: runs a pgmrouter command against the daemon.
 bench_pgmrouterd_cli() {
 	"$LAB_REPO/build/pgmrouter" -s "$(lab_router_sock "$1")" -c "$2"
