@@ -128,7 +128,7 @@ bench_stats() {
 # bench_series METRIC UNIT VALUE...: rows METRIC (median), METRIC_min, METRIC_max, and the
 # median's 95 % interval METRIC_lo, METRIC_hi over METRIC_n values (as bench_figure).
 bench_series() {
-	local metric=$1 unit=$2 med min max q1 q3 n lo hi
+	local metric=$1 unit=$2 med min max q1 q3 n lo hi v i=0
 	shift 2
 	read -r med min max q1 q3 n <<<"$(bench_stats "$@")"
 	if [ "$n" = 0 ]; then
@@ -138,8 +138,17 @@ bench_series() {
 	bench_row "$metric" "$med" "$unit"
 	bench_row "${metric}_min" "$min" "$unit"
 	bench_row "${metric}_max" "$max" "$unit"
-	# The median's 95 % interval and the count (bench_median_ci), beside the range.
+	# The median's 95 % interval and the count (bench_median_ci), beside the range; every value
+	# in raw.csv (a repetition without a number as "no value").
 	read -r _ lo hi n <<<"$(bench_median_ci "$@")"
+	for v in "$@"; do
+		i=$((i + 1))
+		if [[ $v =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then
+			bench_raw "$metric" "$i" "$v" "$unit" ok
+		else
+			bench_raw "$metric" "$i" "$v" "$unit" "no value"
+		fi
+	done
 	bench_row "${metric}_lo" "$lo" "$unit"
 	bench_row "${metric}_hi" "$hi" "$unit"
 	bench_row "${metric}_n" "$n" repetitions
@@ -272,7 +281,7 @@ bench_diffs() {
 	read -r -a b <<<"$2"
 	for i in "${!a[@]}"; do
 		[[ ${a[$i]} =~ $num ]] && [[ ${b[$i]:-} =~ $num ]] || continue
-		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.4f\n", y - x }'
+		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.1f\n", y - x }'
 	done
 }
 

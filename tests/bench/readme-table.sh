@@ -52,7 +52,8 @@ table() {
 	echo
 	echo "| Benchmark | Figure | Median | 95 % interval | n | Unit |"
 	echo "|---|---|---|---|---|---|"
-	# A figure is a metric M with a row M_n; its interval is M_lo - M_hi (a single run has none).
+	# A figure is a metric M with a row M_n; its interval is M_lo - M_hi (shown from three
+	# repetitions: below that it is only their range).
 	awk -F, -v re="$metrics" '
 		NR == 1 { next }
 		{ key = $1 SUBSEP $2; val[key] = $3; unit[key] = $4; order[++n] = key }
@@ -62,9 +63,10 @@ table() {
 				b = k[1]; m = k[2]
 				if (!((b SUBSEP m "_n") in val)) continue
 				if (val[b SUBSEP m] == "missing") continue
-				if (b != "codec" && b != "control" && m !~ re) continue
+				# the micro benchmarks (run.sh counts their runs) always, the rest by name
+				if (unit[b SUBSEP m "_n"] != "runs" && m !~ re) continue
 				lo = val[b SUBSEP m "_lo"]; hi = val[b SUBSEP m "_hi"]
-				iv = (lo != "" && hi != "") ? lo " - " hi : "-"
+				iv = (lo != "" && hi != "" && val[b SUBSEP m "_n"] >= 3) ? lo " - " hi : "-"
 				printf "| %s | %s | %s | %s | %s | %s |\n", b, m, val[b SUBSEP m], iv,
 					val[b SUBSEP m "_n"], unit[b SUBSEP m]
 			}
