@@ -34,6 +34,8 @@ echo "benchmark,metric,value,unit" >"$csv"
 BENCH_PROVENANCE=$(bench_provenance)
 export BENCH_PROVENANCE
 echo "commit,kernel,cpu,benchmark,metric,rep,value,unit,status" >"$results/raw.csv"
+# The knobs this run was started with (a partial or shortened run says so in the table).
+env | grep -E '^BENCH_[A-Z_]+=' | grep -vE '^BENCH_(RESULTS|PROVENANCE)=' | sort | tr '\n' ' ' >"$results/run.txt"
 micro_reps=${BENCH_MICRO_REPS:-5}
 [ -n "$smoke" ] && micro_reps=1
 
@@ -61,6 +63,7 @@ run_one() {
 	grep -vE "$row" "$out" >>"$results/$name.log"
 	if [ $rc -ne 0 ] || ! grep -qE "$row" "$out"; then
 		echo "--- bench: $name FAILED (exit $rc); log: $results/$name.log"
+		echo "$name,run,missing,the benchmark failed (exit $rc; see $name.log)" >>"$csv"
 		tail -n 20 "$results/$name.log"
 		failed="$failed $name"
 	fi
