@@ -125,9 +125,10 @@ bench_stats() {
 		}'
 }
 
-# bench_series METRIC UNIT VALUE...: rows METRIC (median), METRIC_min, METRIC_max.
+# bench_series METRIC UNIT VALUE...: rows METRIC (median), METRIC_min, METRIC_max, and the
+# median's 95 % interval METRIC_lo, METRIC_hi over METRIC_n values (as bench_figure).
 bench_series() {
-	local metric=$1 unit=$2 med min max q1 q3 n
+	local metric=$1 unit=$2 med min max q1 q3 n lo hi v i=0
 	shift 2
 	read -r med min max q1 q3 n <<<"$(bench_stats "$@")"
 	if [ "$n" = 0 ]; then
@@ -137,6 +138,20 @@ bench_series() {
 	bench_row "$metric" "$med" "$unit"
 	bench_row "${metric}_min" "$min" "$unit"
 	bench_row "${metric}_max" "$max" "$unit"
+	# The median's 95 % interval and the count (bench_median_ci), beside the range; every value
+	# in raw.csv (a repetition without a number as "no value").
+	read -r _ lo hi n <<<"$(bench_median_ci "$@")"
+	for v in "$@"; do
+		i=$((i + 1))
+		if [[ $v =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then
+			bench_raw "$metric" "$i" "$v" "$unit" ok
+		else
+			bench_raw "$metric" "$i" "$v" "$unit" "no value"
+		fi
+	done
+	bench_row "${metric}_lo" "$lo" "$unit"
+	bench_row "${metric}_hi" "$hi" "$unit"
+	bench_row "${metric}_n" "$n" repetitions
 }
 
 # bench_ratios "A..." "B...": per-repetition ratios B_i / A_i, one per line; pairs where either
@@ -204,6 +219,91 @@ bench_verdict() {
 		else print "INCONCLUSIVE" }')
 	echo "$BENCH_NAME,$1,$v,at most $4 (95% interval $2-$3; $5 repetitions)"
 	bench_log "VERDICT $1: $v (at most $4; 95 % interval $2-$3 over $5 repetitions)"
+}
+
+# bench_median_ci VALUE...: "median low high n": the median of the numbers given and its 95 %
+# interval by bootstrap (2,000 resamples of the values, a fixed seed: the same input gives the
+# same interval). With fewer than three values the interval is their range.
+bench_median_ci() {
+	local vals est n
+	vals=$(printf '%s\n' "$@" | grep -E '^-?[0-9.]+([eE][-+]?[0-9]+)?$' | sort -g)
+	n=$(grep -c . <<<"$vals")
+	if [ "$n" = 0 ]; then
+		echo "nan nan nan 0"
+		return
+	fi
+	est=$(awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }' <<<"$vals")
+	if [ "$n" -lt 3 ]; then
+		echo "$est $(head -n 1 <<<"$vals") $(tail -n 1 <<<"$vals") $n"
+		return
+	fi
+	# Each resample's median (its values sorted by insertion: n is a handful), then the 2.5th
+	# and 97.5th percentiles of the 2,000 medians.
+	awk '
+		{ v[++n] = $1 }
+		END {
+			srand(27)
+			for (b = 1; b <= 2000; b++) {
+				for (i = 1; i <= n; i++) {
+					x = v[1 + int(rand() * n)]
+					for (j = i - 1; j >= 1 && t[j] > x; j--) t[j + 1] = t[j]
+					t[j + 1] = x
+				}
+				print n % 2 ? t[(n + 1) / 2] : (t[n / 2] + t[n / 2 + 1]) / 2
+			}
+		}' <<<"$vals" | sort -g | awk -v est="$est" -v n="$n" '
+		NR == 51 { lo = $1 } NR == 1950 { hi = $1 }
+		END { printf "%.10g %.10g %.10g %d\n", est, lo, hi, n }'
+}
+
+# bench_figure METRIC UNIT VALUE...: a figure as rows METRIC (the median), METRIC_lo and
+# METRIC_hi (its 95 % interval, bench_median_ci) and METRIC_n (the values it is made of).
+bench_figure() {
+	local metric=$1 unit=$2 med lo hi n
+	shift 2
+	read -r med lo hi n <<<"$(bench_median_ci "$@")"
+	if [ "$n" = 0 ]; then
+		bench_missing "$metric" "no measurement"
+		return
+	fi
+	bench_row "$metric" "$med" "$unit"
+	bench_row "${metric}_lo" "$lo" "$unit"
+	bench_row "${metric}_hi" "$hi" "$unit"
+	bench_row "${metric}_n" "$n" repetitions
+}
+
+# bench_diffs "A..." "B...": per-repetition differences B_i - A_i, one per line; pairs where
+# either value is not a number are skipped.
+bench_diffs() {
+	local -a a b
+	local num='^-?[0-9.]+([eE][-+]?[0-9]+)?$'
+	read -r -a a <<<"$1"
+	read -r -a b <<<"$2"
+	for i in "${!a[@]}"; do
+		[[ ${a[$i]} =~ $num ]] && [[ ${b[$i]:-} =~ $num ]] || continue
+		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.1f\n", y - x }'
+	done
+}
+
+# bench_raw METRIC REP VALUE UNIT STATUS: one repetition's result in $BENCH_RESULTS/raw.csv,
+# with the run's provenance (commit, kernel, CPU model: tests/bench/run.sh sets BENCH_PROVENANCE,
+# or it is read here). STATUS is ok, or the check the repetition failed: such a repetition is
+# kept here and counted (METRIC_failed rows), never silently dropped.
+bench_raw() {
+	local raw="$BENCH_RESULTS/raw.csv"
+	[ -n "${BENCH_PROVENANCE:-}" ] || BENCH_PROVENANCE=$(bench_provenance)
+	[ -s "$raw" ] || echo "commit,kernel,cpu,benchmark,metric,rep,value,unit,status" >"$raw"
+	echo "$BENCH_PROVENANCE,$BENCH_NAME,$1,$2,$3,${4//,/;},${5//,/;}" >>"$raw"
+}
+
+# bench_provenance: "commit,kernel,cpu model" of this run (commas taken out of each).
+bench_provenance() {
+	local commit kernel cpu
+	commit=$(git -C "$LAB_REPO" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+	git -C "$LAB_REPO" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
+	kernel=$(uname -r)
+	cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	echo "${commit//,/;},${kernel//,/;},${cpu//,/;} x$(nproc 2>/dev/null || echo 1)"
 }
 
 # bench_div A B [DIGITS]: A / B, or nothing when B is 0.
@@ -504,6 +604,104 @@ bench_rule_matches_present() {
 # 2^31: every large number here is printed with %.0f.)
 bench_cpu_ns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%.0f\n", n }'
+}
+
+# The router's own CPU ----------------------------------------------------------------------------
+#
+# bench_steer_router_rx ROUTER CPU: what ROUTER receives processed on CPU, by RPS on the rx queue
+# of each of its interfaces: the kernel's receive and forwarding work of the router namespace
+# (netfilter, the routing decision, the transmit onto the next veth) then runs in CPU's NET_RX
+# softirq, apart from the senders. With bench_steer_lan_rx the LANs' share of what it sends goes
+# back to the sender CPU. False when an interface cannot be steered.
+bench_steer_router_rx() {
+	local router=$1 mask ifname
+	mask=$(printf '%x' $((1 << $2)))
+	for ifname in $(bench_router_ifs "$router"); do
+		lab_exec "$router" sh -c "echo $mask >/sys/class/net/$ifname/queues/rx-0/rps_cpus" ||
+			return 1
+	done
+}
+
+# bench_if_counters ROUTER: the packet counters of each interface of ROUTER, one interface a line:
+# "IF RX_PACKETS TX_PACKETS RX_BYTES" (/proc/net/dev of its namespace: one command).
+bench_if_counters() {
+	lab_exec "$1" cat /proc/net/dev | awk -v ifs=" $(bench_router_ifs "$1" | tr '\n' ' ')" '
+		NR > 2 { sub(/^ +/, ""); split($0, f, /[: ]+/)
+			if (index(ifs, " " f[1] " ")) print f[1], f[3], f[11], f[2] }'
+}
+
+# bench_cpu_net_rx CPU: "NET_RX softirqs so far on CPU, packets its backlog processed so far"
+# (/proc/softirqs; /proc/net/softnet_stat, first column, the row of CPU). Both are the machine's:
+# the steering check compares their growth during a run with the router's own packet counts.
+bench_cpu_net_rx() {
+	local cpu=$1 softirqs processed
+	softirqs=$(awk -v c="$cpu" '$1 == "NET_RX:" { print $(c + 2) }' /proc/softirqs)
+	processed=$(awk -v c="$cpu" 'NR == c + 1 { print $1 }' /proc/net/softnet_stat)
+	echo "${softirqs:-0} $((16#${processed:-0}))"
+}
+
+# Time spent in NET_RX softirqs on one CPU, exactly, by the kernel's softirq_entry and
+# softirq_exit tracepoints (vector 3, NET_RX) in a tracing instance of this run's own. This
+# kernel counts no IRQ time apart (CONFIG_IRQ_TIME_ACCOUNTING unset): /proc/stat's softirq column
+# is sampled by the 4 ms tick, which the idle CPU stops (NO_HZ_IDLE), so it misses a mostly idle
+# CPU's softirqs and cannot price tens of nanoseconds per packet on a busy one; its idle time is
+# exact but counts every other task on the CPU as the router's work. The tracing file system is
+# mounted in a private mount namespace for each access: the machine's mounts are not touched; the
+# instance (pl-...-softirq, named after the lab run) is removed by bench_softirq_trace_end.
+_bench_tracefs() {
+	local script=$1 dir
+	dir=$(mktemp -d "$LAB_DIR/tracefs.XXXXXX") || return 1
+	unshare -m --propagation private sh -c "mount -t tracefs nodev '$dir' && cd '$dir' && $script"
+	local rc=$?
+	rmdir "$dir" 2>/dev/null
+	return $rc
+}
+
+# bench_softirq_trace_begin CPU: creates the instance, tracing NET_RX softirqs on CPU (off until
+# bench_softirq_trace_on). False when the kernel has no tracing (BENCH_SIDE_REASON says why).
+bench_softirq_trace_begin() {
+	local cpu=$1 mask
+	BENCH_TRACE_INSTANCE="$LAB_ID-softirq"
+	mask=$(printf '%x' $((1 << cpu)))
+	if ! _bench_tracefs "mkdir instances/$BENCH_TRACE_INSTANCE && cd instances/$BENCH_TRACE_INSTANCE &&
+		echo 0 >tracing_on && echo 8192 >buffer_size_kb && echo $mask >tracing_cpumask &&
+		echo 'vec == 3' >events/irq/softirq_entry/filter &&
+		echo 'vec == 3' >events/irq/softirq_exit/filter &&
+		echo 1 >events/irq/softirq_entry/enable && echo 1 >events/irq/softirq_exit/enable" \
+		>"$LAB_DIR/tracefs.log" 2>&1; then
+		BENCH_SIDE_REASON="no softirq tracing: $(tail -n 1 "$LAB_DIR/tracefs.log")"
+		bench_softirq_trace_end
+		return 1
+	fi
+}
+
+# bench_softirq_trace_on: empties the buffer and starts recording.
+bench_softirq_trace_on() {
+	_bench_tracefs "cd instances/$BENCH_TRACE_INSTANCE && echo >trace && echo 1 >tracing_on"
+}
+
+# bench_softirq_trace_off: stops recording and prints "ns_in_net_rx softirqs lost": the time
+# between each softirq_entry and its softirq_exit, summed (microsecond time stamps: the rounding
+# of the two ends cancels out over many softirqs), the softirqs counted, and the events the buffer
+# lost (overrun; such a run prices nothing).
+bench_softirq_trace_off() {
+	_bench_tracefs "cd instances/$BENCH_TRACE_INSTANCE && echo 0 >tracing_on &&
+		cat trace && cat per_cpu/cpu*/stats" 2>/dev/null | awk '
+		/softirq_entry:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) t0 = substr($i, 1, length($i) - 1) }
+		/softirq_exit:/ {
+			for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) t1 = substr($i, 1, length($i) - 1)
+			if (t0 != "") { ns += (t1 - t0) * 1e9; n++ }
+			t0 = ""
+		}
+		/^overrun:/ { lost += $2 }
+		END { printf "%.0f %d %d\n", ns, n, lost }'
+}
+
+bench_softirq_trace_end() {
+	[ -n "${BENCH_TRACE_INSTANCE:-}" ] || return 0
+	_bench_tracefs "rmdir instances/$BENCH_TRACE_INSTANCE" >/dev/null 2>&1
+	BENCH_TRACE_INSTANCE=""
+	return 0
 }
 
 # bench_pgmrouterd_cli ROUTER COMMAND: runs a pgmrouter command against the daemon.
