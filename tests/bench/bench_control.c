@@ -327,17 +327,30 @@ static void bench_memory(uint32_t sessions, uint32_t states)
  */
 static void bench_timers(uint32_t n)
 {
-	struct cp *cp = new_core(NULL);
+	struct cp_config cfg;
+	struct cp *cp;
 	cp_time_t base = CP_SEC(100), step = CP_MS(1);
 	struct pkt p;
 	double t0, t_elim, t_delete;
 	char metric[64];
 	struct cp_stats st;
 
+	/* every state in one session on one interface: no memory budget, no per-session or
+	   per-interface quota, or the default shares would refuse most of them */
+	cp_config_default(&cfg);
+	cfg.memory_budget_mb = 0;
+	cfg.repair_if_share = 0;
+	cfg.repair_session_share = 0;
+	cp = new_core(&cfg);
 	add_sessions(cp, 1, base);
 	for (uint32_t i = 0; i < n; i++) {
 		make_nak(&p, PGM_NCF, 0, i);
 		feed(cp, &p, 1, 0, base + (cp_time_t)i * CP_SEC(1) / n);
+	}
+	cp_get_stats(cp, &st);
+	if (st.repair_states != n) {
+		fprintf(stderr, "bench_control: %zu states created of %u\n", st.repair_states, n);
+		exit(1);
 	}
 	cp_timers(cp, base + CP_SEC(1) - 1);
 	t0 = seconds();
