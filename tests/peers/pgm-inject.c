@@ -29,6 +29,8 @@
  *   --opt-raw HEX        raw option bytes appended (e.g. an unknown option: 2a040200)
  *   --udp [--udp-port N] UDP encapsulation (default port 3056 downstream, 3055 upstream)
  *   --ttl N (default 16)  --tos N  --ra (Router Alert)  --if IF (egress)  --loop
+ *   --frag-mtu N         IPv4 fragments of at most N bytes (28 and up; needs --if), made by the
+ *                        data plane's fragmenter as the router makes its own (rawsock.h)
  *   --count N (default 1)  --interval-ms M (default 0)  -v (print each packet)
  * Malformed packets (the checksum is recomputed after each change unless said otherwise):
  *   --truncate N         cut N bytes off the end of the TPDU (IP and UDP lengths follow)
@@ -78,6 +80,7 @@ struct inject {
 	bool udp;
 	int udp_port;
 	int ttl, tos;
+	long frag_mtu; /* 0: none */
 	bool ra, loop, verbose;
 	const char *ifname;
 	unsigned long count;
@@ -206,6 +209,7 @@ static void parse_args(int argc, char **argv, struct inject *in)
 		{"nbr-unreach", no_argument, NULL, 43},
 		{"path-nla", required_argument, NULL, 44},
 		{"redirect", required_argument, NULL, 45},
+		{"frag-mtu", required_argument, NULL, 46},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -325,6 +329,9 @@ static void parse_args(int argc, char **argv, struct inject *in)
 			break;
 		case 26:
 			in->loop = true;
+			break;
+		case 46:
+			in->frag_mtu = (long)number(optarg, 0xffff, "--frag-mtu");
 			break;
 		case 27:
 			in->count = number(optarg, 100000000, "--count");
@@ -546,6 +553,11 @@ int main(int argc, char **argv)
 	if (rs == NULL) {
 		fprintf(stderr, "pgm-inject: %s\n", err);
 		return 1;
+	}
+	if (in.frag_mtu != 0 && (ifindex == 0 || rawsock_set_mtu(rs, (int)ifindex,
+							 (uint32_t)in.frag_mtu) < 0)) {
+		fprintf(stderr, "pgm-inject: --frag-mtu needs --if\n");
+		return 2;
 	}
 	memset(&ipp, 0, sizeof(ipp));
 	ipp.src = in.src;
