@@ -6,7 +6,8 @@
 # router's own copy larger than its interface's MTU leaves in fragments of that MTU (d1's is set
 # to 1000 here). Fragmented ODATA reaches everyone, reassembled and fragmented again by the
 # kernel, and never enters the queue. The fragments are made by pgm-inject --frag-mtu (the data
-# plane's fragmenter); pgm-sniff prints each fragment and then its datagram with ipfrags=N.
+# plane's fragmenter; --frag-order: last first, or each twice); pgm-sniff prints each fragment
+# and then its datagram with ipfrags=N.
 . "$(dirname "$0")/lib_router.sh"
 router_need
 TSI="010203040506\.1234"
@@ -25,6 +26,16 @@ check "SPM on r1's segment whole, path NLA $D1_ADDR" wait_seen 10 r1 "$(spm $D1_
 check "SPM on r2's segment whole, path NLA $D2_ADDR" wait_seen 10 r2 "$(spm $D2_ADDR)" 1
 check "state: the session, upstream $SRC_ADDR on up0" lab_poll 5 jtrue "show ip pgm router state json" \
 	"len(sess) == 1 and sess[0]['upstream'] == '$SRC_ADDR' and sess[0]['upstream_interface'] == 'up0'"
+
+# ---- the fragments out of order, and each twice: the same one SPM copy per interface ----
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 2 --trail 1 --lead 20 --frag-mtu 28 --frag-order reverse
+inj src s0 --src $SRC_ADDR --dst $GROUP --type spm --sqn 3 --trail 1 --lead 20 --frag-mtu 28 --frag-order dup
+spm_n() { echo "^pgm src=$SRC_ADDR dst=$GROUP ttl=15 ra=0 encap=ip csum=ok type=SPM \| SPM $TSI sqn $1 trail 1 lead 20 path $2 ports 1234>7500 time=[0-9.]+\$"; }
+check "SPM in fragments last first: on r1's segment whole, path NLA $D1_ADDR" wait_seen 10 r1 "$(spm_n 2 $D1_ADDR)" 1
+check "SPM in fragments each twice: on r1's segment whole, path NLA $D1_ADDR" wait_seen 10 r1 "$(spm_n 3 $D1_ADDR)" 1
+sync_wire
+check "each once on r2's segment" eval "[ $(seen r2 "$(spm_n 2 $D2_ADDR)") = 1 ] && [ $(seen r2 "$(spm_n 3 $D2_ADDR)") = 1 ]"
+check "state: the session's SPM sqn 3" jtrue "show ip pgm router state json" "sess[0]['spm_sqn'] == 3"
 
 # ---- a NAK in fragments from r1: an NCF on r1's segment, one NAK upstream ----
 inj r1 dn --src $R1_ADDR --dst $D1_ADDR --type nak --sqn 5 --nak-src $SRC_ADDR --nak-grp $GROUP --frag-mtu 28
