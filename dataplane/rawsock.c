@@ -21,6 +21,7 @@
 
 #include "dataplane/neigh.h"
 #include "dataplane/netlink.h"
+#include "dataplane/wire/ipfrag.h"
 #include "dataplane/wire/pgm_wire.h"
 
 #define IPV4_MAX_HEADER 60
@@ -54,6 +55,8 @@ struct rawsock {
 	bool link_output;
 	uint8_t *ether; /* bit per ifindex: an Ethernet link layer */
 	size_t ether_bytes;
+	uint32_t *mtu; /* per ifindex, 0: unknown (no fragmenting) */
+	size_t mtu_count;
 	uint16_t next_id;	   /* IP id for datagrams that come without one (link layer only) */
 	struct neigh_cache *neigh; /* unicast next hops; NULL: unicast goes by the IP stack */
 	struct rawsock_config cfg;
@@ -73,6 +76,7 @@ struct rawsock {
 	struct mmsghdr msgs6[RAWSOCK_BATCH_MAX];
 	struct mmsghdr link_msgs[RAWSOCK_BATCH_MAX];
 	uint8_t arena[RAWSOCK_BATCH_BYTES];
+	uint8_t frag[0xffff]; /* one fragment being made */
 };
 
 void rawsock_config_default(struct rawsock_config *cfg)
@@ -219,6 +223,37 @@ int rawsock_set_link(struct rawsock *rs, int ifindex, bool ethernet)
 	return 0;
 }
 
+int rawsock_set_mtu(struct rawsock *rs, int ifindex, uint32_t mtu)
+{
+	size_t i = (size_t)ifindex;
+
+	if (ifindex <= 0 || ifindex > RAWSOCK_LINK_MAX_IFINDEX) {
+		errno = ERANGE;
+		return -1;
+	}
+	if (i >= rs->mtu_count) {
+		size_t n = 2 * rs->mtu_count;
+		uint32_t *m;
+
+		if (mtu == 0)
+			return 0; /* nothing recorded beyond the table */
+		if (n < i + 1)
+			n = i + 1;
+		if (n > RAWSOCK_LINK_MAX_IFINDEX + 1)
+			n = RAWSOCK_LINK_MAX_IFINDEX + 1;
+		m = realloc(rs->mtu, n * sizeof(*m));
+		if (m == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		memset(m + rs->mtu_count, 0, (n - rs->mtu_count) * sizeof(*m));
+		rs->mtu = m;
+		rs->mtu_count = n;
+	}
+	rs->mtu[i] = mtu;
+	return 0;
+}
+
 void rawsock_close(struct rawsock *rs)
 {
 	if (rs == NULL)
@@ -233,6 +268,7 @@ void rawsock_close(struct rawsock *rs)
 		close(rs->link_fd);
 	neigh_cache_close(rs->neigh);
 	free(rs->ether);
+	free(rs->mtu);
 	free(rs);
 }
 
@@ -588,6 +624,56 @@ static void rawsock_send_queued(struct rawsock *rs)
 	rs->arena_used = 0;
 }
 
+static int rawsock_send_common(
+	struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len, uint8_t ttl);
+
+/*
+ * An IPv4 datagram larger than its interface's MTU: sent (or queued) as the kernel's fragments
+ * (ipfrag.h), an id given where it has none; with DF set, or an MTU too small for any fragment,
+ * refused as the kernel refuses it (EMSGSIZE). Returns 0 when every fragment went (or was
+ * queued), else -1 with the last error.
+ */
+static int rawsock_send_fragments(
+	struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len, uint8_t ttl)
+{
+	size_t mtu = rs->mtu[ifindex];
+	unsigned count;
+	uint16_t id = (uint16_t)(ip[4] << 8 | ip[5]);
+	int rc = 0, e = 0;
+
+	switch (ipfrag_plan(ip, len, mtu, &count)) {
+	case IPFRAG_SPLIT:
+		break;
+	case IPFRAG_DF:
+	case IPFRAG_MTU_SMALL:
+		rawsock_count(rs, -1, EMSGSIZE);
+		rs->st.frag_refused++;
+		rawsock_failed(rs, ifindex, ip, len, EMSGSIZE);
+		errno = EMSGSIZE;
+		return -1;
+	default:
+		return rawsock_bad_input(rs); /* checked already: not reached */
+	}
+	if (id == 0) {
+		if (++rs->next_id == 0)
+			rs->next_id = 1;
+		id = rs->next_id;
+	}
+	rs->st.fragmented++;
+	for (unsigned i = 0; i < count; i++) {
+		size_t n = ipfrag_build(ip, len, mtu, i, id, rs->frag);
+
+		rs->st.fragments++;
+		if (rawsock_send_common(rs, ifindex, rs->frag, n, ttl) < 0) {
+			rc = -1;
+			e = errno;
+		}
+	}
+	if (rc < 0)
+		errno = e;
+	return rc;
+}
+
 /* Sends (or queues) one datagram with its TTL replaced by ttl, unless 0. */
 static int rawsock_send_common(
 	struct rawsock *rs, int ifindex, const uint8_t *ip, size_t len, uint8_t ttl)
@@ -604,6 +690,9 @@ static int rawsock_send_common(
 
 	if ((ihl = rawsock_check(rs, ifindex, ip, len)) == 0)
 		return -1;
+	if (ifindex > 0 && (size_t)ifindex < rs->mtu_count && rs->mtu[ifindex] != 0 &&
+		len > rs->mtu[ifindex] && (ip[0] >> 4) == 4)
+		return rawsock_send_fragments(rs, ifindex, ip, len, ttl);
 	if (rs->batching) {
 		rawsock_queue(rs, ifindex, ip, len, ttl);
 		return 0;

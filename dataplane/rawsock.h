@@ -65,6 +65,9 @@ struct rawsock_stats {
 	uint64_t packets, bytes;
 	uint64_t would_block; /* send buffer full (EAGAIN, ENOBUFS) */
 	uint64_t too_big;     /* EMSGSIZE: larger than the interface MTU */
+	uint64_t fragmented;  /* IPv4 datagrams larger than their interface's MTU, split */
+	uint64_t fragments;   /* the fragments made of them */
+	uint64_t frag_refused; /* of too_big: larger than the MTU with DF set (or the MTU < 68) */
 	uint64_t unreachable; /* ENETUNREACH, EHOSTUNREACH, ENODEV, ENXIO (interface gone) */
 	uint64_t bad_input;   /* not a well-formed IPv4 or IPv6 datagram, or ifindex invalid */
 	uint64_t other_errors;
@@ -122,6 +125,15 @@ void rawsock_set_failed_fn(struct rawsock *rs, rawsock_failed_fn fn, void *ctx);
  */
 #define RAWSOCK_LINK_MAX_IFINDEX (1 << 20)
 int rawsock_set_link(struct rawsock *rs, int ifindex, bool ethernet);
+/*
+ * Records ifindex's MTU (0: unknown). An IPv4 datagram larger than its interface's MTU leaves as
+ * the kernel's fragments would (dataplane/wire/ipfrag.h: same id, 8-byte offsets, MF), through
+ * the link layer or the IP stack alike, each counted as a datagram sent; with DF set it is
+ * refused (EMSGSIZE, too_big and frag_refused). IPv6 datagrams are never fragmented here: larger
+ * than the MTU, the kernel refuses them (too_big). Returns 0, or -1 with errno ERANGE (ifindex
+ * outside 1..RAWSOCK_LINK_MAX_IFINDEX) or ENOMEM; that interface then is not fragmented for.
+ */
+int rawsock_set_mtu(struct rawsock *rs, int ifindex, uint32_t mtu);
 /* Link-layer output on or off (on when the packet socket opened); false when it cannot be on. */
 bool rawsock_set_link_output(struct rawsock *rs, bool enabled);
 /*

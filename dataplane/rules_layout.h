@@ -24,6 +24,10 @@
  *     [fib daddr type != local accept]                    input only
  *     iifname "IF" counter <queue>                        one rule per interface
  *
+ *   defrag                                       no packet enters it
+ *     meta l4proto tcp tproxy to :9                        registers the kernel's reassembly
+ *                                                          at prerouting (dataplane/README)
+ *
  * There is no forward hook: SPM and RDATA to a group, the packets whose copies need decisions
  * of their own, are taken at prerouting and replicated by the daemon (router/assist/packet.c),
  * so the kernel forwards every copy of everything else without entering netfilter after routing.

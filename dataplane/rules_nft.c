@@ -29,12 +29,16 @@
 #define NFT_PRIORITY_TEXT  "mangle - 1"
 #define NFT_TIMEOUT_MS	   5000
 #define NFT_MSG_ROOM	   8192u /* more than any one message of ours */
-#define LAYOUT_MAX_CHAINS  ((4 + 2 * RULES_POLICE_CLASS_COUNT) * RULES_IPT_CHAIN_COUNT)
+#define LAYOUT_MAX_CHAINS  ((4 + 2 * RULES_POLICE_CLASS_COUNT) * RULES_IPT_CHAIN_COUNT + 1)
 #define LAYOUT_MAX_MATCHES 4
 #define LAYOUT_CHAIN_NAME  32
 #define NFT_REG		   NFT_REG_1
 #define NFT_SET_NAME	   "udp_ports" /* the encapsulation ports, when more than one range */
 #define NFT_SET_ID	   1
+/* The chain that makes the kernel reassemble fragments before the queue rules see them
+   (ex_defrag; dataplane/README, Fragments), and the port its never-run rule names. */
+#define DEFRAG_CHAIN "defrag"
+#define DEFRAG_PORT  9
 #define NFT_TYPE_INET_SERVICE 13 /* nft's data type number: `nft list` shows ports */
 #define NFT_TYPE_IPADDR	      7	 /* ... addresses */
 #define NFT_TYPE_IP6ADDR      8	 /* ... IPv6 addresses */
@@ -101,8 +105,9 @@ struct match {
 	const char *ifname;
 };
 
-/* V_POLICE: the packet's bucket (class, key) updated; over the limit: counted and dropped. */
-enum verdict_kind { V_ACCEPT, V_GOTO, V_QUEUE, V_POLICE };
+/* V_POLICE: the packet's bucket (class, key) updated; over the limit: counted and dropped.
+   V_DEFRAG: the defragmentation anchor (DEFRAG_CHAIN), a rule no packet reaches. */
+enum verdict_kind { V_ACCEPT, V_GOTO, V_QUEUE, V_POLICE, V_DEFRAG };
 
 struct rule {
 	struct match m[LAYOUT_MAX_MATCHES];
@@ -413,6 +418,8 @@ static int layout_build(struct layout *L, const struct rules_config *cfg, enum r
 			rule_verdict(r, V_QUEUE, 0);
 		}
 	}
+	if (!L->failed)
+		rule_verdict(layout_rule(L, layout_chain(L, "", DEFRAG_CHAIN, -1)), V_DEFRAG, 0);
 	if (L->failed) {
 		layout_free(L);
 		return -1;
@@ -561,6 +568,8 @@ char *rules_nft_script_family(const struct rules_config *cfg, enum rules_family 
 				rules_text_printf(&t, "goto %s\n", L.chains[r->target].name);
 			else if (r->verdict == V_POLICE)
 				text_police(&t, &L, r->target);
+			else if (r->verdict == V_DEFRAG)
+				rules_text_printf(&t, "meta l4proto tcp tproxy to :%u\n", DEFRAG_PORT);
 			else
 				rules_text_printf(
 					&t, "counter queue num %u bypass\n", cfg->queue_num);
@@ -905,6 +914,33 @@ static void msg_chain(struct batch *b, const char *table, const char *name, int 
 	msg_end(b, nlh);
 }
 
+/*
+ * The defragmentation anchor's expressions, `meta l4proto tcp tproxy to :DEFRAG_PORT`: the
+ * tproxy expression, when the kernel takes it, registers defragmentation at prerouting in this
+ * namespace for the table's family (nf_defrag_ipv4_enable, nf_defrag_ipv6_enable) and releases
+ * it when the rule goes. Nothing jumps to its chain, so it never runs.
+ */
+static void ex_defrag(struct nlmsghdr *nlh, enum rules_family f)
+{
+	uint8_t tcp = IPPROTO_TCP;
+	uint16_t port = htons(DEFRAG_PORT);
+	struct nlattr *data;
+	struct expr e;
+
+	ex_meta(nlh, NFT_META_L4PROTO);
+	ex_cmp(nlh, NFT_CMP_EQ, &tcp, 1);
+	e = expr_begin(nlh, "immediate");
+	put_u32(nlh, NFTA_IMMEDIATE_DREG, NFT_REG);
+	data = mnl_attr_nest_start(nlh, NFTA_IMMEDIATE_DATA);
+	mnl_attr_put(nlh, NFTA_DATA_VALUE, sizeof(port), &port);
+	mnl_attr_nest_end(nlh, data);
+	expr_end(nlh, e);
+	e = expr_begin(nlh, "tproxy");
+	put_u32(nlh, NFTA_TPROXY_FAMILY, f == RULES_IPV6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+	put_u32(nlh, NFTA_TPROXY_REG_PORT, NFT_REG);
+	expr_end(nlh, e);
+}
+
 /* The set of encapsulation ports, an interval set as nft makes one: each range [lo, hi] is an
  * element lo and an interval end hi + 1, after an interval end at 0. */
 static void set_elem(struct nlmsghdr *nlh, uint16_t port, bool end)
@@ -1041,6 +1077,9 @@ static void msg_rule(struct batch *b, const char *table, const struct layout *L,
 		break;
 	case V_POLICE:
 		ex_police(nlh, L, r->target);
+		break;
+	case V_DEFRAG:
+		ex_defrag(nlh, L->family);
 		break;
 	}
 	mnl_attr_nest_end(nlh, exprs);

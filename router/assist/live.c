@@ -490,12 +490,17 @@ static void env_report(void *ctx, struct assist_dataplane_view *v)
 
 /* ---- interfaces from rtnetlink ---- */
 
-/* Whether the interface's output can go through the link layer (rawsock.h). */
+/* Whether the interface's output can go through the link layer, and its MTU, which the
+   router's copies larger than it are fragmented for (rawsock.h). */
 static void raw_link_from_rtnl(struct live *l, const struct rtnl_if *ifp, bool present)
 {
-	if (l->raw != NULL &&
-		rawsock_set_link(l->raw, ifp->ifindex, present && ifp->type == ARPHRD_ETHER) < 0)
+	if (l->raw == NULL)
+		return;
+	if (rawsock_set_link(l->raw, ifp->ifindex, present && ifp->type == ARPHRD_ETHER) < 0)
 		log_warnx("%s: multicast out of it goes through the IP stack (ifindex %d: %s)",
+			ifp->name, ifp->ifindex, strerror(errno));
+	if (rawsock_set_mtu(l->raw, ifp->ifindex, present ? ifp->mtu : 0) < 0)
+		log_warnx("%s: copies larger than its MTU are not fragmented (ifindex %d: %s)",
 			ifp->name, ifp->ifindex, strerror(errno));
 }
 
@@ -568,7 +573,7 @@ static void on_rtnl_event(void *ctx, const struct rtnl_event *ev)
 			log_info("%s: removed; router assist waits for it to come back", ifp->name);
 		break;
 	case RTNL_IF_CHANGED:
-		if (ev->changes & RTNL_CHANGE_TYPE)
+		if (ev->changes & (RTNL_CHANGE_TYPE | RTNL_CHANGE_MTU))
 			raw_link_from_rtnl(l, ifp, true);
 		if (ev->changes & RTNL_CHANGE_NAME) {
 			/* The control plane knows interfaces by index and name; a rename makes it

@@ -1384,6 +1384,9 @@ static struct json_object *dataplane_json(
 	jadd_u64(out, "would_block", rs->would_block);
 	jadd_u64(out, "unreachable", rs->unreachable);
 	jadd_u64(out, "errors", rs->too_big + rs->bad_input + rs->other_errors);
+	jadd_u64(out, "fragmented", rs->fragmented);
+	jadd_u64(out, "fragments", rs->fragments);
+	jadd_u64(out, "fragment_refused", rs->frag_refused);
 	jadd_bool(n, "available", rs->neigh_available);
 	jadd_u64(n, "queries", rs->neigh.queries);
 	jadd_u64(n, "usable", rs->neigh.usable);
@@ -1494,6 +1497,11 @@ static void dataplane_text(
 		(unsigned long long)rs->packets, (unsigned long long)rs->bytes, rs->sndbuf_bytes,
 		(unsigned long long)rs->would_block, (unsigned long long)rs->unreachable,
 		(unsigned long long)(rs->too_big + rs->bad_input + rs->other_errors));
+	cfg_printf(b,
+		"    %llu larger than their interface's MTU fragmented (%llu fragments), %llu "
+		"refused (DF set)\n",
+		(unsigned long long)rs->fragmented, (unsigned long long)rs->fragments,
+		(unsigned long long)rs->frag_refused);
 	cfg_printf(b,
 		"    %llu multicast and %llu unicast through the link layer (%s), the rest through "
 		"the IP stack\n",

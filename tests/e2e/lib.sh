@@ -491,12 +491,14 @@ e2e_record_segments() {
 # checksum status (1 good, 0 bad, -1 none), bad 1 when tshark marked the frame malformed or
 # raised an error-level expert item, sqn the NAK/NCF sequence number, nlist the number of extra
 # sequence numbers in OPT_NAK_LIST, naksrc the NAK/NCF source NLA, path the SPM path NLA, udp 1
-# for PGM over UDP. e2e_wire_count and e2e_wire_sum select frames with an awk condition on
-# these names.
+# for PGM over UDP, frag 1 for an IP fragment that is not decoded as PGM itself (tshark puts a
+# reassembled datagram on the frame of its last fragment; the capture filter leaves out ODATA's
+# first fragments, so its other fragments stay pieces). e2e_wire_count and e2e_wire_sum select
+# frames with an awk condition on these names.
 
 E2E_WIRE_FILTER='(ip proto 113 and (ip[((ip[0]&0xf)<<2)+4]&0x0f) != 4) or (udp and (dst port 3055 or dst port 3056 or dst port 5555) and (udp[12]&0x0f) != 4)'
 # shellcheck disable=SC2016 # awk code, expanded by awk
-E2E_WIRE_VARS='frame = $1; ethsrc = $2; src = $3; dst = $4; ttl = $5 + 0; type = $6 + 0; ck = $7 + 0; bad = $8 + 0; sqn = $9 + 0; nlist = $10 + 0; naksrc = $11; path = $12; udp = $13 + 0'
+E2E_WIRE_VARS='frame = $1; ethsrc = $2; src = $3; dst = $4; ttl = $5 + 0; type = $6 + 0; ck = $7 + 0; bad = $8 + 0; sqn = $9 + 0; nlist = $10 + 0; naksrc = $11; path = $12; udp = $13 + 0; frag = $14 + 0'
 declare -gA E2E_WIRE_PIDS
 
 # e2e_wire_start: starts a capture on every segment of the topology.
@@ -537,7 +539,8 @@ e2e_wire_decode() {
 	e2e_tshark "$1" -T fields -E separator=/t -E occurrence=a -e frame.number -e eth.src \
 		-e ip.src -e ip.dst -e ip.ttl -e pgm.hdr.type -e pgm.hdr.cksum.status \
 		-e _ws.malformed -e _ws.expert.severity -e pgm.nak.sqn -e pgm.genopts.type \
-		-e pgm.genopts.len -e pgm.nak.src.ipv4 -e pgm.spm.path.ipv4 -e udp.dstport |
+		-e pgm.genopts.len -e pgm.nak.src.ipv4 -e pgm.spm.path.ipv4 -e udp.dstport \
+		-e ip.flags.mf -e ip.frag_offset |
 		awk -F'\t' '
 		function hex(h,   i, c, n) {
 			h = tolower(h); sub(/^0x/, "", h); n = 0
@@ -560,9 +563,10 @@ e2e_wire_decode() {
 			nlist = 0
 			nt = split($11, ot, ","); split($12, ol, ",")
 			for (i = 1; i <= nt; i++) if (hex(ot[i]) == 2) nlist += (ol[i] - 4) / 4
-			printf "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\n", $1, first($2),
+			frag = type == -1 && (first($16) == "1" || first($16) == "True" || (first($17) != "" && first($17) != "0"))
+			printf "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\n", $1, first($2),
 				first($3), first($4), first($5), type, ck, bad, sqn, nlist, first($13),
-				first($14), $15 != "" ? 1 : 0
+				first($14), $15 != "" ? 1 : 0, frag
 		}'
 }
 
@@ -805,8 +809,8 @@ e2e_router_checks() {
 			e2e_check "$r $ifname: ncf-sent + ncf-rate-limited = NAKs received to confirm" \
 				$(($(e2e_rt "$r" "$ifname" events ncf-sent) + $(e2e_rt "$r" "$ifname" events ncf-rate-limited))) \
 				-eq "$(e2e_naks_to_confirm "$r" "$ifname")"
-			n=$(e2e_wire_count "$lan" "ethsrc == \"$mac\"")
-			b=$(e2e_wire_count "$lan" "ethsrc == \"$mac\" && (bad || ck != 1)")
+			n=$(e2e_wire_count "$lan" "ethsrc == \"$mac\" && !frag")
+			b=$(e2e_wire_count "$lan" "ethsrc == \"$mac\" && !frag && (bad || ck != 1)")
 			frames=$((frames + n))
 			badf=$((badf + b))
 		done < <(awk -v n="$r" '$1 == n { print $2, $3, $4 }' "$LAB_DIR/links")

@@ -4,6 +4,8 @@
  * packet that parses is formatted, re-serialized and re-parsed, rewritten on a copy, and NAKs
  * are turned into NCFs; the invariants below trap on any violation.
  *
+ * IPv4 datagrams also go through the fragmenter (fuzz_fragments).
+ *
  * Seed mode (used by tests/fuzz/run.sh): with PGM_FUZZ_SEED_DIR set, the binary writes sample
  * packets of every type and family into that directory, plus the datagrams of the pcap files
  * named in PGM_FUZZ_SEED_PCAPS (space-separated), and exits.
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "tests/lib/pgm_pcap_check.h"
+#include "dataplane/wire/ipfrag.h"
 #include "dataplane/wire/pgm_wire.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -260,9 +263,66 @@ static void fuzz_datagram(
 	}
 }
 
+/*
+ * The fragmenter (ipfrag.h) on the input as it is, then on a copy made a well-formed IPv4
+ * datagram (version, total length, DF clear) split for an MTU taken from its second byte: every
+ * fragment fits the MTU, carries the original's header length, addresses and protocol, and the
+ * fragments put together by their offsets give back the original's data.
+ */
+static void fuzz_fragments(const uint8_t *data, size_t size)
+{
+	static uint8_t d[0xffff], frag[0xffff], whole[0xffff];
+	size_t ihl, mtu, covered = 0;
+	unsigned count;
+
+	(void)ipfrag_plan(data, size, 1500, &count);
+	if (size < 20 || size > sizeof(d))
+		return;
+	memcpy(d, data, size);
+	d[0] = (uint8_t)(0x40 | (d[0] & 0x0f));
+	ihl = (size_t)(d[0] & 0x0f) * 4;
+	if (ihl < 20 || ihl > size)
+		return;
+	d[2] = (uint8_t)(size >> 8);
+	d[3] = (uint8_t)size;
+	d[6] &= 0xbf;
+	mtu = 20 + (size_t)d[1] * 6;
+	switch (ipfrag_plan(d, size, mtu, &count)) {
+	case IPFRAG_FITS:
+		CHECK(size <= mtu && count == 1);
+		return;
+	case IPFRAG_MTU_SMALL:
+		CHECK(mtu < ihl + 8);
+		return;
+	case IPFRAG_SPLIT:
+		break;
+	default:
+		CHECK(0);
+	}
+	CHECK(count >= 2 && count <= (size - ihl + 7) / 8);
+	for (unsigned i = 0; i < count; i++) {
+		size_t n = ipfrag_build(d, size, mtu, i, 0x55aa, frag), off;
+		unsigned word = get16(frag + 6);
+
+		CHECK(n <= mtu && n > ihl && get16(frag + 2) == n && frag[0] == d[0]);
+		CHECK(memcmp(frag + 12, d + 12, 8) == 0 && frag[9] == d[9]);
+		CHECK(get16(frag + 4) == 0x55aa && (word & 0x4000) == 0);
+		off = (size_t)(((word & 0x1fff) - (get16(d + 6) & 0x1fff)) & 0x1fff) * 8;
+		CHECK(off == covered);
+		CHECK(i + 1 == count || ((n - ihl) % 8 == 0 && (word & 0x2000)));
+		if (i == 0)
+			CHECK(memcmp(frag + 20, d + 20, ihl - 20) == 0);
+		memcpy(whole + off, frag + ihl, n - ihl);
+		covered += n - ihl;
+	}
+	CHECK(covered == size - ihl && memcmp(whole, d + ihl, covered) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pgm_ip ip;
+
+	fuzz_fragments(data, size);
 
 	fuzz_tpdu(data, size);
 	fuzz_datagram(data, size, &encap_ports, 0);

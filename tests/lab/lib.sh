@@ -652,7 +652,8 @@ _lab_type_number() {
 
 # One nft table per LAN, bridge family, prerouting: every frame entering the bridge from any port,
 # that is every frame on the segment, exactly once. The type is the low nibble of byte 4 of the
-# PGM header (after the 8-byte UDP header when encapsulated). naklist counts the NAKs that carry
+# PGM header (after the 8-byte UDP header when encapsulated); an IP fragment other than the first
+# counts for nothing (its datagram is counted by the first). naklist counts the NAKs that carry
 # options (OpenPGM puts OPT_NAK_LIST there); they are counted in nak too.
 _lab_counters_install() {
 	local ns=$1 c t name num ports enc off
@@ -678,6 +679,8 @@ _lab_counters_install() {
 		done
 		echo "  chain count {"
 		echo "    type filter hook prerouting priority -300; policy accept;"
+		# a datagram is counted by its first IP fragment; the others carry no header
+		echo "    ip frag-off & 0x1fff != 0 return"
 		echo "    ip protocol 113 jump type_ip"
 		echo "    udp dport @pgm_udp_ports jump type_udp"
 		echo "  }"

@@ -29,6 +29,9 @@
  *   --opt-raw HEX        raw option bytes appended (e.g. an unknown option: 2a040200)
  *   --udp [--udp-port N] UDP encapsulation (default port 3056 downstream, 3055 upstream)
  *   --ttl N (default 16)  --tos N  --ra (Router Alert)  --if IF (egress)  --loop
+ *   --frag-mtu N         IPv4 fragments of at most N bytes (28 and up; needs --if), made by the
+ *                        data plane's fragmenter as the router makes its own (rawsock.h)
+ *   --frag-order reverse|dup   with --frag-mtu: the fragments last first, or each twice
  *   --count N (default 1)  --interval-ms M (default 0)  -v (print each packet)
  * Malformed packets (the checksum is recomputed after each change unless said otherwise):
  *   --truncate N         cut N bytes off the end of the TPDU (IP and UDP lengths follow)
@@ -49,7 +52,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "dataplane/wire/ipfrag.h"
 #include "dataplane/wire/pgm_wire.h"
 #include "dataplane/rawsock.h"
 
@@ -78,6 +83,9 @@ struct inject {
 	bool udp;
 	int udp_port;
 	int ttl, tos;
+	long frag_mtu;	   /* 0: none */
+	bool frag_reverse; /* the fragments last first */
+	bool frag_dup;	   /* every fragment twice */
 	bool ra, loop, verbose;
 	const char *ifname;
 	unsigned long count;
@@ -206,6 +214,8 @@ static void parse_args(int argc, char **argv, struct inject *in)
 		{"nbr-unreach", no_argument, NULL, 43},
 		{"path-nla", required_argument, NULL, 44},
 		{"redirect", required_argument, NULL, 45},
+		{"frag-mtu", required_argument, NULL, 46},
+		{"frag-order", required_argument, NULL, 47},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -325,6 +335,17 @@ static void parse_args(int argc, char **argv, struct inject *in)
 			break;
 		case 26:
 			in->loop = true;
+			break;
+		case 46:
+			in->frag_mtu = (long)number(optarg, 0xffff, "--frag-mtu");
+			break;
+		case 47:
+			if (strcmp(optarg, "reverse") == 0)
+				in->frag_reverse = true;
+			else if (strcmp(optarg, "dup") == 0)
+				in->frag_dup = true;
+			else
+				usage("--frag-order: reverse or dup");
 			break;
 		case 27:
 			in->count = number(optarg, 100000000, "--count");
@@ -523,6 +544,32 @@ static size_t malform(const struct inject *in, uint8_t *tpdu, size_t len)
 	return len;
 }
 
+/* --frag-order: the datagram's fragments (ipfrag.h) sent one by one, last first or each twice. */
+static int send_fragments(
+	struct rawsock *rs, int ifindex, const struct inject *in, const uint8_t *d, size_t len)
+{
+	static uint8_t frag[MAX_PACKET + 128];
+	size_t mtu = (size_t)in->frag_mtu;
+	unsigned count;
+	int rc = 0;
+
+	if (ipfrag_plan(d, len, mtu, &count) != IPFRAG_SPLIT) {
+		fprintf(stderr, "pgm-inject: --frag-order: the datagram cannot be split for %zu\n", mtu);
+		return -1;
+	}
+	for (unsigned k = 0; k < count; k++) {
+		unsigned i = in->frag_reverse ? count - 1 - k : k;
+		size_t n = ipfrag_build(d, len, mtu, i, (uint16_t)(d[4] << 8 | d[5]), frag);
+
+		for (int copy = 0; copy < (in->frag_dup ? 2 : 1); copy++)
+			if (rawsock_send(rs, ifindex, frag, n) < 0) {
+				fprintf(stderr, "pgm-inject: send: %s\n", strerror(errno));
+				rc = -1;
+			}
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct rawsock_config rcfg;
@@ -546,6 +593,11 @@ int main(int argc, char **argv)
 	if (rs == NULL) {
 		fprintf(stderr, "pgm-inject: %s\n", err);
 		return 1;
+	}
+	if (in.frag_mtu != 0 && (ifindex == 0 || rawsock_set_mtu(rs, (int)ifindex,
+							 (uint32_t)in.frag_mtu) < 0)) {
+		fprintf(stderr, "pgm-inject: --frag-mtu needs --if\n");
+		return 2;
 	}
 	memset(&ipp, 0, sizeof(ipp));
 	ipp.src = in.src;
@@ -571,7 +623,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		len = malform(&in, tpdu, len);
-		ipp.id = (uint16_t)(i + 1);
+		/* an id of its own per run (the process id): the fragments of two runs from one
+		   source never meet in a reassembly queue */
+		ipp.id = (uint16_t)((unsigned long)getpid() * 64 + i);
+		if (ipp.id == 0)
+			ipp.id = 1;
 		dlen = pgm_build_ip(datagram, sizeof(datagram), &ipp, tpdu, len);
 		if (dlen == 0) {
 			fprintf(stderr, "pgm-inject: cannot build the IP datagram\n");
@@ -587,7 +643,10 @@ int main(int argc, char **argv)
 				snprintf(line, sizeof(line), "malformed %zu-byte TPDU", len);
 			printf("send %zu bytes: %s\n", dlen, line);
 		}
-		if (rawsock_send(rs, (int)ifindex, datagram, dlen) < 0) {
+		if ((in.frag_reverse || in.frag_dup) && in.frag_mtu != 0) {
+			if (send_fragments(rs, (int)ifindex, &in, datagram, dlen) < 0)
+				errors++;
+		} else if (rawsock_send(rs, (int)ifindex, datagram, dlen) < 0) {
 			errors++;
 			fprintf(stderr, "pgm-inject: send: %s\n", strerror(errno));
 		}

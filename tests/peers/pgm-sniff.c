@@ -9,7 +9,9 @@
  * counter name) instead of the summary. Every parsed line ends with the PGM ports as they go on
  * the wire ("ports 1234>7500"; the summary shows the session's TSI, upstream types swapped
  * back) and, over UDP, the UDP ports ("udp-ports 3055>3055"); --time adds the capture time
- * ("time=SECONDS.MICROSECONDS"). UDP checksums are not judged here (veth captures of
+ * ("time=SECONDS.MICROSECONDS"). IPv4 fragments of PGM over IP print a line each ("pgm ipfrag
+ * src=S dst=D id=N off=BYTES mf=0|1 len=N") and, once all have come, their datagram's line
+ * ending in "ipfrags=N". UDP checksums are not judged here (veth captures of
  * local senders carry offloaded, unfinished checksums); udpcsum= shows them.
  *
  *   pgm-sniff --if IF [--timeout S (10)] [--count N] [--ports U,M (3055,3056)] [--in]
@@ -48,16 +50,29 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* An IPv4 datagram being put together from its fragments (by source, destination, protocol
+   and id; overlapping fragments are not expected from the peers and not handled). */
+#define SNIFF_REASM_SLOTS 8
+struct sniff_reasm {
+	bool used;
+	uint8_t key[10]; /* source, destination, protocol, id... as in the header (12..19, 9, 4..5) */
+	size_t have, total; /* data bytes held; the whole data length once the last arrived, else 0 */
+	unsigned frags;
+	uint8_t buf[0xffff];
+};
+
 struct sniff {
 	pcap_dumper_t *dump;
 	struct pgm_udp_ports ports;
 	int dlt;
 	bool show_time;
 	unsigned long printed;
+	struct sniff_reasm reasm[SNIFF_REASM_SLOTS];
+	unsigned reasm_next;
 };
 
 static void print_tail(const struct sniff *s, const struct pgm_ip *ip, const struct pgm_packet *pkt,
-	const struct timeval *ts)
+	const struct timeval *ts, unsigned frags)
 {
 	if (pkt != NULL)
 		printf(" ports %u>%u", pkt->sport, pkt->dport);
@@ -65,27 +80,102 @@ static void print_tail(const struct sniff *s, const struct pgm_ip *ip, const str
 		printf(" udp-ports %u>%u", ip->udp_sport, ip->udp_dport);
 	if (s->show_time)
 		printf(" time=%lld.%06ld", (long long)ts->tv_sec, (long)ts->tv_usec);
+	if (frags != 0)
+		printf(" ipfrags=%u", frags);
 	printf("\n");
+}
+
+static void print_datagram(struct sniff *s, const uint8_t *d, size_t len,
+	const struct timeval *ts, unsigned frags);
+
+/*
+ * An IPv4 fragment (PGM over IP: every fragment carries protocol 113): one line for it, "pgm
+ * ipfrag src=S dst=D id=N off=BYTES mf=0|1 len=IP_LENGTH", and once its datagram is whole, the
+ * datagram's own line with "ipfrags=N" at its end.
+ */
+static void print_fragment(
+	struct sniff *s, const uint8_t *d, size_t caplen, const struct timeval *ts)
+{
+	size_t ihl = (size_t)(d[0] & 0x0f) * 4, total = (size_t)(d[2] << 8 | d[3]), n, off;
+	unsigned word = (unsigned)(d[6] << 8 | d[7]);
+	struct sniff_reasm *r = NULL;
+	uint8_t key[10];
+	char src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, d + 12, src, sizeof(src));
+	inet_ntop(AF_INET, d + 16, dst, sizeof(dst));
+	off = (size_t)(word & 0x1fff) * 8;
+	printf("pgm ipfrag src=%s dst=%s id=%u off=%zu mf=%d len=%zu\n", src, dst,
+		(unsigned)(d[4] << 8 | d[5]), off, (word & 0x2000) != 0, total);
+	s->printed++;
+	if (total > caplen || total < ihl)
+		return;
+	n = total - ihl;
+	if (off + n > sizeof(r->buf) - 60)
+		return;
+	memcpy(key, d + 12, 8);
+	key[8] = d[4];
+	key[9] = d[5];
+	for (unsigned i = 0; i < SNIFF_REASM_SLOTS; i++)
+		if (s->reasm[i].used && memcmp(s->reasm[i].key, key, sizeof(key)) == 0 &&
+			s->reasm[i].buf[9] == d[9])
+			r = &s->reasm[i];
+	if (r == NULL) {
+		r = &s->reasm[s->reasm_next++ % SNIFF_REASM_SLOTS]; /* the oldest goes */
+		r->used = true;
+		memcpy(r->key, key, sizeof(key));
+		r->have = r->total = 0;
+		r->frags = 0;
+		memcpy(r->buf, d, 20); /* until the first fragment's header */
+		r->buf[0] = 0x45;
+	}
+	if (off == 0)
+		memcpy(r->buf, d, 20); /* its options are not kept */
+	r->buf[0] = 0x45;
+	memcpy(r->buf + 20 + off, d + ihl, n);
+	r->have += n;
+	r->frags++;
+	if (!(word & 0x2000))
+		r->total = off + n;
+	if (r->total == 0 || r->have != r->total)
+		return;
+	r->used = false;
+	r->buf[2] = (uint8_t)((r->total + 20) >> 8);
+	r->buf[3] = (uint8_t)(r->total + 20);
+	r->buf[6] = r->buf[7] = 0;
+	print_datagram(s, r->buf, r->total + 20, ts, r->frags);
 }
 
 static void print_packet(
 	struct sniff *s, const uint8_t *frame, size_t caplen, const struct timeval *ts)
+{
+	uint8_t version;
+	int off = pcap_link_ip_offset(s->dlt, frame, caplen, &version);
+
+	if (off < 0)
+		return;
+	if (version == 4 && caplen - (size_t)off >= 20 && frame[off + 9] == 113 &&
+		((frame[off + 6] << 8 | frame[off + 7]) & 0x3fff) != 0) {
+		print_fragment(s, frame + off, caplen - (size_t)off, ts);
+		return;
+	}
+	print_datagram(s, frame + off, caplen - (size_t)off, ts, 0);
+}
+
+static void print_datagram(struct sniff *s, const uint8_t *d, size_t len,
+	const struct timeval *ts, unsigned frags)
 {
 	struct pgm_ip ip;
 	struct pgm_packet pkt;
 	char src[64], dst[64], line[1024];
 	const char *csum;
 	enum pgm_err e;
-	uint8_t version;
-	int off = pcap_link_ip_offset(s->dlt, frame, caplen, &version);
 
-	if (off < 0)
-		return;
-	e = pgm_parse_ip(frame + off, caplen - (size_t)off, &s->ports, &ip);
+	e = pgm_parse_ip(d, len, &s->ports, &ip);
 	if (e == PGM_ERR_NOT_PGM)
 		return;
 	if (e != PGM_ERR_OK) {
-		printf("pgm error=%s len=%zu\n", pgm_err_name(e), caplen - (size_t)off);
+		printf("pgm error=%s len=%zu\n", pgm_err_name(e), len);
 		s->printed++;
 		return;
 	}
@@ -95,22 +185,22 @@ static void print_packet(
 		ip.udp ? "udp" : "ip");
 	if (ip.udp)
 		printf(" udpcsum=%s", ip.udp_checksum == 0			 ? "none"
-				      : pgm_ip_udp_checksum_ok(frame + off, &ip) ? "ok"
+				      : pgm_ip_udp_checksum_ok(d, &ip) ? "ok"
 										 : "bad");
-	e = pgm_parse(frame + off + ip.pgm_offset, ip.pgm_len, 0, &pkt);
+	e = pgm_parse(d + ip.pgm_offset, ip.pgm_len, 0, &pkt);
 	if (e == PGM_ERR_BAD_CHECKSUM) {
 		csum = "bad";
-		e = pgm_parse(frame + off + ip.pgm_offset, ip.pgm_len, PGM_PARSE_NO_CHECKSUM, &pkt);
+		e = pgm_parse(d + ip.pgm_offset, ip.pgm_len, PGM_PARSE_NO_CHECKSUM, &pkt);
 	} else {
 		csum = pkt.checksum == 0 ? "none" : "ok";
 	}
 	if (e != PGM_ERR_OK) {
 		printf(" csum=%s error=%s len=%u", csum, pgm_err_name(e), ip.pgm_len);
-		print_tail(s, &ip, NULL, ts);
+		print_tail(s, &ip, NULL, ts, frags);
 	} else {
 		pgm_packet_format(&pkt, line, sizeof(line));
 		printf(" csum=%s type=%s | %s", csum, pgm_type_name(pkt.type), line);
-		print_tail(s, &ip, &pkt, ts);
+		print_tail(s, &ip, &pkt, ts, frags);
 	}
 	s->printed++;
 }
@@ -142,7 +232,7 @@ int main(int argc, char **argv)
 	bool in_only = false;
 	char errbuf[PCAP_ERRBUF_SIZE], deffilter[128];
 	struct bpf_program prog;
-	struct sniff s;
+	static struct sniff s;
 	pcap_t *p;
 	int c;
 

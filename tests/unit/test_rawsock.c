@@ -496,6 +496,124 @@ START_TEST(test_link_table_grows_and_refuses_bad_indexes)
 }
 END_TEST
 
+/* Every frame of PGM over IPv4 leaving cap's interface, whole, up to max (2 KB each). */
+static unsigned rawsock_test_capture_big(int cap, uint8_t frames[][2048], size_t *lens, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max) {
+		struct pollfd p = {.fd = cap, .events = POLLIN};
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		ssize_t len;
+
+		if (poll(&p, 1, 300) <= 0)
+			break;
+		len = recvfrom(cap, frames[n], sizeof(frames[n]), 0, (struct sockaddr *)&from, &fl);
+		if (len < 14 + 20 || from.sll_pkttype != PACKET_OUTGOING || frames[n][12] != 0x08 ||
+			frames[n][13] != 0x00 || frames[n][14 + 9] != PROTO_PGM)
+			continue;
+		lens[n++] = (size_t)len;
+	}
+	return n;
+}
+
+/*
+ * A datagram larger than its interface's MTU (576 here) leaves in fragments, through the link
+ * layer and through the IP stack alike, single or batched: 552 data bytes each but the last,
+ * MF, the offsets, one id (given where the datagram has none), the TTL of the send, and they
+ * reassemble to the datagram. With DF set it is refused and counted, the callback told.
+ */
+START_TEST(test_larger_than_the_mtu_goes_in_fragments)
+{
+	static uint8_t dgram[1200], frames[16][2048], whole[1200];
+	struct rawsock_test_failed fl = {0};
+	struct rawsock_stats st;
+	struct rawsock *rs;
+	char err[256];
+	size_t lens[16];
+	uint64_t sent, failed;
+	unsigned n;
+	int ifindex, cap;
+
+	if (!rawsock_test_netns())
+		return;
+	cap = rawsock_test_veth("ip link set v0 mtu 576", &ifindex);
+	rs = rawsock_open(NULL, err, sizeof(err));
+	ck_assert_msg(rs != NULL, "%s", err);
+	rawsock_set_failed_fn(rs, rawsock_test_on_failed, &fl);
+	ck_assert_int_eq(rawsock_set_mtu(rs, ifindex, 576), 0);
+	(void)rawsock_test_datagram(dgram, htonl(0xef010203u) /* 239.1.2.3 */, 7);
+	dgram[2] = sizeof(dgram) >> 8;
+	dgram[3] = sizeof(dgram) & 0xff;
+	for (size_t i = 24; i < sizeof(dgram); i++)
+		dgram[i] = (uint8_t)(i * 13);
+
+	/* link layer single, link layer batched, IP stack single */
+	ck_assert_int_eq(rawsock_set_link(rs, ifindex, true), 0);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, sizeof(dgram), 9), 0);
+	rawsock_batch_begin(rs);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, sizeof(dgram), 9), 0);
+	rawsock_batch_end(rs, &sent, &failed);
+	ck_assert_uint_eq(sent, 3);
+	ck_assert_uint_eq(failed, 0);
+	ck_assert_int_eq(rawsock_set_link(rs, ifindex, false), 0);
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, sizeof(dgram), 9), 0);
+	n = rawsock_test_capture_big(cap, frames, lens, 16);
+	ck_assert_uint_eq(n, 9);
+	for (unsigned d = 0; d < 3; d++) {
+		const uint8_t *f0 = frames[3 * d] + 14;
+
+		ck_assert(f0[4] != 0 || f0[5] != 0);
+		memset(whole, 0, sizeof(whole));
+		for (unsigned k = 0; k < 3; k++) {
+			const uint8_t *f = frames[3 * d + k] + 14;
+			size_t flen = lens[3 * d + k] - 14, off;
+			unsigned word = (unsigned)(f[6] << 8 | f[7]);
+			uint8_t h[20];
+
+			ck_assert_uint_le(flen, 576);
+			ck_assert_uint_eq((size_t)(f[2] << 8 | f[3]), flen);
+			ck_assert_mem_eq(f + 4, f0 + 4, 2); /* one id */
+			ck_assert_uint_eq(f[8], 9);
+			off = (size_t)(word & 0x1fff) * 8;
+			ck_assert_uint_eq(off, (size_t)k * 552);
+			ck_assert_uint_eq((word & 0x2000) != 0, k < 2);
+			memcpy(h, f, 20);
+			h[10] = h[11] = 0;
+			ck_assert_uint_eq(pgm_ip_header_checksum(h, 20), (unsigned)(f[10] << 8 | f[11]));
+			memcpy(whole + 20 + off, f + 20, flen - 20);
+		}
+		ck_assert_mem_eq(whole + 20, dgram + 20, sizeof(dgram) - 20);
+	}
+	rawsock_get_stats(rs, &st);
+	ck_assert_uint_eq(st.fragmented, 3);
+	ck_assert_uint_eq(st.fragments, 9);
+	ck_assert_uint_eq(st.packets, 9);
+	ck_assert_uint_eq(fl.calls, 0);
+
+	/* Don't Fragment: refused as the kernel refuses it */
+	dgram[6] = 0x40;
+	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, sizeof(dgram), 9), -1);
+	ck_assert_int_eq(errno, EMSGSIZE);
+	rawsock_get_stats(rs, &st);
+	ck_assert_uint_eq(st.frag_refused, 1);
+	ck_assert_uint_eq(st.too_big, 1);
+	ck_assert_uint_eq(st.fragmented, 3);
+	ck_assert_uint_eq(fl.calls, 1);
+	ck_assert_int_eq(fl.err, EMSGSIZE);
+	ck_assert_uint_eq(fl.len, sizeof(dgram));
+	ck_assert_uint_eq(rawsock_test_capture_big(cap, frames, lens, 16), 0);
+	/* the MTU table refuses bad indexes, and forgets */
+	ck_assert_int_eq(rawsock_set_mtu(rs, 0, 1500), -1);
+	ck_assert_int_eq(errno, ERANGE);
+	ck_assert_int_eq(rawsock_set_mtu(rs, ifindex, 0), 0);
+	ck_assert_int_eq(rawsock_set_mtu(rs, 300000, 0), 0); /* beyond the table: nothing */
+	close(cap);
+	rawsock_close(rs);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rawsock");
@@ -507,6 +625,7 @@ int main(void)
 	tcase_add_test(tc, test_link_layer_makes_the_frame_the_ip_stack_makes);
 	tcase_add_test(tc, test_link_layer_unicast_to_a_confirmed_neighbour_only);
 	tcase_add_test(tc, test_link_table_grows_and_refuses_bad_indexes);
+	tcase_add_test(tc, test_larger_than_the_mtu_goes_in_fragments);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

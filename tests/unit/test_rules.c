@@ -91,6 +91,10 @@ static const char expected_nft[] =
 	"\t\tfib daddr type != local accept\n"
 	"\t\tiifname \"eth0\" counter queue num 3 bypass\n"
 	"\t}\n"
+	"\n"
+	"\tchain defrag {\n"
+	"\t\tmeta l4proto tcp tproxy to :9\n"
+	"\t}\n"
 	"}\n";
 
 static const char expected_ipt[] =
@@ -189,6 +193,10 @@ static const char expected_nft6[] =
 	"\tchain queue-input {\n"
 	"\t\tfib daddr type != local accept\n"
 	"\t\tiifname \"eth0\" counter queue num 3 bypass\n"
+	"\t}\n"
+	"\n"
+	"\tchain defrag {\n"
+	"\t\tmeta l4proto tcp tproxy to :9\n"
 	"\t}\n"
 	"}\n";
 
