@@ -491,6 +491,14 @@ static void interface_text(struct cfg_buf *b, const struct interface_view *v, bo
 	if (v->ifindex != 0)
 		cfg_printf(b, "  Address %s (the path NLA of SPMs forwarded here)\n",
 			v->have_view ? pgm_nla_format(&v->cp.addr, addr, sizeof(addr)) : "-");
+	/* IPv6 sessions' path NLA: the global address, the link-local one without it */
+	if (v->ifindex != 0 && v->have_view && (v->cp.addr6.afi != 0 || v->cp.ll6.afi != 0)) {
+		char ll[64];
+
+		cfg_printf(b, "  IPv6 address %s, link-local %s\n",
+			pgm_nla_format(&v->cp.addr6, addr, sizeof(addr)),
+			pgm_nla_format(&v->cp.ll6, ll, sizeof(ll)));
+	}
 	interface_settings_text(b, &v->s, verbose);
 	if (verbose && v->have_view && v->cp.counters != NULL)
 		cfg_printf(b, "  NAKs received %llu, NCFs sent %llu, RDATA forwarded %llu\n",
@@ -503,15 +511,22 @@ static struct json_object *interface_json(const struct interface_view *v)
 {
 	struct json_object *o = json_object_new_object();
 	const struct cp_counters *k = v->have_view ? v->cp.counters : NULL;
-	char addr[64] = "";
+	char addr[64] = "", addr6[64] = "", ll6[64] = "";
 
 	if (v->have_view)
 		pgm_nla_format(&v->cp.addr, addr, sizeof(addr));
+	/* IPv6 sessions' path NLA: the global address, the link-local one without it; "" none */
+	if (v->have_view && v->cp.addr6.afi != 0)
+		pgm_nla_format(&v->cp.addr6, addr6, sizeof(addr6));
+	if (v->have_view && v->cp.ll6.afi != 0)
+		pgm_nla_format(&v->cp.ll6, ll6, sizeof(ll6));
 	jadd_str(o, "name", v->name);
 	jadd_bool(o, "exists", v->ifindex != 0);
 	jadd(o, "ifindex", json_object_new_int(v->ifindex));
 	jadd_bool(o, "up", v->up);
 	jadd_str(o, "address", addr);
+	jadd_str(o, "address_ipv6", addr6);
+	jadd_str(o, "address_link_local", ll6);
 	jadd_bool(o, "router_assist", v->s.assist);
 	for (size_t i = 0; i < pgm_module.nrows; i++) {
 		const struct setting *row = &pgm_module.rows[i];

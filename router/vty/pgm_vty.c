@@ -466,7 +466,7 @@ static int cmd_clear_traffic(struct cmd_session *s, const struct cmd_args *a)
 
 static int cmd_clear_dlr(struct cmd_session *s, const struct cmd_args *a)
 {
-	const char *text = cmd_arg(a, "A.B.C.D");
+	const char *text = cmd_arg(a, "DLR");
 	struct pgm_nla dlr;
 	size_t n;
 
@@ -483,7 +483,7 @@ static int cmd_clear_dlr(struct cmd_session *s, const struct cmd_args *a)
 
 static int cmd_clear_rtx(struct cmd_session *s, const struct cmd_args *a)
 {
-	const char *group_text = cmd_arg(a, "A.B.C.D");
+	const char *group_text = cmd_arg(a, "GROUP");
 	struct pgm_nla group;
 	size_t n;
 
@@ -584,16 +584,29 @@ static const struct cmd_def pgm_cmds[] = {
 		.modes = CMD_MODE(CMD_NODE_ENABLE),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_clear_traffic},
-	{.spec = "clear ip pgm router dlr [A.B.C.D]",
+	{.spec = "clear ip pgm router dlr [A.B.C.D$DLR]",
 		.help = "Reset functions\n" PGM_ROUTER_HELP
 			"Learned designated local repairers (NAKs go upstream again)\nDLR "
 			"address\n",
 		.modes = CMD_MODE(CMD_NODE_ENABLE),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_clear_dlr},
-	{.spec = "clear ip pgm router rtx-state [A.B.C.D]",
+	{.spec = "clear ip pgm router dlr X:X::X:X$DLR",
+		.help = "Reset functions\n" PGM_ROUTER_HELP
+			"Learned designated local repairers (NAKs go upstream again)\nIPv6 DLR "
+			"address\n",
+		.modes = CMD_MODE(CMD_NODE_ENABLE),
+		.priv = CMD_PRIV_ADMIN,
+		.handler = cmd_clear_dlr},
+	{.spec = "clear ip pgm router rtx-state [A.B.C.D$GROUP]",
 		.help = "Reset functions\n" PGM_ROUTER_HELP
 			"Repair (re-send) state\nGroup address\n",
+		.modes = CMD_MODE(CMD_NODE_ENABLE),
+		.priv = CMD_PRIV_ADMIN,
+		.handler = cmd_clear_rtx},
+	{.spec = "clear ip pgm router rtx-state X:X::X:X$GROUP",
+		.help = "Reset functions\n" PGM_ROUTER_HELP
+			"Repair (re-send) state\nIPv6 group address\n",
 		.modes = CMD_MODE(CMD_NODE_ENABLE),
 		.priv = CMD_PRIV_ADMIN,
 		.handler = cmd_clear_rtx},

@@ -486,17 +486,20 @@ e2e_record_segments() {
 # Every stream is captured on every segment (dumpcap on the LAN's bridge, which sees every frame
 # once) with a filter that leaves out ODATA, then decoded by tshark (Wireshark's PGM dissector,
 # checksums verified) into one line per frame:
-#   frame ethsrc src dst ttl type ck bad sqn nlist naksrc path udp
+#   frame ethsrc src dst ttl type ck bad sqn nlist naksrc path udp frag
 # type is the PGM type number (-1 for a frame tshark did not decode as PGM), ck the dissector's
 # checksum status (1 good, 0 bad, -1 none), bad 1 when tshark marked the frame malformed or
 # raised an error-level expert item, sqn the NAK/NCF sequence number, nlist the number of extra
 # sequence numbers in OPT_NAK_LIST, naksrc the NAK/NCF source NLA, path the SPM path NLA, udp 1
 # for PGM over UDP, frag 1 for an IP fragment that is not decoded as PGM itself (tshark puts a
 # reassembled datagram on the frame of its last fragment; the capture filter leaves out ODATA's
-# first fragments, so its other fragments stay pieces). e2e_wire_count and e2e_wire_sum select
-# frames with an awk condition on these names.
+# first fragments, so its other fragments stay pieces); IPv6 datagrams fill src, dst, ttl (the
+# hop limit), naksrc and path alike. e2e_wire_count and e2e_wire_sum select frames with an awk
+# condition on these names.
 
-E2E_WIRE_FILTER='(ip proto 113 and (ip[((ip[0]&0xf)<<2)+4]&0x0f) != 4) or (udp and (dst port 3055 or dst port 3056 or dst port 5555) and (udp[12]&0x0f) != 4)'
+# IPv6 (the IPv6 lab): PGM or UDP right after the fixed header, or behind a hop-by-hop header
+# (Router Alert) of 8 bytes, the only extension header the lab's peers and routers send.
+E2E_WIRE_FILTER='(ip proto 113 and (ip[((ip[0]&0xf)<<2)+4]&0x0f) != 4) or (udp and (dst port 3055 or dst port 3056 or dst port 5555) and (udp[12]&0x0f) != 4) or (ip6 proto 113 and (ip6[44]&0x0f) != 4) or (ip6 proto 0 and ip6[40] == 113 and ip6[41] == 0) or (ip6 proto 17 and (ip6[42:2] == 3055 or ip6[42:2] == 3056 or ip6[42:2] == 5555) and (ip6[52]&0x0f) != 4) or (ip6 proto 0 and ip6[40] == 17 and ip6[41] == 0 and (ip6[50:2] == 3055 or ip6[50:2] == 3056 or ip6[50:2] == 5555) and (ip6[60]&0x0f) != 4)'
 # shellcheck disable=SC2016 # awk code, expanded by awk
 E2E_WIRE_VARS='frame = $1; ethsrc = $2; src = $3; dst = $4; ttl = $5 + 0; type = $6 + 0; ck = $7 + 0; bad = $8 + 0; sqn = $9 + 0; nlist = $10 + 0; naksrc = $11; path = $12; udp = $13 + 0; frag = $14 + 0'
 declare -gA E2E_WIRE_PIDS
@@ -540,7 +543,8 @@ e2e_wire_decode() {
 		-e ip.src -e ip.dst -e ip.ttl -e pgm.hdr.type -e pgm.hdr.cksum.status \
 		-e _ws.malformed -e _ws.expert.severity -e pgm.nak.sqn -e pgm.genopts.type \
 		-e pgm.genopts.len -e pgm.nak.src.ipv4 -e pgm.spm.path.ipv4 -e udp.dstport \
-		-e ip.flags.mf -e ip.frag_offset |
+		-e ip.flags.mf -e ip.frag_offset \
+		-e ipv6.src -e ipv6.dst -e ipv6.hlim -e pgm.nak.src.ipv6 -e pgm.spm.path.ipv6 |
 		awk -F'\t' '
 		function hex(h,   i, c, n) {
 			h = tolower(h); sub(/^0x/, "", h); n = 0
@@ -564,6 +568,7 @@ e2e_wire_decode() {
 			nt = split($11, ot, ","); split($12, ol, ",")
 			for (i = 1; i <= nt; i++) if (hex(ot[i]) == 2) nlist += (ol[i] - 4) / 4
 			frag = type == -1 && (first($16) == "1" || first($16) == "True" || (first($17) != "" && first($17) != "0"))
+			if ($3 == "" && $18 != "") { $3 = $18; $4 = $19; $5 = $20; $13 = $21; $14 = $22 }
 			printf "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\n", $1, first($2),
 				first($3), first($4), first($5), type, ck, bad, sqn, nlist, first($13),
 				first($14), $15 != "" ? 1 : 0, frag
@@ -622,7 +627,7 @@ e2e_wire_who() {
 	function load(   l, f) { while ((getline l < map) > 0) { split(l, f, " "); name[f[1]] = f[2] } }
 	function nm(x) { return (x in name) ? name[x] : x }
 	function count(   d, k) {
-		d = (dst ~ /^2(2[4-9]|3[0-9])\./) ? "group" : nm(dst)
+		d = (dst ~ /^(2(2[4-9]|3[0-9])\.|ff)/) ? "group" : nm(dst)
 		k = nm(ethsrc) ":" nm(src) ">" d "/ttl" ttl
 		if (!(k in n)) order[++m] = k
 		n[k]++

@@ -30,6 +30,10 @@
 #   LAB_KEEP=1      keep LAB_DIR (logs, configs) after cleanup and print where it is
 #   ROUTER_CMD      router daemon command (default: build/pgmrouterd of this tree)
 #   LAB_IDS_FILE    lab_init appends each run's id to it (for lab_leftovers)
+#   LAB_IPV6=1      an IPv6 lab: every namespace has IPv6 (duplicate address detection off, so
+#                   addresses are usable at once), lab_attach gives IPv6 addresses only
+#                   (2001:db8:k::HOST/64 on LAN k), routes, loss and counters are IPv6's; the
+#                   groups (lab_groups) are then IPv6 groups (ff0e::/16)
 #   LAB_ROUTING     how the topology builders make multicast routes: smcroute (default: static
 #                   (S,G) routes, installed before anything is sent) or pim (FRR's zebra and pimd
 #                   in every router: PIM-SM, IGMP, a static RP; routes come with joins and data)
@@ -37,6 +41,8 @@
 LAB_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LAB_PEERS="$LAB_REPO/build/peers"
 LAB_NET_PREFIX=198.18
+LAB_NET6_PREFIX=2001:db8
+LAB_IPV6=${LAB_IPV6:-0}
 LAB_FRR_DIR=${LAB_FRR_DIR:-/usr/lib/frr}
 # UDP ports whose datagrams the counters decode as PGM: OpenPGM's UDP encapsulation as the
 # scenarios use it (3055 unicast, 3056 multicast) and ZeroMQ epgm (5555).
@@ -113,10 +119,18 @@ _lab_netns_add() {
 	lab_run ip netns add "$1" || lab_die "cannot create namespace $1"
 	echo "$1" >>"$LAB_DIR/namespaces"
 	ip -n "$1" link set lo up
-	# Quiet, predictable namespaces: no IPv6 chatter, no reverse-path filtering.
-	ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1 net.ipv4.conf.all.rp_filter=0 \
+	# Quiet, predictable namespaces: no IPv6 chatter (unless the lab is IPv6's, then no
+	# duplicate address detection), no reverse-path filtering.
+	ip netns exec "$1" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 		net.ipv4.conf.default.rp_filter=0 >/dev/null
+	if [ "$LAB_IPV6" = 1 ]; then
+		ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+			net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.all.accept_dad=0 \
+			net.ipv6.conf.default.accept_dad=0 >/dev/null
+	else
+		ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1 >/dev/null
+	fi
 }
 
 # lab_host NAME: a host namespace.
@@ -132,6 +146,7 @@ lab_router() {
 	ns=$(lab_ns "$1")
 	_lab_netns_add "$ns"
 	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 >/dev/null
+	[ "$LAB_IPV6" = 1 ] && ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.forwarding=1 >/dev/null
 	echo router >"$LAB_DIR/role.$1"
 	: >"$LAB_DIR/mroutes.$1"
 }
@@ -158,11 +173,18 @@ lab_lan_number() {
 	echo "$num"
 }
 
-lab_lan_prefix() { echo "$LAB_NET_PREFIX.$(lab_lan_number "$1").0/24"; }
+lab_lan_prefix() {
+	if [ "$LAB_IPV6" = 1 ]; then
+		echo "$LAB_NET6_PREFIX:$(lab_lan_number "$1")::/64"
+	else
+		echo "$LAB_NET_PREFIX.$(lab_lan_number "$1").0/24"
+	fi
+}
 lab_lans() { (cd "$LAB_DIR" && for f in lan.*; do [ -e "$f" ] && echo "${f#lan.}"; done); }
 
 # lab_attach NODE IFNAME LAN HOST: connects NODE to LAN through interface IFNAME with address
-# 198.18.k.HOST/24, and waits until the interface is up.
+# 198.18.k.HOST/24 (LAB_IPV6=1: 2001:db8:k::HOST/64, HOST written as is), and waits until the
+# interface is up.
 lab_attach() {
 	local node=$1 ifname=$2 lan=$3 host=$4 ns lns num ports addr
 	ns=$(lab_ns "$node")
@@ -171,12 +193,17 @@ lab_attach() {
 	ports=$((ports + 1))
 	echo "$num $ports" >"$LAB_DIR/lan.$lan"
 	addr="$LAB_NET_PREFIX.$num.$host"
+	[ "$LAB_IPV6" = 1 ] && addr="$LAB_NET6_PREFIX:$num::$host"
 	# Created inside the node's namespace with its peer moved straight into the LAN's: nothing
 	# ever appears in the namespace this script runs in.
 	lab_run ip -n "$ns" link add "$ifname" type veth peer name "p$ports" netns "$lns" ||
 		lab_die "cannot link $node:$ifname to LAN $lan"
 	ip -n "$lns" link set "p$ports" master br0 up
-	ip -n "$ns" addr add "$addr/24" dev "$ifname"
+	if [ "$LAB_IPV6" = 1 ]; then
+		ip -n "$ns" -6 addr add "$addr/64" dev "$ifname" nodad
+	else
+		ip -n "$ns" addr add "$addr/24" dev "$ifname"
+	fi
 	ip -n "$ns" link set "$ifname" up
 	echo "$node $ifname $lan $addr p$ports" >>"$LAB_DIR/links"
 	lab_wait 5 "$node:$ifname up" _lab_if_running "$ns" "$ifname"
@@ -228,15 +255,46 @@ lab_node_lan() {
 	awk -v n="$1" '$1 == n { print $3; exit }' "$LAB_DIR/links"
 }
 
-# lab_route NODE PREFIX VIA: a static unicast route; PREFIX may be "default".
+# lab_route NODE PREFIX VIA: a static unicast route; PREFIX may be "default". An IPv6 VIA makes
+# it an IPv6 route.
 lab_route() {
-	lab_run ip -n "$(lab_ns "$1")" route add "$2" via "$3" ||
+	local f=-4
+	case $3 in *:*) f=-6 ;; esac
+	lab_run ip -n "$(lab_ns "$1")" $f route add "$2" via "$3" ||
 		lab_die "cannot add route $2 via $3 in $1"
+}
+
+# lab_ipv6 NODE: IPv6 on in NODE's namespace (the lab's namespaces start without it), with
+# duplicate address detection off so that addresses are usable at once, and forwarding on in a
+# router (the multicast forwarding comes with smcroute's IPv6 routes). Call it before the node's
+# links are made.
+lab_ipv6() {
+	local ns
+	ns=$(lab_ns "$1")
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+		net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.all.accept_dad=0 \
+		net.ipv6.conf.default.accept_dad=0 >/dev/null || lab_die "no IPv6 in $1"
+	if [ -e "$LAB_DIR/mroutes.$1" ]; then
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.forwarding=1 >/dev/null
+	fi
+}
+
+# lab_addr6 NODE IFNAME ADDR/LEN: an IPv6 address on the interface, usable at once (nodad).
+lab_addr6() {
+	lab_run ip -n "$(lab_ns "$1")" -6 addr add "$3" dev "$2" nodad ||
+		lab_die "cannot add $3 to $1:$2"
+	echo "$1 $2 ${3%/*}" >>"$LAB_DIR/addrs6"
+}
+
+# lab_addr6_of NODE IFNAME: the IPv6 address lab_addr6 gave the interface.
+lab_addr6_of() {
+	awk -v n="$1" -v i="$2" '$1 == n && $2 == i { print $3; exit }' "$LAB_DIR/addrs6" 2>/dev/null
 }
 
 # lab_mroute ROUTER IIF SOURCE GROUP OIF...: a source-specific static multicast route for
 # smcroute. Source-specific, because a (*,G) route is only made on the first packet and the
-# kernel holds just a few packets meanwhile: the first SPMs would be lost.
+# kernel holds just a few packets meanwhile: the first SPMs would be lost. SOURCE and GROUP may
+# be IPv6 addresses (the router then needs lab_ipv6).
 lab_mroute() {
 	local router=$1 iif=$2 source=$3 group=$4
 	shift 4
@@ -325,7 +383,10 @@ _lab_pim_answers() {
 
 _lab_mroutes_installed() {
 	local n
-	n=$(ip -n "$(lab_ns "$1")" mroute show 2>/dev/null | grep -c 'Iif:')
+	n=$({
+		ip -n "$(lab_ns "$1")" mroute show 2>/dev/null
+		ip -n "$(lab_ns "$1")" -6 mroute show 2>/dev/null
+	} | grep -c 'Iif:')
 	[ "$n" -ge "$2" ]
 }
 
@@ -575,9 +636,12 @@ lab_router_rules() {
 # table's POSTROUTING chain (after any FORWARD verdict, so a router's own rules cannot bypass it).
 #   SPEC   a probability (0.05: random 5 %) or nth:N (deterministic, every Nth packet)
 #   TYPES  odata (default) or all; rdata, nak, ncf, spm also work (one type)
-# Both PGM over IP (protocol 113) and PGM over UDP (LAB_PGM_UDP_PORTS) are matched.
+# Both PGM over IP (protocol 113) and PGM over UDP (LAB_PGM_UDP_PORTS) are matched. LAB_IPV6=1:
+# the same in ip6tables (PGM as the upper layer after any extension headers; the type matched
+# where there are none, as in ODATA).
 lab_loss() {
-	local node=$1 ifname=$2 spec=$3 types=${4:-odata} ns stat type_num="" ports
+	local node=$1 ifname=$2 spec=$3 types=${4:-odata} ns stat type_num="" ports ipt=iptables
+	local at_ip="0>>22&0x3C@4>>24&0x0F" at_udp="0>>22&0x3C@12>>24&0x0F"
 	ns=$(lab_ns "$node")
 	case $spec in
 	nth:*) stat=(-m statistic --mode nth --every "${spec#nth:}" --packet 0) ;;
@@ -586,9 +650,14 @@ lab_loss() {
 	if [ "$types" != all ]; then
 		type_num=$(_lab_type_number "$types") || lab_die "unknown PGM type $types"
 	fi
-	if ! ip netns exec "$ns" iptables -t mangle -nL PL_LOSS >/dev/null 2>&1; then
-		ip netns exec "$ns" iptables -t mangle -N PL_LOSS
-		ip netns exec "$ns" iptables -t mangle -A POSTROUTING -j PL_LOSS
+	if [ "$LAB_IPV6" = 1 ]; then
+		ipt=ip6tables
+		at_ip="44>>24&0x0F"
+		at_udp="52>>24&0x0F"
+	fi
+	if ! ip netns exec "$ns" $ipt -t mangle -nL PL_LOSS >/dev/null 2>&1; then
+		ip netns exec "$ns" $ipt -t mangle -N PL_LOSS
+		ip netns exec "$ns" $ipt -t mangle -A POSTROUTING -j PL_LOSS
 	fi
 	ports=$(echo "$LAB_PGM_UDP_PORTS" | tr ' ' ',')
 	if [ -n "$type_num" ]; then
@@ -596,15 +665,17 @@ lab_loss() {
 		# byte 4 of it, after the 8-byte UDP header for the encapsulated form. Only where
 		# that header is (! -f: not a second or later IP fragment; the port match of the UDP
 		# rule already fails there): dropping a datagram's first fragment loses it.
-		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p 113 ! -f \
-			-m u32 --u32 "0>>22&0x3C@4>>24&0x0F=$type_num" "${stat[@]}" -j DROP
-		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p udp \
+		local nofrag=(! -f)
+		[ "$LAB_IPV6" = 1 ] && nofrag=() # ip6tables has no -f; the lab sends no fragments
+		lab_run ip netns exec "$ns" $ipt -t mangle -A PL_LOSS -o "$ifname" -p 113 "${nofrag[@]}" \
+			-m u32 --u32 "$at_ip=$type_num" "${stat[@]}" -j DROP
+		lab_run ip netns exec "$ns" $ipt -t mangle -A PL_LOSS -o "$ifname" -p udp \
 			-m multiport --dports "$ports" \
-			-m u32 --u32 "0>>22&0x3C@12>>24&0x0F=$type_num" "${stat[@]}" -j DROP
+			-m u32 --u32 "$at_udp=$type_num" "${stat[@]}" -j DROP
 	else
-		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p 113 \
+		lab_run ip netns exec "$ns" $ipt -t mangle -A PL_LOSS -o "$ifname" -p 113 \
 			"${stat[@]}" -j DROP
-		lab_run ip netns exec "$ns" iptables -t mangle -A PL_LOSS -o "$ifname" -p udp \
+		lab_run ip netns exec "$ns" $ipt -t mangle -A PL_LOSS -o "$ifname" -p udp \
 			-m multiport --dports "$ports" "${stat[@]}" -j DROP
 	fi
 }
@@ -626,14 +697,17 @@ lab_delay() {
 		--dports "$ports" -j NFQUEUE --queue-num 7 --queue-bypass
 }
 
+# lab_loss_ipt: the command of the loss rules (iptables, or ip6tables in an IPv6 lab).
+lab_loss_ipt() { if [ "$LAB_IPV6" = 1 ]; then echo ip6tables; else echo iptables; fi; }
+
 # lab_loss_dropped NODE: packets dropped so far by NODE's loss rules.
 lab_loss_dropped() {
-	ip netns exec "$(lab_ns "$1")" iptables -t mangle -nvxL PL_LOSS 2>/dev/null |
+	ip netns exec "$(lab_ns "$1")" "$(lab_loss_ipt)" -t mangle -nvxL PL_LOSS 2>/dev/null |
 		awk '$3 == "DROP" { n += $1 } END { print n + 0 }'
 }
 
 lab_loss_clear() {
-	ip netns exec "$(lab_ns "$1")" iptables -t mangle -F PL_LOSS 2>/dev/null
+	ip netns exec "$(lab_ns "$1")" "$(lab_loss_ipt)" -t mangle -F PL_LOSS 2>/dev/null
 	return 0
 }
 
@@ -682,6 +756,9 @@ _lab_counters_install() {
 		# a datagram is counted by its first IP fragment; the others carry no header
 		echo "    ip frag-off & 0x1fff != 0 return"
 		echo "    ip protocol 113 jump type_ip"
+		# IPv6: PGM as the upper layer after any extension headers (the transport header
+		# offset is the upper layer's)
+		echo "    ether type ip6 meta l4proto 113 jump type_ip"
 		echo "    udp dport @pgm_udp_ports jump type_udp"
 		echo "  }"
 		echo "}"
@@ -721,7 +798,7 @@ lab_result() {
 # lab_capture_start LAN FILE [FILTER]: captures whole frames on the LAN's bridge with dumpcap
 # (pcap format). The pid is left in LAB_PID; stop it with lab_capture_stop PID.
 lab_capture_start() {
-	local lan=$1 file=$2 filter=${3:-"ip proto 113 or udp"} log
+	local lan=$1 file=$2 filter=${3:-"ip proto 113 or udp or ip6 proto 113 or ip6 proto 0"} log
 	log="$LAB_DIR/dumpcap.$lan.$(basename "$file").log"
 	lab_spawn "lan:$lan" "$log" dumpcap -q -P -s 0 -i br0 -f "$filter" -w "$file"
 	lab_wait 10 "dumpcap on LAN $lan" _lab_capture_running "$file" "$LAB_PID" || {

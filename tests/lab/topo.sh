@@ -289,8 +289,10 @@ lab_topo_loss() {
 lab_topo_loss_dropped() {
 	local router ifname
 	read -r router ifname <<<"${TOPO_FEED[$1]:-}"
-	ip netns exec "$(lab_ns "$router")" iptables -t mangle -nvxL PL_LOSS 2>/dev/null |
-		awk -v i="$ifname" '$3 == "DROP" && $7 == i { n += $1 } END { print n + 0 }'
+	# (the interface's column: ip6tables may leave the option column empty)
+	ip netns exec "$(lab_ns "$router")" "$(lab_loss_ipt)" -t mangle -nvxL PL_LOSS 2>/dev/null |
+		awk -v i="$ifname" '$3 == "DROP" { for (k = 4; k <= NF; k++) if ($k == i) { n += $1; break } }
+			END { print n + 0 }'
 }
 
 # lab_topo_describe: one line per node with its addresses, for humans.

@@ -79,8 +79,10 @@ static inline bool peer_pgm_set_shared(pgm_sock_t *sock, const struct peer_pgm_o
 		ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT,
 			(int)o->udp.mcast, "PGM_UDP_ENCAP_MCAST_PORT");
 	}
-	ok &= peer_pgm_set_int(
-		sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, o->router_alert, "PGM_IP_ROUTER_ALERT");
+	/* off by default; OpenPGM refuses the option on an IPv6 socket, even to switch it off */
+	if (o->router_alert)
+		ok &= peer_pgm_set_int(
+			sock, IPPROTO_PGM, PGM_IP_ROUTER_ALERT, 1, "PGM_IP_ROUTER_ALERT");
 	/* above the link MTU, the kernel fragments the datagrams (IP fragments) */
 	ok &= peer_pgm_set_int(sock, IPPROTO_PGM, PGM_MTU, (int)o->tpdu, "PGM_MTU");
 	if (o->fec_group != 0) {
@@ -122,13 +124,17 @@ static inline pgm_sock_t *peer_pgm_open(const struct peer_pgm_options *o, uint16
 		peer_pgm_report("parsing the network string", err);
 		return NULL;
 	}
+	/* IPv4 or IPv6: the family of the group ("198.18.2.2;239.192.0.1",
+	   "2001:db8:2::11;ff0e::8000:1") */
 	if (res->ai_send_addrs_len < 1 || res->ai_recv_addrs_len < 1 ||
-		res->ai_send_addrs[0].gsr_group.ss_family != AF_INET) {
-		fprintf(stderr, PEER_NAME ": the network string must name one IPv4 group\n");
+		(res->ai_send_addrs[0].gsr_group.ss_family != AF_INET &&
+			res->ai_send_addrs[0].gsr_group.ss_family != AF_INET6)) {
+		fprintf(stderr,
+			PEER_NAME ": the network string must name one IPv4 or IPv6 group\n");
 		goto fail;
 	}
-	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET, o->udp.ucast ? IPPROTO_UDP : IPPROTO_PGM,
-		    &err)) {
+	if (!pgm_socket(&sock, res->ai_send_addrs[0].gsr_group.ss_family, SOCK_SEQPACKET,
+		    o->udp.ucast ? IPPROTO_UDP : IPPROTO_PGM, &err)) {
 		peer_pgm_report("creating the PGM socket", err);
 		goto fail;
 	}

@@ -5,6 +5,11 @@
  *
  *   pgm-inject --src A --dst D --type TYPE [options]
  *
+ * A and D are IPv4 or IPv6 addresses, of one family; every NLA option takes either (an IPv6
+ * datagram with NLAs of AFI 1 is allowed: PGM's NLAs are independent of the datagram's family).
+ * Over IPv6, --ttl is the hop limit, --ra the RFC 2711 hop-by-hop option, --tos the traffic
+ * class.
+ *
  * TYPE: spm, odata, rdata, nak, nnak, ncf, poll, polr, spmr.
  *   --gsi HEX12          GSI (default 010203040506)
  *   --sport N --dport N  PGM ports as they go on the wire (default: data-source port 1234,
@@ -14,7 +19,7 @@
  *   --list A,B,...       OPT_NAK_LIST (NAK, NNAK, NCF)
  *   --nak-src S --nak-grp G  NLAs of NAK/NNAK/NCF (default: the data source is --src for NCF
  *                        and --dst for NAK/NNAK; the group is --dst if multicast, else
- *                        239.192.0.1)
+ *                        239.192.0.1, for IPv6 ff3e::8000:1)
  *   --path P             SPM_PATH / POLL_PATH (default --src)
  *   --poll-round N --poll-type N --poll-bo-ivl US --poll-rand N --poll-mask N
  *                        POLL_ROUND (0), POLL_S_TYPE (0 general, 1 DLR), POLL_BO_IVL
@@ -124,10 +129,17 @@ static unsigned long number(const char *s, unsigned long max, const char *what)
 
 static void address(struct pgm_nla *nla, const char *s, const char *what)
 {
-	if (!pgm_nla_parse(nla, s) || nla->afi != PGM_AFI_IP) {
-		fprintf(stderr, "pgm-inject: bad IPv4 %s \"%s\"\n", what, s);
+	if (!pgm_nla_parse(nla, s)) {
+		fprintf(stderr, "pgm-inject: bad IPv4 or IPv6 %s \"%s\"\n", what, s);
 		exit(2);
 	}
+}
+
+static bool nla_multicast(const struct pgm_nla *nla)
+{
+	if (nla->afi == PGM_AFI_IP6)
+		return nla->addr[0] == 0xff;
+	return nla->addr[0] >= 224 && nla->addr[0] <= 239;
 }
 
 static size_t hex_bytes(const char *s, uint8_t *out, size_t cap, const char *what)
@@ -415,6 +427,8 @@ static void parse_args(int argc, char **argv, struct inject *in)
 	}
 	if (!have_src || !have_dst || in->type < 0)
 		usage("--src, --dst and --type are required");
+	if (in->src.afi != in->dst.afi)
+		usage("--src and --dst must be of one family");
 	if (optind < argc)
 		usage("unexpected argument");
 }
@@ -445,7 +459,7 @@ static size_t build_tpdu(const struct inject *in, uint32_t sqn, uint8_t *out, si
 	const void *tsdu = in->payload;
 	size_t tsdu_len = strlen(in->payload);
 	struct pgm_nla mcast_default;
-	bool dst_mcast = in->dst.addr[0] >= 224 && in->dst.addr[0] <= 239;
+	bool dst_mcast = nla_multicast(&in->dst);
 
 	memset(&hdr, 0, sizeof(hdr));
 	memcpy(hdr.gsi, in->gsi, PGM_GSI_LEN);
@@ -469,7 +483,7 @@ static size_t build_tpdu(const struct inject *in, uint32_t sqn, uint8_t *out, si
 		tsdu = payload;
 		tsdu_len = (size_t)in->payload_len;
 	}
-	pgm_nla_parse(&mcast_default, "239.192.0.1");
+	pgm_nla_parse(&mcast_default, in->dst.afi == PGM_AFI_IP6 ? "ff3e::8000:1" : "239.192.0.1");
 	const struct pgm_nla *path = in->have_path ? &in->path : &in->src;
 	const struct pgm_nla *nak_src = in->have_nak_src      ? &in->nak_src
 					: in->type == PGM_NCF ? &in->src

@@ -17,9 +17,10 @@
  *   pgm-sniff --if IF [--timeout S (10)] [--count N] [--ports U,M (3055,3056)] [--in]
  *             [--ready FILE] [--filter BPF] [--write PCAP] [--time]
  *
- * --in keeps only packets the interface received. --ready creates FILE once capturing. --write
- * also saves every captured packet (PGM or not) to a pcap file for tshark. At the
- * end "sniffed N packets" goes to standard error. Exit status 0, or 2 on a capture error.
+ * IPv6 datagrams behind a hop-by-hop header (Router Alert) are captured too, and printed when
+ * PGM is their upper layer. --in keeps only packets the interface received. --ready creates FILE
+ * once capturing. --write also saves every captured packet (PGM or not) to a pcap file for tshark.
+ * At the end "sniffed N packets" goes to standard error. Exit status 0, or 2 on a capture error.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -281,8 +282,8 @@ int main(int argc, char **argv)
 	if (ifname == NULL || optind < argc)
 		usage();
 	snprintf(deffilter, sizeof(deffilter),
-		"ip proto 113 or ip6 proto 113 or udp port %u or udp port %u", s.ports.ucast_port,
-		s.ports.mcast_port);
+		"ip proto 113 or ip6 proto 113 or ip6 proto 0 or udp port %u or udp port %u",
+		s.ports.ucast_port, s.ports.mcast_port);
 	p = pcap_create(ifname, errbuf);
 	if (p == NULL) {
 		fprintf(stderr, "pgm-sniff: %s\n", errbuf);
