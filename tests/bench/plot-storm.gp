@@ -30,21 +30,3 @@ if (system("test -s storm-repair-k".kmax."-kernel.txt && echo y") eq "y") files 
 if (system("test -s storm-repair-k".kmax."-pgmrouterd.txt && echo y") eq "y") files = files." pgmrouterd"
 plot for [s in files] "storm-repair-k".kmax."-".s.".txt" using 1:(1) smooth cnormal lw 2 \
 	title (s eq "kernel" ? "without router assist" : s)
-# Time to repair against K, each side's mean over the repetitions with its 95 % interval
-set output "storm-repair-k.png"
-set datafile separator ","
-unset logscale
-set logscale x 2
-set title "Time to repair at the receivers (mean over repetitions, 95% interval)"
-set xlabel "receivers on the LAN (K)"
-set ylabel "ms"
-set yrange [0:*]
-set key top left
-plot "< grep ',kernel,' storm-summary.csv" using 1:8:9:10 with yerrorlines lw 2 pt 7 \
-	title "median, without router assist", \
-     "< grep ',pgmrouterd,' storm-summary.csv" using 1:8:9:10 with yerrorlines lw 2 pt 7 \
-	title "median, pgmrouterd", \
-     "< grep ',kernel,' storm-summary.csv" using 1:11:12:13 with yerrorlines lw 1 pt 6 dt 2 \
-	title "p99, without router assist", \
-     "< grep ',pgmrouterd,' storm-summary.csv" using 1:11:12:13 with yerrorlines lw 1 pt 6 dt 2 \
-	title "p99, pgmrouterd"
