@@ -11,6 +11,16 @@
 #   NCF latency: first NAK of a (TSI, SQN) on the LAN to the first NCF for it (median, p99)
 #   time to repair: a lost message's repair delivered at a receiver minus its original send
 #                   (pgm-send --send-log, pgm-recv --repair-log; one host, one monotonic clock)
+#   the router's hops, from a second capture on the source's LAN: the first NAK of a (TSI, SQN)
+#                   on the LAN to the first on the source's LAN, and the first RDATA there to
+#                   the first on the LAN (median, p99)
+# Goals (README, Verdicts): time to repair with pgmrouterd no worse than without at every K
+# (median and p99), NAKs at the source per lost packet at most 1.05 at K = 128.
+#
+# BENCH_STORM_KS (default "8 32 128"), BENCH_STORM_SIDES (default "kernel pgmrouterd"): for
+# experiments. BENCH_STORM_KEEP=DIR keeps each run's captures, send and repair logs and the
+# daemon's log with its repair state events (debug ip pgm router events) in DIR, to attribute
+# every NAK that reached the source to a cause.
 #
 #   bench-storm.sh [--smoke]
 set -u
@@ -26,7 +36,7 @@ bench_begin storm "$@"
 # a higher priority (nice -10), so neither side's answers wait behind the receivers' work.
 NICE="nice -n -10"
 
-SIDES="kernel pgmrouterd"
+SIDES=${BENCH_STORM_SIDES:-"kernel pgmrouterd"}
 KS=${BENCH_STORM_KS:-"8 32 128"}
 COUNT=1500 # messages per run
 RATE=500   # messages per second
@@ -44,7 +54,7 @@ SRC=$TOPO_SOURCE_ADDR
 GROUP=239.192.0.1
 lab_topo_loss a "nth:$LOSS_EVERY" odata
 summary="$BENCH_RESULTS/storm-summary.csv" # medians over the repetitions, for plot-storm.gp
-echo "k,side,naks_at_source_per_loss,ncfs_per_loss,ncf_latency_median_us,repair_median_ms,repair_p99_ms" >"$summary"
+echo "k,side,naks_at_source_per_loss,ncfs_per_loss,ncf_latency_median_us,repair_median_ms,repair_p99_ms,repair_median_mean_ms,repair_median_lo_ms,repair_median_hi_ms,repair_p99_mean_ms,repair_p99_lo_ms,repair_p99_hi_ms" >"$summary"
 rm -f "$BENCH_RESULTS"/storm-repair-*.txt
 runs="$BENCH_RESULTS/storm-runs.csv"
 echo "k,side,rep,lost,naks_at_source,ncfs,naks_on_lan,ncf_latency_median_us,ncf_latency_p99_us,repair_median_ms,repair_p99_ms,receivers_ok" >"$runs"
@@ -72,7 +82,7 @@ add() { M[$1]="${M[$1]:-} ${2:-nan}"; }
 # run_one K SIDE REP
 run_one() {
 	local k=$1 side=$2 rep=$3 i h pids=() cap capfile sendlog lost0 lost nak_src ncf nak_a
-	local lat stat ok=0 spid timeout
+	local lat stat ok=0 spid timeout capsrc capsrcpid deadline left hopnak hoprdata
 	BENCH_SIDE_WRAPPER=$NICE
 	if ! bench_side_up "$side" r1; then
 		BENCH_SIDE_WRAPPER=""
@@ -80,6 +90,10 @@ run_one() {
 		return
 	fi
 	BENCH_SIDE_WRAPPER=""
+	[ -n "${BENCH_STORM_KEEP:-}" ] && [ "$side" = pgmrouterd ] &&
+		for c in events timers; do
+			bench_pgmrouterd_cli r1 "debug ip pgm router $c" >/dev/null 2>&1
+		done
 	timeout=$((COUNT / RATE + 15))
 	for l in src a; do lab_counts_reset "$l"; done
 	lost0=$(lab_topo_loss_dropped a)
@@ -87,11 +101,15 @@ run_one() {
 	lab_spawn lan:a "$LAB_DIR/dumpcap.log" dumpcap -q -i br0 -f "$CAPTURE_FILTER" -w "$capfile"
 	cap=$LAB_PID
 	lab_wait 10 "capture on a" test -s "$capfile"
+	capsrc="$LAB_DIR/storm-$k-$side-$rep-src.pcapng"
+	lab_spawn lan:src "$LAB_DIR/dumpcap-src.log" dumpcap -q -i br0 -f "$CAPTURE_FILTER" -w "$capsrc"
+	capsrcpid=$LAB_PID
+	lab_wait 10 "capture on src" test -s "$capsrc"
 	for i in $(seq 1 "$k"); do
 		h=a$i
 		rm -f "$LAB_DIR/repair.$h.log"
 		lab_spawn "$h" "$LAB_DIR/recv.$h.log" "$LAB_PEERS/pgm-recv" \
-			-n "$(lab_addr "$h" eth0);$GROUP" -c "$COUNT" -I "$rep" -T "$timeout" \
+			-n "$(lab_addr "$h" eth0);$GROUP" -c "$COUNT" -I "$rep" -T "$((timeout + 300))" \
 			--repair-log "$LAB_DIR/repair.$h.log"
 		pids+=("$LAB_PID")
 	done
@@ -106,10 +124,16 @@ run_one() {
 		--linger 2000 -T "$timeout" --send-log "$sendlog"
 	spid=$LAB_PID
 	lab_wait_pid "$spid" "$((timeout + 10))"
+	# The source is gone: whatever a receiver still lacks now never comes. Up to 10 s more for
+	# them all (their own time-out counts from their start, which on a loaded machine can be
+	# tens of seconds before the source's for the first of 128).
+	deadline=$(($(date +%s) + 10))
 	for i in $(seq 1 "$k"); do
-		lab_wait_pid "${pids[$((i - 1))]}" "$((timeout + 10))" && ok=$((ok + 1))
+		left=$((deadline - $(date +%s)))
+		lab_wait_pid "${pids[$((i - 1))]}" "$((left > 1 ? left : 1))" && ok=$((ok + 1))
 	done
 	lab_capture_stop "$cap"
+	lab_capture_stop "$capsrcpid"
 	bench_lan_settle a
 	if [ "$side" = pgmrouterd ] && [ "$ok" != "$k" ]; then
 		bench_log "k=$k rep $rep: pgmrouterd's counters after a run with incomplete receivers:"
@@ -122,7 +146,18 @@ run_one() {
 	ncf=$(lab_count a ncf)
 	nak_a=$(lab_count a nak)
 	stat=$("$BENCH_BIN/pgm-pcapstat" --from nak --to ncf "$capfile" 2>/dev/null)
-	rm -f "$capfile"
+	# the router's hops: a NAK from the LAN to the source's LAN, the RDATA back
+	hopnak=$("$BENCH_BIN/pgm-pcapstat" --from nak@1 --to nak@2 "$capfile" "$capsrc" 2>/dev/null)
+	hoprdata=$("$BENCH_BIN/pgm-pcapstat" --from rdata@2 --to rdata@1 "$capfile" "$capsrc" 2>/dev/null)
+	if [ -n "${BENCH_STORM_KEEP:-}" ]; then
+		# diagnosis: both captures, the send and repair logs, the daemon's event log
+		mkdir -p "$BENCH_STORM_KEEP"
+		mv "$capfile" "$capsrc" "$BENCH_STORM_KEEP/"
+		cp "$sendlog" "$BENCH_STORM_KEEP/send-$k-$side-$rep.log"
+		cat "$LAB_DIR"/repair.a*.log >"$BENCH_STORM_KEEP/repair-$k-$side-$rep.log" 2>/dev/null
+		[ "$side" = pgmrouterd ] && cp "$LAB_DIR/pgmrouterd.r1.log" "$BENCH_STORM_KEEP/pgmrouterd-$k-$rep.log"
+	fi
+	rm -f "$capfile" "$capsrc"
 	# Time to repair: every repaired message at every receiver against its send time.
 	lat=$(cat "$LAB_DIR"/repair.a*.log 2>/dev/null |
 		awk -v sl="$sendlog" 'BEGIN { while ((getline l < sl) > 0) { split(l, f, " "); t[f[1]] = f[2] } }
@@ -137,7 +172,9 @@ run_one() {
 	bench_log "k=$k $side rep $rep: $ok/$k receivers complete; lost $lost; NAKs at source" \
 		"$nak_src, NCFs on the LAN $ncf, NAKs on the LAN $nak_a; NCF latency median" \
 		"$(lab_kv median_us "$stat") us p99 $(lab_kv p99_us "$stat") us ($(lab_kv matched "$stat")" \
-		"matched); repair median $rmed ms p99 $rp99 ms over $rn repairs"
+		"matched); repair median $rmed ms p99 $rp99 ms over $rn repairs; router hops, median" \
+		"(p99): NAK $(lab_kv median_us "$hopnak") us ($(lab_kv p99_us "$hopnak") us), RDATA" \
+		"$(lab_kv median_us "$hoprdata") us ($(lab_kv p99_us "$hoprdata") us)"
 	[ "$ok" = "$k" ] || bench_log "k=$k $side rep $rep: receivers that failed:" \
 		"$(for i in $(seq 1 "$k"); do lab_result "$LAB_DIR/recv.a$i.log" |
 			awk -v h="a$i" '!/^result=ok/ { print h ": " substr($0, 1, 160) }'; done)"
@@ -146,7 +183,7 @@ run_one() {
 	if [ "$ok" != "$k" ]; then
 		# A run where repair failed says nothing about how repair performs: no figures.
 		FAILED[$k,$side]="$((k - ok)) of $k receivers did not get every message (rep $rep)"
-		for f in nak ncf naklan ncfmed ncfp99 rmed rp99; do add "$k,$side,$f" nan; done
+		for f in nak ncf naklan ncfmed ncfp99 rmed rp99 hnak hrdata; do add "$k,$side,$f" nan; done
 		return
 	fi
 	add "$k,$side,nak" "$(bench_div "$nak_src" "$lost" 3)"
@@ -161,12 +198,28 @@ run_one() {
 	fi
 	add "$k,$side,rmed" "$rmed"
 	add "$k,$side,rp99" "$rp99"
+	hop() { [ "$(lab_kv matched "$1")" -gt 0 ] 2>/dev/null && lab_kv median_us "$1"; }
+	add "$k,$side,hnak" "$(hop "$hopnak")"
+	add "$k,$side,hrdata" "$(hop "$hoprdata")"
+}
+
+# ci METRIC UNIT VALUE...: rows METRIC_mean, _lo, _hi: the mean over the repetitions and its 95 %
+# interval (bootstrap, bench_mean_ci).
+ci() {
+	local metric=$1 unit=$2 est lo hi n
+	shift 2
+	read -r est lo hi n <<<"$(bench_mean_ci "$@")"
+	[ "$n" = 0 ] && return
+	bench_row "${metric}_mean" "$est" "$unit (mean of $n repetitions)"
+	bench_row "${metric}_lo" "$lo" "$unit (95% bootstrap)"
+	bench_row "${metric}_hi" "$hi" "$unit (95% bootstrap)"
 }
 
 for k in $KS; do
 	for rep in $(seq 1 "$BENCH_REPS"); do
+		# shellcheck disable=SC2086
 		set -- $SIDES
-		[ $((rep % 2)) = 0 ] && set -- "$2" "$1"
+		[ $((rep % 2)) = 0 ] && [ $# = 2 ] && set -- "$2" "$1"
 		for side in "$@"; do
 			[ -n "${MISSING[$side]:-}" ] && continue
 			run_one "$k" "$side" "$rep"
@@ -190,10 +243,31 @@ for k in $KS; do
 		bench_series "${p}_ncf_latency_p99" us ${M[$k,$side,ncfp99]:-}
 		bench_series "${p}_repair_median" ms ${M[$k,$side,rmed]:-}
 		bench_series "${p}_repair_p99" ms ${M[$k,$side,rp99]:-}
+		ci "${p}_repair_median" ms ${M[$k,$side,rmed]:-}
+		ci "${p}_repair_p99" ms ${M[$k,$side,rp99]:-}
+		ci "${p}_naks_at_source_per_loss" "NAKs/lost packet" ${M[$k,$side,nak]:-}
+		bench_series "${p}_hop_nak_median" us ${M[$k,$side,hnak]:-}
+		bench_series "${p}_hop_rdata_median" us ${M[$k,$side,hrdata]:-}
 		med() { bench_stats "$@" | cut -d' ' -f1; }
-		echo "$k,$side,$(med ${M[$k,$side,nak]:-}),$(med ${M[$k,$side,ncf]:-}),$(med ${M[$k,$side,ncfmed]:-}),$(med ${M[$k,$side,rmed]:-}),$(med ${M[$k,$side,rp99]:-})" >>"$summary"
+		mci() { bench_mean_ci "$@" | awk '{ print $1 "," $2 "," $3 }'; }
+		echo "$k,$side,$(med ${M[$k,$side,nak]:-}),$(med ${M[$k,$side,ncf]:-}),$(med ${M[$k,$side,ncfmed]:-}),$(med ${M[$k,$side,rmed]:-}),$(med ${M[$k,$side,rp99]:-}),$(mci ${M[$k,$side,rmed]:-}),$(mci ${M[$k,$side,rp99]:-})" >>"$summary"
 	done
-	for m in nak:naks_at_source ncf:ncfs_on_lan ncfmed:ncf_latency_median rmed:repair_median rp99:repair_p99; do
+	# Goals: repair with assist no worse than without (the ratio's whole interval at most 1),
+	# judged on the per-repetition ratios' geometric mean and its bootstrap interval.
+	for m in rmed:repair_median rp99:repair_p99; do
+		read -r est lo hi n <<<"$(bench_ratio_ci "${M[$k,kernel,${m%%:*}]:-}" "${M[$k,pgmrouterd,${m%%:*}]:-}")"
+		if [ "$n" != 0 ]; then
+			bench_row "k${k}_${m#*:}_vs_kernel" "$est" "x kernel (geometric mean of $n repetitions)"
+			bench_row "k${k}_${m#*:}_vs_kernel_lo" "$lo" "x kernel (95% bootstrap)"
+			bench_row "k${k}_${m#*:}_vs_kernel_hi" "$hi" "x kernel (95% bootstrap)"
+		fi
+		bench_verdict "k${k}_${m#*:}_goal" "$lo" "$hi" 1 "$n"
+	done
+	if [ "$k" = 128 ]; then
+		read -r est lo hi n <<<"$(bench_mean_ci ${M[$k,pgmrouterd,nak]:-})"
+		bench_verdict "k${k}_naks_at_source_per_loss_goal" "$lo" "$hi" 1.05 "$n"
+	fi
+	for m in nak:naks_at_source ncf:ncfs_on_lan ncfmed:ncf_latency_median rmed:repair_median rp99:repair_p99 hnak:hop_nak_median hrdata:hop_rdata_median; do
 		ratios=$(bench_ratios "${M[$k,kernel,${m%%:*}]:-}" "${M[$k,pgmrouterd,${m%%:*}]:-}")
 		if [ -n "$ratios" ]; then
 			# shellcheck disable=SC2086

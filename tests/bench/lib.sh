@@ -206,6 +206,30 @@ bench_ratio_ci() {
 		}'
 }
 
+# bench_mean_ci VALUE...: "mean low high n": the mean of the numbers given (one per repetition;
+# "nan" and other non-numbers left out) and its 95 % interval by bootstrap over them, as
+# bench_ratio_ci (2,000 resamples, a fixed seed).
+bench_mean_ci() {
+	printf '%s\n' "$@" | grep -E '^-?[0-9.]+([eE][-+]?[0-9]+)?$' | awk '
+		{ r[++n] = $1; s += $1 }
+		END {
+			if (n == 0) { print "nan nan nan 0"; exit }
+			srand(27)
+			B = 2000
+			for (b = 1; b <= B; b++) {
+				t = 0
+				for (i = 1; i <= n; i++) t += r[1 + int(rand() * n)]
+				m[b] = t / n
+			}
+			for (i = 2; i <= B; i++) {
+				x = m[i]
+				for (j = i - 1; j >= 1 && m[j] > x; j--) m[j + 1] = m[j]
+				m[j + 1] = x
+			}
+			printf "%.4f %.4f %.4f %d\n", s / n, m[int(0.025 * B) + 1], m[int(0.975 * B)], n
+		}'
+}
+
 # bench_verdict METRIC LOW HIGH LIMIT N: a goal "at most LIMIT" judged on a 95 % interval
 # [LOW, HIGH]: PASS when all of it is within, FAIL when none of it is, else INCONCLUSIVE (as with
 # fewer than three repetitions, whose bootstrap interval is no more than their range). A row METRIC with the verdict as
