@@ -48,6 +48,18 @@ static bool own_address(struct assist *a, const struct cp_action *act, struct pg
 	return cp_if_addr(a->cp, act->ifindex, src) && src->afi == act->ip_dst.afi;
 }
 
+/*
+ * What must not wait for the end of its receive round: an NCF (a receiver waiting for it
+ * re-NAKs) and a NAK (or NNAK) sent upstream for a packet that just came in (the repair waits
+ * for it; in a storm the round holds up to 32 more packets). The repeats the timers send are
+ * batched as before.
+ */
+static bool leaves_at_once(const struct assist *a, const struct cp_action *act)
+{
+	return act->type == CP_ACT_NCF ||
+		((act->type == CP_ACT_NAK || act->type == CP_ACT_NNAK) && a->in_packet);
+}
+
 void assist_on_action(void *ctx, const struct cp_action *act)
 {
 	struct assist *a = ctx;
@@ -92,6 +104,6 @@ void assist_on_action(void *ctx, const struct cp_action *act)
 		a->stats.send_failed++;
 	else if (rc > 0)
 		a->stats.originated++; /* queued: counted when sent (assist_count_sent) */
-	else if (act->type == CP_ACT_NCF && a->env.send_now != NULL)
-		a->env.send_now(a->env.ctx); /* a receiver waiting for it re-NAKs: not a round's wait */
+	else if (leaves_at_once(a, act) && a->env.send_now != NULL)
+		a->env.send_now(a->env.ctx);
 }

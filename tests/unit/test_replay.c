@@ -148,8 +148,9 @@ START_TEST(test_replay_clock_never_goes_back)
 END_TEST
 
 /* An environment that queues what it is given, as the live one does within a receive round. */
-static unsigned queued, ncfs_queued, ncfs_sent_now, ncfs_behind;
-static bool ncf_waiting;
+static unsigned queued, ncfs_queued, ncfs_sent_now, ncfs_behind, naks_queued, naks_sent_now,
+	naks_behind;
+static bool ncf_waiting, nak_waiting;
 
 static int queueing_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl)
 {
@@ -160,11 +161,17 @@ static int queueing_send(void *ctx, int ifindex, const uint8_t *datagram, size_t
 	(void)ttl;
 	if (ncf_waiting)
 		ncfs_behind++; /* something else queued while an NCF still waits */
+	if (nak_waiting)
+		naks_behind++; /* or while a NAK upstream waits */
 	queued++;
-	if (pgm_parse_ip(datagram, len, NULL, &ip) == PGM_ERR_OK && ip.pgm_len > 4 &&
-		datagram[ip.pgm_offset + 4] == PGM_NCF) {
-		ncfs_queued++;
-		ncf_waiting = true;
+	if (pgm_parse_ip(datagram, len, NULL, &ip) == PGM_ERR_OK && ip.pgm_len > 4) {
+		if (datagram[ip.pgm_offset + 4] == PGM_NCF) {
+			ncfs_queued++;
+			ncf_waiting = true;
+		} else if (datagram[ip.pgm_offset + 4] == PGM_NAK) {
+			naks_queued++;
+			nak_waiting = true;
+		}
 	}
 	return 0;
 }
@@ -174,12 +181,15 @@ static void queueing_send_now(void *ctx)
 	(void)ctx;
 	if (ncf_waiting)
 		ncfs_sent_now++;
-	ncf_waiting = false;
+	if (nak_waiting)
+		naks_sent_now++;
+	ncf_waiting = nak_waiting = false;
 	queued = 0;
 }
 
 /* Every NCF leaves at once, before the NAK upstream or anything else its NAK's round makes
- * (issue 27: NCFs waited for the end of a receive round, up to a whole recvmmsg batch). */
+ * (issue 27: NCFs waited for the end of a receive round, up to a whole recvmmsg batch), and
+ * the NAK upstream right after it (the source's repair waits for it). */
 START_TEST(test_replay_ncf_sent_at_once)
 {
 	static const char *const ifs[] = {"up=198.18.1.1/24", "a=198.18.2.1/24"};
@@ -211,6 +221,10 @@ START_TEST(test_replay_ncf_sent_at_once)
 	ck_assert_uint_eq(ncfs_sent_now, ncfs_queued);
 	ck_assert_uint_eq(ncfs_behind, 0);
 	ck_assert(!ncf_waiting);
+	/* the NAKs forwarded upstream for the receivers' NAKs leave at once too */
+	ck_assert_uint_gt(naks_queued, 0);
+	ck_assert_uint_eq(naks_behind, 0);
+	ck_assert_uint_eq(naks_sent_now, naks_queued);
 	assist_conf_free(&conf);
 	offline_free(o);
 	cfg_free();
