@@ -761,14 +761,15 @@ static int match_words(
 			return m->status = CMD_ERR_FAILED;
 		}
 		/* Survivors: candidates with a best-score hit; their new live set. The hits come in
-		   candidate order, so each candidate's are the next run of them. */
+		   candidate order, so each candidate's are the next run of them. The survivors move
+		   to the front, in order, so the next word looks at them alone. */
+		size_t kept = 0;
+
 		for (size_t ci = 0, h = 0; ci < m->ncands; ci++) {
 			struct cand *cd = &m->cands[ci];
 			uint64_t live = 0;
 			bool kept_line = false;
 
-			if (cd->c == NULL)
-				continue;
 			for (; h < nhits && hits[h].cand == ci; h++) {
 				if (hits[h].score != best)
 					continue;
@@ -781,25 +782,25 @@ static int match_words(
 					cd->pred[cd->depth][hits[h].node] = hits[h].from;
 				}
 			}
-			if (kept_line)
-				continue;
-			if (live == 0) {
-				cd->c = NULL;
-				continue;
-			}
-			cd->live = live;
-			/* A LINE token swallows every further word. */
-			for (uint64_t l = live; l != 0; l &= l - 1) {
-				unsigned n = (unsigned)__builtin_ctzll(l);
+			if (!kept_line) {
+				if (live == 0)
+					continue;
+				cd->live = live;
+				/* A LINE token swallows every further word. */
+				for (uint64_t l = live; l != 0; l &= l - 1) {
+					unsigned n = (unsigned)__builtin_ctzll(l);
 
-				if (cd->c->nodes[n].type == TK_LINE) {
-					cd->live = 1ull << n;
-					cd->line_from = (int)wi;
-					break;
+					if (cd->c->nodes[n].type == TK_LINE) {
+						cd->live = 1ull << n;
+						cd->line_from = (int)wi;
+						break;
+					}
 				}
+				cd->depth++;
 			}
-			cd->depth++;
+			m->cands[kept++] = *cd;
 		}
+		m->ncands = kept;
 	}
 	free(hits);
 	return m->status = CMD_OK;
