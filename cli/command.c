@@ -572,8 +572,9 @@ struct match {
 	size_t bad_word; /* invalid input / ambiguity: index of the word */
 	struct cand *cands;
 	size_t ncands;
-	/* one row of MAX_GRAPH_NODES bytes per word (and one more) per candidate: sized by the
-	   line, not by CMD_MAX_TOKENS, so a short line costs kilobytes, not a quarter megabyte */
+	/* one row of MAX_GRAPH_NODES bytes per word (and one more) per candidate that matched the
+	   first word: sized by the line, not by CMD_MAX_TOKENS, and by the commands the first word
+	   leaves, not by all of the mode's, so a line costs kilobytes, not a quarter megabyte */
 	uint8_t (*pred_block)[MAX_GRAPH_NODES];
 	struct cand *winner;
 	uint8_t end_node; /* the winner's last node */
@@ -623,6 +624,34 @@ static bool cand_can_end(const struct cand *cd, uint8_t *end_node)
 	return false;
 }
 
+/* Gives each candidate with a hit of score `best` (hits in candidate order) its `rows` rows of
+ * predecessors from one block. */
+static int pred_rows(
+	struct match *m, const struct hit *hits, size_t nhits, uint8_t best, size_t rows)
+{
+	size_t kept = 0;
+	uint32_t last = UINT32_MAX;
+
+	for (size_t h = 0; h < nhits; h++) {
+		if (hits[h].score == best && hits[h].cand != last) {
+			last = hits[h].cand;
+			kept++;
+		}
+	}
+	m->pred_block = malloc((kept ? kept : 1) * rows * sizeof(*m->pred_block));
+	if (m->pred_block == NULL)
+		return -1;
+	kept = 0;
+	last = UINT32_MAX;
+	for (size_t h = 0; h < nhits; h++) {
+		if (hits[h].score == best && hits[h].cand != last) {
+			last = hits[h].cand;
+			m->cands[last].pred = m->pred_block + kept++ * rows;
+		}
+	}
+	return 0;
+}
+
 /* Matches words [first, first + count) against the commands of `node`. */
 static int match_words(
 	struct match *m, int node, const struct words *ws, size_t first, size_t count)
@@ -636,17 +665,13 @@ static int match_words(
 	for (size_t i = 0; i < ncommands; i++)
 		visible += command_visible(commands[i], node);
 	m->cands = calloc(visible ? visible : 1, sizeof(*m->cands));
-	/* not cleared: a cell is written when its node becomes live, and bind_args() reads only
-	   those (a line of ten words over 400 commands would clear 280 KB, most never touched) */
-	m->pred_block = malloc((visible ? visible : 1) * rows * sizeof(*m->pred_block));
-	if (m->cands == NULL || m->pred_block == NULL)
+	if (m->cands == NULL)
 		return m->status = CMD_ERR_FAILED;
 	for (size_t i = 0; i < ncommands; i++) {
 		if (!command_visible(commands[i], node))
 			continue;
 		m->cands[m->ncands].c = commands[i];
 		m->cands[m->ncands].line_from = -1;
-		m->cands[m->ncands].pred = m->pred_block + m->ncands * rows;
 		m->ncands++;
 	}
 	for (size_t wi = 0; wi < count; wi++) {
@@ -728,16 +753,25 @@ static int match_words(
 				}
 			}
 		}
-		/* Survivors: candidates with a best-score hit; their new live set. */
-		for (size_t ci = 0; ci < m->ncands; ci++) {
+		/* After the first word: rows of predecessors for the candidates it leaves. Not
+		   cleared: a cell is written when its node becomes live, and bind_args() reads only
+		   those. */
+		if (wi == 0 && pred_rows(m, hits, nhits, best, rows) < 0) {
+			free(hits);
+			return m->status = CMD_ERR_FAILED;
+		}
+		/* Survivors: candidates with a best-score hit; their new live set. The hits come in
+		   candidate order, so each candidate's are the next run of them. The survivors move
+		   to the front, in order, so the next word looks at them alone. */
+		size_t kept = 0;
+
+		for (size_t ci = 0, h = 0; ci < m->ncands; ci++) {
 			struct cand *cd = &m->cands[ci];
 			uint64_t live = 0;
 			bool kept_line = false;
 
-			if (cd->c == NULL)
-				continue;
-			for (size_t h = 0; h < nhits; h++) {
-				if (hits[h].cand != ci || hits[h].score != best)
+			for (; h < nhits && hits[h].cand == ci; h++) {
+				if (hits[h].score != best)
 					continue;
 				if (cd->line_from >= 0) {
 					kept_line = true;
@@ -748,25 +782,25 @@ static int match_words(
 					cd->pred[cd->depth][hits[h].node] = hits[h].from;
 				}
 			}
-			if (kept_line)
-				continue;
-			if (live == 0) {
-				cd->c = NULL;
-				continue;
-			}
-			cd->live = live;
-			/* A LINE token swallows every further word. */
-			for (uint64_t l = live; l != 0; l &= l - 1) {
-				unsigned n = (unsigned)__builtin_ctzll(l);
+			if (!kept_line) {
+				if (live == 0)
+					continue;
+				cd->live = live;
+				/* A LINE token swallows every further word. */
+				for (uint64_t l = live; l != 0; l &= l - 1) {
+					unsigned n = (unsigned)__builtin_ctzll(l);
 
-				if (cd->c->nodes[n].type == TK_LINE) {
-					cd->live = 1ull << n;
-					cd->line_from = (int)wi;
-					break;
+					if (cd->c->nodes[n].type == TK_LINE) {
+						cd->live = 1ull << n;
+						cd->line_from = (int)wi;
+						break;
+					}
 				}
+				cd->depth++;
 			}
-			cd->depth++;
+			m->cands[kept++] = *cd;
 		}
+		m->ncands = kept;
 	}
 	free(hits);
 	return m->status = CMD_OK;
