@@ -137,7 +137,7 @@ void rules_config_default(struct rules_config *cfg);
  * b * n / 256 == k: a range of them, one payload comparison in the rules. All sessions of one
  * GSI (one source host) share a worker.
  */
-#define RULES_WORKERS_MAX 64
+#define RULES_WORKERS_MAX    64
 #define RULES_GSI_STEER_BYTE 13 /* the GSI's last byte, into the PGM header */
 unsigned rules_worker_of_gsi(const uint8_t gsi[PGM_GSI_LEN], unsigned workers);
 /* The GSI bytes worker k of n takes: lo..hi. */
