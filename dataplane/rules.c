@@ -88,10 +88,62 @@ const struct rules_police rules_police_default[RULES_POLICE_CLASS_COUNT][RULES_P
 		{RULES_POLICE_IF_RATE, RULES_POLICE_IF_BURST}},
 };
 
+unsigned rules_worker_of_gsi(const uint8_t gsi[PGM_GSI_LEN], unsigned workers)
+{
+	if (workers <= 1)
+		return 0;
+	return (unsigned)gsi[PGM_GSI_LEN - 1] * workers / 256u;
+}
+
+void rules_worker_range(unsigned k, unsigned workers, uint8_t *lo, uint8_t *hi)
+{
+	/* b * n / 256 == k  <=>  ceil(k * 256 / n) <= b <= ceil((k + 1) * 256 / n) - 1 */
+	if (workers <= 1) {
+		*lo = 0;
+		*hi = 255;
+		return;
+	}
+	*lo = (uint8_t)((k * 256u + workers - 1) / workers);
+	*hi = (uint8_t)(((k + 1) * 256u + workers - 1) / workers - 1);
+}
+
+unsigned rules_worker_of_datagram(const uint8_t *ip, size_t len, bool udp, unsigned workers)
+{
+	size_t at;
+
+	if (workers <= 1 || len < 1)
+		return 0;
+	if ((ip[0] >> 4) == 6) {
+		/* past the extension headers before the upper layer, as nft's @th */
+		uint8_t next = len >= 40 ? ip[6] : 0;
+
+		at = 40;
+		while ((next == 0 || next == 43 || next == 60) && at + 2 <= len) {
+			next = ip[at];
+			at += ((size_t)ip[at + 1] + 1) * 8;
+		}
+	} else {
+		at = (size_t)(ip[0] & 0x0f) * 4;
+	}
+	at += (udp ? 8 : 0) + RULES_GSI_STEER_BYTE;
+	if (at >= len)
+		return 0; /* the rules' payload match fails: the last rule, worker 0 */
+	/* the rules' order: workers 1 .. n-1 by their ranges, then worker 0 */
+	for (unsigned k = 1; k < workers; k++) {
+		uint8_t lo, hi;
+
+		rules_worker_range(k, workers, &lo, &hi);
+		if (ip[at] >= lo && ip[at] <= hi)
+			return k;
+	}
+	return 0;
+}
+
 void rules_config_default(struct rules_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	snprintf(cfg->name, sizeof(cfg->name), "%s", RULES_DEFAULT_NAME);
+	cfg->workers = 1;
 	cfg->udp = true;
 	cfg->udp_ports.n = 1;
 	cfg->udp_ports.r[0].lo = PGM_DEFAULT_UDP_UCAST_PORT;
@@ -1132,6 +1184,14 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
 	} else
 		chosen = RULES_BACKEND_IPTABLES;
 
+	if (chosen == RULES_BACKEND_IPTABLES && r->cfg.workers > 1) {
+		snprintf(err, errlen,
+			"rules: %u workers need the nftables backend (iptables queues to one "
+			"queue)%s%s",
+			r->cfg.workers, r->nft_reason[0] != '\0' ? "; nftables unusable: " : "",
+			r->nft_reason);
+		return -1;
+	}
 	if (chosen == RULES_BACKEND_IPTABLES) {
 		/* Before the probe, which creates the mangle table if it was missing. */
 		if (!r->installed)

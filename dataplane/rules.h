@@ -114,6 +114,10 @@ struct rules_config {
 	char name[RULES_NAME_MAX]; /* nft table name; iptables chains are NAME-PRE/-IN/-FWD in
 				      upper case. Letters, digits, '_' and '-' only, at most 16. */
 	uint16_t queue_num;
+	/* Queues queue_num .. queue_num + workers - 1, a session's packets all to one of them
+	   (rules_worker_of_gsi); 1: queue_num alone, the rules exactly as without workers.
+	   More than one needs the nftables backend. */
+	uint16_t workers;
 	bool udp;			/* also intercept PGM over UDP */
 	struct pgm_port_set udp_ports; /* its destination ports, default 3055-3056 */
 	/* The iptables backend's tools, looked up in PATH when not absolute. */
@@ -123,6 +127,25 @@ struct rules_config {
 	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT];
 };
 void rules_config_default(struct rules_config *cfg);
+
+/*
+ * Steering by session: with several workers (queues), every packet of a TSI goes to the same
+ * queue, whichever way it travels (SPM and RDATA from the source, NAKs from receivers, NCFs
+ * from upstream): the queue is picked from the last byte of the GSI, which sits at the same
+ * place of the PGM header in every packet type and is the same in both directions (the ports
+ * are swapped upstream, so they are not used). Worker k of n takes the bytes b with
+ * b * n / 256 == k: a range of them, one payload comparison in the rules. All sessions of one
+ * GSI (one source host) share a worker.
+ */
+#define RULES_WORKERS_MAX    64
+#define RULES_GSI_STEER_BYTE 13 /* the GSI's last byte, into the PGM header */
+unsigned rules_worker_of_gsi(const uint8_t gsi[PGM_GSI_LEN], unsigned workers);
+/* The GSI bytes worker k of n takes: lo..hi. */
+void rules_worker_range(unsigned k, unsigned workers, uint8_t *lo, uint8_t *hi);
+/* The worker the rules hand an IP datagram (IPv4 or IPv6 without extension headers; PGM or
+   PGM over UDP, udp saying which) to: what the rules do, for tests and for checking. Too short
+   for the GSI: worker 0, as the rules do. */
+unsigned rules_worker_of_datagram(const uint8_t *ip, size_t len, bool udp, unsigned workers);
 
 /* An interface name can be written into a rule (no wildcard or quoting characters). */
 bool rules_ifname_valid(const char *name);

@@ -23,6 +23,12 @@
  *   queue-prerouting
  *     [fib daddr type != local accept]                    input only
  *     iifname "IF" counter <queue>                        one rule per interface
+ *   steer-prerouting                             only with several workers (queues): every
+ *                                                <queue> above is `goto steer-HOOK` instead
+ *     ip protocol 113 @th,104,8 LO-HI counter <queue + k>  worker k's GSI bytes, k = 1..n-1
+ *     ip protocol 113 counter <queue>                      worker 0, and too short for a GSI
+ *     @th,168,8 LO-HI counter <queue + k>                  the same over UDP
+ *     counter <queue>
  *
  *   defrag                                       no packet enters it
  *     meta l4proto tcp tproxy to :9                        registers the kernel's reassembly

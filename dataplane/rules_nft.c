@@ -29,7 +29,7 @@
 #define NFT_PRIORITY_TEXT  "mangle - 1"
 #define NFT_TIMEOUT_MS	   5000
 #define NFT_MSG_ROOM	   8192u /* more than any one message of ours */
-#define LAYOUT_MAX_CHAINS  ((4 + 2 * RULES_POLICE_CLASS_COUNT) * RULES_IPT_CHAIN_COUNT + 1)
+#define LAYOUT_MAX_CHAINS  ((5 + 2 * RULES_POLICE_CLASS_COUNT) * RULES_IPT_CHAIN_COUNT + 1)
 #define LAYOUT_MAX_MATCHES 4
 #define LAYOUT_CHAIN_NAME  32
 #define NFT_REG		   NFT_REG_1
@@ -96,6 +96,7 @@ enum match_kind {
 	M_IIFNAME,     /* iifname == ifname */
 	M_OIFNAME,     /* oifname == ifname */
 	M_NOT_LOCAL,   /* fib daddr type != local */
+	M_BYTE_RANGE,  /* the byte `off` bytes into the transport header, a-b (steering) */
 };
 
 struct match {
@@ -114,7 +115,7 @@ struct rule {
 	unsigned nmatch;
 	enum verdict_kind verdict;
 	unsigned target; /* chain index for V_GOTO; class * RULES_POLICE_KEY_COUNT + key for
-			    V_POLICE */
+			    V_POLICE; the worker (queue_num + target) for V_QUEUE */
 };
 
 struct chain {
@@ -224,6 +225,15 @@ static void rule_verdict(struct rule *r, enum verdict_kind v, unsigned target)
 	r->target = target;
 }
 
+/* To the queue: the queue rule itself with one worker, else the hook's steering chain. */
+static void rule_queue(struct rule *r, unsigned steer)
+{
+	if (steer != 0)
+		rule_verdict(r, V_GOTO, steer);
+	else
+		rule_verdict(r, V_QUEUE, 0);
+}
+
 static void layout_free(struct layout *L)
 {
 	for (unsigned i = 0; i < L->nchains; i++)
@@ -273,7 +283,7 @@ static void layout_police(struct layout *L, unsigned chain, int k, const struct 
 
 /* The PGM-specific part of one hook for one encapsulation: chain `classify`. */
 static void layout_classify(struct layout *L, const struct rules_hook *h, unsigned classify,
-	unsigned queue, const unsigned *gate, bool udp, bool any_interface)
+	unsigned queue, unsigned steer, const unsigned *gate, bool udp, bool any_interface)
 {
 	uint8_t off = udp ? 8 + 4 : 4;
 	struct rule *r;
@@ -309,7 +319,7 @@ static void layout_classify(struct layout *L, const struct rules_hook *h, unsign
 		r = layout_rule(L, classify);
 		rule_match(r, M_PGM_TYPE, h->repl_types[t], 0, off);
 		rule_match(r, M_DADDR_MCAST, 0, 0, 0);
-		rule_verdict(r, V_QUEUE, 0);
+		rule_queue(r, steer);
 	}
 }
 
@@ -357,6 +367,36 @@ static unsigned layout_gate(struct layout *L, const struct rules_hook *h, int k,
 	return gate;
 }
 
+/*
+ * Several workers: the hook's steering chain picks the queue from the GSI's last byte
+ * (rules_worker_of_gsi), PGM over IP first, then over UDP (8 bytes further). A datagram too
+ * short for the GSI matches no range (the payload cannot be loaded) and goes to the first queue
+ * with the rest of worker 0's.
+ */
+static void layout_steer(struct layout *L, const struct rules_config *cfg, unsigned steer)
+{
+	struct rule *r;
+
+	for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
+		uint8_t off = (uint8_t)(RULES_GSI_STEER_BYTE + (udp ? 8 : 0));
+
+		for (unsigned k = 1; k < cfg->workers; k++) {
+			uint8_t lo, hi;
+
+			rules_worker_range(k, cfg->workers, &lo, &hi);
+			r = layout_rule(L, steer);
+			if (!udp)
+				rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
+			rule_match(r, M_BYTE_RANGE, lo, hi, off);
+			rule_verdict(r, V_QUEUE, k);
+		}
+		r = layout_rule(L, steer);
+		if (!udp && cfg->udp)
+			rule_match(r, M_IP_PROTO, RULES_IPPROTO_PGM, 0, 0);
+		rule_verdict(r, V_QUEUE, 0);
+	}
+}
+
 static int layout_build(struct layout *L, const struct rules_config *cfg, enum rules_family family,
 	const char *const *ifnames, size_t count)
 {
@@ -366,11 +406,14 @@ static int layout_build(struct layout *L, const struct rules_config *cfg, enum r
 		return -1;
 	if (cfg->udp && cfg->udp_ports.n > 1)
 		L->ports = &cfg->udp_ports;
+	if (cfg->workers > RULES_WORKERS_MAX ||
+		(cfg->workers > 1 && cfg->queue_num + cfg->workers - 1u > UINT16_MAX))
+		return -1;
 	if (count > 0)
 		memcpy(L->police, cfg->police, sizeof(L->police));
 	for (unsigned hi = 0; hi < RULES_IPT_CHAIN_COUNT; hi++) {
 		const struct rules_hook *h = &rules_hooks[hi];
-		unsigned base, pgm, udp, queue, gate[RULES_POLICE_CLASS_COUNT] = {0};
+		unsigned base, pgm, udp, queue, steer, gate[RULES_POLICE_CLASS_COUNT] = {0};
 		struct rule *r;
 
 		if (h->retired)
@@ -379,6 +422,7 @@ static int layout_build(struct layout *L, const struct rules_config *cfg, enum r
 		pgm = layout_chain(L, "pgm-", h->nft_chain, -1);
 		udp = cfg->udp ? layout_chain(L, "udp-", h->nft_chain, -1) : 0;
 		queue = layout_chain(L, "queue-", h->nft_chain, -1);
+		steer = cfg->workers > 1 ? layout_chain(L, "steer-", h->nft_chain, -1) : 0;
 		for (int k = 0; k < RULES_POLICE_CLASS_COUNT; k++)
 			if (police_on(L, k) && hook_has_class(h, k))
 				gate[k] = layout_gate(L, h, k, queue, ifnames, count);
@@ -404,9 +448,9 @@ static int layout_build(struct layout *L, const struct rules_config *cfg, enum r
 			rule_udp_ports(r, cfg);
 			rule_verdict(r, V_GOTO, udp);
 		}
-		layout_classify(L, h, pgm, queue, gate, false, count > 0);
+		layout_classify(L, h, pgm, queue, steer, gate, false, count > 0);
 		if (cfg->udp)
-			layout_classify(L, h, udp, queue, gate, true, count > 0);
+			layout_classify(L, h, udp, queue, steer, gate, true, count > 0);
 		if (h->local_only) {
 			r = layout_rule(L, queue);
 			rule_match(r, M_NOT_LOCAL, 0, 0, 0);
@@ -415,8 +459,10 @@ static int layout_build(struct layout *L, const struct rules_config *cfg, enum r
 		for (size_t i = 0; i < count; i++) {
 			r = layout_rule(L, queue);
 			rule_ifname(r, h->by_output, ifnames[i]);
-			rule_verdict(r, V_QUEUE, 0);
+			rule_queue(r, steer);
 		}
+		if (steer != 0)
+			layout_steer(L, cfg, steer);
 	}
 	if (!L->failed)
 		rule_verdict(layout_rule(L, layout_chain(L, "", DEFRAG_CHAIN, -1)), V_DEFRAG, 0);
@@ -468,6 +514,9 @@ static void text_match(struct rules_text *t, enum rules_family f, const struct m
 		break;
 	case M_NOT_LOCAL:
 		rules_text_printf(t, "fib daddr type != local");
+		break;
+	case M_BYTE_RANGE:
+		rules_text_printf(t, "@th,%u,8 0x%x-0x%x", m->off * 8u, m->a, m->b);
 		break;
 	}
 }
@@ -571,8 +620,8 @@ char *rules_nft_script_family(const struct rules_config *cfg, enum rules_family 
 			else if (r->verdict == V_DEFRAG)
 				rules_text_printf(&t, "meta l4proto tcp tproxy to :%u\n", DEFRAG_PORT);
 			else
-				rules_text_printf(
-					&t, "counter queue num %u bypass\n", cfg->queue_num);
+				rules_text_printf(&t, "counter queue num %u bypass\n",
+					cfg->queue_num + r->target);
 		}
 		rules_text_printf(&t, "\t}\n");
 	}
@@ -868,6 +917,13 @@ static void ex_match(struct nlmsghdr *nlh, enum rules_family f, const struct mat
 		expr_end(nlh, e);
 		ex_cmp(nlh, NFT_CMP_NEQ, &rtn_local, sizeof(rtn_local));
 		break;
+	case M_BYTE_RANGE:
+		ex_payload(nlh, NFT_PAYLOAD_TRANSPORT_HEADER, m->off, 1);
+		b1 = (uint8_t)m->a;
+		ex_cmp(nlh, NFT_CMP_GTE, &b1, 1);
+		b1 = (uint8_t)m->b;
+		ex_cmp(nlh, NFT_CMP_LTE, &b1, 1);
+		break;
 	}
 }
 
@@ -1073,7 +1129,7 @@ static void msg_rule(struct batch *b, const char *table, const struct layout *L,
 		break;
 	case V_QUEUE:
 		ex_counter(nlh);
-		ex_queue(nlh, q, queue_num);
+		ex_queue(nlh, q, (uint16_t)(queue_num + r->target));
 		break;
 	case V_POLICE:
 		ex_police(nlh, L, r->target);

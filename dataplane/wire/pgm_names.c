@@ -56,7 +56,8 @@ const char *pgm_type_name(unsigned type)
 
 const char *pgm_opt_name(unsigned opt_type)
 {
-	static char unknown[16];
+	/* per thread: the codec runs in every worker */
+	static _Thread_local char unknown[16];
 
 	switch (opt_type & PGM_OPT_TYPE_MASK) {
 	case PGM_OPT_LENGTH: return "OPT_LENGTH";

@@ -300,6 +300,53 @@ void assist_dataplane_view(const struct assist *a, struct assist_dataplane_view 
 	v->path = &a->stats;
 }
 
+void assist_dataplane_sum_queues(struct assist_dataplane_view *v)
+{
+	struct nfqueue_stats *q = &v->queue;
+	struct nfqueue_kernel_stats *k = &v->kernel;
+
+	if (v->nworkers == 0)
+		return;
+	*q = v->workers[0].queue;
+	*k = v->workers[0].kernel;
+	for (unsigned i = 1; i < v->nworkers; i++) {
+		const struct nfqueue_stats *w = &v->workers[i].queue;
+		const struct nfqueue_kernel_stats *wk = &v->workers[i].kernel;
+
+		q->rounds += w->rounds;
+		q->messages += w->messages;
+		q->packets += w->packets;
+		q->bytes += w->bytes;
+		q->accepted += w->accepted;
+		q->dropped += w->dropped;
+		q->rewritten += w->rewritten;
+		q->verdict_messages += w->verdict_messages;
+		q->batches += w->batches;
+		q->batched += w->batched;
+		q->sends += w->sends;
+		q->held_rounds += w->held_rounds;
+		q->held += w->held;
+		q->pending += w->pending;
+		q->id_gaps += w->id_gaps;
+		q->truncated += w->truncated;
+		q->enobufs += w->enobufs;
+		q->recv_errors += w->recv_errors;
+		q->send_errors += w->send_errors;
+		q->netlink_errors += w->netlink_errors;
+		if (w->last_netlink_error != 0)
+			q->last_netlink_error = w->last_netlink_error;
+		q->malformed += w->malformed;
+		q->bad_verdicts += w->bad_verdicts;
+		k->valid = k->valid && wk->valid;
+		k->queue_total += wk->queue_total;
+		k->queue_dropped += wk->queue_dropped;
+		k->user_dropped += wk->user_dropped;
+		k->id_sequence += wk->id_sequence;
+		k->socket_drops_valid = k->socket_drops_valid && wk->socket_drops_valid;
+		k->socket_drops += wk->socket_drops;
+	}
+}
+
 void assist_police(const struct assist_settings *g,
 	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT])
 {

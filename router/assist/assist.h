@@ -52,6 +52,7 @@ struct assist_police {
 struct assist_settings {
 	struct cp_config cp; /* cp.if_defaults: what interfaces inherit */
 	uint32_t queue;	     /* netfilter queue number */
+	uint32_t workers;    /* queues queue .. queue + workers - 1, sessions steered by GSI */
 	uint32_t backend;    /* enum rules_backend */
 	uint32_t ncf_ttl;    /* IP TTL of what goes down one hop to a group */
 	bool udp;	     /* PGM over UDP intercepted on the ports */

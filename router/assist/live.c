@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "router/assist/report.h"
@@ -35,6 +36,14 @@
 #define CP_TIMER_TICK_US 1000u
 #endif
 
+/* One netfilter queue of the workers' (dataplane/rules.h: steering by session). */
+struct live_queue {
+	struct live *l;
+	unsigned index; /* the worker: queue number = the configured one + index */
+	struct nfqueue *nfq;
+	struct ev_io *io;
+};
+
 struct live {
 	struct ev_loop *loop;
 	struct assist *a;
@@ -44,8 +53,9 @@ struct live {
 	struct ev_io *rtnl_io;
 	struct mfc *mfc; /* the kernel's multicast routes: where SPM and RDATA copies go */
 	struct ev_io *mfc_io;
-	struct nfqueue *nfq;
-	struct ev_io *nfq_io;
+	struct live_queue queues[RULES_WORKERS_MAX];
+	unsigned nqueues; /* open: the configured workers */
+	int tid;	  /* the thread that handles them: the loop's */
 	struct rules *rules;
 	struct rawsock *raw;
 	bool sends_batched; /* between sends_batch_begin and _end: sends only queue */
@@ -97,12 +107,17 @@ static const struct assist_if_settings *conf_if(const struct assist_conf *conf, 
 
 static void nfq_close(struct live *l)
 {
-	if (l->nfq_io != NULL)
-		ev_io_del(l->loop, l->nfq_io);
-	l->nfq_io = NULL;
-	if (l->nfq != NULL)
-		nfqueue_close(l->nfq);
-	l->nfq = NULL;
+	for (unsigned i = 0; i < l->nqueues; i++) {
+		struct live_queue *q = &l->queues[i];
+
+		if (q->io != NULL)
+			ev_io_del(l->loop, q->io);
+		q->io = NULL;
+		if (q->nfq != NULL)
+			nfqueue_close(q->nfq);
+		q->nfq = NULL;
+	}
+	l->nqueues = 0;
 }
 
 static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg);
@@ -128,20 +143,35 @@ static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, s
 	const char *names[CP_MAX_INTERFACES];
 	size_t n;
 
+	if (conf->g.workers > 1 && conf->g.queue + conf->g.workers - 1 > UINT16_MAX) {
+		snprintf(err, errlen, "%u workers need queues %u to %u: beyond 65535",
+			conf->g.workers, conf->g.queue, conf->g.queue + conf->g.workers - 1);
+		return -1;
+	}
 	nfqueue_config_default(&qc);
-	qc.queue_num = (uint16_t)conf->g.queue;
-	l->nfq = nfqueue_open(&qc, on_nfq_packet, l, err, errlen);
-	if (l->nfq == NULL)
-		return -1;
-	nfqueue_set_before_verdicts(l->nfq, sends_flush, l);
-	l->nfq_io = ev_io_add(l->loop, nfqueue_fd(l->nfq), EV_READ, on_nfq_readable, l);
-	if (l->nfq_io == NULL) {
-		snprintf(err, errlen, "event loop: %s", strerror(errno));
-		nfq_close(l);
-		return -1;
+	for (unsigned i = 0; i < (conf->g.workers > 1 ? conf->g.workers : 1); i++) {
+		struct live_queue *q = &l->queues[i];
+
+		q->l = l;
+		q->index = i;
+		qc.queue_num = (uint16_t)(conf->g.queue + i);
+		q->nfq = nfqueue_open(&qc, on_nfq_packet, l, err, errlen);
+		if (q->nfq == NULL) {
+			nfq_close(l);
+			return -1;
+		}
+		l->nqueues = i + 1;
+		nfqueue_set_before_verdicts(q->nfq, sends_flush, l);
+		q->io = ev_io_add(l->loop, nfqueue_fd(q->nfq), EV_READ, on_nfq_readable, q);
+		if (q->io == NULL) {
+			snprintf(err, errlen, "event loop: %s", strerror(errno));
+			nfq_close(l);
+			return -1;
+		}
 	}
 	rules_config_default(&rc);
 	rc.queue_num = (uint16_t)conf->g.queue;
+	rc.workers = (uint16_t)l->nqueues;
 	rc.udp = conf->g.udp;
 	{
 		struct pgm_udp_ports ports;
@@ -165,9 +195,18 @@ static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, s
 		nfq_close(l);
 		return -1;
 	}
-	log_info("interception rules installed (%s, queue %u, %zu interface%s, %s)",
-		rules_backend_name(rules_backend(l->rules)), conf->g.queue, n, n == 1 ? "" : "s",
-		rules_family_installed(l->rules, RULES_IPV6) ? "IPv4 and IPv6" : "IPv4 only");
+	if (l->nqueues > 1)
+		log_info("interception rules installed (%s, queues %u-%u, %zu interface%s, %s)",
+			rules_backend_name(rules_backend(l->rules)), conf->g.queue,
+			conf->g.queue + l->nqueues - 1, n, n == 1 ? "" : "s",
+			rules_family_installed(l->rules, RULES_IPV6) ? "IPv4 and IPv6"
+								    : "IPv4 only");
+	else
+		log_info("interception rules installed (%s, queue %u, %zu interface%s, %s)",
+			rules_backend_name(rules_backend(l->rules)), conf->g.queue, n,
+			n == 1 ? "" : "s",
+			rules_family_installed(l->rules, RULES_IPV6) ? "IPv4 and IPv6"
+								    : "IPv4 only");
 	log_ipv6_unavailable(l);
 	return 0;
 }
@@ -445,6 +484,25 @@ static int env_capture(void *ctx, const char *path, uint32_t max_mb, char *err, 
 	return 0;
 }
 
+/* A thread's time on a CPU so far, from /proc/self/task/TID/schedstat: false where the
+   kernel has no schedstat. */
+static bool thread_cpu_ns(int tid, uint64_t *ns)
+{
+	char path[64];
+	unsigned long long run = 0;
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	ok = fscanf(f, "%llu", &run) == 1;
+	fclose(f);
+	*ns = run;
+	return ok;
+}
+
 static void env_report(void *ctx, struct assist_dataplane_view *v)
 {
 	struct live *l = ctx;
@@ -465,10 +523,17 @@ static void env_report(void *ctx, struct assist_dataplane_view *v)
 				rules_read_counters(l->rules, &v->rules, v->rules_counters_error,
 					sizeof(v->rules_counters_error)) == 0;
 	}
-	if (l->nfq != NULL) {
-		nfqueue_get_stats(l->nfq, &v->queue);
-		nfqueue_get_kernel_stats(l->nfq, &v->kernel);
+	for (unsigned i = 0; i < l->nqueues; i++) {
+		struct assist_worker_view *w = &v->workers[i];
+
+		nfqueue_get_stats(l->queues[i].nfq, &w->queue);
+		nfqueue_get_kernel_stats(l->queues[i].nfq, &w->kernel);
+		w->queue_num = assist_conf(l->a)->g.queue + i;
+		w->tid = l->tid;
+		w->cpu_valid = thread_cpu_ns(w->tid, &w->cpu_ns);
 	}
+	v->nworkers = l->nqueues;
+	assist_dataplane_sum_queues(v);
 	if (l->raw != NULL) {
 		v->output_open = true;
 		rawsock_get_stats(l->raw, &v->output);
@@ -711,18 +776,19 @@ static void on_hold_timer(struct ev_loop *loop, void *arg)
 	struct live *l = arg;
 
 	(void)loop;
-	if (l->nfq != NULL)
-		(void)nfqueue_flush(l->nfq);
+	for (unsigned i = 0; i < l->nqueues; i++)
+		(void)nfqueue_flush(l->queues[i].nfq);
 }
 
 static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void *arg)
 {
-	struct live *l = arg;
+	struct live_queue *q = arg;
+	struct live *l = q->l;
 
 	(void)fd;
 	(void)events;
 	assist_log_sync(l->a);
-	nfqueue_set_hold_drops(l->nfq, ev_now(loop) - l->nfq_idle < HOLD_BUSY_US ? HOLD_DROPS : 0);
+	nfqueue_set_hold_drops(q->nfq, ev_now(loop) - l->nfq_idle < HOLD_BUSY_US ? HOLD_DROPS : 0);
 	l->round_packets = 0;
 	/* The first packet reads the clock: not the loop's reading from before this wakeup's
 	   other handlers (a timer run among them), so the control plane's time never goes back */
@@ -730,7 +796,7 @@ static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void 
 	/* A bounded number of receive calls per round keeps the CLI and timers responsive under
 	   a flood; the rest is read on the next round. */
 	sends_batch_begin(l);
-	if (nfqueue_process(l->nfq, 16) < 0) {
+	if (nfqueue_process(q->nfq, 16) < 0) {
 		int e = errno;
 
 		sends_batch_end(l);
@@ -746,7 +812,7 @@ static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void 
 	if (l->round_packets > l->max_round_packets)
 		l->max_round_packets = l->round_packets;
 	l->nfq_idle = ev_time_now();
-	if (nfqueue_held(l->nfq) != 0 && !ev_timer_pending(l->hold_timer))
+	if (nfqueue_held(q->nfq) != 0 && !ev_timer_pending(l->hold_timer))
 		ev_timer_start(l->loop, l->hold_timer, l->nfq_idle + HOLD_US);
 	cp_timer_rearm(l);
 	if (l->capture != NULL)
@@ -826,6 +892,7 @@ int live_start(struct live *l, char *err, size_t errlen)
 	const struct assist_conf *conf = assist_conf(l->a);
 	struct rawsock_config rsc;
 
+	l->tid = (int)syscall(SYS_gettid);
 	if (geteuid() != 0) {
 		snprintf(err, errlen,
 			"must run as root: intercepting packets needs CAP_NET_ADMIN and "

@@ -18,6 +18,16 @@
 #include "dataplane/rules.h"
 #include "router/assist/assist.h"
 
+/* One worker's queue (dataplane/rules.h: steering by session). */
+struct assist_worker_view {
+	uint32_t queue_num;
+	int tid; /* the thread that handles it */
+	bool cpu_valid;
+	uint64_t cpu_ns; /* that thread's time on a CPU (/proc/self/task/TID/schedstat) */
+	struct nfqueue_stats queue;
+	struct nfqueue_kernel_stats kernel;
+};
+
 struct assist_dataplane_view {
 	bool running;		     /* the data plane is up */
 	const char *backend;	     /* "nftables", "iptables", "none" */
@@ -29,8 +39,10 @@ struct assist_dataplane_view {
 	bool rules_counters_valid;
 	char rules_counters_error[256]; /* when they could not be read, "" */
 	struct rules_counters rules;
-	struct nfqueue_stats queue;
-	struct nfqueue_kernel_stats kernel;
+	struct nfqueue_stats queue;	    /* every worker's queue together */
+	struct nfqueue_kernel_stats kernel; /* the same */
+	unsigned nworkers;
+	struct assist_worker_view workers[RULES_WORKERS_MAX];
 	bool output_open; /* the output sockets exist */
 	struct rawsock_stats output;
 	struct rtnl_stats interfaces;
@@ -46,5 +58,7 @@ struct assist_dataplane_view {
 /* The view now: the environment's part (all zero and "none" without a data plane) and the
    packet path's counters. */
 void assist_dataplane_view(const struct assist *a, struct assist_dataplane_view *v);
+/* queue and kernel: the sums of the workers' (the environment's report calls it). */
+void assist_dataplane_sum_queues(struct assist_dataplane_view *v);
 
 #endif /* PGMROUTER_ASSIST_REPORT_H */

@@ -1381,6 +1381,28 @@ static struct json_object *dataplane_json(
 	jadd_u64(k, "user_dropped", ks->user_dropped);
 	jadd_u64(k, "socket_drops", ks->socket_drops);
 	jadd(o, "kernel", k);
+	if (v->nworkers > 1) {
+		struct json_object *ws = json_object_new_array();
+
+		for (unsigned i = 0; i < v->nworkers; i++) {
+			const struct assist_worker_view *w = &v->workers[i];
+			struct json_object *wo = json_object_new_object();
+
+			jadd_u64(wo, "queue", w->queue_num);
+			jadd_u64(wo, "packets", w->queue.packets);
+			jadd_u64(wo, "accepted", w->queue.accepted);
+			jadd_u64(wo, "dropped", w->queue.dropped);
+			jadd_u64(wo, "kernel_dropped", (uint64_t)w->kernel.queue_dropped +
+							      w->kernel.user_dropped +
+							      w->kernel.socket_drops);
+			jadd_u64(wo, "not_delivered", w->queue.id_gaps);
+			jadd_u64(wo, "thread", (uint64_t)w->tid);
+			if (w->cpu_valid)
+				jadd_u64(wo, "cpu_ns", w->cpu_ns);
+			json_object_array_add(ws, wo);
+		}
+		jadd(o, "workers", ws);
+	}
 	jadd_u64(r, "prerouting", v->rules.packets[RULES_IPT_PRE]);
 	jadd_u64(r, "input", v->rules.packets[RULES_IPT_IN]);
 	jadd_u64(r, "prerouting_ipv6", v->rules.packets_ipv6[RULES_IPT_PRE]);
@@ -1461,8 +1483,14 @@ static void dataplane_text(
 	const struct assist_stats *as = v->path;
 
 	cfg_printf(b, "PGM router assist data plane: %s\n", v->running ? "running" : "not running");
-	cfg_printf(b, "  Interception backend %s, queue %u, bypass when the daemon is down\n",
-		v->backend, g->queue);
+	if (v->nworkers > 1)
+		cfg_printf(b,
+			"  Interception backend %s, queues %u-%u (sessions by GSI), bypass when "
+			"the daemon is down\n",
+			v->backend, g->queue, g->queue + v->nworkers - 1);
+	else
+		cfg_printf(b, "  Interception backend %s, queue %u, bypass when the daemon is down\n",
+			v->backend, g->queue);
 	if (v->backend_detail[0] != '\0')
 		cfg_printf(b, "    queue rules use the %s\n", v->backend_detail);
 	if (v->nft_unavailable[0] != '\0')
@@ -1498,6 +1526,21 @@ static void dataplane_text(
 			"  Kernel queue: %u waiting, %u dropped (full), %u user-dropped, "
 			"%u socket drops\n",
 			ks->queue_total, ks->queue_dropped, ks->user_dropped, ks->socket_drops);
+	for (unsigned i = 0; v->nworkers > 1 && i < v->nworkers; i++) {
+		const struct assist_worker_view *w = &v->workers[i];
+		char cpu[48] = "CPU unknown";
+
+		if (w->cpu_valid)
+			snprintf(cpu, sizeof(cpu), "CPU %.3f s", (double)w->cpu_ns / 1e9);
+		cfg_printf(b,
+			"  Worker %u: queue %u, %llu packets, %llu drop verdicts, %llu dropped by the "
+			"kernel, %llu not delivered; thread %d, %s\n",
+			i, w->queue_num, (unsigned long long)w->queue.packets,
+			(unsigned long long)w->queue.dropped,
+			(unsigned long long)w->kernel.queue_dropped + w->kernel.user_dropped +
+				w->kernel.socket_drops,
+			(unsigned long long)w->queue.id_gaps, w->tid, cpu);
+	}
 	if (v->rules_counters_valid)
 		cfg_printf(b, "  Rules matched: prerouting %llu, input %llu (IPv6 %llu, %llu)\n",
 			(unsigned long long)v->rules.packets[RULES_IPT_PRE],

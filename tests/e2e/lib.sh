@@ -84,6 +84,9 @@ e2e_router_up() {
 		else
 			e2e_router_config "$r" >"$conf"
 		fi
+		# E2E_WORKERS=N: every router with N workers (sessions steered to N queues)
+		[ -n "${E2E_WORKERS:-}" ] &&
+			sed -i "\$i ip pgm router workers $E2E_WORKERS" "$conf"
 		if ! lab_router_start "$r" "$conf"; then
 			echo "!!! pgmrouterd did not start in $r"
 			e2e_check "pgmrouterd started in $r" 0 -eq 1

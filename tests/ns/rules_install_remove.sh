@@ -74,6 +74,25 @@ check "restart: the table for a2 only" sh -c "
 	[ \"\$(ip netns exec $(lab_ns a) nft list table ip pgmrouter | grep -v '^#' |
 		sed 's/counter packets [0-9]* bytes [0-9]*/counter/')\" = \"\$(
 		$H rules-script --backend nft --if a2 --queue 21 | sed -n '/^table ip pgmrouter {/,\$p')\" ]"
+# Three workers: the steering chains, committed as generated, in both families' tables.
+lab_exec a "$H" rules-install --if a1,a2 --queue 21 --workers 3 >/dev/null 2>&1
+check "3 workers: the ip table is the generated script's, rule for rule" bash -c "
+	diff <($H rules-script --backend nft --if a1,a2 --queue 21 --workers 3 |
+		sed -n '/^table ip pgmrouter {/,\$p') <(ip netns exec $(lab_ns a) nft list table ip pgmrouter |
+		grep -v '^#' | sed 's/counter packets [0-9]* bytes [0-9]*/counter/')"
+check "3 workers: the ip6 table is the generated script's, rule for rule" bash -c "
+	diff <($H rules-script --backend nft --ip6 --if a1,a2 --queue 21 --workers 3 |
+		sed -n '/^table ip6 pgmrouter {/,\$p') <(ip netns exec $(lab_ns a) nft list table ip6 pgmrouter |
+		grep -v '^#' | sed 's/counter packets [0-9]* bytes [0-9]*/counter/')"
+check "3 workers: queues 21, 22 and 23, each by GSI range (IP, UDP) at both hooks" sh -c "
+	t=\$(ip netns exec $(lab_ns a) nft list table ip pgmrouter);
+	[ \$(echo \"\$t\" | grep -c '@th,104,8 0x56-0xaa counter packets [0-9]* bytes [0-9]* queue num 22 bypass') = 2 ] &&
+	[ \$(echo \"\$t\" | grep -c '@th,168,8 0xab-0xff counter packets [0-9]* bytes [0-9]* queue num 23 bypass') = 2 ] &&
+	! echo \"\$t\" | grep -q 'queue num 24'"
+lab_exec a "$H" rules-install --backend iptables --if a1 --queue 21 --workers 3 >/dev/null \
+	2>"$LAB_DIR/ipt-workers.err"
+check "3 workers on iptables: refused, saying why" \
+	grep -q 'workers need the nftables backend' "$LAB_DIR/ipt-workers.err"
 lab_exec a "$H" rules-remove
 check "remove succeeds" test $? = 0
 check "after remove: no table of ours" sh -c "! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter"

@@ -2,7 +2,9 @@
  * dp-harness: drives the data-plane modules one at a time for the namespace tests.
  *
  *   dp-harness rules-script --backend nft|iptables [--if A,B] [--queue N] [--no-udp] [--remove]
+ *                           [--workers N] [--ip6]
  *   dp-harness rules-install [--backend auto|nft|iptables] [--if A,B] [--queue N] [--no-udp]
+ *                            [--workers N]
  *   dp-harness rules-remove
  *   dp-harness consume [--queue N] [--if A,B [--backend B] [--update-if C,D|-]] [--timeout S]
  *                      [--count N]
@@ -96,6 +98,8 @@ struct opts {
 	size_t nupdate_ifs;
 	bool update;
 	unsigned queue;
+	unsigned workers; /* rules for this many queues from --queue on (steering) */
+	bool family6;	  /* rules-script: the ip6 table */
 	bool no_udp, remove;
 	double timeout;
 	unsigned long count;
@@ -140,6 +144,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"if", required_argument, NULL, 'i'},
 		{"update-if", required_argument, NULL, 'I'},
 		{"queue", required_argument, NULL, 'q'},
+		{"workers", required_argument, NULL, 'W'},
+		{"ip6", no_argument, NULL, '6'},
 		{"no-udp", no_argument, NULL, 'U'},
 		{"remove", no_argument, NULL, 'R'},
 		{"timeout", required_argument, NULL, 't'},
@@ -163,6 +169,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	};
 	/* The options that only set a flag, keep their argument or take a number, by letter. */
 	bool *const flags[128] = {['U'] = &o->no_udp,
+		['6'] = &o->family6,
 		['R'] = &o->remove,
 		['H'] = &o->hold,
 		['a'] = &o->ra,
@@ -174,6 +181,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		['x'] = &o->dst,
 		['T'] = &o->type};
 	unsigned *const numbers[128] = {['q'] = &o->queue,
+		['W'] = &o->workers,
 		['D'] = &o->defer_every,
 		['M'] = &o->max_queue,
 		['h'] = &o->hold_drops};
@@ -250,6 +258,8 @@ static void rules_cfg_from_opts(const struct opts *o, struct rules_config *cfg)
 {
 	rules_config_default(cfg);
 	cfg->queue_num = (uint16_t)o->queue;
+	if (o->workers != 0)
+		cfg->workers = (uint16_t)o->workers;
 	cfg->udp = !o->no_udp;
 }
 
@@ -278,7 +288,8 @@ static int cmd_rules_script(const struct opts *o)
 
 	rules_cfg_from_opts(o, &cfg);
 	if (o->backend == RULES_BACKEND_NFT)
-		s = rules_nft_script(&cfg, (const char *const *)o->ifs, o->nifs, !o->remove);
+		s = rules_nft_script_family(&cfg, o->family6 ? RULES_IPV6 : RULES_IPV4,
+			(const char *const *)o->ifs, o->nifs, !o->remove);
 	else if (o->backend == RULES_BACKEND_IPTABLES)
 		s = rules_ipt_script(&cfg, &none, (const char *const *)o->ifs, o->nifs, !o->remove);
 	else

@@ -17,6 +17,7 @@
 
 #include "dataplane/rules.h"
 #include "dataplane/rules_layout.h"
+#include "dataplane/wire/pgm_wire.h"
 #include "tests/unit/check_run.h"
 
 static const char *const one_if[] = {"eth0"};
@@ -1184,6 +1185,209 @@ START_TEST(test_counter_parsers)
 }
 END_TEST
 
+/* ---- steering by session (several workers) ---- */
+
+/* Every GSI byte belongs to exactly one worker, the ranges in order and none empty. */
+START_TEST(test_worker_ranges)
+{
+	for (unsigned n = 1; n <= RULES_WORKERS_MAX; n++) {
+		unsigned next = 0;
+
+		for (unsigned k = 0; k < n; k++) {
+			uint8_t lo, hi;
+
+			rules_worker_range(k, n, &lo, &hi);
+			ck_assert_uint_eq(lo, next);
+			ck_assert_uint_ge(hi, lo);
+			for (unsigned b = lo; b <= hi; b++) {
+				uint8_t gsi[PGM_GSI_LEN] = {1, 2, 3, 4, 5, (uint8_t)b};
+
+				ck_assert_uint_eq(rules_worker_of_gsi(gsi, n), k);
+			}
+			next = hi + 1u;
+		}
+		ck_assert_uint_eq(next, 256);
+	}
+}
+END_TEST
+
+struct steer_case {
+	unsigned type;
+	bool upstream; /* a receiver's or a router's towards the source: ports swapped */
+	bool to_group;
+};
+
+/* A datagram of the type, built by the codec, around the TSI (gsi, sport 7500 -> dport 7501). */
+static size_t steer_datagram(uint8_t *out, size_t cap, const struct steer_case *c,
+	const uint8_t *gsi, bool v6, bool udp, bool ra)
+{
+	struct pgm_header_params h = {.sport = c->upstream ? 7501 : 7500,
+		.dport = c->upstream ? 7500 : 7501};
+	struct pgm_ip_params ip = {.ttl = 8, .router_alert = ra, .udp = udp};
+	struct pgm_nla src, grp, rcv;
+	uint8_t tpdu[256];
+	size_t len = 0;
+
+	memcpy(h.gsi, gsi, PGM_GSI_LEN);
+	if (v6) {
+		uint8_t a[16] = {0x20, 0x01, 0xd, 0xb8, [15] = 1}, g[16] = {0xff, 0x0e, [15] = 9},
+			r[16] = {0x20, 0x01, 0xd, 0xb8, 0, 2, [15] = 2};
+
+		src = (struct pgm_nla){.afi = PGM_AFI_IP6};
+		memcpy(src.addr, a, 16);
+		grp = (struct pgm_nla){.afi = PGM_AFI_IP6};
+		memcpy(grp.addr, g, 16);
+		rcv = (struct pgm_nla){.afi = PGM_AFI_IP6};
+		memcpy(rcv.addr, r, 16);
+	} else {
+		struct in_addr a = {htonl(0xc6120101)}, g = {htonl(0xefc00001)},
+			       r = {htonl(0xc6120202)};
+
+		pgm_nla_from_ip4(&src, &a);
+		pgm_nla_from_ip4(&grp, &g);
+		pgm_nla_from_ip4(&rcv, &r);
+	}
+	switch (c->type) {
+	case PGM_SPM:
+		len = pgm_build_spm(tpdu, sizeof(tpdu), &h, 1, 1, 2, &src, NULL);
+		break;
+	case PGM_ODATA:
+	case PGM_RDATA:
+		len = pgm_build_data(tpdu, sizeof(tpdu), c->type, &h, 2, 1, "x", 1, NULL);
+		break;
+	case PGM_NAK:
+	case PGM_NNAK:
+	case PGM_NCF:
+		len = pgm_build_nak(tpdu, sizeof(tpdu), c->type, &h, 2, &src, &grp, NULL);
+		break;
+	case PGM_POLL:
+		len = pgm_build_poll(tpdu, sizeof(tpdu), &h, 1, 0, 0, &src, 0, 0, 0, NULL);
+		break;
+	case PGM_POLR:
+		len = pgm_build_polr(tpdu, sizeof(tpdu), &h, 1, 0, NULL);
+		break;
+	case PGM_SPMR:
+		len = pgm_build_spmr(tpdu, sizeof(tpdu), &h, NULL);
+		break;
+	case PGM_ACK:
+		len = pgm_build_ack(tpdu, sizeof(tpdu), &h, 2, 0, NULL);
+		break;
+	}
+	ck_assert_uint_gt(len, 0);
+	ip.src = c->upstream ? rcv : src;
+	ip.dst = c->to_group ? grp : c->upstream ? src : rcv;
+	ip.udp_sport = h.sport;
+	ip.udp_dport = 3055;
+	len = pgm_build_ip(out, cap, &ip, tpdu, len);
+	ck_assert_uint_gt(len, 0);
+	return len;
+}
+
+/* A session's packets and the replies to them reach one worker, whatever their type and
+   direction, over IPv4 and IPv6 (with a hop-by-hop header or none), PGM over IP or UDP. */
+START_TEST(test_worker_steering_session)
+{
+	static const struct steer_case cases[] = {
+		{PGM_SPM, false, true},
+		{PGM_ODATA, false, true},
+		{PGM_RDATA, false, true},
+		{PGM_RDATA, false, false}, /* to a receiver or DLR, unicast */
+		{PGM_NAK, true, false},	   /* receiver to router or source */
+		{PGM_NNAK, true, false},
+		{PGM_NAK, true, true}, /* Microsoft's multicast copy */
+		{PGM_NCF, false, true},	/* router down to the group */
+		{PGM_NCF, false, false},
+		{PGM_POLL, false, true},
+		{PGM_POLR, true, false},
+		{PGM_SPMR, true, false},
+		{PGM_ACK, true, false},
+	};
+	static const unsigned ns[] = {1, 2, 3, 4, 5, 7, 8, 16, 63, 64};
+	uint8_t d[512];
+
+	for (unsigned b = 0; b < 256; b++) {
+		uint8_t gsi[PGM_GSI_LEN] = {0x4d, 0x81, 0xc2, (uint8_t)(b * 7), 0x34, (uint8_t)b};
+
+		for (unsigned v = 0; v < 8; v++) {
+			bool v6 = v & 1, udp = v & 2, ra = v & 4;
+
+			for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+				size_t len = steer_datagram(d, sizeof(d), &cases[ci], gsi, v6, udp, ra);
+
+				for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+					unsigned w = rules_worker_of_gsi(gsi, ns[ni]);
+
+					ck_assert_uint_lt(w, ns[ni]);
+					ck_assert_msg(rules_worker_of_datagram(d, len, udp, ns[ni]) == w,
+						"type %u v6 %d udp %d ra %d gsi byte %u, %u workers: "
+						"worker %u, the session's %u",
+						cases[ci].type, v6, udp, ra, b, ns[ni],
+						rules_worker_of_datagram(d, len, udp, ns[ni]), w);
+				}
+			}
+		}
+	}
+	/* too short for the GSI: the last rule, the first worker */
+	ck_assert_uint_eq(rules_worker_of_datagram(d, 20 + 13, false, 4), 0);
+}
+END_TEST
+
+/* One worker: the table of before, byte for byte (no steering chain); more: one steering chain
+   per hook, each worker's range for PGM over IP and over UDP, then the first queue. */
+START_TEST(test_worker_nft_script)
+{
+	struct rules_config cfg;
+	char *one, *two;
+
+	rules_config_default(&cfg);
+	cfg.queue_num = 113;
+	one = rules_nft_script(&cfg, one_if, 1, true);
+	ck_assert_ptr_nonnull(one);
+	ck_assert_ptr_null(strstr(one, "steer"));
+	cfg.workers = 2;
+	two = rules_nft_script(&cfg, one_if, 1, true);
+	ck_assert_ptr_nonnull(two);
+	ck_assert_ptr_nonnull(strstr(two,
+		"\tchain steer-prerouting {\n"
+		"\t\tip protocol 113 @th,104,8 0x80-0xff counter queue num 114 bypass\n"
+		"\t\tip protocol 113 counter queue num 113 bypass\n"
+		"\t\t@th,168,8 0x80-0xff counter queue num 114 bypass\n"
+		"\t\tcounter queue num 113 bypass\n"
+		"\t}\n"));
+	ck_assert_ptr_nonnull(strstr(two, "\tchain steer-input {\n"));
+	ck_assert_ptr_nonnull(strstr(two, "\t\tiifname \"eth0\" goto steer-prerouting\n"));
+	ck_assert_ptr_nonnull(
+		strstr(two, "\t\t@th,32,8 & 0xf == 0x0 ip daddr 224.0.0.0/4 goto steer-prerouting\n"));
+	/* every queue rule is in a steering chain */
+	for (const char *p = strstr(two, "queue num"); p != NULL; p = strstr(p + 1, "queue num")) {
+		const char *chain = p;
+
+		while (chain > two && strncmp(chain, "\tchain ", 7) != 0)
+			chain--;
+		ck_assert_msg(strncmp(chain, "\tchain steer-", 13) == 0, "%.60s", chain);
+	}
+	free(two);
+	cfg.udp = false;
+	two = rules_nft_script(&cfg, one_if, 1, true);
+	ck_assert_ptr_nonnull(strstr(two,
+		"\t\tip protocol 113 @th,104,8 0x80-0xff counter queue num 114 bypass\n"
+		"\t\tcounter queue num 113 bypass\n\t}\n"));
+	free(two);
+	cfg.udp = true;
+	cfg.workers = RULES_WORKERS_MAX + 1;
+	ck_assert_ptr_null(rules_nft_script(&cfg, one_if, 1, true));
+	cfg.workers = 2;
+	cfg.queue_num = 65535;
+	ck_assert_ptr_null(rules_nft_script(&cfg, one_if, 1, true));
+	cfg.workers = 1;
+	two = rules_nft_script(&cfg, one_if, 1, true);
+	ck_assert_ptr_nonnull(two);
+	free(two);
+	free(one);
+}
+END_TEST
+
+
 int main(void)
 {
 	Suite *s = suite_create("rules");
@@ -1210,6 +1414,9 @@ int main(void)
 	tcase_add_test(tc, test_police_nft_script);
 	tcase_add_test(tc, test_police_nft_batch);
 	tcase_add_test(tc, test_police_ipt_script);
+	tcase_add_test(tc, test_worker_ranges);
+	tcase_add_test(tc, test_worker_steering_session);
+	tcase_add_test(tc, test_worker_nft_script);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
