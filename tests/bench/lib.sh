@@ -154,18 +154,22 @@ bench_series() {
 	bench_row "${metric}_n" "$n" repetitions
 }
 
-# bench_ratios "A..." "B...": per-repetition ratios B_i / A_i, one per line; pairs where either
-# value is not a number (e.g. "nan": nothing measured in that repetition) are skipped.
-bench_ratios() {
+# bench_pairs EXPR "A..." "B...": per-repetition values of the awk expression EXPR over x = A_i
+# and y = B_i, one per line; pairs where either value is not a number (e.g. "nan": nothing
+# measured in that repetition) are skipped.
+bench_pairs() {
 	local -a a b
 	local num='^-?[0-9.]+([eE][-+]?[0-9]+)?$'
-	read -r -a a <<<"$1"
-	read -r -a b <<<"$2"
+	read -r -a a <<<"$2"
+	read -r -a b <<<"$3"
 	for i in "${!a[@]}"; do
 		[[ ${a[$i]} =~ $num ]] && [[ ${b[$i]:-} =~ $num ]] || continue
-		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { if (x + 0 > 0) printf "%.4f\n", y / x }'
+		awk -v x="${a[$i]}" -v y="${b[$i]}" "BEGIN { $1 }"
 	done
 }
+
+# bench_ratios "A..." "B...": per-repetition ratios B_i / A_i (A_i > 0), one per line.
+bench_ratios() { bench_pairs 'if (x + 0 > 0) printf "%.4f\n", y / x' "$1" "$2"; }
 
 # bench_quantiles FILE: "p50 p99 p99.9" of the numbers in FILE (one a line; the nearest rank).
 bench_quantiles() {
@@ -178,17 +182,16 @@ bench_quantiles() {
 		}'
 }
 
-# bench_ratio_ci "A..." "B...": the paired ratios B_i / A_i of the repetitions summarised as
-# "estimate low high n": their geometric mean and its 95 % interval by bootstrap over the
-# repetitions (2,000 resamples, a fixed seed: the same input gives the same interval). Pairs
-# where either value is not a number are left out; n is the pairs used.
-bench_ratio_ci() {
-	bench_ratios "$1" "$2" | awk '
-		$1 > 0 { r[++n] = log($1) }
+# bench_boot_ci [log]: "estimate low high n" of the numbers on stdin (one a line): their mean
+# (with `log`, their geometric mean: the mean of the logarithms of those above 0) and its 95 %
+# interval by bootstrap over them (2,000 resamples, a fixed seed: the same input gives the
+# same interval).
+bench_boot_ci() {
+	awk -v geo="${1:-}" '
+		geo == "" || $1 > 0 { r[++n] = geo == "" ? $1 : log($1) }
 		END {
 			if (n == 0) { print "nan nan nan 0"; exit }
 			for (i = 1; i <= n; i++) s += r[i]
-			est = exp(s / n)
 			srand(27)
 			B = 2000
 			for (b = 1; b <= B; b++) {
@@ -202,32 +205,22 @@ bench_ratio_ci() {
 				for (j = i - 1; j >= 1 && m[j] > x; j--) m[j + 1] = m[j]
 				m[j + 1] = x
 			}
-			printf "%.4f %.4f %.4f %d\n", est, exp(m[int(0.025 * B) + 1]), exp(m[int(0.975 * B)]), n
+			est = s / n; lo = m[int(0.025 * B) + 1]; hi = m[int(0.975 * B)]
+			if (geo != "") { est = exp(est); lo = exp(lo); hi = exp(hi) }
+			printf "%.4f %.4f %.4f %d\n", est, lo, hi, n
 		}'
 }
 
+# bench_ratio_ci "A..." "B...": the paired ratios B_i / A_i of the repetitions summarised as
+# "estimate low high n": their geometric mean and its 95 % interval by bootstrap over the
+# repetitions (2,000 resamples, a fixed seed: the same input gives the same interval). Pairs
+# where either value is not a number are left out; n is the pairs used.
+bench_ratio_ci() { bench_ratios "$1" "$2" | bench_boot_ci log; }
+
 # bench_mean_ci VALUE...: "mean low high n": the mean of the numbers given (one per repetition;
-# "nan" and other non-numbers left out) and its 95 % interval by bootstrap over them, as
-# bench_ratio_ci (2,000 resamples, a fixed seed).
+# "nan" and other non-numbers left out) and its 95 % interval (bench_boot_ci).
 bench_mean_ci() {
-	printf '%s\n' "$@" | grep -E '^-?[0-9.]+([eE][-+]?[0-9]+)?$' | awk '
-		{ r[++n] = $1; s += $1 }
-		END {
-			if (n == 0) { print "nan nan nan 0"; exit }
-			srand(27)
-			B = 2000
-			for (b = 1; b <= B; b++) {
-				t = 0
-				for (i = 1; i <= n; i++) t += r[1 + int(rand() * n)]
-				m[b] = t / n
-			}
-			for (i = 2; i <= B; i++) {
-				x = m[i]
-				for (j = i - 1; j >= 1 && m[j] > x; j--) m[j + 1] = m[j]
-				m[j + 1] = x
-			}
-			printf "%.4f %.4f %.4f %d\n", s / n, m[int(0.025 * B) + 1], m[int(0.975 * B)], n
-		}'
+	printf '%s\n' "$@" | grep -E '^-?[0-9.]+([eE][-+]?[0-9]+)?$' | bench_boot_ci
 }
 
 # bench_verdict METRIC LOW HIGH LIMIT N: a goal "at most LIMIT" judged on a 95 % interval
@@ -296,18 +289,8 @@ bench_figure() {
 	bench_row "${metric}_n" "$n" repetitions
 }
 
-# bench_diffs "A..." "B...": per-repetition differences B_i - A_i, one per line; pairs where
-# either value is not a number are skipped.
-bench_diffs() {
-	local -a a b
-	local num='^-?[0-9.]+([eE][-+]?[0-9]+)?$'
-	read -r -a a <<<"$1"
-	read -r -a b <<<"$2"
-	for i in "${!a[@]}"; do
-		[[ ${a[$i]} =~ $num ]] && [[ ${b[$i]:-} =~ $num ]] || continue
-		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.1f\n", y - x }'
-	done
-}
+# bench_diffs "A..." "B...": per-repetition differences B_i - A_i, one per line.
+bench_diffs() { bench_pairs 'printf "%.1f\n", y - x' "$1" "$2"; }
 
 # bench_raw METRIC REP VALUE UNIT STATUS: one repetition's result in $BENCH_RESULTS/raw.csv,
 # with the run's provenance (commit, kernel, CPU model: tests/bench/run.sh sets BENCH_PROVENANCE,
