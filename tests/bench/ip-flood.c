@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/lib/tool.h"
+
 #define IPF_MAX_BATCH 64
 #define IPF_MAX_BYTES 65536
 #define EXIT_USAGE    64
@@ -49,30 +51,6 @@ struct ipf_options {
 	int ttl;
 	const char *ready_file;
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	stop_requested = 1;
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void sleep_until(double t)
 {

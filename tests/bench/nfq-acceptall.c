@@ -20,27 +20,12 @@
 #include <unistd.h>
 
 #include "dataplane/nfq.h"
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	stop_requested = 1;
-}
+#include "tests/lib/tool.h"
 
 static void accept_packet(void *ctx, struct nfqueue *q, const struct nfqueue_packet *pkt)
 {
 	(void)ctx;
 	(void)nfqueue_verdict(q, pkt->id, NFQUEUE_ACCEPT);
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void usage(void)

@@ -25,6 +25,7 @@
 
 #include "dataplane/nfq.h"
 #include "dataplane/wire/pgm_wire.h"
+#include "tests/lib/tool.h"
 
 #ifndef IPPROTO_PGM
 #define IPPROTO_PGM 113
@@ -36,14 +37,6 @@ struct floor {
 	uint64_t naks, ncfs_sent, send_errors, bad_naks, ncfs_dropped;
 	uint8_t tpdu[NFQUEUE_MAX_PAYLOAD];
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	stop_requested = 1;
-}
 
 /* The NCF for a NAK: sent before the NAK's verdict. 0 when sent. */
 static int answer_nak(struct floor *f, const uint8_t *tpdu, size_t len, int ifindex)

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "dataplane/wire/pgm_wire.h"
+#include "tests/lib/tool.h"
 
 #define FLOOD_MAX_BATCH	 256
 #define FLOOD_SLOT_BYTES 2048 /* one datagram: up to the MTU and a little */
@@ -80,32 +81,6 @@ struct flood_state {
 	unsigned total_weight;
 	uint16_t ip_id;
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	stop_requested = 1;
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* CPU time of this process. It includes the kernel's work done in its context: on veth links
- * the forwarding of what it sends (softirq), when the kernel does not count IRQ time apart. */
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void usage(FILE *out)
 {

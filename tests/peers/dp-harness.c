@@ -50,14 +50,7 @@
 #include "dataplane/rtnl.h"
 #include "dataplane/rules.h"
 #include "dataplane/wire/pgm_wire.h"
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	stop_requested = 1;
-}
+#include "tests/lib/tool.h"
 
 /* SIGINT and SIGTERM end a command's loop; it still prints its statistics. */
 static void catch_stop_signals(void)
@@ -78,14 +71,6 @@ static void die(const char *fmt, const char *arg)
 static void warn_err(const char *err)
 {
 	fprintf(stderr, "dp-harness: %s\n", err);
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- options shared by the subcommands ---- */

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "dataplane/nfq.h"
+#include "tests/lib/tool.h"
 
 #define RING_SIZE 65536u
 
@@ -37,14 +38,6 @@ struct delay {
 	uint64_t delay_ns;
 	uint64_t held, passed_at_once;
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	stop_requested = 1;
-}
 
 static uint64_t now_ns(void)
 {

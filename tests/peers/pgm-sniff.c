@@ -34,22 +34,7 @@
 
 #include "dataplane/pcapio.h"
 #include "dataplane/wire/pgm_wire.h"
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	stop_requested = 1;
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "tests/lib/tool.h"
 
 /* An IPv4 datagram being put together from its fragments (by source, destination, protocol
    and id; overlapping fragments are not expected from the peers and not handled). */

@@ -1,0 +1,38 @@
+/*
+ * What the test tools (tests/peers, tests/bench) share: a flag their signal handler sets to end
+ * their loops, and the clocks they time themselves with, in seconds.
+ */
+#ifndef PGMROUTER_TESTS_TOOL_H
+#define PGMROUTER_TESTS_TOOL_H
+
+#include <signal.h>
+#include <time.h>
+
+static volatile sig_atomic_t stop_requested;
+
+/* SIGINT, SIGTERM (as the tool installs it): the loops end, the summary is still printed. */
+static inline void on_signal(int signo)
+{
+	(void)signo;
+	stop_requested = 1;
+}
+
+static inline double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU time of this process. It includes the kernel's work done in its context: on veth links
+ * the forwarding of what it sends (softirq), when the kernel does not count IRQ time apart. */
+static inline double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#endif /* PGMROUTER_TESTS_TOOL_H */
