@@ -366,7 +366,7 @@ struct cp_repair {
 	} kind_;
 	cp_time_t rpt_next, rpt_end; /* PENDING */
 	cp_time_t rdata_end;	     /* OUTSTANDING: NAK_RDATA_IVL; FORWARDING: linger */
-	cp_time_t elim_end;	     /* OUTSTANDING, FORWARDING: NAK_ELIM_IVL (0 once it ran out) */
+	cp_time_t elim_end;	     /* OUTSTANDING: NAK_ELIM_IVL (0 once it ran out) */
 	cp_time_t created;
 	/* limits.c: on cp->evictable (nobody NAKed it: anticipated, NNAK-created) or its owner's
 	   live list, oldest first; the owner is the interface slot whose packet created it */
@@ -447,14 +447,11 @@ static inline unsigned cp_fsm_phase(const struct cp_repair *r)
 	X(RDATA, "RDATA", CP_LOG_EVENT, false)                                                     \
 	X(RDATA_UNREQUESTED, "RDATA nobody here asked for", CP_LOG_EVENT, false)                   \
 	X(RDATA_REPAIRED, "RDATA copy that left no interface waiting", CP_LOG_EVENT, false)        \
-	X(RDATA_REPAIRED_HELD, "RDATA copy that left no interface waiting in NAK_ELIM_IVL",        \
-		CP_LOG_EVENT, false)                                                               \
 	X(NAK_RPT_RTE, "NAK_RPT_RTE timer", CP_LOG_TIMER, false)                                   \
 	X(NAK_RPT_IVL, "NAK_RPT_IVL timer", CP_LOG_TIMER, false)                                   \
 	X(NAK_ELIM_IVL, "NAK_ELIM_IVL timer", CP_LOG_TIMER, false)                                 \
 	X(NAK_RDATA_IVL, "NAK_RDATA_IVL timer", CP_LOG_TIMER, false)                               \
 	X(LINGER, "linger timer", CP_LOG_TIMER, false)                                             \
-	X(HOLD_OVER, "NAK_ELIM_IVL timer of repaired state", CP_LOG_TIMER, false)                  \
 	X(DLR_NCF, "unicast NCF from the off-tree DLR", CP_LOG_EVENT, false)                       \
 	X(DLR_RDATA, "RDATA from the off-tree DLR", CP_LOG_EVENT, false)                           \
 	X(DLR_TIMEOUT, "NAK_RPT_IVL timer of a redirected NAK", CP_LOG_TIMER, false)               \
@@ -780,7 +777,6 @@ bool cp_fsm_retry_expired(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_repair_expired(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_linger_expired(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_repair_completed(struct cp *cp, struct cp_fsm *x);
-bool cp_fsm_repair_held(struct cp *cp, struct cp_fsm *x);
 /* ncf.c (7.3, 7.5) */
 bool cp_fsm_ncf_anticipate(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_ncf_confirm(struct cp *cp, struct cp_fsm *x);

@@ -28,8 +28,7 @@
 /* clang-format off */
 const struct cp_fsm_row cp_fsm_table[] = {
 	/* NAKs (7.2-7.4): forwarded unless the state eliminates them; a PENDING state always
-	 * does, a FORWARDING one only while NAK_ELIM_IVL runs and for interfaces that had their
-	 * copy: otherwise the repair went by, it is a new request (7.8) */
+	 * does, a FORWARDING one never: the repair went by, it is a new request (7.8) */
 	{X,	CP_EV_NAK,		cp_fsm_nak_first,		TO(PENDING),
 		"NAK on %s in NONE -> PENDING (forwarded)"},
 	{O,	CP_EV_NAK,		cp_fsm_nak_again,		TO(PENDING),
@@ -42,10 +41,6 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"NAK on %s in PENDING -> PENDING (%s)"},
 	{O,	CP_EV_NAK_DUPLICATE,	cp_fsm_nak_duplicate,		TO(SAME),
 		"NAK on %s in OUTSTANDING -> OUTSTANDING (%s)"},
-	/* 7.4 after the repair: NAK_ELIM_IVL still runs and the NAK's interface had its copy: a
-	 * NAK that crossed the repair on its way here */
-	{F,	CP_EV_NAK_DUPLICATE,	cp_fsm_nak_duplicate,		TO(SAME),
-		"NAK on %s in FORWARDING -> FORWARDING (%s: the repair was just sent there)"},
 	/* 9.5.3.2: the off-tree DLR NAKs an SQN we redirected to it: it lacks it too */
 	{P,	CP_EV_NAK_FROM_DLR,	cp_fsm_nak_dlr_fallback,	TO(PENDING),
 		"NAK on %s in PENDING -> PENDING (forwarded, elimination over)"},
@@ -83,11 +78,6 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"RDATA in OUTSTANDING -> deleted (no interfaces)"},
 	{F,	CP_EV_RDATA_REPAIRED,	cp_fsm_repair_completed,	TO(NONE),
 		"RDATA in FORWARDING -> deleted (every interface repaired)"},
-	/* 7.4: the NAK's duplicates are discarded for NAK_ELIM_IVL, the repair notwithstanding;
-	 * nothing else of the state is used (7.8): its RDATA went where it was asked for */
-	{F,	CP_EV_RDATA_REPAIRED_HELD, cp_fsm_repair_held,		TO(SAME),
-		"RDATA in FORWARDING -> FORWARDING (every interface repaired; "
-		"duplicates eliminated until NAK_ELIM_IVL ends)"},
 
 	/* the off-tree DLR a NAK was redirected to (9.5.3.2): its unicast NCF confirms what we
 	 * asked it for, its unicast RDATA is re-sourced downstream */
@@ -140,10 +130,6 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"timer in OUTSTANDING -> deleted (NAK_RDATA_IVL expired, no RDATA)"},
 	{F,	CP_EV_LINGER,		cp_fsm_linger_expired,		TO(NONE),
 		"timer in FORWARDING -> deleted (linger expired, interfaces left unrepaired)"},
-	{F,	CP_EV_NAK_ELIM_IVL,	cp_fsm_elimination_over,	TO(SAME),
-		"NAK_ELIM_IVL timer in FORWARDING -> FORWARDING (elimination over)"},
-	{F,	CP_EV_HOLD_OVER,	cp_fsm_repair_completed,	TO(NONE),
-		"NAK_ELIM_IVL timer in FORWARDING -> deleted (every interface repaired)"},
 	/* 9.5.3.2: a redirected NAK unconfirmed for NAK_RPT_IVL */
 	{P,	CP_EV_DLR_TIMEOUT,	cp_fsm_dlr_timeout,		TO(SAME),
 		"NAK_RPT_IVL timer in PENDING: DLR %s never confirmed, dropped; NAKs go upstream"},

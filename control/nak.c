@@ -514,17 +514,13 @@ bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x)
 	return nak_forwarded(cp, x);
 }
 
-/* The event of a NAK for state r (NULL: none) from the interface of slot bit. */
-static enum cp_repair_event nak_event(
-	const struct cp_repair *r, bool from_dlr, uint64_t bit, cp_time_t now)
+/* The event of a NAK for state r (NULL: none). */
+static enum cp_repair_event nak_event(const struct cp_repair *r, bool from_dlr, cp_time_t now)
 {
 	if (r == NULL)
 		return CP_EV_NAK;
 	if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0)
 		return CP_EV_NAK_FROM_DLR;
-	/* after the repair only a NAK that crossed it is a duplicate: its interface had the copy */
-	if (r->phase == CP_PHASE_FORWARDING && (r->repaired_mask & bit) == 0)
-		return CP_EV_NAK;
 	return cp_repair_eliminating(r, now) ? CP_EV_NAK_DUPLICATE : CP_EV_NAK;
 }
 
@@ -577,7 +573,7 @@ void cp_nak(
 		cp_fsm_state(cp, &x, st->id);
 		x.sqn = st->sqn;
 		run.step = st;
-		st->row = cp_repair_fsm(cp, &x, nak_event(x.r, run.from_dlr, run.bit, now));
+		st->row = cp_repair_fsm(cp, &x, nak_event(x.r, run.from_dlr, now));
 		if (st->row == NULL)
 			continue;
 		st->id = x.id;

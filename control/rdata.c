@@ -9,13 +9,6 @@
  * interface never gets one (say, multicast routing no longer sends the group there). The first
  * copy and the last one are the state's events (fsm.c); the copies between change nothing but
  * the interfaces repaired.
- *
- * A repaired state whose NAK_ELIM_IVL still runs (the NCF that confirmed it came less than
- * NAK_ELIM_IVL ago) is deleted when that interval ends, not at once: 7.4 has the NAK's
- * duplicates discarded for NAK_ELIM_IVL, and a receiver that NAKed before the repair reached it
- * sends one that arrives after the repair (in a NAK storm, most of the NAKs that reached the
- * source beyond the first). Meanwhile the state forwards nothing more (7.8): a second RDATA is a
- * duplicate, and a NAK from an interface that did not have the copy is a new request.
  */
 #include "control/cp_internal.h"
 
@@ -23,19 +16,8 @@ bool cp_fsm_rdata_forward(struct cp *cp, struct cp_fsm *x)
 {
 	struct cp_repair *r = x->r;
 
-	r->rpt_next = r->rpt_end = 0;
-	/* a confirmed NAK's NAK_ELIM_IVL runs on (7.4); a pending one had none */
-	if (x->r->phase != CP_PHASE_OUTSTANDING || r->elim_end <= x->now)
-		r->elim_end = 0;
+	r->rpt_next = r->rpt_end = r->elim_end = 0;
 	r->rdata_end = cp_deadline(x->now, cp->cfg.rdata_linger_ms);
-	return true;
-}
-
-/* Every interface had its copy while NAK_ELIM_IVL runs: kept until it ends (7.4), to eliminate
- * the NAKs that crossed the repair. */
-bool cp_fsm_repair_held(struct cp *cp, struct cp_fsm *x)
-{
-	cp_repair_schedule(cp, x->id);
 	return true;
 }
 
@@ -127,9 +109,8 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		cp_count_out(out_if, s, PGM_RDATA);
 	}
 	waiting = r->if_mask & ~in_bit & ~r->repaired_mask;
-	if (waiting == 0 && (row != NULL || out->verdict == CP_ACCEPT))
-		rdata_event(cp, in, in_if, out_if, s, sid, id, r,
-			r->elim_end > in->now ? CP_EV_RDATA_REPAIRED_HELD : CP_EV_RDATA_REPAIRED);
+	if (waiting == 0)
+		rdata_event(cp, in, in_if, out_if, s, sid, id, r, CP_EV_RDATA_REPAIRED);
 	else if (row != NULL) /* the first copy set the linger; later ones change no deadline */
 		cp_repair_schedule(cp, id);
 }

@@ -6,8 +6,7 @@
  *   OUTSTANDING  confirmed (or anticipated from an unsolicited NCF): duplicates are discarded
  *                while NAK_ELIM_IVL runs; the state waits NAK_RDATA_IVL for the RDATA.
  *   FORWARDING   the RDATA arrived; copies go to the listed interfaces, and the state is deleted
- *                when each had its copy (or, when NAK_ELIM_IVL still runs then, at its end:
- *                rdata.c), or when rdata_linger runs out.
+ *                when each had its copy, or when rdata_linger runs out.
  *
  * The state machine in fsm.c adds two phases: NONE, no state, and NNAK, OUTSTANDING state an
  * NNAK created, which eliminates no NAK and lives NAK_ELIM_IVL (9.5.3.2). Its table's rows are
@@ -273,7 +272,6 @@ bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now)
 	case CP_PHASE_PENDING:
 		return true;
 	case CP_PHASE_OUTSTANDING:
-	case CP_PHASE_FORWARDING: /* for the interfaces that had their copy (nak.c) */
 		return r->elim_end != 0 && now < r->elim_end;
 	default:
 		return false;
@@ -303,9 +301,6 @@ static enum cp_repair_event repair_over(const struct cp_repair *r, cp_time_t now
 		}
 		break;
 	case CP_PHASE_FORWARDING:
-		/* repaired, kept for NAK_ELIM_IVL (rdata.c) */
-		if (r->elim_end != 0 && r->elim_end <= now && (r->if_mask & ~r->repaired_mask) == 0)
-			return CP_EV_HOLD_OVER;
 		if (r->rdata_end <= now)
 			return CP_EV_LINGER;
 		break;
@@ -477,8 +472,7 @@ void cp_repair_timer(struct cp *cp, uint32_t id, cp_time_t now)
 		repair_timer_event(cp, id, now, CP_EV_DLR_TIMEOUT, arg);
 		return;
 	}
-	if ((r->phase == CP_PHASE_OUTSTANDING || r->phase == CP_PHASE_FORWARDING) &&
-		r->elim_end != 0 && r->elim_end <= now)
+	if (r->phase == CP_PHASE_OUTSTANDING && r->elim_end != 0 && r->elim_end <= now)
 		repair_timer_event(cp, id, now, CP_EV_NAK_ELIM_IVL, NULL);
 	if (r->phase == CP_PHASE_PENDING && r->rpt_next != 0 && r->rpt_next <= now)
 		repair_timer_event(cp, id, now, CP_EV_NAK_RPT_RTE, NULL);

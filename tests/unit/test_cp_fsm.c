@@ -26,9 +26,8 @@ static const struct {
 } expected[] = {
 	/* 7.4: PENDING state eliminates every NAK but the off-tree DLR's */
 	{CP_EV_NAK, X | O | NN | F},
-	/* NNAK state never eliminates (9.5.3.2), FORWARDING state only NAKs that crossed the
-	 * repair within NAK_ELIM_IVL (7.4); no state eliminates nothing */
-	{CP_EV_NAK_DUPLICATE, P | O | F},
+	/* FORWARDING and NNAK state never eliminate (7.8, 9.5.3.2); no state eliminates nothing */
+	{CP_EV_NAK_DUPLICATE, P | O},
 	/* NNAK state was never redirected; without state the DLR's NAK is a NAK like others */
 	{CP_EV_NAK_FROM_DLR, P | O | F},
 	{CP_EV_NNAK, X | P | O | F | NN},
@@ -38,14 +37,12 @@ static const struct {
 	{CP_EV_RDATA, P | O},
 	{CP_EV_RDATA_UNREQUESTED, P | O | NN},
 	{CP_EV_RDATA_REPAIRED, F},
-	{CP_EV_RDATA_REPAIRED_HELD, F},
 	/* each timer runs in the phases whose deadline it is */
 	{CP_EV_NAK_RPT_RTE, P},
 	{CP_EV_NAK_RPT_IVL, P},
-	{CP_EV_NAK_ELIM_IVL, O | NN | F},
+	{CP_EV_NAK_ELIM_IVL, O | NN},
 	{CP_EV_NAK_RDATA_IVL, O},
 	{CP_EV_LINGER, F},
-	{CP_EV_HOLD_OVER, F},
 	/* the off-tree DLR: only states redirected to it (never NNAK state) hear from it */
 	{CP_EV_DLR_NCF, P | O | F},
 	{CP_EV_DLR_RDATA, P | O | NN | F},

@@ -168,16 +168,9 @@ START_TEST(test_7_8_rdata_only_where_requested)
 	ck_assert_int_eq(rdata_at(t0 + CP_MS(20), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
 	ck_assert(cp_test_repair(&env, 50, NULL));
 	ck_assert_int_eq(rdata_at(t0 + CP_MS(20), 50, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
-	/* every listed interface had its copy: consumed once the NCF's NAK_ELIM_IVL is over */
-	ck_assert(cp_test_logged(&env, "RDATA in FORWARDING -> FORWARDING (every interface "
-				       "repaired; duplicates eliminated until NAK_ELIM_IVL ends)"));
-	ck_assert(cp_test_repair(&env, 50, NULL));
-	ck_assert_int_eq(rdata_at(t0 + CP_MS(25), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
-	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_DUPLICATE), 1);
-	cp_test_timers(&env, t0 + CP_MS(1010));
+	/* every listed interface had its copy: consumed */
 	ck_assert(!cp_test_repair(&env, 50, NULL));
-	ck_assert(cp_test_logged(&env,
-		"NAK_ELIM_IVL timer in FORWARDING -> deleted (every interface repaired)"));
+	ck_assert(cp_test_logged(&env, "deleted (every interface repaired)"));
 	ck_assert_str_eq(ACTIONS(), "");
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D3, CP_C_RDATA_NO_INTERFACE), 1);
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_FORWARDED), 1);
@@ -186,9 +179,9 @@ START_TEST(test_7_8_rdata_only_where_requested)
 	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_RDATA_FORWARDED), 2);
 	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_RDATA_NO_INTERFACE), 1);
 	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
-	ck_assert_uint_eq(cp_test_if_in(&env, CP_TEST_UP, PGM_RDATA), 4);
+	ck_assert_uint_eq(cp_test_if_in(&env, CP_TEST_UP, PGM_RDATA), 3);
 	/* a second RDATA of the same SQN finds nothing */
-	ck_assert_int_eq(rdata_at(t0 + CP_MS(1030), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(30), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_NO_STATE), 1);
 }
 END_TEST
@@ -320,57 +313,6 @@ START_TEST(test_7_8_nak_after_repair_is_new)
 }
 END_TEST
 
-/*
- * 7.4: duplicates of an outstanding NAK are discarded for NAK_ELIM_IVL, also when the repair
- * comes within it. In a NAK storm receivers that NAKed before the repair reached them send NAKs
- * that arrive after it: forwarded, each made the source repair again (most of the NAKs beyond
- * the first at the source with 128 receivers). A NAK from an interface that did not have the
- * copy is a new request all the same.
- */
-START_TEST(test_7_4_naks_crossing_the_repair_eliminated)
-{
-	struct cp_repair_view r;
-
-	ck_assert_int_eq(nak_at(t0, 50, CP_TEST_D1), CP_DROP);
-	ck_assert_int_eq(ncf_at(t0 + CP_MS(2), 50, CP_TEST_UP), CP_DROP);
-	ck_assert_int_eq(rdata_at(t0 + CP_MS(3), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
-	cp_test_clear(&env);
-	/* crossed the repair: confirmed (7.2; the first within ncf-interval of the last NCF, so
-	 * withheld), not forwarded */
-	ck_assert_int_eq(nak_at(t0 + CP_MS(4), 50, CP_TEST_D1), CP_DROP);
-	ck_assert_int_eq(nak_at(t0 + CP_MS(900), 50, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
-	ck_assert(cp_test_logged(&env, "NAK on d1 in FORWARDING -> FORWARDING (eliminated: the "
-				       "repair was just sent there)"));
-	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_ELIMINATED), 2);
-	ck_assert(cp_test_repair(&env, 50, &r));
-	ck_assert_int_eq(r.phase, CP_PHASE_FORWARDING);
-	ck_assert(r.eliminating);
-	ck_assert_uint_eq(r.elim_end, t0 + CP_MS(2) + CP_MS(1000));
-	/* d2 had no copy: its NAK asks for a repair that has not gone there */
-	cp_test_clear(&env);
-	ck_assert_int_eq(nak_at(t0 + CP_MS(5), 51, CP_TEST_D1), CP_DROP);
-	ck_assert_int_eq(ncf_at(t0 + CP_MS(6), 51, CP_TEST_UP), CP_DROP);
-	ck_assert_int_eq(rdata_at(t0 + CP_MS(7), 51, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
-	ck_assert_int_eq(nak_at(t0 + CP_MS(8), 51, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51; NCF d2 51; NAK up 51");
-	/* NAK_ELIM_IVL over: the state goes, and the next NAK is a new request */
-	cp_test_timers(&env, t0 + CP_MS(1002) - 1);
-	ck_assert(cp_test_repair(&env, 50, NULL));
-	cp_test_timers(&env, t0 + CP_MS(1002));
-	ck_assert(!cp_test_repair(&env, 50, NULL));
-	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
-	cp_test_clear(&env);
-	ck_assert_int_eq(nak_at(t0 + CP_MS(1003), 50, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
-	/* a repair of a NAK still pending opens no such interval: none was running (7.4) */
-	cp_test_clear(&env);
-	ck_assert_int_eq(nak_at(t0 + CP_MS(10), 52, CP_TEST_D1), CP_DROP);
-	ck_assert_int_eq(rdata_at(t0 + CP_MS(11), 52, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
-	ck_assert(!cp_test_repair(&env, 52, NULL));
-}
-END_TEST
-
 START_TEST(test_7_8_ncf_after_repair_waits_again)
 {
 	struct cp_repair_view r;
@@ -385,8 +327,6 @@ START_TEST(test_7_8_ncf_after_repair_waits_again)
 	ck_assert(!r.anticipated);
 	ck_assert_int_eq(rdata_at(t0 + CP_MS(110), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
 	ck_assert_int_eq(rdata_at(t0 + CP_MS(110), 50, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
-	/* repaired; kept to the end of the NCF's NAK_ELIM_IVL */
-	cp_test_timers(&env, t0 + CP_MS(1100));
 	ck_assert(!cp_test_repair(&env, 50, NULL));
 	/* if everyone had theirs, it is plain anticipation */
 	ck_assert_int_eq(nak_at(t0 + CP_MS(200), 51, CP_TEST_D1), CP_DROP);
@@ -465,7 +405,6 @@ int main(void)
 	tcase_add_test(tc, test_7_8_all_interfaces_gone);
 	tcase_add_test(tc, test_7_8_nak_after_repair_is_new);
 	tcase_add_test(tc, test_7_8_ncf_after_repair_waits_again);
-	tcase_add_test(tc, test_7_4_naks_crossing_the_repair_eliminated);
 	tcase_add_test(tc, test_7_8_rdata_special_forms);
 	tcase_add_test(tc, test_7_8_rdata_after_rdata_ivl_finds_nothing);
 	suite_add_tcase(s, tc);

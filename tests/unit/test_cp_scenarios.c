@@ -111,8 +111,6 @@ static const struct cp_test_step renak_after_elimination[] = {
 	{MS(2450), "timers",   NULL, NULL, NULL,      ""},
 	{MS(2500), "RDATA 40", "up", "d2", "accept",  ""},
 	{MS(2500), "RDATA 40", "up", "d1", "accept",  ""},
-	/* repaired; kept to the end of the last NCF's NAK_ELIM_IVL (7.4) */
-	{MS(3300), "timers",   NULL, NULL, NULL,      ""},
 };
 /* clang-format on */
 
@@ -245,8 +243,6 @@ static const struct cp_test_step nnaks[] = {
 	{MS(60),   "RDATA 70",   "up", "d2", "drop",    ""},
 	{MS(60),   "RDATA 70",   "up", "d1", "accept",  ""},
 	{MS(1010), "timers",     NULL, NULL, NULL,      ""},
-	/* 70 repaired, kept to the end of its NCF's NAK_ELIM_IVL (7.4) */
-	{MS(1050), "timers",     NULL, NULL, NULL,      ""},
 };
 /* clang-format on */
 
