@@ -57,6 +57,10 @@ struct cp_if_config {
 	uint32_t nak_rdata_ivl_ms; /* NAK_RDATA_IVL: wait for RDATA after a confirmation */
 	uint32_t nak_elim_ivl_ms;  /* NAK_ELIM_IVL: duplicates discarded after a confirmation */
 	uint32_t ncf_ivl_ms;	   /* identical NCFs on one interface at most once per interval */
+	/* the crossing window: repaired state is kept this long after its RDATA went by, and a
+	   first NAK from a new source on an interface that had its copy is eliminated (a NAK that
+	   crossed the repair); at most nak_elim_ivl_ms, 0 = off (RFC 3208 7.8 exactly) */
+	uint32_t nak_cross_ivl_ms;
 	uint32_t nak_bo_ivl_us;	   /* NAK_BO_IVL written into forwarded SPMs (15.2.1); 0 = leave */
 	/* 15.2 tuning: NAK_BO_IVL doubles on the first duplicate NAK of a repair state on this
 	   interface and halves after nak_probe_num new states without one, within [min, max];
@@ -145,6 +149,8 @@ void cp_limits(const struct cp_config *cfg, struct cp_limits *out);
 	X(NAK_FORWARDED, "nak-forwarded", "NAK packets forwarded upstream")                        \
 	X(NAK_RETRANSMITTED, "nak-retransmitted", "NAK SQNs repeated upstream while unconfirmed")  \
 	X(NAK_ELIMINATED, "nak-eliminated", "duplicate NAK SQNs discarded")                        \
+	X(NAK_CROSSED_REPAIR, "nak-crossed-repair",                                                \
+		"NAK SQNs discarded: they crossed the repair on the wire (in nak-eliminated too)") \
 	X(NAK_RETRY_EXPIRED, "nak-retry-expired", "NAKs never confirmed within NAK_RPT_IVL")       \
 	X(NAK_NO_SESSION, "nak-no-session", "NAKs for a TSI without source-path state")            \
 	X(SPMR_SENT, "spmr-sent",                                                                  \
