@@ -57,10 +57,6 @@ struct cp_if_config {
 	uint32_t nak_rdata_ivl_ms; /* NAK_RDATA_IVL: wait for RDATA after a confirmation */
 	uint32_t nak_elim_ivl_ms;  /* NAK_ELIM_IVL: duplicates discarded after a confirmation */
 	uint32_t ncf_ivl_ms;	   /* identical NCFs on one interface at most once per interval */
-	/* the crossing window: repaired state is kept this long after its RDATA went by, and a
-	   first NAK from a new source on an interface that had its copy is eliminated (a NAK that
-	   crossed the repair); at most nak_elim_ivl_ms, 0 = off (RFC 3208 7.8 exactly) */
-	uint32_t nak_cross_ivl_ms;
 	uint32_t nak_bo_ivl_us;	   /* NAK_BO_IVL written into forwarded SPMs (15.2.1); 0 = leave */
 	/* 15.2 tuning: NAK_BO_IVL doubles on the first duplicate NAK of a repair state on this
 	   interface and halves after nak_probe_num new states without one, within [min, max];
@@ -77,6 +73,10 @@ struct cp_if_config {
 	/* new sessions per second created by SPMs arriving here, bursts of as many (a token
 	   bucket); 0 = no cap */
 	uint32_t session_rate;
+	/* the crossing window: repaired state is kept this long after its RDATA went by, and a
+	   first NAK from a new source on an interface that had its copy is eliminated (a NAK that
+	   crossed the repair); at most nak_elim_ivl_ms, 0 = off (RFC 3208 7.8 exactly) */
+	uint32_t nak_cross_ivl_ms;
 };
 void cp_if_config_default(struct cp_if_config *cfg);
 

@@ -337,8 +337,7 @@ struct cp_session {
 #define CP_REPAIR_DLR_OFF     0x08 /* the NAK went to the TSI's off-tree DLR */
 #define CP_REPAIR_NO_DLR      0x10 /* a DLR failed this SQN: upstream only from now on */
 #define CP_REPAIR_PARITY      0x20 /* per transmission group (11.6): sqn is the TG_SQN */
-#define CP_REPAIR_HELD	      0x40 /* FORWARDING, every interface repaired: kept for the
-					  crossing window (nak.c, NAKs that crossed the repair) */
+#define CP_REPAIR_HELD	      0x40 /* repaired, kept for the crossing window (nak.c) */
 #define CP_REPAIR_DLR	      (CP_REPAIR_DLR_UP | CP_REPAIR_DLR_OFF)
 
 /* 7.2: the interfaces that had an NCF for the state since `stamp` (ncf.c's storm window) */
@@ -381,7 +380,8 @@ struct cp_repair {
 	uint32_t nak_srcs;
 };
 #define CP_OWNER_NONE CP_MAX_INTERFACES
-_Static_assert(sizeof(struct cp_repair) == 128, "repair state: 128 bytes (the hash-chain fields in one cache line)");
+_Static_assert(sizeof(struct cp_repair) == 128,
+	"repair state: 128 bytes (the hash-chain fields in one cache line)");
 
 /* The NCF marks of non-parity state, the counts' id of parity state: the wrong kind is a broken
  * invariant, caught here rather than as another state's corrupted counts. */

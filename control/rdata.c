@@ -7,9 +7,9 @@
  * interface the RDATA came from. The first copy moves the state to FORWARDING; the state is
  * deleted once every listed interface had its copy (with a crossing window on, it is kept that
  * long first, forwarding nothing more: REPAIRED, see nak.c), or after rdata_linger when some
- * listed interface never gets one (say, multicast routing no longer sends the group there). The first
- * copy and the last one are the state's events (fsm.c); the copies between change nothing but
- * the interfaces repaired.
+ * listed interface never gets one (say, multicast routing no longer sends the group there). The
+ * first copy and the last one are the state's events (fsm.c); the copies between change nothing
+ * but the interfaces repaired.
  */
 #include "control/cp_internal.h"
 

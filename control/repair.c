@@ -272,7 +272,7 @@ uint32_t cp_crossing_ms(const struct cp *cp, const struct cp_session *s)
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 
 	return cfg->nak_cross_ivl_ms < cfg->nak_elim_ivl_ms ? cfg->nak_cross_ivl_ms
-							   : cfg->nak_elim_ivl_ms;
+							    : cfg->nak_elim_ivl_ms;
 }
 
 /* Would a duplicate NAK arriving now be discarded (7.4)? NNAK state never eliminates (9.5.3.2). */
@@ -315,7 +315,8 @@ static enum cp_repair_event repair_over(const struct cp_repair *r, cp_time_t now
 	case CP_PHASE_FORWARDING:
 		/* rdata_end: the linger, or once every interface is repaired the crossing window */
 		if (r->rdata_end <= now)
-			return (r->flags & CP_REPAIR_HELD) != 0 ? CP_EV_CROSSING_OVER : CP_EV_LINGER;
+			return (r->flags & CP_REPAIR_HELD) != 0 ? CP_EV_CROSSING_OVER
+								: CP_EV_LINGER;
 		break;
 	}
 	return CP_EV_COUNT;

@@ -112,7 +112,7 @@ void cp_test_env_init(struct cp_test_env *env, const struct cp_config *cfg)
 	if (cfg == NULL) {
 		cp_config_default(&test_cfg);
 		test_cfg.if_defaults.nak_elim_ivl_ms = 1000;
-		/* the RFC's 7.8: repaired state goes at once (test_cp_repair turns the window on) */
+		/* RFC 3208 7.8 exactly (test_cp_repair turns the window on) */
 		test_cfg.if_defaults.nak_cross_ivl_ms = 0;
 		cfg = &test_cfg;
 	}

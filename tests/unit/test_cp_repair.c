@@ -382,7 +382,6 @@ START_TEST(test_7_8_rdata_after_rdata_ivl_finds_nothing)
 }
 END_TEST
 
-
 /* ---- NAKs that crossed the repair (the crossing window, nak.c) ---- */
 
 #define SRC_A "198.18.1.50" /* cp_test_nak's receiver */
@@ -457,7 +456,8 @@ START_TEST(test_7_8_crossing_nak_eliminated)
 	ck_assert(cp_test_repair(&env, 50, NULL));
 	cp_test_timers(&env, t0 + CP_MS(103));
 	ck_assert(!cp_test_repair(&env, 50, NULL));
-	ck_assert(cp_test_logged(&env, "sqn 50: timer in REPAIRED -> deleted (crossing window over)"));
+	ck_assert(cp_test_logged(
+		&env, "sqn 50: timer in REPAIRED -> deleted (crossing window over)"));
 	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
 	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
 	ck_assert(cp_check(env.cp, NULL, 0));
