@@ -418,6 +418,7 @@ struct nak_run {
 	struct cp_nak_step *step; /* the SQN at hand */
 	uint64_t bit;		  /* the arrival interface's slot */
 	uint32_t src_bits;	  /* its IP source in a repair state's filter (nak_srcs) */
+	bool receiver;		  /* NAK_SRC names us: an OpenPGM receiver, not a router */
 	bool from_dlr;		  /* it came from the TSI's off-tree DLR */
 	bool forward;		  /* some SQN goes on (9.3.3) */
 	bool ncf;		  /* some SQN wants it confirmed now (7.2) */
@@ -436,7 +437,13 @@ struct nak_run {
  *    confirmed (7.2), counted (nak-crossed-repair);
  *  - the same source again (a downstream router asking for another of its branches, a
  *    receiver whose repair was lost below us), another interface, or after the window: a new
- *    request, as without the window (7.8).
+ *    request, as without the window (7.8);
+ *  - but the same source again naming us as NAK_SRC is an OpenPGM receiver (routers, ours
+ *    included, send the source's NLA): it sends a NAK list and at once a single NAK for its
+ *    first SQN, and when the single one is held up behind the repair (a loaded host) it is a
+ *    crossing NAK too (e2e fragment-repair: the source repaired twice and libpgm crashed). A
+ *    receiver asks again for a repair it lost only after its NAK_RDATA_IVL, hundreds of ms at
+ *    least, well beyond the window.
  * The sources are remembered in 32 bits per state, two bits a source from a keyed hash, from
  * the state's first NAK on: a false positive calls a crossing NAK a new request, RFC 3208's
  * behaviour. What it cannot tell: a receiver that lost the RDATA as well and NAKs for the first
@@ -569,7 +576,8 @@ static enum cp_repair_event nak_event(
 		return CP_EV_NAK_FROM_DLR;
 	if ((r->flags & CP_REPAIR_HELD) != 0)
 		return (r->repaired_mask & run->bit) != 0 &&
-				       (r->nak_srcs & run->src_bits) != run->src_bits
+				       (run->receiver ||
+					       (r->nak_srcs & run->src_bits) != run->src_bits)
 			       ? CP_EV_NAK_CROSSED
 			       : CP_EV_NAK;
 	return cp_repair_eliminating(r, now) ? CP_EV_NAK_DUPLICATE : CP_EV_NAK;
@@ -613,6 +621,7 @@ void cp_nak(
 	run.from_dlr = cp_from_offtree_dlr(s, in);
 	run.bit = cp_iface_bit(in_if);
 	run.src_bits = nak_src_bits(cp, &in->ip->src);
+	run.receiver = !pgm_nla_equal(&pkt->nak_src, &s->source);
 	if_cfg = cp_iface_config(cp, in_if);
 	ncf_ivl = CP_MS(if_cfg->ncf_ivl_ms);
 	x = (struct cp_fsm){

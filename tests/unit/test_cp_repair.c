@@ -495,6 +495,39 @@ START_TEST(test_7_8_crossing_same_source_again_is_new)
 }
 END_TEST
 
+/*
+ * An OpenPGM receiver (NAK_SRC names the router, the SPM's path) sends a NAK list and at once a
+ * single NAK for its first SQN; held up behind the repair, the single one crossed it (e2e
+ * fragment-repair: the source repaired twice, libpgm crashed). A receiver asks again for a lost
+ * repair only after its NAK_RDATA_IVL; a router names the source.
+ */
+START_TEST(test_7_8_crossing_openpgm_follow_up)
+{
+	uint32_t list[1] = {51};
+	struct cp_test_pkt p;
+
+	setup_crossing(100, 1000);
+	env.now = t0;
+	cp_test_nak(&p, PGM_NAK, 50, list, 1);
+	p.pkt.nak_src = cp_test_nla("198.18.1.1"); /* d1's address */
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(2), 50, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(3), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	env.now = t0 + CP_MS(60);
+	cp_test_nak(&p, PGM_NAK, 50, NULL, 0);
+	p.pkt.nak_src = cp_test_nla("198.18.1.1");
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 1);
+	/* the same NAK naming the source (as a router sends it) is a new request */
+	repaired_on_d1(52);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 52, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 52; NAK up 52");
+}
+END_TEST
+
 /* An interface that had no copy asks for a repair that has not gone there (7.8). */
 START_TEST(test_7_8_crossing_other_interface_is_new)
 {
@@ -603,6 +636,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_7_8_crossing_nak_eliminated);
 	tcase_add_test(tc, test_7_8_crossing_same_source_again_is_new);
+	tcase_add_test(tc, test_7_8_crossing_openpgm_follow_up);
 	tcase_add_test(tc, test_7_8_crossing_other_interface_is_new);
 	tcase_add_test(tc, test_7_8_crossing_window_bounds);
 	tcase_add_test(tc, test_7_8_crossing_sources_per_sqn);
