@@ -12,8 +12,10 @@
 # matched no packet that the consumer did not take (nothing accepted unassisted: neither a full
 # queue nor a full socket buffer, both fail-open), and the segments show the work done for every
 # packet sent (bench_queue_assist_problem; packets the kernel dropped on full input backlogs
-# excepted). The offered rate is stepped by bisection (lib.sh bench_bisect: first unpaced, then
-# between nothing and what the unpaced step reached). A ceiling the sender could not push past
+# excepted; work left undone with nothing failing open is wrong behaviour: a row
+# KIND_SIDE_behaviour "missing, did not do its job", which fails the run). The offered rate is
+# stepped by bisection (lib.sh bench_bisect: first unpaced, then between nothing and what the
+# unpaced step reached). A ceiling the sender could not push past
 # (no step failed, or the sender fell short of the offered rate) is only a lower bound: counted
 # in a _sender_bound row, and the goal is then INCONCLUSIVE.
 # Goal: each of pgmrouterd's ceilings at least 0.9 of accept-all's (the per-repetition ratios'
@@ -112,6 +114,8 @@ ceiling_step() {
 	drops=$((s1 - s0))
 	problem=$(bench_queue_assist_problem "$scen" "$side" "${sent:-0}" "$drops" "$lans")
 	[ "${sent:-0}" -gt 0 ] && [ "$un" -le 0 ] && [ -z "$problem" ] && pass=1
+	# Work left undone although nothing failed open: wrong behaviour, not a ceiling.
+	[ "$un" -le 0 ] && [ -n "$problem" ] && echo "$problem" >>"$LAB_DIR/wrong.$kind.$side"
 	pps=$(lab_kv pps "$out" | cut -d. -f1)
 	len=$(bench_div "$(lab_kv "${scen%%_*}_bytes" "$out")" "${sent:-0}" 0)
 	echo "$kind,$REP,$side,$rate,${sent:-0},${pps:-0},$n,$un,$drops,$pass,${problem//,/;}" >>"$runs"
@@ -165,6 +169,10 @@ for kind in $KINDS; do
 		done)
 		# shellcheck disable=SC2086
 		bench_series "${kind}_${side}_pps" "$unit" $vals
+		if [ -s "$LAB_DIR/wrong.$kind.$side" ]; then
+			bench_missing "${kind}_${side}_behaviour" \
+				"did not do its job with nothing failing open: $(head -n 1 "$LAB_DIR/wrong.$kind.$side")"
+		fi
 		bench_row "${kind}_${side}_sender_bound" "${BOUND[$kind,$side]:-0}" \
 			"repetitions whose ceiling is only a lower bound (the sender's limit)"
 		if [ "$kind" = rdata ]; then
