@@ -59,13 +59,10 @@ for k in $KINDS; do
 done
 bench_topo_fanout 1 0 "$NLANS"
 bench_steer_lan_rx r1
-SRC=$TOPO_SOURCE_ADDR
-GROUP=239.192.0.1
-RECV=$(lab_addr a1 eth0)
-ROUTER_A=$(lab_addr r1 eth1)
+bench_queue_addrs
 runs="$BENCH_RESULTS/ceiling-runs.csv"
 echo "kind,rep,side,offered_pps,sent,achieved_pps,handled,unassisted,backlog_drops,pass,problem" >"$runs"
-summary="$BENCH_RESULTS/ceiling-summary.csv" # medians, for plot-ceiling.gp and bench-latency
+summary="$BENCH_RESULTS/ceiling-summary.csv" # medians, for bench-latency
 echo "kind,acceptall_pps,pgmrouterd_pps,ratio,unit" >"$summary"
 REP=0
 
@@ -119,23 +116,18 @@ ceiling_step() {
 	pps=$(lab_kv pps "$out" | cut -d. -f1)
 	len=$(bench_div "$(lab_kv "${scen%%_*}_bytes" "$out")" "${sent:-0}" 0)
 	echo "$kind,$REP,$side,$rate,${sent:-0},${pps:-0},$n,$un,$drops,$pass,${problem//,/;}" >>"$runs"
-	bench_log "$kind $side at ${rate}/s (0: unpaced): sent ${sent:-0} ($pps/s), handled $n," \
+	bench_log "$kind $side at $([ "$rate" = 0 ] && echo "the sender's top rate" || echo "${rate}/s"): sent ${sent:-0} ($pps/s), handled $n," \
 		"unassisted $un, backlog drops $drops${problem:+; $problem}: $([ $pass = 1 ] && echo pass || echo FAIL)"
 	echo "$pass ${pps:-0} ${len:-0}"
 }
 
-declare -A PPS BOUND MISSING MED LEN
+declare -A PPS BOUND MED LEN
+VERDICTS=""
 for rep in $(seq 1 "$BENCH_REPS"); do
 	REP=$rep
 	# shellcheck disable=SC2086
-	set -- $SIDES
-	[ $((rep % 2)) = 0 ] && set -- "$2" "$1"
-	for side in "$@"; do
-		[ -n "${MISSING[$side]:-}" ] && continue
-		if ! bench_side_up "$side" r1; then
-			MISSING[$side]=$BENCH_SIDE_REASON
-			continue
-		fi
+	for side in $(bench_rotation "$rep" $SIDES); do
+		bench_side_up_once "$side" r1 || continue
 		for kind in $KINDS; do
 			read -r pps limit len <<<"$(bench_bisect "$STEPS" ceiling_step "$kind" "$side")"
 			bench_log "ceiling $kind rep $rep $side: $pps/s (limit: $limit)"
@@ -160,8 +152,8 @@ for kind in $KINDS; do
 	rdata) unit="RDATA/s (1444 bytes; with repair state)" ;;
 	esac
 	for side in $SIDES; do
-		if [ -n "${MISSING[$side]:-}" ]; then
-			bench_missing "${kind}_${side}_pps" "${MISSING[$side]}"
+		if [ -n "${BENCH_SIDE_MISSING[$side]:-}" ]; then
+			bench_missing "${kind}_${side}_pps" "${BENCH_SIDE_MISSING[$side]}"
 			continue
 		fi
 		vals=$(for v in ${PPS[$kind,$side]:-}; do
@@ -184,8 +176,8 @@ for kind in $KINDS; do
 		# shellcheck disable=SC2086
 		MED[$kind,$side]=$(bench_stats $vals | cut -d' ' -f1)
 	done
-	if [ -n "${MISSING[acceptall]:-}${MISSING[pgmrouterd]:-}" ]; then
-		bench_missing "${kind}_ratio" "${MISSING[pgmrouterd]:-${MISSING[acceptall]:-}}"
+	if [ -n "${BENCH_SIDE_MISSING[acceptall]:-}${BENCH_SIDE_MISSING[pgmrouterd]:-}" ]; then
+		bench_missing "${kind}_ratio" "${BENCH_SIDE_MISSING[pgmrouterd]:-${BENCH_SIDE_MISSING[acceptall]:-}}"
 		continue
 	fi
 	read -r est lo hi n <<<"$(bench_ratio_ci "${PPS[$kind,acceptall]:-}" "${PPS[$kind,pgmrouterd]:-}")"
@@ -197,6 +189,16 @@ for kind in $KINDS; do
 	if [ "${BOUND[$kind,acceptall]:-0}${BOUND[$kind,pgmrouterd]:-0}" != 00 ]; then
 		why="a ceiling was the sender's limit in $((${BOUND[$kind,acceptall]:-0} + ${BOUND[$kind,pgmrouterd]:-0})) runs"
 	fi
-	BENCH_VERDICT_WHY=$why bench_verdict_min "${kind}_ratio_goal" "$lo" "$hi" "$GOAL" "$n"
+	row=$(BENCH_VERDICT_WHY=$why bench_verdict_min "${kind}_ratio_goal" "$lo" "$hi" "$GOAL" "$n")
+	echo "$row"
+	VERDICTS="$VERDICTS $(cut -d, -f3 <<<"$row")"
 	echo "$kind,${MED[$kind,acceptall]:-nan},${MED[$kind,pgmrouterd]:-nan},$est,$unit" >>"$summary"
 done
+# Every ceiling at least 0.9 of accept-all's: PASS when every kind's goal passed, FAIL when any
+# failed, else INCONCLUSIVE.
+case " $VERDICTS " in
+*" FAIL "*) all=FAIL ;;
+*" INCONCLUSIVE "* | "  ") all=INCONCLUSIVE ;;
+*) all=PASS ;;
+esac
+bench_row all_ratio_goal "$all" "every kind's ceiling at least $GOAL of accept-all's (kinds:${VERDICTS:- none})"

@@ -38,6 +38,8 @@ ODATA_SHARE=0.8
 ZL_STEPS=6
 ZL_SECONDS=1
 if [ "$BENCH_SMOKE" = 1 ]; then
+	BURST=$((2 * QUEUE_LEN))
+	STORM_SQNS=8
 	STORM_SECONDS=0.5
 	ZL_STEPS=1
 	ZL_SECONDS=0.3
@@ -46,10 +48,7 @@ fi
 bench_lab_init ovl
 bench_topo_fanout 1 1
 bench_steer_lan_rx r1
-SRC=$TOPO_SOURCE_ADDR
-GROUP=239.192.0.1
-RECV=$(lab_addr a1 eth0)
-ROUTER_A=$(lab_addr r1 eth1)
+bench_queue_addrs
 STORM_SRC=198.19.0.1 # the storm's 256 receivers' addresses from here on (the lab's 198.18.0.0/15)
 runs="$BENCH_RESULTS/overload-runs.csv"
 echo "test,rep,side,sent,unassisted,unanswered,odata_sent,odata_lost,naks_at_source,ncfs_a,recovery_ms" >"$runs"
@@ -169,17 +168,10 @@ storm_one() {
 	fi
 }
 
-declare -A MISSING
 for rep in $(seq 1 "$BENCH_REPS"); do
 	# shellcheck disable=SC2086
-	set -- $SIDES $SIDES
-	shift $(((rep - 1) % 3))
-	for side in "${@:1:3}"; do
-		[ -n "${MISSING[$side]:-}" ] && continue
-		if ! bench_side_up "$side" r1; then
-			MISSING[$side]=$BENCH_SIDE_REASON
-			continue
-		fi
+	for side in $(bench_rotation "$rep" $SIDES); do
+		bench_side_up_once "$side" r1 || continue
 		[ "$side" = kernel ] || burst_one "$side" "$rep"
 		[ "$side" = acceptall ] || storm_one "$side" "$rep"
 		bench_side_down "$side" r1
@@ -188,8 +180,8 @@ done
 
 # figure TEST SIDE WHAT UNIT
 figure() {
-	if [ -n "${MISSING[$2]:-}" ]; then
-		bench_missing "${1}_${2}_$3" "${MISSING[$2]}"
+	if [ -n "${BENCH_SIDE_MISSING[$2]:-}" ]; then
+		bench_missing "${1}_${2}_$3" "${BENCH_SIDE_MISSING[$2]}"
 		return
 	fi
 	# shellcheck disable=SC2086
@@ -207,7 +199,7 @@ for side in kernel pgmrouterd; do
 done
 figure storm pgmrouterd unassisted "packets accepted unassisted (fail-open)"
 figure storm pgmrouterd recovery_ms "ms from the storm's end to an empty queue"
-if [ -z "${MISSING[kernel]:-}${MISSING[pgmrouterd]:-}" ]; then
+if [ -z "${BENCH_SIDE_MISSING[kernel]:-}${BENCH_SIDE_MISSING[pgmrouterd]:-}" ]; then
 	diffs=$(bench_diffs "${V[storm,kernel,odata_lost]:-}" "${V[storm,pgmrouterd,odata_lost]:-}")
 	# shellcheck disable=SC2086
 	read -r _ lo hi n <<<"$(bench_median_ci $diffs)"
@@ -215,5 +207,5 @@ if [ -z "${MISSING[kernel]:-}${MISSING[pgmrouterd]:-}" ]; then
 	bench_figure storm_odata_lost_extra "ODATA packets lost beyond kernel-only (same repetition)" $diffs
 	bench_verdict storm_odata_lost_extra_goal "$lo" "$hi" 0 "$n"
 else
-	bench_missing storm_odata_lost_extra "${MISSING[pgmrouterd]:-${MISSING[kernel]:-}}"
+	bench_missing storm_odata_lost_extra "${BENCH_SIDE_MISSING[pgmrouterd]:-${BENCH_SIDE_MISSING[kernel]:-}}"
 fi

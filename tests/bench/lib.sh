@@ -449,6 +449,25 @@ bench_side_up() {
 	esac
 }
 
+# bench_rotation REP SIDE...: the sides in repetition REP's order, rotated by one a repetition
+# (A B C, B C A, ...: with two sides A B, B A), so that the drift of a shared machine hits them
+# alike.
+bench_rotation() {
+	local k=$((($1 - 1) % ($# - 1)))
+	shift
+	echo "${@:k+1}" "${@:1:k}"
+}
+
+# bench_side_up_once SIDE ROUTER: bench_side_up, but false at once for a side that could not come
+# up before in this run; BENCH_SIDE_MISSING[SIDE] has the reason.
+declare -gA BENCH_SIDE_MISSING
+bench_side_up_once() {
+	[ -z "${BENCH_SIDE_MISSING[$1]:-}" ] || return 1
+	bench_side_up "$1" "$2" && return 0
+	BENCH_SIDE_MISSING[$1]=$BENCH_SIDE_REASON
+	return 1
+}
+
 bench_side_down() {
 	local side=$1 router=$2
 	case $side in
@@ -839,8 +858,8 @@ bench_router_settle() {
 # means to FN), ACHIEVED the rate the sender reached (packets/s). The first step is unpaced
 # (RATE 0: as fast as the sender can); when it passes, the sender was the limit. Otherwise the
 # offered rate is bisected between nothing and the rate that step reached, STEPS steps in all.
-# Prints "ACHIEVED LIMIT MORE..." of the highest step that passed (ACHIEVED: the rate the sender
-# reached in it): LIMIT `router` when a step above it failed; `sender` when none failed or the
+# Prints "ACHIEVED LIMIT MORE..." of the step that passed with the highest rate the sender
+# reached (ACHIEVED): LIMIT `router` when a step above it failed; `sender` when none failed or the
 # sender fell short of the step's offered rate by more than a tenth (the figure is then only a
 # lower bound of the router's); "0 none" when no step passed.
 bench_bisect() {
@@ -858,6 +877,8 @@ bench_bisect() {
 		read -r ok got more <<<"$("$fn" "$@" "$mid")"
 		if [ "$ok" = 1 ] && [ "${got:-0}" -gt 0 ]; then
 			lo=$mid
+			# a higher step's sender may reach less than a lower one's did: the best reached
+			[ "$got" -ge "${best%% *}" ] || continue
 			if [ $((got * 10)) -lt $((mid * 9)) ]; then
 				best="$got sender $more"
 			else
@@ -906,7 +927,14 @@ bench_zero_loss() {
 # Queue scenarios (bench-queue, bench-ceiling, bench-overload) --------------------------------
 #
 # They read the caller's SRC (the source's address), GROUP, RECV (receiver a1's address) and
-# ROUTER_A (r1's address on LAN a, where the receivers' NAKs go).
+# ROUTER_A (r1's address on LAN a, where the receivers' NAKs go): bench_queue_addrs sets them
+# for the fan-out topology.
+bench_queue_addrs() {
+	SRC=$TOPO_SOURCE_ADDR
+	GROUP=239.192.0.1
+	RECV=$(lab_addr a1 eth0)
+	ROUTER_A=$(lab_addr r1 eth1)
+}
 
 # bench_queue_seed_session GSI: three SPMs of the session (GSI base GSI) with a leading edge far
 # ahead, so every NAK of the scenarios is inside the transmit window.
