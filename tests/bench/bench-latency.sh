@@ -40,8 +40,11 @@ SECONDS_PER_RUN=2
 # "p99 at 50 % at most LOAD_GOAL_US".
 LOADS=${BENCH_LATENCY_LOADS:-"10 50 90"}
 LOAD_GOAL_US=50
+ceilings="$BENCH_RESULTS/ceiling-summary.csv"
+# (written in this run: after run.sh's run.txt, when run.sh runs this)
+[ -e "$BENCH_RESULTS/run.txt" ] && ! [ "$ceilings" -nt "$BENCH_RESULTS/run.txt" ] && ceilings=/dev/null
 NAK_CEILING=${BENCH_LATENCY_NAK_CEILING:-$(awk -F, '$1 == "nak" && $3 ~ /^[0-9.]+$/ && $3 > 0 { printf "%d", $3 }' \
-	"${BENCH_RESULTS:-/nonexistent}/ceiling-summary.csv" 2>/dev/null)}
+	"$ceilings" 2>/dev/null)}
 if [ "$BENCH_SMOKE" = 1 ]; then
 	RATES="1000"
 	LOADS="50"
