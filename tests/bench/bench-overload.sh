@@ -118,7 +118,7 @@ burst_one() {
 }
 
 storm_one() {
-	local side=$1 rep=$2 gsi dst=$ROUTER_A out end rec n un sent lost a b up ncf pid ncf_pid
+	local side=$1 rep=$2 gsi dst=$ROUTER_A out rec n un sent lost a b up ncf pid ncf_pid
 	gsi=$(bench_next_gsi)
 	[ "$side" = kernel ] && dst=$SRC
 	for lan in a b src; do
@@ -126,13 +126,15 @@ storm_one() {
 		lab_counts_reset "$lan"
 	done
 	queue_begin "$side"
-	rm -f "$LAB_DIR/storm.end"
-	# The storm half a second into the ODATA, the source's NCFs 50 ms behind it.
+	rm -f "$LAB_DIR/storm.rec"
+	# The storm half a second into the ODATA, the source's NCFs 50 ms behind it; the time to
+	# recover is taken while the ODATA goes on.
 	(
 		sleep 0.5
 		bench_flood a1 -s "$STORM_SRC" -d "$dst" -m nak --srcs "$K" -n $((K * STORM_SQNS)) -r 0 \
 			--sqn-start 1 --gsi-base "$gsi" --nla-src "$SRC" --nla-grp "$GROUP" >"$LAB_DIR/storm.out"
-		now_ms >"$LAB_DIR/storm.end"
+		end=$(now_ms)
+		[ "$side" = kernel ] || recovery_ms "$end" >"$LAB_DIR/storm.rec"
 	) &
 	pid=$!
 	(
@@ -144,9 +146,7 @@ storm_one() {
 	out=$(bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m odata:1000,spm:1 --gsi-base "$gsi" -z 32 \
 		-r "$ODATA_RATE" -T "$STORM_SECONDS")
 	wait "$pid" "$ncf_pid"
-	end=$(cat "$LAB_DIR/storm.end" 2>/dev/null || now_ms)
-	rec=0
-	[ "$side" = kernel ] || rec=$(recovery_ms "$end")
+	rec=$(cat "$LAB_DIR/storm.rec" 2>/dev/null || echo 0)
 	read -r n un <<<"$(queue_end "$side")"
 	for lan in a b src; do bench_lan_settle "$lan"; done
 	sent=$(lab_kv odata "$out")
