@@ -37,10 +37,11 @@ STEP_SECONDS=1
 RDATA_MAX=40000 # SQNs with state per step: within one session's share of the repair states
 GOAL=0.9
 if [ "$BENCH_SMOKE" = 1 ]; then
-	KINDS=${BENCH_CEILING_KINDS:-"nak spm4 rdata"}
+	KINDS=${BENCH_CEILING_KINDS:-"nak spm4"}
 	STEPS=1
-	STEP_SECONDS=0.3
+	STEP_SECONDS=0.2
 	RDATA_MAX=3000
+	BENCH_BISECT_FIRST=5000 # one step at 5,000/s: a figure for bench-latency's smoke
 fi
 NLANS=2
 for k in $KINDS; do

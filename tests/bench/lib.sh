@@ -865,7 +865,8 @@ bench_router_settle() {
 bench_bisect() {
 	local steps=$1 fn=$2 lo=0 hi mid i ok got more best="0 none"
 	shift 2
-	read -r ok got more <<<"$("$fn" "$@" 0)"
+	# BENCH_BISECT_FIRST: a paced first step instead (smoke modes: a step the router meets)
+	read -r ok got more <<<"$("$fn" "$@" "${BENCH_BISECT_FIRST:-0}")"
 	if [ "$ok" = 1 ] && [ "${got:-0}" -gt 0 ]; then
 		echo "$got sender $more"
 		return
