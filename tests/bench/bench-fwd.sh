@@ -42,6 +42,7 @@ if [ "$BENCH_SMOKE" = 1 ]; then
 	ZL_REPS=1
 	ZL_STEPS=1
 	ZL_SECONDS=0.3
+	BENCH_BISECT_FIRST=$RATE # one zero-loss step at the cost runs' rate
 fi
 GROUP=239.192.0.1
 TCP_SEG=1448 # TCP payload of a full segment on these links (MTU 1500, time stamps on)
