@@ -17,7 +17,8 @@
 # out of the figure; a queued data packet fails the benchmark.
 # Then the zero-loss forwarding rate of ODATA with and without pgmrouterd: the highest offered
 # rate at which the router forwarded every packet sent onto both receiver LANs, found by
-# stepping pgm-flood's rate (bisection between nothing and the sender's unpaced rate).
+# stepping pgm-flood's rate (lib.sh bench_zero_loss: an unpaced step, then bisection between
+# nothing and the rate it reached).
 #
 #   bench-fwd.sh [--smoke]
 set -u
@@ -32,7 +33,7 @@ SECONDS_PER_RUN=${BENCH_FWD_SECONDS:-2}
 RATE=${BENCH_FWD_RATE:-40000} # packets/s offered in the cost runs, on both sides
 ZL_SIZES=${BENCH_FWD_ZL_SIZES:-"odata76 odata1444"}
 ZL_REPS=${BENCH_FWD_ZL_REPS:-3}
-ZL_STEPS=${BENCH_FWD_ZL_STEPS:-7}
+ZL_STEPS=${BENCH_FWD_ZL_STEPS:-8} # the unpaced step and seven of bisection
 ZL_SECONDS=1
 if [ "$BENCH_SMOKE" = 1 ]; then
 	SECONDS_PER_RUN=0.3
@@ -41,6 +42,7 @@ if [ "$BENCH_SMOKE" = 1 ]; then
 	ZL_REPS=1
 	ZL_STEPS=1
 	ZL_SECONDS=0.3
+	BENCH_BISECT_FIRST=$RATE # one zero-loss step at the cost runs' rate
 fi
 GROUP=239.192.0.1
 TCP_SEG=1448 # TCP payload of a full segment on these links (MTU 1500, time stamps on)
@@ -74,21 +76,6 @@ echo "kind,rep,side,sent,router_rx,tx_a,tx_b,queued,rule_matches,softirq_ns,soft
 declare -A NS MISSING FAILED WHY
 FATAL=""
 
-# if_sum COUNTERS FIELD [IF]: the sum of a column of bench_if_counters' output (2 rx, 3 tx,
-# 4 rx bytes) over every interface, or of one.
-if_sum() {
-	awk -v f="$2" -v i="${3:-}" 'i == "" || $1 == i { n += $f } END { printf "%.0f\n", n }' <<<"$1"
-}
-
-# next_gsi: a GSI of its own for every flood, so that each is a new session to the daemon (SPMs
-# of an old one numbered from 0 again would be dropped as out of sequence, and their copies lost).
-next_gsi() {
-	local n
-	n=$(cat "$LAB_DIR/gsi" 2>/dev/null || echo 1)
-	echo $((n + 1)) >"$LAB_DIR/gsi"
-	echo "$n"
-}
-
 # traffic KIND SECONDS RATE: sends KIND from s1 (sender CPU); prints "sent spms" (tcp: the bytes
 # the receiver got, and 0).
 traffic() {
@@ -97,7 +84,7 @@ traffic() {
 	odata76 | odata1444)
 		# one SPM makes the session known to the daemon, then ODATA only (SPM copies are the
 		# queue path's, priced by bench-queue)
-		gsi=$(next_gsi)
+		gsi=$(bench_next_gsi)
 		bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm:1 -n 1 --gsi-base "$gsi" >/dev/null
 		out=$(bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m odata:1 --gsi-base "$gsi" \
 			-z "$([ "$kind" = odata76 ] && echo 32 || echo 1400)" -r "$rate" -T "$secs")
@@ -126,19 +113,6 @@ traffic() {
 	esac
 }
 
-# settle: waits until r1's counters stop moving (100 ms apart, 3 s at most); prints the last
-# reading (bench_if_counters).
-settle() {
-	local prev="" cur i
-	for i in $(seq 1 30); do
-		cur=$(bench_if_counters r1)
-		[ "$cur" = "$prev" ] && break
-		prev=$cur
-		sleep 0.1
-	done
-	echo "$cur"
-}
-
 # run_one KIND REP SIDE: one measurement with SIDE up; appends to NS[kind,side].
 run_one() {
 	local kind=$1 rep=$2 side=$3 c0 c1 q0 q1 m0 m1 n0 n1 s0 s1 p0 p1 u0=0 u1=0 pid sent spms
@@ -154,7 +128,7 @@ run_one() {
 	[ -n "$pid" ] && u0=$(bench_cpu_ns "$pid")
 	bench_softirq_trace_on
 	read -r sent spms <<<"$(traffic "$kind" "$SECONDS_PER_RUN" "$RATE")"
-	c1=$(settle)
+	c1=$(bench_router_settle)
 	read -r soft nsoft lost own <<<"$(bench_softirq_trace_off "$pid")"
 	[ -n "$pid" ] && u1=$(bench_cpu_ns "$pid")
 	# the softirqs that ran on top of the daemon were charged to it too: counted once, in soft
@@ -164,9 +138,9 @@ run_one() {
 		m1=$(bench_rule_matches r1)
 		read -r _ q1 _ <<<"$(bench_queue_stats r1)"
 	fi
-	rx=$(($(if_sum "$c1" 2) - $(if_sum "$c0" 2)))
-	tx_a=$(($(if_sum "$c1" 3 eth1) - $(if_sum "$c0" 3 eth1)))
-	tx_b=$(($(if_sum "$c1" 3 eth2) - $(if_sum "$c0" 3 eth2)))
+	rx=$(($(bench_if_sum "$c1" 2) - $(bench_if_sum "$c0" 2)))
+	tx_a=$(($(bench_if_sum "$c1" 3 eth1) - $(bench_if_sum "$c0" 3 eth1)))
+	tx_b=$(($(bench_if_sum "$c1" 3 eth2) - $(bench_if_sum "$c0" 3 eth2)))
 	queued=$((q1 - q0))
 	matches=$((m1 - m0))
 	s0=$n0
@@ -206,58 +180,6 @@ run_one() {
 	fi
 }
 
-# Zero-loss rate --------------------------------------------------------------------------------
-
-# zl_step KIND RATE: "lost ip_len achieved_pps": packets sent that did not leave r1 onto both
-# receiver LANs, and the rate the sender reached (below RATE when the sender is the limit).
-zl_step() {
-	local kind=$1 rate=$2 c0 c1 out sent tx_a tx_b rx tsdu
-	tsdu=32
-	[ "$kind" = odata1444 ] && tsdu=1400
-	c0=$(bench_if_counters r1)
-	out=$(bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m odata:1000,spm:1 --gsi-base "$(next_gsi)" -z "$tsdu" \
-		-r "$rate" -T "$ZL_SECONDS")
-	c1=$(settle)
-	sent=$(lab_kv sent "$out")
-	rx=$(($(if_sum "$c1" 2 eth0) - $(if_sum "$c0" 2 eth0)))
-	tx_a=$(($(if_sum "$c1" 3 eth1) - $(if_sum "$c0" 3 eth1)))
-	tx_b=$(($(if_sum "$c1" 3 eth2) - $(if_sum "$c0" 3 eth2)))
-	[ "$tx_b" -lt "$tx_a" ] && tx_a=$tx_b
-	bench_log "zero-loss $kind $rate/s: sent ${sent:-?} ($(lab_kv pps "$out") pps), router rx $rx" \
-		"(lost before it $((${sent:-0} - rx))), forwarded onto both LANs $tx_a"
-	echo "$((${sent:-0} - tx_a)) $(($(lab_kv odata_bytes "$out") / $(lab_kv odata "$out"))) $(lab_kv pps "$out")"
-}
-
-# zl_search KIND: the highest rate forwarded without loss, by bisection of the offered rate
-# between nothing and 1.1 times the sender's unpaced rate; prints "pps mbps": the rate the sender
-# reached at the highest step without loss (0 when every step lost packets).
-zl_search() {
-	local kind=$1 lo=0 hi mid lost len sent out i best=0 blen=0 pps
-	if [ "$BENCH_SMOKE" = 1 ]; then
-		hi=$((2 * RATE)) # one step at the cost runs' rate: the code runs, nothing is found
-	else
-		out=$(bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m odata:1000,spm:1 \
-			--gsi-base "$(next_gsi)" -z "$([ "$kind" = odata76 ] && echo 32 || echo 1400)" \
-			-T "$ZL_SECONDS")
-		hi=$(lab_kv pps "$out")
-		settle >/dev/null
-		hi=$((${hi:-0} + ${hi:-0} / 10))
-	fi
-	for i in $(seq 1 "$ZL_STEPS"); do
-		mid=$(((lo + hi) / 2))
-		[ "$mid" -le 0 ] && break
-		read -r lost len pps <<<"$(zl_step "$kind" "$mid")"
-		if [ "$lost" -le 0 ] && [ "${pps:-0}" != 0 ]; then
-			lo=$mid
-			best=$pps
-			blen=$len
-		else
-			hi=$mid
-		fi
-	done
-	echo "$best $(awk -v r="$best" -v l="$blen" 'BEGIN { printf "%.1f", r * l * 8 / 1e6 }')"
-}
-
 # Every repetition: each side up once, the cost runs of every kind, then (the first ZL_REPS
 # repetitions) the zero-loss searches; the sides' order alternates.
 declare -A ZL_PPS ZL_MBPS
@@ -276,8 +198,9 @@ for rep in $(seq 1 "$BENCH_REPS"); do
 		done
 		if [ "$rep" -le "$ZL_REPS" ]; then
 			for kind in $ZL_SIZES; do
-				read -r pps mbps <<<"$(zl_search "$kind")"
-				bench_log "zero-loss $kind rep $rep $side: $pps pps, $mbps Mbit/s"
+				read -r pps mbps limit <<<"$(bench_zero_loss "$ZL_STEPS" "$ZL_SECONDS" \
+					"$([ "$kind" = odata76 ] && echo 32 || echo 1400)")"
+				bench_log "zero-loss $kind rep $rep $side: $pps pps, $mbps Mbit/s (limit: $limit)"
 				bench_raw "${kind}_${side}_zero_loss_pps" "$rep" "$pps" pps ok
 				ZL_PPS[$kind,$side]="${ZL_PPS[$kind,$side]:-} $pps"
 				ZL_MBPS[$kind,$side]="${ZL_MBPS[$kind,$side]:-} $mbps"

@@ -7,9 +7,12 @@
 # receivers' LAN to the source's LAN (one forwarding hop through the namespace, the least a
 # router can add). The floor in the same run: nfq-ncffloor, a minimal consumer on the daemon's
 # queue settings and rules that answers each NAK at once with one NCF, the least any user-space
-# network element can do. Two offered rates; median and 99th percentile of every run; the ratios
+# network element can do. Two offered rates, and 10, 50 and 90 % of pgmrouterd's NAK ceiling
+# from bench-ceiling in the same run (rows load{P}_...); median and 99th percentile of every
+# run; the ratios
 # pgmrouterd / kernel per repetition; pgmrouterd's p50, p99 and p99.9 against the floor's with a
-# 95 % interval, and the goal "p99 at most 1.5 x the floor's" judged on it.
+# 95 % interval, and the goal "p99 at most 1.5 x the floor's" judged on it; at 50 % of the
+# ceiling the goal "pgmrouterd's p99 at most 50 us".
 #
 #   bench-latency.sh [--smoke]
 set -u
@@ -32,9 +35,31 @@ NSIDES=$(echo "$SIDES" | wc -w)
 FLOOR_GOAL=1.5 # pgmrouterd p99 / floor p99
 RATES=${BENCH_LATENCY_RATES:-"1000 10000"}
 SECONDS_PER_RUN=2
+# Loads: shares (per cent) of pgmrouterd's NAK ceiling measured by bench-ceiling in the same
+# run (its ceiling-summary.csv; BENCH_LATENCY_NAK_CEILING=N NAKs/s instead), with the goal
+# "p99 at 50 % at most LOAD_GOAL_US".
+LOADS=${BENCH_LATENCY_LOADS:-"10 50 90"}
+LOAD_GOAL_US=50
+ceilings="$BENCH_RESULTS/ceiling-summary.csv"
+# (written in this run: after run.sh's run.txt, when run.sh runs this)
+[ -e "$BENCH_RESULTS/run.txt" ] && ! [ "$ceilings" -nt "$BENCH_RESULTS/run.txt" ] && ceilings=/dev/null
+NAK_CEILING=${BENCH_LATENCY_NAK_CEILING:-$(awk -F, '$1 == "nak" && $3 ~ /^[0-9.]+$/ && $3 > 0 { printf "%d", $3 }' \
+	"$ceilings" 2>/dev/null)}
 if [ "$BENCH_SMOKE" = 1 ]; then
 	RATES="1000"
+	LOADS="50"
 	SECONDS_PER_RUN=0.3
+fi
+# Cases TAG:RATE: rows rate{R}_... at the fixed rates, load{P}_... at the loads.
+# In smoke mode the load case replaces the fixed rate when there is a ceiling.
+CASES=""
+[ "$BENCH_SMOKE" = 1 ] && [ -n "$NAK_CEILING" ] && RATES=""
+for r in $RATES; do CASES="$CASES rate$r:$r"; done
+if [ -n "$NAK_CEILING" ]; then
+	for p in $LOADS; do CASES="$CASES load$p:$((NAK_CEILING * p / 100))"; done
+	bench_row nak_ceiling "$NAK_CEILING" "NAKs/s: pgmrouterd's (bench-ceiling; the loads' 100 %)"
+else
+	bench_missing nak_ceiling "no NAK ceiling in this run (bench-ceiling; BENCH_LATENCY_NAK_CEILING)"
 fi
 
 bench_lab_init lat
@@ -100,36 +125,38 @@ run_one() {
 	bench_side_down "$side" r1
 	if [ "$side" = kernel ]; then
 		stat=$("$BENCH_BIN/pgm-pcapstat" --from nak@1 --to nak@2 \
-			--csv "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" "$fa" "$fs")
+			--csv "$BENCH_RESULTS/latency-$ct-$side-rep$rep.csv" "$fa" "$fs")
 	else
 		stat=$("$BENCH_BIN/pgm-pcapstat" --from nak --to ncf \
-			--csv "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" "$fa")
+			--csv "$BENCH_RESULTS/latency-$ct-$side-rep$rep.csv" "$fa")
 	fi
 	rm -f "$fa" "$fs"
-	bench_log "rate $rate $side rep $rep: $(lab_kv sent "$out") NAKs sent; $stat${cost:+ $cost}"
+	bench_log "$ct ($rate/s) $side rep $rep: $(lab_kv sent "$out") NAKs sent; $stat${cost:+ $cost}"
 	echo "$rate,$side,$rep,$(lab_kv sent "$out"),$(lab_kv matched "$stat"),$(lab_kv median_us "$stat"),$(lab_kv p90_us "$stat"),$(lab_kv p99_us "$stat"),$(lab_kv max_us "$stat")" >>"$runs"
 	# Every NAK must be answered (NCF) or forwarded: a run with NAKs left unanswered would
 	# time only the easy ones.
 	if [ "$(lab_kv matched "$stat")" -lt $(($(lab_kv sent "$out") * 99 / 100)) ]; then
-		bench_log "rate $rate $side rep $rep: only $(lab_kv matched "$stat") of" \
+		bench_log "$ct ($rate/s) $side rep $rep: only $(lab_kv matched "$stat") of" \
 			"$(lab_kv sent "$out") NAKs answered; no figure"
-		MISSING[$rate,$side]="$(lab_kv matched "$stat") of $(lab_kv sent "$out") NAKs answered (rep $rep)"
-		add "$rate,$side" nan nan
-		addq "$rate,$side" nan nan nan
-		rm -f "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv"
+		MISSING[$ct,$side]="$(lab_kv matched "$stat") of $(lab_kv sent "$out") NAKs answered (rep $rep)"
+		add "$ct,$side" nan nan
+		addq "$ct,$side" nan nan nan
+		rm -f "$BENCH_RESULTS/latency-$ct-$side-rep$rep.csv"
 		return
 	fi
-	add "$rate,$side" "$(lab_kv median_us "$stat")" "$(lab_kv p99_us "$stat")"
+	add "$ct,$side" "$(lab_kv median_us "$stat")" "$(lab_kv p99_us "$stat")"
 	# shellcheck disable=SC2046
-	addq "$rate,$side" $(awk -F, 'NR > 1 { print $4 }' \
-		"$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" | bench_quantiles /dev/stdin)
+	addq "$ct,$side" $(awk -F, 'NR > 1 { print $4 }' \
+		"$BENCH_RESULTS/latency-$ct-$side-rep$rep.csv" | bench_quantiles /dev/stdin)
 	# Every delay of the (rate, side), pooled over the repetitions, for the distribution.
-	awk -F, 'NR > 1 { print $4 }' "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv" \
-		>>"$BENCH_RESULTS/latency-pooled-$rate-$side.txt"
-	rm -f "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv"
+	awk -F, 'NR > 1 { print $4 }' "$BENCH_RESULTS/latency-$ct-$side-rep$rep.csv" \
+		>>"$BENCH_RESULTS/latency-pooled-$ct-$side.txt"
+	rm -f "$BENCH_RESULTS/latency-$ct-$side-rep$rep.csv"
 }
 
-for rate in $RATES; do
+for c in $CASES; do
+	ct=${c%%:*}
+	rate=${c#*:}
 	for rep in $(seq 1 "$BENCH_REPS"); do
 		# the order rotates: kernel floor pgmrouterd, floor pgmrouterd kernel, ...
 		# shellcheck disable=SC2086
@@ -146,13 +173,13 @@ for rate in $RATES; do
 		[ "$side" = floor ] && what=floorncf
 		reason=${MISSING[$side]:-}
 		if [ -n "$reason" ]; then
-			bench_missing "rate${rate}_${side}_${what}_median" "$reason"
+			bench_missing "${ct}_${side}_${what}_median" "$reason"
 			continue
 		fi
-		[ -n "${MISSING[$rate,$side]:-}" ] && bench_log "rate $rate $side: ${MISSING[$rate,$side]}"
-		bench_series "rate${rate}_${side}_${what}_median" us ${MED[$rate,$side]:-}
-		bench_series "rate${rate}_${side}_${what}_p99" us ${P99[$rate,$side]:-}
-		bench_series "rate${rate}_${side}_${what}_p999" us ${Q999[$rate,$side]:-}
+		[ -n "${MISSING[$ct,$side]:-}" ] && bench_log "$ct ($rate/s) $side: ${MISSING[$ct,$side]}"
+		bench_series "${ct}_${side}_${what}_median" us ${MED[$ct,$side]:-}
+		bench_series "${ct}_${side}_${what}_p99" us ${P99[$ct,$side]:-}
+		bench_series "${ct}_${side}_${what}_p999" us ${Q999[$ct,$side]:-}
 	done
 	# pgmrouterd against the floor: per-repetition ratios of each quantile, their geometric mean
 	# and its 95 % bootstrap interval over the repetitions.
@@ -162,37 +189,51 @@ for rate in $RATES; do
 		[ "$side" = pgmrouterd_b ] && tag=ncf_b
 		for m in p50 p99 p999; do
 			case $m in
-			p50) qa=${Q50[$rate,floor]:-} qb=${Q50[$rate,$side]:-} ;;
-			p99) qa=${Q99[$rate,floor]:-} qb=${Q99[$rate,$side]:-} ;;
-			p999) qa=${Q999[$rate,floor]:-} qb=${Q999[$rate,$side]:-} ;;
+			p50) qa=${Q50[$ct,floor]:-} qb=${Q50[$ct,$side]:-} ;;
+			p99) qa=${Q99[$ct,floor]:-} qb=${Q99[$ct,$side]:-} ;;
+			p999) qa=${Q999[$ct,floor]:-} qb=${Q999[$ct,$side]:-} ;;
 			esac
 			read -r est lo hi n <<<"$(bench_ratio_ci "$qa" "$qb")"
 			if [ "$n" = 0 ]; then
-				bench_missing "rate${rate}_${tag}_${m}_vs_floor" \
-					"${MISSING[$side]:-${MISSING[floor]:-${MISSING[$rate,$side]:-${MISSING[$rate,floor]:-no pair}}}}"
+				bench_missing "${ct}_${tag}_${m}_vs_floor" \
+					"${MISSING[$side]:-${MISSING[floor]:-${MISSING[$ct,$side]:-${MISSING[$ct,floor]:-no pair}}}}"
 				[ "$m" = p99 ] &&
-					bench_verdict "rate${rate}_${tag}_p99_vs_floor_goal" nan nan "$FLOOR_GOAL" 0
+					bench_verdict "${ct}_${tag}_p99_vs_floor_goal" nan nan "$FLOOR_GOAL" 0
 				continue
 			fi
-			bench_row "rate${rate}_${tag}_${m}_vs_floor" "$est" "x floor (geometric mean of $n repetitions)"
-			bench_row "rate${rate}_${tag}_${m}_vs_floor_lo" "$lo" "x floor (95% bootstrap)"
-			bench_row "rate${rate}_${tag}_${m}_vs_floor_hi" "$hi" "x floor (95% bootstrap)"
+			bench_row "${ct}_${tag}_${m}_vs_floor" "$est" "x floor (geometric mean of $n repetitions)"
+			bench_row "${ct}_${tag}_${m}_vs_floor_lo" "$lo" "x floor (95% bootstrap)"
+			bench_row "${ct}_${tag}_${m}_vs_floor_hi" "$hi" "x floor (95% bootstrap)"
 			[ "$m" = p99 ] &&
-				bench_verdict "rate${rate}_${tag}_p99_vs_floor_goal" "$lo" "$hi" "$FLOOR_GOAL" "$n"
+				bench_verdict "${ct}_${tag}_p99_vs_floor_goal" "$lo" "$hi" "$FLOOR_GOAL" "$n"
 		done
 	done
+	# The goal at half the NAK ceiling: pgmrouterd's p99 (the median over the repetitions and
+	# its 95 % interval) at most LOAD_GOAL_US.
+	# When the floor's own p99 (the least any consumer does, same run) is over the goal too,
+	# the machine is what is measured, not the daemon: INCONCLUSIVE.
+	if [ "$ct" = load50 ]; then
+		# shellcheck disable=SC2086
+		read -r _ lo hi n <<<"$(bench_median_ci ${Q99[$ct,pgmrouterd]:-})"
+		# shellcheck disable=SC2086
+		read -r fmed flo _ fn <<<"$(bench_median_ci ${Q99[$ct,floor]:-})"
+		why=""
+		awk -v l="$flo" -v g="$LOAD_GOAL_US" -v n="$fn" 'BEGIN { exit !(n > 0 && l + 0 > g + 0) }' &&
+			why="the floor's own p99 is over the goal too (median $fmed us): this machine's scheduling, not the daemon"
+		BENCH_VERDICT_WHY=$why bench_verdict load50_ncf_p99_goal "$lo" "$hi" "$LOAD_GOAL_US" "$n"
+	fi
 	for m in median p99; do
 		if [ "$m" = median ]; then
-			ratios=$(bench_ratios "${MED[$rate,kernel]:-}" "${MED[$rate,pgmrouterd]:-}")
+			ratios=$(bench_ratios "${MED[$ct,kernel]:-}" "${MED[$ct,pgmrouterd]:-}")
 		else
-			ratios=$(bench_ratios "${P99[$rate,kernel]:-}" "${P99[$rate,pgmrouterd]:-}")
+			ratios=$(bench_ratios "${P99[$ct,kernel]:-}" "${P99[$ct,pgmrouterd]:-}")
 		fi
 		if [ -n "$ratios" ]; then
 			# shellcheck disable=SC2086
-			bench_series "rate${rate}_ncf_${m}_ratio" "x kernel forward" $ratios
+			bench_series "${ct}_ncf_${m}_ratio" "x kernel forward" $ratios
 		else
-			bench_missing "rate${rate}_ncf_${m}_ratio" \
-				"${MISSING[pgmrouterd]:-${MISSING[$rate,pgmrouterd]:-${MISSING[$rate,kernel]:-no pair}}}"
+			bench_missing "${ct}_ncf_${m}_ratio" \
+				"${MISSING[pgmrouterd]:-${MISSING[$ct,pgmrouterd]:-${MISSING[$ct,kernel]:-no pair}}}"
 		fi
 	done
 done

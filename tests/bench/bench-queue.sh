@@ -88,64 +88,17 @@ runs="$BENCH_RESULTS/queue-runs.csv"
 echo "scenario,rep,side,capacity_pps,ns_per_packet,handled,matched,cpu_share,seconds" >"$runs"
 GSI=0
 
-# seed_session: three SPMs of the session (GSI base $GSI) with a leading edge far ahead, so
-# every NAK of the scenarios is inside the transmit window.
-seed_session() {
-	bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm -n 3 -r 100 --gsi-base "$GSI" \
-		--spm-trail 0 --spm-lead 100000000 >/dev/null
-}
-
-# seed_repair_state N: NAK lists for SQNs 1..N from the receiver, then NCF lists for the same
-# SQNs from the source (confirming them: the state then waits NAK_RDATA_IVL for RDATA).
-seed_repair_state() {
-	local lists=$(($1 / 63))
-	bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --nak-list 62 --sqn-start 1 -n "$lists" \
-		-r 2000 --gsi-base "$GSI" --nla-src "$SRC" --nla-grp "$GROUP" >/dev/null
-	bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m ncf --nak-list 62 --sqn-start 1 \
-		-n "$lists" -r 2000 --gsi-base "$GSI" >/dev/null
-	bench_queue_drain r1
-}
-
 # prepare SCENARIO: everything before the measured phase.
 prepare() {
 	case $1 in
 	spm) ;;
-	nak | nak_unconfirmed | rdata_nostate) seed_session ;;
+	nak | nak_unconfirmed | rdata_nostate) bench_queue_seed_session "$GSI" ;;
 	rdata_state)
-		seed_session
-		seed_repair_state "$STATE_SQNS"
+		bench_queue_seed_session "$GSI"
+		bench_queue_seed_state "$GSI" "$STATE_SQNS"
 		;;
 	esac
 	bench_queue_drain r1
-}
-
-# flood SCENARIO [pgm-flood limits...]: the measured phase's traffic.
-flood() {
-	local scenario=$1
-	shift
-	case $scenario in
-	spm) bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm --tsis 100 --gsi-base "$GSI" "$@" ;;
-	nak)
-		# The source's NCFs 50 ms behind the NAKs, at the same rate and SQNs.
-		(
-			sleep 0.05
-			bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m ncf --sqn-start 1 \
-				--gsi-base "$GSI" "$@" >/dev/null
-		) &
-		local ncf_pid=$!
-		bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --sqn-start 1 --gsi-base "$GSI" \
-			--nla-src "$SRC" --nla-grp "$GROUP" "$@"
-		wait "$ncf_pid"
-		;;
-	nak_unconfirmed)
-		bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --sqn-start 1 --gsi-base "$GSI" \
-			--nla-src "$SRC" --nla-grp "$GROUP" "$@"
-		;;
-	rdata_state | rdata_nostate)
-		bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m rdata --sqn-start 1 \
-			--gsi-base "$GSI" "$@"
-		;;
-	esac
 }
 
 # The measured phase's limits: a duration, or for rdata_state the SQNs that have state.
@@ -155,64 +108,6 @@ limits() {
 	else
 		echo "-T $SECONDS_PER_RUN"
 	fi
-}
-
-# handled BEFORE AFTER: queued packets a consumer took between two bench_queue_stats readings.
-handled() {
-	local i0 d0 i1 d1
-	read -r _ i0 _ d0 <<<"$1"
-	read -r _ i1 _ d1 <<<"$2"
-	echo $(((i1 - i0) - (d1 - d0)))
-}
-
-# assist_problem SCENARIO SIDE SENT UNASSISTED: what the segments show the side did with the
-# measured phase's packets, against what it must do; prints the problem, nothing when right.
-# pgmrouterd must assist (NCFs for NAKs, RDATA only where requested); the accept-all consumer
-# must change nothing. Packets accepted unassisted (fail-open) and packets the kernel dropped on
-# a full input backlog (LOST) are allowed for, plus 1 %.
-assist_problem() {
-	local scenario=$1 side=$2 sent=$3 slack=$(($4 + $5 + $3 / 100 + 1)) a b ncf up
-	bench_lan_settle a
-	bench_lan_settle b
-	bench_lan_settle src
-	case $scenario in
-	spm)
-		a=$(lab_count a spm)
-		b=$(lab_count b spm)
-		[ "$a" -ge "$((sent - slack))" ] && [ "$b" -ge "$((sent - slack))" ] ||
-			echo "$side forwarded SPMs a=$a b=$b of $sent"
-		;;
-	nak | nak_unconfirmed)
-		# The NAKs go to the router's address: only pgmrouterd sends them on upstream. A NAK
-		# the source's NCF overtook (its flood stalled for the NCFs' 50 ms head start) finds
-		# anticipated state and is rightly not forwarded (RFC 3208 7.5): counted as eliminated.
-		ncf=$(lab_count a ncf)
-		up=$(lab_count src nak)
-		if [ "$side" = pgmrouterd ]; then
-			local elim
-			elim=$(bench_pgmrouterd_event_total r1 nak-eliminated)
-			[ "$ncf" -ge "$((sent - slack))" ] && [ "$((up + ${elim:-0}))" -ge "$((sent - slack))" ] ||
-				echo "pgmrouterd sent $ncf NCFs and $up NAKs upstream for $sent NAKs" \
-					"(${elim:-?} not forwarded: anticipated; $5 dropped on full input backlogs)"
-		elif [ "$up" != 0 ]; then
-			echo "NAKs upstream ($up) without pgmrouterd"
-		fi
-		;;
-	rdata_state | rdata_nostate)
-		a=$(lab_count a rdata)
-		b=$(lab_count b rdata)
-		if [ "$side" = acceptall ]; then
-			[ "$a" -ge "$((sent - slack))" ] && [ "$b" -ge "$((sent - slack))" ] ||
-				echo "accept-all: RDATA a=$a b=$b of $sent"
-		elif [ "$scenario" = rdata_state ]; then
-			[ "$a" -ge "$((sent - slack))" ] && [ "$b" -le "$slack" ] ||
-				echo "pgmrouterd forwarded RDATA with state to a=$a (requested) b=$b of $sent"
-		else
-			[ "$a" -le "$slack" ] && [ "$b" -le "$slack" ] ||
-				echo "pgmrouterd forwarded RDATA without state to a=$a b=$b of $sent"
-		fi
-		;;
-	esac
 }
 
 # side_up SIDE / side_down SIDE: pgmrouterd_b is pgmrouterd run from BENCH_QUEUE_AB_BIN.
@@ -241,7 +136,7 @@ burst() {
 	for b in $(seq 0 $((BURSTS - 1))); do
 		kill -STOP "$pid"
 		# each burst's sequence numbers follow the last burst's
-		out=$(flood "$scenario" -n "$per" -r 0 --sqn-start $((1 + b * per)) --spm-sqn $((b * per)))
+		out=$(bench_queue_flood "$scenario" "$GSI" -n "$per" -r 0 --sqn-start $((1 + b * per)) --spm-sqn $((b * per)))
 		sent=$((sent + $(lab_kv sent "$out")))
 		# queued once the queue length holds still
 		prev=-1
@@ -269,7 +164,7 @@ measured_phase() {
 		burst "$scenario" "$2"
 	else
 		# shellcheck disable=SC2046
-		flood "$scenario" -r "$OFFER_RATE" $(limits "$scenario")
+		bench_queue_flood "$scenario" "$GSI" -r "$OFFER_RATE" $(limits "$scenario")
 	fi
 }
 
@@ -299,9 +194,11 @@ run_one() {
 	q1=$(bench_queue_stats r1)
 	m1=$(bench_rule_matches r1)
 	secs=$(lab_kv seconds "$out")
-	n=$(handled "$q0" "$q1")
-	problem=$(assist_problem "$scenario" "${side%_b}" "$(lab_kv sent "$out")" $((m1 - m0 - n)) \
-		$((s1 - s0)))
+	n=$(bench_queue_handled "$q0" "$q1")
+	# Packets accepted unassisted (fail-open), packets the kernel dropped on a full input
+	# backlog, and 1 % more are allowed for.
+	problem=$(bench_queue_assist_problem "$scenario" "${side%_b}" "$(lab_kv sent "$out")" \
+		$((m1 - m0 - n + s1 - s0 + $(lab_kv sent "$out") / 100 + 1)))
 	side_down "$side"
 	if [ -z "$secs" ] || [ "$(lab_kv sent "$out")" = 0 ] || [ "$n" -le 0 ]; then
 		bench_log "$case $side: nothing measured: $out (handled $n)"
@@ -397,7 +294,7 @@ perf_one() {
 	wait "$perf_pid" 2>/dev/null
 	q1=$(bench_queue_stats r1)
 	side_down "$side"
-	n=$(handled "$q0" "$q1")
+	n=$(bench_queue_handled "$q0" "$q1")
 	read -r user kernel < <(perf report -i "$data" --no-children --sort dso -g none -q -n \
 		2>/dev/null | awk '$3 ~ /^\[kernel/ { k += $2; next } $2 ~ /^[0-9]+$/ { u += $2 }
 			END { print u + 0, k + 0 }')
@@ -468,14 +365,14 @@ callgrind_one() {
 	prepare "$scenario"
 	q0=$(bench_queue_stats r1)
 	callgrind_control -i on "$pid" >/dev/null 2>&1
-	flood "$scenario" -n "$CG_PACKETS" -r "$CG_RATE" >/dev/null
+	bench_queue_flood "$scenario" "$GSI" -n "$CG_PACKETS" -r "$CG_RATE" >/dev/null
 	bench_queue_drain r1
 	sleep 0.2
 	q1=$(bench_queue_stats r1)
 	callgrind_control -i off "$pid" >/dev/null 2>&1
 	STATE_SQNS=$saved
 	side_down "$side"
-	n=$(handled "$q0" "$q1")
+	n=$(bench_queue_handled "$q0" "$q1")
 	lab_wait 10 "callgrind output" test -s "$out"
 	total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
 	if [ -z "$total" ] || [ "$n" -le 0 ]; then

@@ -226,16 +226,21 @@ bench_mean_ci() {
 # bench_verdict METRIC LOW HIGH LIMIT N: a goal "at most LIMIT" judged on a 95 % interval
 # [LOW, HIGH]: PASS when all of it is within, FAIL when none of it is, else INCONCLUSIVE (as with
 # fewer than three repetitions, whose bootstrap interval is no more than their range). A row METRIC with the verdict as
-# its value.
-bench_verdict() {
-	local v
-	v=$(awk -v lo="$2" -v hi="$3" -v lim="$4" -v n="$5" 'BEGIN {
-		if (n < 3 || lo == "nan" || hi == "nan") print "INCONCLUSIVE"
-		else if (hi + 0 <= lim + 0) print "PASS"
-		else if (lo + 0 > lim + 0) print "FAIL"
+# its value. bench_verdict_min: the same for a goal "at least LIMIT". BENCH_VERDICT_WHY, when
+# set, makes the verdict INCONCLUSIVE whatever the interval, with that reason (e.g. a figure that
+# is only a bound).
+bench_verdict() { _bench_verdict max "$@"; }
+bench_verdict_min() { _bench_verdict min "$@"; }
+_bench_verdict() {
+	local v what="at most"
+	[ "$1" = min ] && what="at least"
+	v=$(awk -v op="$1" -v lo="$3" -v hi="$4" -v lim="$5" -v n="$6" -v why="${BENCH_VERDICT_WHY:-}" 'BEGIN {
+		if (why != "" || n < 3 || lo == "nan" || hi == "nan") print "INCONCLUSIVE"
+		else if (op == "max" ? hi + 0 <= lim + 0 : lo + 0 >= lim + 0) print "PASS"
+		else if (op == "max" ? lo + 0 > lim + 0 : hi + 0 < lim + 0) print "FAIL"
 		else print "INCONCLUSIVE" }')
-	echo "$BENCH_NAME,$1,$v,at most $4 (95% interval $2-$3; $5 repetitions)"
-	bench_log "VERDICT $1: $v (at most $4; 95 % interval $2-$3 over $5 repetitions)"
+	echo "$BENCH_NAME,$2,$v,$what $5 (95% interval $3-$4; $6 repetitions${BENCH_VERDICT_WHY:+; ${BENCH_VERDICT_WHY//,/;}})"
+	bench_log "VERDICT $2: $v ($what $5; 95 % interval $3-$4 over $6 repetitions${BENCH_VERDICT_WHY:+; $BENCH_VERDICT_WHY})"
 }
 
 # bench_median_ci VALUE...: "median low high n": the median of the numbers given and its 95 %
@@ -442,6 +447,25 @@ bench_side_up() {
 		fi
 		;;
 	esac
+}
+
+# bench_rotation REP SIDE...: the sides in repetition REP's order, rotated by one a repetition
+# (A B C, B C A, ...: with two sides A B, B A), so that the drift of a shared machine hits them
+# alike.
+bench_rotation() {
+	local k=$((($1 - 1) % ($# - 1)))
+	shift
+	echo "${@:k+1}" "${@:1:k}"
+}
+
+# bench_side_up_once SIDE ROUTER: bench_side_up, but false at once for a side that could not come
+# up before in this run; BENCH_SIDE_MISSING[SIDE] has the reason.
+declare -gA BENCH_SIDE_MISSING
+bench_side_up_once() {
+	[ -z "${BENCH_SIDE_MISSING[$1]:-}" ] || return 1
+	bench_side_up "$1" "$2" && return 0
+	BENCH_SIDE_MISSING[$1]=$BENCH_SIDE_REASON
+	return 1
 }
 
 bench_side_down() {
@@ -747,10 +771,16 @@ bench_pgmrouterd_rss_kb() {
 
 # Topologies ---------------------------------------------------------------------------------
 
-# bench_topo_fanout HOSTS_A [HOSTS_B]: s1 - src - r1 - a (a1..), and b (b1..) when HOSTS_B > 0.
-# Like the lab's one-router topology, with the receiver count of each LAN chosen (0 allowed).
+# bench_topo_fanout HOSTS_A [HOSTS_B [LANS]]: s1 - src - r1 - a (a1..), and b (b1..) when
+# HOSTS_B > 0, like the lab's one-router topology with the receiver count of each LAN chosen (0
+# allowed). LANS > 2: LANs c, d, ... up to LANS (at most 8) without hosts (their bridges count
+# what r1 sends into them), b then too. r1's interface into the k-th LAN is eth{k}. Every group
+# of LAB_GROUPS is routed from the source into every receiver LAN; BENCH_FANOUT_GROUPS="K:GROUP
+# ..." instead routes each GROUP into the first K LANs only (bench_fanout_lans K names them).
+BENCH_FANOUT_LANS="a b c d e f g h"
 bench_topo_fanout() {
-	local na=$1 nb=${2:-0} lan n i name
+	local na=$1 nb=${2:-0} nlans=${3:-0} lan n i k=0 name g oifs=""
+	[ "$nlans" -le 8 ] || lab_die "bench_topo_fanout: at most 8 LANs"
 	_topo_reset fanout
 	_topo_lan src
 	_topo_router r1
@@ -759,21 +789,15 @@ bench_topo_fanout() {
 	TOPO_FEED[src]=""
 	_topo_source
 	lab_route s1 default "$(lab_addr r1 eth0)"
-	local oifs=""
-	for lan in a b; do
-		n=$na
-		[ "$lan" = b ] && n=$nb
-		[ "$lan" = b ] && [ "$nb" -le 0 ] && continue
+	for lan in $BENCH_FANOUT_LANS; do
+		k=$((k + 1))
+		n=0
+		case $lan in a) n=$na ;; b) n=$nb ;; esac
+		[ "$lan" = a ] || [ "$k" -le "$nlans" ] || { [ "$lan" = b ] && [ "$nb" -gt 0 ]; } || break
 		_topo_lan "$lan" src
-		if [ "$lan" = a ]; then
-			lab_attach r1 eth1 a 1
-			TOPO_FEED[a]="r1 eth1"
-			oifs="eth1"
-		else
-			lab_attach r1 eth2 b 1
-			TOPO_FEED[b]="r1 eth2"
-			oifs="$oifs eth2"
-		fi
+		lab_attach r1 "eth$k" "$lan" 1
+		TOPO_FEED[$lan]="r1 eth$k"
+		oifs="${oifs:+$oifs }eth$k"
 		TOPO_RECV_LANS="${TOPO_RECV_LANS:+$TOPO_RECV_LANS }$lan"
 		for i in $(seq 1 "$n"); do
 			name="$lan$i"
@@ -783,7 +807,237 @@ bench_topo_fanout() {
 			TOPO_RECEIVERS="${TOPO_RECEIVERS:+$TOPO_RECEIVERS }$name"
 		done
 	done
-	# shellcheck disable=SC2086
-	_topo_mroutes r1 eth0 $oifs
+	if [ -n "${BENCH_FANOUT_GROUPS:-}" ]; then
+		for g in $BENCH_FANOUT_GROUPS; do
+			# shellcheck disable=SC2046
+			lab_mroute r1 eth0 "$TOPO_SOURCE_ADDR" "${g#*:}" $(echo "$oifs" | cut -d' ' -f1-"${g%%:*}")
+		done
+	else
+		# shellcheck disable=SC2086
+		_topo_mroutes r1 eth0 $oifs
+	fi
 	_topo_start_routing
+}
+
+# bench_fanout_lans K: the first K receiver LANs' names.
+bench_fanout_lans() { echo "$BENCH_FANOUT_LANS" | cut -d' ' -f1-"$1"; }
+
+# Router counters and rate searches ------------------------------------------------------------
+
+# bench_if_sum COUNTERS FIELD [IF]: the sum of a column of bench_if_counters' output (2 rx, 3 tx,
+# 4 rx bytes) over every interface, or of one.
+bench_if_sum() {
+	awk -v f="$2" -v i="${3:-}" 'i == "" || $1 == i { n += $f } END { printf "%.0f\n", n }' <<<"$1"
+}
+
+# bench_next_gsi: a GSI of its own for every flood, so that each is a new session to the daemon
+# (SPMs of an old one numbered from 0 again would be dropped as out of sequence, and their copies
+# lost). Kept in a file: the searches run their steps in subshells.
+bench_next_gsi() {
+	local n
+	n=$(cat "$LAB_DIR/gsi" 2>/dev/null || echo 1)
+	echo $((n + 1)) >"$LAB_DIR/gsi"
+	echo "$n"
+}
+
+# bench_router_settle: waits until r1's counters stop moving (100 ms apart, 3 s at most); prints
+# the last reading (bench_if_counters).
+bench_router_settle() {
+	local prev="" cur i
+	for i in $(seq 1 30); do
+		cur=$(bench_if_counters r1)
+		[ "$cur" = "$prev" ] && break
+		prev=$cur
+		sleep 0.1
+	done
+	echo "$cur"
+}
+
+# bench_bisect STEPS FN ARGS...: the highest offered rate at which the step `FN ARGS... RATE`
+# passes. FN prints "PASS ACHIEVED [MORE...]": PASS 1 when the step lost nothing (whatever that
+# means to FN), ACHIEVED the rate the sender reached (packets/s). The first step is unpaced
+# (RATE 0: as fast as the sender can); when it passes, the sender was the limit. Otherwise the
+# offered rate is bisected between nothing and the rate that step reached, STEPS steps in all.
+# Prints "ACHIEVED LIMIT MORE..." of the step that passed with the highest rate the sender
+# reached (ACHIEVED): LIMIT `router` when a step above it failed; `sender` when none failed or the
+# sender fell short of the step's offered rate by more than a tenth (the figure is then only a
+# lower bound of the router's); "0 none" when no step passed.
+bench_bisect() {
+	local steps=$1 fn=$2 lo=0 hi mid i ok got more best="0 none"
+	shift 2
+	# BENCH_BISECT_FIRST: a paced first step instead (smoke modes: a step the router meets)
+	read -r ok got more <<<"$("$fn" "$@" "${BENCH_BISECT_FIRST:-0}")"
+	if [ "$ok" = 1 ] && [ "${got:-0}" -gt 0 ]; then
+		echo "$got sender $more"
+		return
+	fi
+	hi=${got:-0}
+	for i in $(seq 2 "$steps"); do
+		mid=$(((lo + hi) / 2))
+		[ "$mid" -le 0 ] && break
+		read -r ok got more <<<"$("$fn" "$@" "$mid")"
+		if [ "$ok" = 1 ] && [ "${got:-0}" -gt 0 ]; then
+			lo=$mid
+			# a higher step's sender may reach less than a lower one's did: the best reached
+			[ "$got" -ge "${best%% *}" ] || continue
+			if [ $((got * 10)) -lt $((mid * 9)) ]; then
+				best="$got sender $more"
+			else
+				best="$got router $more"
+			fi
+		else
+			hi=$mid
+		fi
+	done
+	echo "$best"
+}
+
+# bench_odata_step SECONDS TSDU RATE: ODATA (one SPM per 1000) from s1 to the group GROUP at RATE
+# (0: unpaced) for SECONDS; prints "PASS ACHIEVED IP_LEN LOST" for bench_bisect: PASS 1 when every
+# packet sent left r1 on each of its other interfaces (counted on r1's interfaces), the rate the
+# sender reached, the datagrams' length and the packets lost.
+bench_odata_step() {
+	local secs=$1 tsdu=$2 rate=$3 c0 c1 out sent rx tx txmin="" ifn
+	c0=$(bench_if_counters r1)
+	# shellcheck disable=SC2153 # GROUP: the caller's
+	out=$(bench_flood s1 -s "$TOPO_SOURCE_ADDR" -d "$GROUP" -i eth0 -m odata:1000,spm:1 \
+		--gsi-base "$(bench_next_gsi)" -z "$tsdu" -r "$rate" -T "$secs")
+	c1=$(bench_router_settle)
+	sent=$(lab_kv sent "$out")
+	rx=$(($(bench_if_sum "$c1" 2 eth0) - $(bench_if_sum "$c0" 2 eth0)))
+	for ifn in $(bench_router_ifs r1); do
+		[ "$ifn" = eth0 ] && continue
+		tx=$(($(bench_if_sum "$c1" 3 "$ifn") - $(bench_if_sum "$c0" 3 "$ifn")))
+		[ -z "$txmin" ] || [ "$tx" -lt "$txmin" ] && txmin=$tx
+	done
+	bench_log "ODATA $tsdu bytes at ${rate}/s: sent ${sent:-?} ($(lab_kv pps "$out") pps), router" \
+		"rx $rx (lost before it $((${sent:-0} - rx))), forwarded onto every LAN ${txmin:-0}"
+	echo "$([ $((${sent:-0} - ${txmin:-0})) -le 0 ] && [ "${sent:-0}" -gt 0 ] && echo 1 || echo 0)" \
+		"$(lab_kv pps "$out" | cut -d. -f1)" \
+		"$(($(lab_kv odata_bytes "$out") / $(lab_kv odata "$out")))" "$((${sent:-0} - ${txmin:-0}))"
+}
+
+# bench_zero_loss STEPS SECONDS TSDU: ODATA's zero-loss forwarding rate through r1 (bench_bisect
+# of bench_odata_step); prints "pps mbps limit".
+bench_zero_loss() {
+	local pps limit len
+	read -r pps limit len _ <<<"$(bench_bisect "$1" bench_odata_step "$2" "$3")"
+	echo "$pps $(awk -v r="$pps" -v l="${len:-0}" 'BEGIN { printf "%.1f", r * l * 8 / 1e6 }') $limit"
+}
+
+# Queue scenarios (bench-queue, bench-ceiling, bench-overload) --------------------------------
+#
+# They read the caller's SRC (the source's address), GROUP, RECV (receiver a1's address) and
+# ROUTER_A (r1's address on LAN a, where the receivers' NAKs go): bench_queue_addrs sets them
+# for the fan-out topology.
+bench_queue_addrs() {
+	SRC=$TOPO_SOURCE_ADDR
+	GROUP=239.192.0.1
+	RECV=$(lab_addr a1 eth0)
+	ROUTER_A=$(lab_addr r1 eth1)
+}
+
+# bench_queue_seed_session GSI: three SPMs of the session (GSI base GSI) with a leading edge far
+# ahead, so every NAK of the scenarios is inside the transmit window.
+bench_queue_seed_session() {
+	bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm -n 3 -r 100 --gsi-base "$1" \
+		--spm-trail 0 --spm-lead 100000000 >/dev/null
+}
+
+# bench_queue_seed_state GSI N: NAK lists for SQNs 1..N from the receiver, then NCF lists for the
+# same SQNs from the source (confirming them: the state then waits NAK_RDATA_IVL for RDATA).
+bench_queue_seed_state() {
+	local lists=$((($2 + 62) / 63))
+	bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --nak-list 62 --sqn-start 1 -n "$lists" \
+		-r 2000 --gsi-base "$1" --nla-src "$SRC" --nla-grp "$GROUP" >/dev/null
+	bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m ncf --nak-list 62 --sqn-start 1 \
+		-n "$lists" -r 2000 --gsi-base "$1" >/dev/null
+	bench_queue_drain r1
+}
+
+# bench_queue_flood SCENARIO GSI [pgm-flood limits...]: a scenario's traffic (bench-queue.sh
+# names them); prints the flood's key=value line (nak: the NAKs').
+bench_queue_flood() {
+	local scenario=$1 gsi=$2
+	shift 2
+	case $scenario in
+	spm) bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm --tsis 100 --gsi-base "$gsi" "$@" ;;
+	nak)
+		# The source's NCFs 50 ms behind the NAKs, at the same rate and SQNs.
+		(
+			sleep 0.05
+			bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m ncf --sqn-start 1 \
+				--gsi-base "$gsi" "$@" >/dev/null
+		) &
+		local ncf_pid=$!
+		bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --sqn-start 1 --gsi-base "$gsi" \
+			--nla-src "$SRC" --nla-grp "$GROUP" "$@"
+		wait "$ncf_pid"
+		;;
+	nak_unconfirmed)
+		bench_flood a1 -s "$RECV" -d "$ROUTER_A" -m nak --sqn-start 1 --gsi-base "$gsi" \
+			--nla-src "$SRC" --nla-grp "$GROUP" "$@"
+		;;
+	rdata_state | rdata_nostate)
+		bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m rdata --sqn-start 1 \
+			--gsi-base "$gsi" "$@"
+		;;
+	esac
+}
+
+# bench_queue_handled BEFORE AFTER: queued packets a consumer took between two bench_queue_stats
+# readings.
+bench_queue_handled() {
+	local i0 d0 i1 d1
+	read -r _ i0 _ d0 <<<"$1"
+	read -r _ i1 _ d1 <<<"$2"
+	echo $(((i1 - i0) - (d1 - d0)))
+}
+
+# bench_queue_assist_problem SCENARIO SIDE SENT SLACK [LANS]: what the segments show the side did
+# with a scenario's packets, against what it must do; prints the problem, nothing when right.
+# pgmrouterd must assist (NCFs for NAKs, RDATA only where requested); the accept-all consumer
+# must change nothing. SLACK packets short of that are allowed for (the caller's: packets accepted
+# unassisted, dropped on full input backlogs, ...). SPMs must reach every one of LANS (a b).
+bench_queue_assist_problem() {
+	local scenario=$1 side=$2 sent=$3 slack=$4 lans=${5:-a b} a b ncf up lan
+	for lan in $lans src; do bench_lan_settle "$lan"; done
+	case $scenario in
+	spm)
+		for lan in $lans; do
+			a=$(lab_count "$lan" spm)
+			[ "$a" -ge "$((sent - slack))" ] || echo "$side forwarded $a SPMs of $sent into $lan"
+		done
+		;;
+	nak | nak_unconfirmed)
+		# The NAKs go to the router's address: only pgmrouterd sends them on upstream. A NAK
+		# the source's NCF overtook (its flood stalled for the NCFs' 50 ms head start) finds
+		# anticipated state and is rightly not forwarded (RFC 3208 7.5): counted as eliminated.
+		ncf=$(lab_count a ncf)
+		up=$(lab_count src nak)
+		if [ "$side" = pgmrouterd ]; then
+			local elim
+			elim=$(bench_pgmrouterd_event_total r1 nak-eliminated)
+			[ "$ncf" -ge "$((sent - slack))" ] && [ "$((up + ${elim:-0}))" -ge "$((sent - slack))" ] ||
+				echo "pgmrouterd sent $ncf NCFs and $up NAKs upstream for $sent NAKs" \
+					"(${elim:-?} not forwarded: anticipated; $slack allowed for)"
+		elif [ "$up" != 0 ]; then
+			echo "NAKs upstream ($up) without pgmrouterd"
+		fi
+		;;
+	rdata_state | rdata_nostate)
+		a=$(lab_count a rdata)
+		b=$(lab_count b rdata)
+		if [ "$side" = acceptall ]; then
+			[ "$a" -ge "$((sent - slack))" ] && [ "$b" -ge "$((sent - slack))" ] ||
+				echo "accept-all: RDATA a=$a b=$b of $sent"
+		elif [ "$scenario" = rdata_state ]; then
+			[ "$a" -ge "$((sent - slack))" ] && [ "$b" -le "$slack" ] ||
+				echo "pgmrouterd forwarded RDATA with state to a=$a (requested) b=$b of $sent"
+		else
+			[ "$a" -le "$slack" ] && [ "$b" -le "$slack" ] ||
+				echo "pgmrouterd forwarded RDATA without state to a=$a b=$b of $sent"
+		fi
+		;;
+	esac
 }

@@ -14,7 +14,9 @@
  * The mix (-m odata:1000,spm:1) interleaves types by weight, deterministically. Each packet of a
  * type takes the next TSI (round robin over --tsis sessions); each TSI counts its own sequence
  * numbers per type from --sqn-start, NAKs and NCFs advancing by 1 + --nak-list (a list covers the
- * header SQN and the next --nak-list SQNs). --sqn-span wraps the SQNs, to repeat them.
+ * header SQN and the next --nak-list SQNs). --sqn-span wraps the SQNs, to repeat them. --srcs N
+ * sends every packet N times in a row from N consecutive source addresses (a NAK storm of N
+ * receivers, each asking for the same SQNs).
  *
  * Prints one key=value line at the end (sent packets and bytes per type, send errors, seconds,
  * CPU seconds of this process).
@@ -68,6 +70,7 @@ struct flood_options {
 	uint8_t ttl;
 	bool router_alert;
 	unsigned batch;
+	uint32_t srcs; /* each packet sent this many times, from consecutive source addresses */
 };
 
 struct flood_state {
@@ -108,6 +111,8 @@ static void usage(FILE *out)
 		"      --nla-grp ADDR    NAK/NCF: the group (default: -d)\n"
 		"      --spm-sqn N       SPM_SQN of each session's first SPM (default 0)\n"
 		"      --spm-trail N     SPM_TRAIL (default --sqn-start)\n"
+		"      --srcs N          every packet N times in a row, from N consecutive\n"
+		"                        source addresses from -s on (a NAK storm; default 1)\n"
 		"      --spm-lead N      SPM_LEAD (default 0: the last data SQN sent on the TSI)\n"
 		"      --ttl N           IP TTL (default 16)\n"
 		"  -A, --router-alert    IP Router Alert option\n"
@@ -186,6 +191,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 		O_SPM_TRAIL,
 		O_SPM_LEAD,
 		O_TTL,
+		O_SRCS,
 	};
 	static const struct option longopts[] = {
 		{"src", required_argument, NULL, 's'},
@@ -209,6 +215,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 		{"spm-trail", required_argument, NULL, O_SPM_TRAIL},
 		{"spm-lead", required_argument, NULL, O_SPM_LEAD},
 		{"ttl", required_argument, NULL, O_TTL},
+		{"srcs", required_argument, NULL, O_SRCS},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"batch", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
@@ -228,6 +235,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 	o->dport = 7500;
 	o->ttl = 16;
 	o->batch = 64;
+	o->srcs = 1;
 	while ((c = getopt_long(argc, argv, "s:d:i:m:z:r:n:T:Ab:h", longopts, NULL)) != -1) {
 		bool ok = true;
 
@@ -311,6 +319,10 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 			ok = parse_u64(optarg, 1, 255, &v);
 			o->ttl = (uint8_t)v;
 			break;
+		case O_SRCS:
+			ok = parse_u64(optarg, 1, 1u << 16, &v);
+			o->srcs = (uint32_t)v;
+			break;
 		case 'A':
 			o->router_alert = true;
 			break;
@@ -375,7 +387,10 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 {
 	static uint32_t list[PGM_MAX_NAK_LIST];
 	enum flood_kind kind = next_kind(o, st);
-	uint64_t seq = st->per_kind_seq[kind]++;
+	uint64_t nth = st->per_kind_seq[kind]++;
+	uint64_t seq = nth / o->srcs; /* --srcs: the same packet from each source in turn */
+	uint32_t src_index = (uint32_t)(nth % o->srcs);
+	uint32_t src4;
 	uint32_t tsi_index = (uint32_t)(seq % o->tsis);
 	uint64_t per_tsi = seq / o->tsis;
 	size_t ip_header = 20 + (o->router_alert ? 4 : 0);
@@ -408,13 +423,13 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 			&hdr, sqn, o->sqn_start, tsdu, o->tsdu_len, NULL);
 		break;
 	case K_SPM: {
-		uint64_t data_sent = st->per_kind_seq[K_ODATA] / o->tsis;
+		uint64_t data_sent = st->per_kind_seq[K_ODATA] / o->srcs / o->tsis;
 		uint32_t lead = o->spm_lead;
 
 		if (lead == 0)
 			lead = data_sent > 0 ? sqn_at(o, data_sent - 1, 1) : o->sqn_start;
-		tpdu_len = pgm_build_spm(
-			tpdu, tpdu_cap, &hdr, o->spm_sqn + (uint32_t)per_tsi, o->spm_trail, lead, &o->src, NULL);
+		tpdu_len = pgm_build_spm(tpdu, tpdu_cap, &hdr, o->spm_sqn + (uint32_t)per_tsi,
+			o->spm_trail, lead, &o->src, NULL);
 		break;
 	}
 	case K_NAK:
@@ -438,6 +453,9 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 		return 0;
 	memset(&ip, 0, sizeof(ip));
 	ip.src = o->src;
+	memcpy(&src4, ip.src.addr, sizeof(src4));
+	src4 = htonl(ntohl(src4) + src_index);
+	memcpy(ip.src.addr, &src4, sizeof(src4));
 	ip.dst = o->dst;
 	ip.ttl = o->ttl;
 	ip.id = st->ip_id++;

@@ -12,4 +12,4 @@ set grid
 set key bottom right
 files = system("ls latency-pooled-*.txt")
 plot for [f in files] f using 1:(1) smooth cnormal lw 2 \
-	title system("echo ".f." | sed 's/latency-pooled-\\(.*\\)-\\(.*\\).txt/\\2, \\1 NAKs\\/s/; s/kernel/kernel forward/; s/pgmrouterd/pgmrouterd NCF/'")
+	title system("echo ".f." | sed 's/latency-pooled-\\(.*\\)-\\(.*\\).txt/\\2, \\1/; s/kernel/kernel forward/; s/pgmrouterd/pgmrouterd NCF/'")
