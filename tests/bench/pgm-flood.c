@@ -15,6 +15,11 @@
  * type takes the next TSI (round robin over --tsis sessions); each TSI counts its own sequence
  * numbers per type from --sqn-start, NAKs and NCFs advancing by 1 + --nak-list (a list covers the
  * header SQN and the next --nak-list SQNs). --sqn-span wraps the SQNs, to repeat them.
+ * --random SEED draws each packet's TSI uniformly from the --tsis sessions and, for NAKs and
+ * NCFs, its SQN uniformly from the --sqn-span SQNs after --sqn-start (whole lists: a multiple of
+ * 1 + --nak-list from it), with a generator of its own seeded by SEED: probes that touch the
+ * whole of a table rather than the same few entries. SPMs then number from --spm-sqn by the
+ * packet's place in the flood (rising for every session, with gaps).
  *
  * Prints one key=value line at the end (sent packets and bytes per type, send errors, seconds,
  * CPU seconds of this process).
@@ -68,6 +73,8 @@ struct flood_options {
 	uint8_t ttl;
 	bool router_alert;
 	unsigned batch;
+	bool random; /* --random: TSI (and NAK/NCF SQN) drawn at random */
+	uint64_t random_seed;
 };
 
 struct flood_state {
@@ -80,7 +87,17 @@ struct flood_state {
 	int64_t current[K_COUNT];
 	unsigned total_weight;
 	uint16_t ip_id;
+	uint64_t rng; /* xorshift64* state (--random) */
 };
+
+/* xorshift64*: fast, good enough to spread probes evenly over a table. */
+static uint64_t flood_rand(struct flood_state *st)
+{
+	st->rng ^= st->rng >> 12;
+	st->rng ^= st->rng << 25;
+	st->rng ^= st->rng >> 27;
+	return st->rng * 0x2545F4914F6CDD1DULL;
+}
 
 static void usage(FILE *out)
 {
@@ -102,6 +119,7 @@ static void usage(FILE *out)
 		"      --dport N         data-destination port (default 7500)\n"
 		"      --sqn-start N     first sequence number (default 0)\n"
 		"      --sqn-span N      wrap sequence numbers after N (default 0: never)\n"
+		"      --random SEED     TSI (NAK/NCF: and SQN within --sqn-span) drawn at random\n"
 		"      --nak-list N      NAK/NCF: OPT_NAK_LIST entries after the header SQN, "
 		"0..62\n"
 		"      --nla-src ADDR    NAK/NCF: the data source (default: -s)\n"
@@ -186,6 +204,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 		O_SPM_TRAIL,
 		O_SPM_LEAD,
 		O_TTL,
+		O_RANDOM,
 	};
 	static const struct option longopts[] = {
 		{"src", required_argument, NULL, 's'},
@@ -209,6 +228,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 		{"spm-trail", required_argument, NULL, O_SPM_TRAIL},
 		{"spm-lead", required_argument, NULL, O_SPM_LEAD},
 		{"ttl", required_argument, NULL, O_TTL},
+		{"random", required_argument, NULL, O_RANDOM},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"batch", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
@@ -311,6 +331,10 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 			ok = parse_u64(optarg, 1, 255, &v);
 			o->ttl = (uint8_t)v;
 			break;
+		case O_RANDOM:
+			ok = parse_u64(optarg, 0, UINT64_MAX, &o->random_seed);
+			o->random = true;
+			break;
 		case 'A':
 			o->router_alert = true;
 			break;
@@ -378,6 +402,17 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 	uint64_t seq = st->per_kind_seq[kind]++;
 	uint32_t tsi_index = (uint32_t)(seq % o->tsis);
 	uint64_t per_tsi = seq / o->tsis;
+	uint64_t spm_index = per_tsi; /* SPM_SQN - --spm-sqn */
+
+	if (o->random) {
+		tsi_index = (uint32_t)(flood_rand(st) % o->tsis);
+		spm_index = seq;
+		if (kind == K_NAK || kind == K_NCF) {
+			uint64_t lists = o->sqn_span / (1 + o->nak_list);
+
+			per_tsi = lists > 0 ? flood_rand(st) % lists : 0;
+		}
+	}
 	size_t ip_header = 20 + (o->router_alert ? 4 : 0);
 	uint8_t *tpdu = slot + ip_header;
 	size_t tpdu_cap = cap - ip_header, tpdu_len = 0, len;
@@ -413,8 +448,8 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 
 		if (lead == 0)
 			lead = data_sent > 0 ? sqn_at(o, data_sent - 1, 1) : o->sqn_start;
-		tpdu_len = pgm_build_spm(
-			tpdu, tpdu_cap, &hdr, o->spm_sqn + (uint32_t)per_tsi, o->spm_trail, lead, &o->src, NULL);
+		tpdu_len = pgm_build_spm(tpdu, tpdu_cap, &hdr, o->spm_sqn + (uint32_t)spm_index,
+			o->spm_trail, lead, &o->src, NULL);
 		break;
 	}
 	case K_NAK:
@@ -514,6 +549,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return EXIT_SETUP;
 	memset(&st, 0, sizeof(st));
+	st.rng = o.random_seed * 0x9E3779B97F4A7C15ULL + 1; /* never 0 */
 	for (int k = 0; k < K_COUNT; k++)
 		st.total_weight += o.weight[k];
 	for (size_t i = 0; i < sizeof(tsdu); i++)
