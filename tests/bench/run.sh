@@ -97,6 +97,14 @@ micro() {
 	rm -f "$all"
 }
 
+# lib.sh's statistics and bookkeeping first (a second, no namespaces): figures made by a broken
+# lib would be wrong everywhere.
+if ! bash tests/bench/lib-test.sh >"$results/lib-test.log" 2>&1; then
+	echo "--- bench: lib-test FAILED"
+	cat "$results/lib-test.log"
+	failed="$failed lib-test"
+fi
+
 for b in build/bench/bench_*; do
 	[ -x "$b" ] || continue
 	run_one "$(basename "$b")" micro "$(basename "$b")" "$b"
