@@ -53,7 +53,7 @@ capture() { # capture LAN FILE: starts dumpcap on the LAN's bridge; pid in LAB_P
 	lab_wait 10 "capture on $1" test -s "$2"
 }
 
-declare -A MED P99 MISSING Q50 Q99 Q999
+declare -A MED P99 MISSING Q50 Q99 Q999 ST
 add() { MED[$1]="${MED[$1]:-} ${2:-nan}"; P99[$1]="${P99[$1]:-} ${3:-nan}"; }
 addq() { Q50[$1]="${Q50[$1]:-} $2"; Q99[$1]="${Q99[$1]:-} $3"; Q999[$1]="${Q999[$1]:-} $4"; }
 
@@ -114,11 +114,13 @@ run_one() {
 		bench_log "rate $rate $side rep $rep: only $(lab_kv matched "$stat") of" \
 			"$(lab_kv sent "$out") NAKs answered; no figure"
 		MISSING[$rate,$side]="$(lab_kv matched "$stat") of $(lab_kv sent "$out") NAKs answered (rep $rep)"
+		bench_status_add "ST[$rate,$side]" unanswered
 		add "$rate,$side" nan nan
 		addq "$rate,$side" nan nan nan
 		rm -f "$BENCH_RESULTS/latency-$rate-$side-rep$rep.csv"
 		return
 	fi
+	bench_status_add "ST[$rate,$side]" ok
 	add "$rate,$side" "$(lab_kv median_us "$stat")" "$(lab_kv p99_us "$stat")"
 	# shellcheck disable=SC2046
 	addq "$rate,$side" $(awk -F, 'NR > 1 { print $4 }' \
@@ -150,9 +152,14 @@ for rate in $RATES; do
 			continue
 		fi
 		[ -n "${MISSING[$rate,$side]:-}" ] && bench_log "rate $rate $side: ${MISSING[$rate,$side]}"
+		# A run with NAKs unanswered keeps its place as nan, its status "unanswered" in raw.csv
+		# and the _failed row.
+		BENCH_SERIES_STATUS=${ST[$rate,$side]:-}
 		bench_series "rate${rate}_${side}_${what}_median" us ${MED[$rate,$side]:-}
 		bench_series "rate${rate}_${side}_${what}_p99" us ${P99[$rate,$side]:-}
 		bench_series "rate${rate}_${side}_${what}_p999" us ${Q999[$rate,$side]:-}
+		BENCH_SERIES_STATUS=""
+		bench_failed_row "rate${rate}_${side}" ${ST[$rate,$side]:-}
 	done
 	# pgmrouterd against the floor: per-repetition ratios of each quantile, their geometric mean
 	# and its 95 % bootstrap interval over the repetitions.
