@@ -11,7 +11,8 @@
 #
 # RESULTS_DIR defaults to build/bench/results, README to README.md. Headline figures (the
 # default): every program's (the micro benchmarks), and the comparisons of the namespace
-# benchmarks: ratios, added costs, zero-loss rates, memory per entry (BENCH_TABLE_METRICS, an
+# benchmarks: ratios, added costs, zero-loss rates, memory per entry, restart times
+# (BENCH_TABLE_METRICS, an
 # extended regular expression, replaces that choice).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -38,7 +39,7 @@ raw="$dir/raw.csv"
 	echo "readme-table: no results in $csv (run make bench)" >&2
 	exit 1
 }
-metrics=${BENCH_TABLE_METRICS:-'(ratio|added_ns|zero_loss_pps|zero_loss_mbps|vs_floor|per_session|per_state)$'}
+metrics=${BENCH_TABLE_METRICS:-'(ratio|added_ns|zero_loss_pps|zero_loss_mbps|vs_floor|vs_cold|vs_acceptall|per_session|per_state|_ncf_ms|_sessions_ms)$'}
 [ "$all" = 1 ] && metrics='.'
 
 table() {
