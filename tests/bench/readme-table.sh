@@ -12,8 +12,7 @@
 # RESULTS_DIR defaults to build/bench/results, README to README.md. Headline figures (the
 # default): every program's (the micro benchmarks), and the comparisons of the namespace
 # benchmarks: ratios, added costs, zero-loss rates, memory per entry, restart times
-# (BENCH_TABLE_METRICS, an
-# extended regular expression, replaces that choice).
+# (BENCH_TABLE_METRICS, an extended regular expression, replaces that choice).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
