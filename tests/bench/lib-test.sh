@@ -38,6 +38,15 @@ check "the failed row" "libtest,m_failed,1,repetitions failing a check (raw.csv)
 check "no failed repetition" "libtest,n_failed,0,repetitions failing a check (raw.csv)" \
 	"$(bench_failed_row n ok ok 2>/dev/null)"
 
+# Every repetition failed: the figure is missing, the failures are still in raw.csv.
+BENCH_SERIES_STATUS="unanswered"
+out=$(bench_series all ns nan 2>/dev/null)
+BENCH_SERIES_STATUS=""
+check "a series whose every repetition failed" \
+	"libtest,all,missing,every repetition failed a check (unanswered)" "$out"
+check "its failure in raw.csv" "test,test,test,libtest,all,1,nan,ns,unanswered" \
+	"$(grep ',all,1,' "$BENCH_RESULTS/raw.csv")"
+
 # Pairs: side B failed repetition 2; the ratios pair 1-1 and 3-3, never 2-3.
 check "aligned pairs" "2.0000 3.0000" "$(bench_ratios "1 5 2" "2 nan 6" | tr '\n' ' ' | sed 's/ $//')"
 

@@ -134,17 +134,8 @@ bench_series() {
 	local -a statuses
 	shift 2
 	read -r -a statuses <<<"${BENCH_SERIES_STATUS:-}"
-	read -r med min max q1 q3 n <<<"$(bench_stats "$@")"
-	if [ "$n" = 0 ]; then
-		bench_missing "$metric" "no measurement"
-		return
-	fi
-	bench_row "$metric" "$med" "$unit"
-	bench_row "${metric}_min" "$min" "$unit"
-	bench_row "${metric}_max" "$max" "$unit"
-	# The median's 95 % interval and the count (bench_median_ci), beside the range; every value
-	# in raw.csv (a repetition without a number as "no value").
-	read -r _ lo hi n <<<"$(bench_median_ci "$@")"
+	# Every value in raw.csv first (a repetition without a number as "no value", or with the
+	# check it failed), also when none of them makes a figure.
 	for v in "$@"; do
 		i=$((i + 1))
 		st=${statuses[$((i - 1))]:-}
@@ -156,6 +147,20 @@ bench_series() {
 			bench_raw "$metric" "$i" "$v" "$unit" "no value"
 		fi
 	done
+	read -r med min max q1 q3 n <<<"$(bench_stats "$@")"
+	if [ "$n" = 0 ]; then
+		if printf '%s\n' "${statuses[@]}" | grep -q -v -E '^(ok)?$'; then
+			bench_missing "$metric" "every repetition failed a check (${statuses[*]})"
+		else
+			bench_missing "$metric" "no measurement"
+		fi
+		return
+	fi
+	bench_row "$metric" "$med" "$unit"
+	bench_row "${metric}_min" "$min" "$unit"
+	bench_row "${metric}_max" "$max" "$unit"
+	# The median's 95 % interval and the count (bench_median_ci), beside the range.
+	read -r _ lo hi n <<<"$(bench_median_ci "$@")"
 	bench_row "${metric}_lo" "$lo" "$unit"
 	bench_row "${metric}_hi" "$hi" "$unit"
 	bench_row "${metric}_n" "$n" repetitions
