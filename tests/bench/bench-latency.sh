@@ -78,7 +78,7 @@ capture() { # capture LAN FILE: starts dumpcap on the LAN's bridge; pid in LAB_P
 	lab_wait 10 "capture on $1" test -s "$2"
 }
 
-declare -A MED P99 MISSING Q50 Q99 Q999
+declare -A MED P99 MISSING Q50 Q99 Q999 ST
 add() { MED[$1]="${MED[$1]:-} ${2:-nan}"; P99[$1]="${P99[$1]:-} ${3:-nan}"; }
 addq() { Q50[$1]="${Q50[$1]:-} $2"; Q99[$1]="${Q99[$1]:-} $3"; Q999[$1]="${Q999[$1]:-} $4"; }
 
@@ -139,11 +139,13 @@ run_one() {
 		bench_log "$ct ($rate/s) $side rep $rep: only $(lab_kv matched "$stat") of" \
 			"$(lab_kv sent "$out") NAKs answered; no figure"
 		MISSING[$ct,$side]="$(lab_kv matched "$stat") of $(lab_kv sent "$out") NAKs answered (rep $rep)"
+		bench_status_add "ST[$ct,$side]" unanswered
 		add "$ct,$side" nan nan
 		addq "$ct,$side" nan nan nan
 		rm -f "$BENCH_RESULTS/latency-$ct-$side-rep$rep.csv"
 		return
 	fi
+	bench_status_add "ST[$ct,$side]" ok
 	add "$ct,$side" "$(lab_kv median_us "$stat")" "$(lab_kv p99_us "$stat")"
 	# shellcheck disable=SC2046
 	addq "$ct,$side" $(awk -F, 'NR > 1 { print $4 }' \
@@ -177,9 +179,14 @@ for c in $CASES; do
 			continue
 		fi
 		[ -n "${MISSING[$ct,$side]:-}" ] && bench_log "$ct ($rate/s) $side: ${MISSING[$ct,$side]}"
+		# A run with NAKs unanswered keeps its place as nan, its status "unanswered" in raw.csv
+		# and the _failed row.
+		BENCH_SERIES_STATUS=${ST[$ct,$side]:-}
 		bench_series "${ct}_${side}_${what}_median" us ${MED[$ct,$side]:-}
 		bench_series "${ct}_${side}_${what}_p99" us ${P99[$ct,$side]:-}
 		bench_series "${ct}_${side}_${what}_p999" us ${Q999[$ct,$side]:-}
+		BENCH_SERIES_STATUS=""
+		bench_failed_row "${ct}_${side}" ${ST[$ct,$side]:-}
 	done
 	# pgmrouterd against the floor: per-repetition ratios of each quantile, their geometric mean
 	# and its 95 % bootstrap interval over the repetitions.

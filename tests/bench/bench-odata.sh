@@ -39,7 +39,7 @@ echo "size,rep,side,sent_pps,delivered_pps,delivered_mbps,queued,sender_ns_per_p
 ratios_csv="$BENCH_RESULTS/odata-ratios.csv" # for plot-odata.gp
 echo "size,side,rep,ratio,cpu_ratio" >"$ratios_csv"
 
-declare -A PPS MBPS NS MISSING
+declare -A PPS MBPS NS MISSING ST
 FATAL=""
 # run_one SIZE_NAME TSDU REP SIDE: one measurement; appends to PPS/MBPS[size,side].
 run_one() {
@@ -63,9 +63,15 @@ run_one() {
 	odata=$(lab_kv odata "$out")
 	bytes=$(lab_kv odata_bytes "$out")
 	if [ -z "$secs" ] || [ "${odata:-0}" = 0 ]; then
-		bench_log "flood failed: $out"
+		# Kept in its place (nan: the ratios' pairs stay aligned) and reported as failed.
+		bench_log "$size rep $rep $side: FAILED CHECK flood_failed: $out"
+		PPS[$size,$side]="${PPS[$size,$side]:-} nan"
+		MBPS[$size,$side]="${MBPS[$size,$side]:-} nan"
+		NS[$size,$side]="${NS[$size,$side]:-} nan"
+		bench_status_add "ST[$size,$side]" flood_failed
 		return
 	fi
+	bench_status_add "ST[$size,$side]" ok
 	ip_len=$((bytes / odata))
 	a=$(lab_count a odata)
 	b=$(lab_count b odata)
@@ -97,16 +103,22 @@ for sz in $SIZES; do
 			run_one "$size" "$tsdu" "$rep" "$side"
 		done
 	done
+	BENCH_SERIES_STATUS=${ST[$size,kernel]:-}
 	bench_series "${size}_kernel_pps" pps ${PPS[$size,kernel]:-}
 	bench_series "${size}_kernel_mbps" Mbit/s ${MBPS[$size,kernel]:-}
 	bench_series "${size}_kernel_sender_cpu" ns/packet ${NS[$size,kernel]:-}
+	BENCH_SERIES_STATUS=""
+	bench_failed_row "${size}_kernel" ${ST[$size,kernel]:-}
 	for side in ${SIDES#kernel }; do
 		if [ -n "${MISSING[$side]:-}" ]; then
 			bench_missing "${size}_${side}_ratio" "${MISSING[$side]}"
 			continue
 		fi
+		bench_failed_row "${size}_${side}" ${ST[$size,$side]:-}
+		BENCH_SERIES_STATUS=${ST[$size,$side]:-}
 		bench_series "${size}_${side}_pps" pps ${PPS[$size,$side]:-}
 		bench_series "${size}_${side}_mbps" Mbit/s ${MBPS[$size,$side]:-}
+		BENCH_SERIES_STATUS=""
 		ratios=$(bench_ratios "${PPS[$size,kernel]:-}" "${PPS[$size,$side]:-}")
 		cpu_ratios=$(bench_ratios "${NS[$size,$side]:-}" "${NS[$size,kernel]:-}")
 		paste -d, <(echo "$ratios") <(echo "$cpu_ratios") | grep -v '^,*$' |
@@ -114,7 +126,9 @@ for sz in $SIZES; do
 		# shellcheck disable=SC2086
 		bench_series "${size}_${side}_ratio" "x kernel" $ratios
 		# The CPU figure as a rate ratio too: kernel's cost over this side's.
+		BENCH_SERIES_STATUS=${ST[$size,$side]:-}
 		bench_series "${size}_${side}_sender_cpu" ns/packet ${NS[$size,$side]:-}
+		BENCH_SERIES_STATUS=""
 		# shellcheck disable=SC2086
 		bench_series "${size}_${side}_cpu_ratio" "x kernel" $cpu_ratios
 	done

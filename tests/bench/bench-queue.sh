@@ -85,7 +85,7 @@ ROUTER_A=$(lab_addr r1 eth1) # the router's address on the receivers' LAN: where
 summary="$BENCH_RESULTS/queue-summary.csv" # for plot-queue.gp
 echo "scenario,acceptall_capacity,pgmrouterd_capacity,ratio,acceptall_instructions,pgmrouterd_instructions" >"$summary"
 runs="$BENCH_RESULTS/queue-runs.csv"
-echo "scenario,rep,side,capacity_pps,ns_per_packet,handled,matched,cpu_share,seconds" >"$runs"
+echo "scenario,rep,side,capacity_pps,ns_per_packet,handled,matched,cpu_share,seconds,status" >"$runs"
 GSI=0
 
 # prepare SCENARIO: everything before the measured phase.
@@ -168,7 +168,16 @@ measured_phase() {
 	fi
 }
 
-declare -A PPS NS MISSING
+declare -A PPS NS MISSING ST WRONG
+# failed_rep CASE SIDE REP CHECK: a repetition that failed CHECK keeps its place (nan: the pairs
+# of the ratio stay aligned) and its status.
+failed_rep() {
+	PPS[$1,$2]="${PPS[$1,$2]:-} nan"
+	NS[$1,$2]="${NS[$1,$2]:-} nan"
+	bench_status_add "ST[$1,$2]" "$4"
+	echo "$1,$3,$2,nan,nan,,,,,$4" >>"$runs"
+}
+
 run_one() {
 	local case=$1 rep=$2 side=$3 scenario q0 q1 m0 m1 c0 c1 s0 s1 out secs n pid cap ns share problem
 	scenario=$(case_scenario "$case")
@@ -201,21 +210,25 @@ run_one() {
 		$((m1 - m0 - n + s1 - s0 + $(lab_kv sent "$out") / 100 + 1)))
 	side_down "$side"
 	if [ -z "$secs" ] || [ "$(lab_kv sent "$out")" = 0 ] || [ "$n" -le 0 ]; then
-		bench_log "$case $side: nothing measured: $out (handled $n)"
+		bench_log "$case rep $rep $side: FAILED CHECK nothing_measured: $out (handled $n)"
+		failed_rep "$case" "$side" "$rep" nothing_measured
 		return
 	fi
 	if [ -n "$problem" ]; then
-		# Not the work the figure is meant to price: no figure for this side.
-		bench_log "$case rep $rep $side: WRONG BEHAVIOUR: $problem"
-		MISSING[$case,$side]="did not do its job: $problem"
+		# Not the work the figure is meant to price: this repetition gives no figure; it is
+		# reported (raw.csv, the _failed row), and the others still count.
+		bench_log "$case rep $rep $side: FAILED CHECK wrong_behaviour: $problem"
+		WRONG[$case,$side]="did not do its job: $problem (rep $rep)"
+		failed_rep "$case" "$side" "$rep" wrong_behaviour
 		return
 	fi
+	bench_status_add "ST[$case,$side]" ok
 	cap=$(bench_div "$n" "$((c1 - c0))e-9" 0)
 	ns=$(bench_div "$((c1 - c0))" "$n" 0)
 	share=$(bench_div "$((c1 - c0))" "${secs}e9" 3)
 	PPS[$case,$side]="${PPS[$case,$side]:-} $cap"
 	NS[$case,$side]="${NS[$case,$side]:-} $ns"
-	echo "$case,$rep,$side,$cap,$ns,$n,$((m1 - m0)),$share,$secs" >>"$runs"
+	echo "$case,$rep,$side,$cap,$ns,$n,$((m1 - m0)),$share,$secs,ok" >>"$runs"
 	bench_log "$case rep $rep $side: sent $(lab_kv sent "$out") in ${secs}s; queue rules" \
 		"matched $((m1 - m0)), handled $n; consumer CPU $((c1 - c0)) ns (share $share):" \
 		"$ns ns/packet, capacity $cap packets per CPU-second"
@@ -244,8 +257,12 @@ for case in $CASES; do
 			bench_missing "${case}_${side}_capacity" "$(why_missing "$case" "$side")"
 			continue
 		fi
+		BENCH_SERIES_STATUS=${ST[$case,$side]:-}
 		bench_series "${case}_${side}_capacity" "packets/CPU-s" ${PPS[$case,$side]:-}
 		bench_series "${case}_${side}_cpu" "ns/packet" ${NS[$case,$side]:-}
+		BENCH_SERIES_STATUS=""
+		bench_failed_row "${case}_${side}" ${ST[$case,$side]:-}
+		[ -n "${WRONG[$case,$side]:-}" ] && bench_log "$case $side: last failed check: ${WRONG[$case,$side]}"
 	done
 	if [ -n "$AB_BIN" ] && [ -z "$(why_missing "$case" acceptall)$(why_missing "$case" pgmrouterd_b)" ]; then
 		# shellcheck disable=SC2046

@@ -76,7 +76,7 @@ _ready() { grep -q '^event=ready' "$1"; }
 
 # Per (K, side, figure): one value per repetition, "nan" when that run measured nothing, so the
 # ratios pair the same repetitions.
-declare -A M MISSING FAILED
+declare -A M MISSING FAILED ST
 add() { M[$1]="${M[$1]:-} ${2:-nan}"; }
 
 # run_one K SIDE REP
@@ -166,7 +166,10 @@ run_one() {
 	echo "$lat" | grep . >>"$BENCH_RESULTS/storm-repair-k$k-$side.txt"
 	read -r rmed rp99 rn <<<"$(echo "$lat" | grep . | percentiles)"
 	if [ "$lost" -le 0 ]; then
-		bench_log "k=$k $side rep $rep: nothing lost; run ignored"
+		# Kept in its place (nan: the pairs of the ratios stay aligned), reported as failed.
+		bench_log "k=$k $side rep $rep: FAILED CHECK nothing_lost: no figures"
+		bench_status_add "ST[$k,$side]" nothing_lost
+		for f in ok nak ncf naklan ncfmed ncfp99 rmed rp99 hnak hrdata; do add "$k,$side,$f" nan; done
 		return
 	fi
 	bench_log "k=$k $side rep $rep: $ok/$k receivers complete; lost $lost; NAKs at source" \
@@ -183,9 +186,11 @@ run_one() {
 	if [ "$ok" != "$k" ]; then
 		# A run where repair failed says nothing about how repair performs: no figures.
 		FAILED[$k,$side]="$((k - ok)) of $k receivers did not get every message (rep $rep)"
+		bench_status_add "ST[$k,$side]" receivers_incomplete
 		for f in nak ncf naklan ncfmed ncfp99 rmed rp99 hnak hrdata; do add "$k,$side,$f" nan; done
 		return
 	fi
+	bench_status_add "ST[$k,$side]" ok
 	add "$k,$side,nak" "$(bench_div "$nak_src" "$lost" 3)"
 	add "$k,$side,ncf" "$(bench_div "$ncf" "$lost" 3)"
 	add "$k,$side,naklan" "$(bench_div "$nak_a" "$lost" 3)"
@@ -232,8 +237,11 @@ for k in $KS; do
 		fi
 		p="k${k}_${side}"
 		bench_series "${p}_receivers_complete" "share" ${M[$k,$side,ok]:-}
+		bench_failed_row "$p" ${ST[$k,$side]:-}
+		BENCH_SERIES_STATUS=${ST[$k,$side]:-} # the raw rows of the figures below
 		if [ -n "${FAILED[$k,$side]:-}" ] && [ -z "$(bench_stats ${M[$k,$side,nak]:-} | awk '$6 > 0')" ]; then
 			bench_missing "${p}_naks_at_source_per_loss" "${FAILED[$k,$side]}"
+			BENCH_SERIES_STATUS=""
 			continue
 		fi
 		bench_series "${p}_naks_at_source_per_loss" "NAKs/lost packet" ${M[$k,$side,nak]:-}
@@ -250,6 +258,7 @@ for k in $KS; do
 		bench_series "${p}_hop_rdata_median" us ${M[$k,$side,hrdata]:-}
 		med() { bench_stats "$@" | cut -d' ' -f1; }
 		mci() { bench_mean_ci "$@" | awk '{ print $1 "," $2 "," $3 }'; }
+		BENCH_SERIES_STATUS=""
 		echo "$k,$side,$(med ${M[$k,$side,nak]:-}),$(med ${M[$k,$side,ncf]:-}),$(med ${M[$k,$side,ncfmed]:-}),$(med ${M[$k,$side,rmed]:-}),$(med ${M[$k,$side,rp99]:-}),$(mci ${M[$k,$side,rmed]:-}),$(mci ${M[$k,$side,rp99]:-})" >>"$summary"
 	done
 	# Goals: repair with assist no worse than without (the ratio's whole interval at most 1),

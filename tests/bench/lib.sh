@@ -126,32 +126,67 @@ bench_stats() {
 }
 
 # bench_series METRIC UNIT VALUE...: rows METRIC (median), METRIC_min, METRIC_max, and the
-# median's 95 % interval METRIC_lo, METRIC_hi over METRIC_n values (as bench_figure).
+# median's 95 % interval METRIC_lo, METRIC_hi over METRIC_n values (as bench_figure). Every value
+# goes to raw.csv; BENCH_SERIES_STATUS, when set, gives each value's status in the same order (ok,
+# or the check that repetition failed: bench_status_add), for the raw rows.
 bench_series() {
-	local metric=$1 unit=$2 med min max q1 q3 n lo hi v i=0
+	local metric=$1 unit=$2 med min max q1 q3 n lo hi v i=0 st
+	local -a statuses
 	shift 2
-	read -r med min max q1 q3 n <<<"$(bench_stats "$@")"
-	if [ "$n" = 0 ]; then
-		bench_missing "$metric" "no measurement"
-		return
-	fi
-	bench_row "$metric" "$med" "$unit"
-	bench_row "${metric}_min" "$min" "$unit"
-	bench_row "${metric}_max" "$max" "$unit"
-	# The median's 95 % interval and the count (bench_median_ci), beside the range; every value
-	# in raw.csv (a repetition without a number as "no value").
-	read -r _ lo hi n <<<"$(bench_median_ci "$@")"
+	read -r -a statuses <<<"${BENCH_SERIES_STATUS:-}"
+	# Every value in raw.csv first (a repetition without a number as "no value", or with the
+	# check it failed), also when none of them makes a figure.
 	for v in "$@"; do
 		i=$((i + 1))
-		if [[ $v =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then
+		st=${statuses[$((i - 1))]:-}
+		if [ -n "$st" ]; then
+			bench_raw "$metric" "$i" "$v" "$unit" "$st"
+		elif [[ $v =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then
 			bench_raw "$metric" "$i" "$v" "$unit" ok
 		else
 			bench_raw "$metric" "$i" "$v" "$unit" "no value"
 		fi
 	done
+	read -r med min max q1 q3 n <<<"$(bench_stats "$@")"
+	if [ "$n" = 0 ]; then
+		if printf '%s\n' "${statuses[@]}" | grep -q -v -E '^(ok)?$'; then
+			bench_missing "$metric" "every repetition failed a check (${statuses[*]})"
+		else
+			bench_missing "$metric" "no measurement"
+		fi
+		return
+	fi
+	bench_row "$metric" "$med" "$unit"
+	bench_row "${metric}_min" "$min" "$unit"
+	bench_row "${metric}_max" "$max" "$unit"
+	# The median's 95 % interval and the count (bench_median_ci), beside the range.
+	read -r _ lo hi n <<<"$(bench_median_ci "$@")"
 	bench_row "${metric}_lo" "$lo" "$unit"
 	bench_row "${metric}_hi" "$hi" "$unit"
 	bench_row "${metric}_n" "$n" repetitions
+}
+
+# Failed repetitions. A repetition that failed a check keeps its place in the series as "nan"
+# (pairs of sides stay aligned: bench_pairs skips it), its status names the check, and the
+# summary counts it: nothing is dropped unseen.
+# bench_status_add VAR STATUS: appends STATUS (ok or the check's name, no spaces) to the
+# space-separated list in the variable or associative-array element VAR (e.g. 'ST[a,b]').
+bench_status_add() {
+	local cur
+	eval "cur=\${$1:-}"
+	eval "$1=\"\$cur \$2\""
+}
+
+# bench_failed_row METRIC STATUS...: the row METRIC_failed, the repetitions whose status is not
+# ok, and a log line naming their checks.
+bench_failed_row() {
+	local metric=$1 f
+	shift
+	f=$(printf '%s\n' "$@" | grep -c -v -E '^(ok)?$')
+	bench_row "${metric}_failed" "$f" "repetitions failing a check (raw.csv)"
+	[ "$f" -gt 0 ] && bench_log "$metric: $f repetitions failed a check:" \
+		"$(printf '%s\n' "$@" | grep -v -E '^(ok)?$' | sort | uniq -c | tr -s ' \n' ' ')"
+	return 0
 }
 
 # bench_pairs EXPR "A..." "B...": per-repetition values of the awk expression EXPR over x = A_i

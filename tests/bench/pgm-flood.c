@@ -17,6 +17,11 @@
  * header SQN and the next --nak-list SQNs). --sqn-span wraps the SQNs, to repeat them. --srcs N
  * sends every packet N times in a row from N consecutive source addresses (a NAK storm of N
  * receivers, each asking for the same SQNs).
+ * --random SEED draws each packet's TSI uniformly from the --tsis sessions and, for NAKs and
+ * NCFs, its SQN uniformly from the --sqn-span SQNs after --sqn-start (whole lists: a multiple of
+ * 1 + --nak-list from it), with a generator of its own seeded by SEED: probes that touch the
+ * whole of a table rather than the same few entries. SPMs then number from --spm-sqn by the
+ * packet's place in the flood (rising for every session, with gaps).
  *
  * Prints one key=value line at the end (sent packets and bytes per type, send errors, seconds,
  * CPU seconds of this process).
@@ -71,6 +76,8 @@ struct flood_options {
 	bool router_alert;
 	unsigned batch;
 	uint32_t srcs; /* each packet sent this many times, from consecutive source addresses */
+	bool random; /* --random: TSI (and NAK/NCF SQN) drawn at random */
+	uint64_t random_seed;
 };
 
 struct flood_state {
@@ -83,7 +90,17 @@ struct flood_state {
 	int64_t current[K_COUNT];
 	unsigned total_weight;
 	uint16_t ip_id;
+	uint64_t rng; /* xorshift64* state (--random) */
 };
+
+/* xorshift64*: fast, good enough to spread probes evenly over a table. */
+static uint64_t flood_rand(struct flood_state *st)
+{
+	st->rng ^= st->rng >> 12;
+	st->rng ^= st->rng << 25;
+	st->rng ^= st->rng >> 27;
+	return st->rng * 0x2545F4914F6CDD1DULL;
+}
 
 static void usage(FILE *out)
 {
@@ -105,6 +122,7 @@ static void usage(FILE *out)
 		"      --dport N         data-destination port (default 7500)\n"
 		"      --sqn-start N     first sequence number (default 0)\n"
 		"      --sqn-span N      wrap sequence numbers after N (default 0: never)\n"
+		"      --random SEED     TSI (NAK/NCF: and SQN within --sqn-span) drawn at random\n"
 		"      --nak-list N      NAK/NCF: OPT_NAK_LIST entries after the header SQN, "
 		"0..62\n"
 		"      --nla-src ADDR    NAK/NCF: the data source (default: -s)\n"
@@ -192,6 +210,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 		O_SPM_LEAD,
 		O_TTL,
 		O_SRCS,
+		O_RANDOM,
 	};
 	static const struct option longopts[] = {
 		{"src", required_argument, NULL, 's'},
@@ -216,6 +235,7 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 		{"spm-lead", required_argument, NULL, O_SPM_LEAD},
 		{"ttl", required_argument, NULL, O_TTL},
 		{"srcs", required_argument, NULL, O_SRCS},
+		{"random", required_argument, NULL, O_RANDOM},
 		{"router-alert", no_argument, NULL, 'A'},
 		{"batch", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
@@ -323,6 +343,10 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 			ok = parse_u64(optarg, 1, 1u << 16, &v);
 			o->srcs = (uint32_t)v;
 			break;
+		case O_RANDOM:
+			ok = parse_u64(optarg, 0, UINT64_MAX, &o->random_seed);
+			o->random = true;
+			break;
 		case 'A':
 			o->router_alert = true;
 			break;
@@ -393,6 +417,17 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 	uint32_t src4;
 	uint32_t tsi_index = (uint32_t)(seq % o->tsis);
 	uint64_t per_tsi = seq / o->tsis;
+	uint64_t spm_index = per_tsi; /* SPM_SQN - --spm-sqn */
+
+	if (o->random) {
+		tsi_index = (uint32_t)(flood_rand(st) % o->tsis);
+		spm_index = seq;
+		if (kind == K_NAK || kind == K_NCF) {
+			uint64_t lists = o->sqn_span / (1 + o->nak_list);
+
+			per_tsi = lists > 0 ? flood_rand(st) % lists : 0;
+		}
+	}
 	size_t ip_header = 20 + (o->router_alert ? 4 : 0);
 	uint8_t *tpdu = slot + ip_header;
 	size_t tpdu_cap = cap - ip_header, tpdu_len = 0, len;
@@ -428,7 +463,7 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 
 		if (lead == 0)
 			lead = data_sent > 0 ? sqn_at(o, data_sent - 1, 1) : o->sqn_start;
-		tpdu_len = pgm_build_spm(tpdu, tpdu_cap, &hdr, o->spm_sqn + (uint32_t)per_tsi,
+		tpdu_len = pgm_build_spm(tpdu, tpdu_cap, &hdr, o->spm_sqn + (uint32_t)spm_index,
 			o->spm_trail, lead, &o->src, NULL);
 		break;
 	}
@@ -532,6 +567,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return EXIT_SETUP;
 	memset(&st, 0, sizeof(st));
+	st.rng = o.random_seed * 0x9E3779B97F4A7C15ULL + 1; /* never 0 */
 	for (int k = 0; k < K_COUNT; k++)
 		st.total_weight += o.weight[k];
 	for (size_t i = 0; i < sizeof(tsdu); i++)

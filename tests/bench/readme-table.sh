@@ -11,9 +11,9 @@
 #
 # RESULTS_DIR defaults to build/bench/results, README to README.md. Headline figures (the
 # default): every program's (the micro benchmarks), and the comparisons of the namespace
-# benchmarks: ratios, added costs, zero-loss rates, memory per entry, the ceilings, the overload
-# figures and the NCF latency at shares of the NAK ceiling (BENCH_TABLE_METRICS, an extended
-# regular expression, replaces that choice).
+# benchmarks: ratios, added costs, zero-loss rates, memory per entry, restart times, the
+# ceilings, the overload figures and the NCF latency at shares of the NAK ceiling
+# (BENCH_TABLE_METRICS, an extended regular expression, replaces that choice).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -39,7 +39,7 @@ raw="$dir/raw.csv"
 	echo "readme-table: no results in $csv (run make bench)" >&2
 	exit 1
 }
-metrics=${BENCH_TABLE_METRICS:-'(ratio|added_ns|zero_loss_pps|zero_loss_mbps|vs_floor|per_session|per_state|^(nak|spm[248]|rdata)_(acceptall|pgmrouterd)_(pps|mbps)|lost_extra|unassisted_share|recovery_ms|^load[0-9]+_pgmrouterd_ncf_p(50|99|999)|^load[0-9]+_pgmrouterd_ncf_median)$'}
+metrics=${BENCH_TABLE_METRICS:-'(ratio|added_ns|zero_loss_pps|zero_loss_mbps|vs_floor|vs_cold|vs_acceptall|per_session|per_state|_ncf_ms|_sessions_ms|^(nak|spm[248]|rdata)_(acceptall|pgmrouterd)_(pps|mbps)|lost_extra|unassisted_share|recovery_ms|^load[0-9]+_pgmrouterd_ncf_p(50|99|999)|^load[0-9]+_pgmrouterd_ncf_median)$'}
 [ "$all" = 1 ] && metrics='.'
 
 table() {

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Checks of lib.sh's statistics and bookkeeping that every benchmark relies on (no namespaces,
+# under a second): run by tests/bench/run.sh before the benchmarks, in smoke and full runs.
+#   - a repetition that failed a check is reported, not dropped: its status in raw.csv, counted
+#     in a _failed row, left out of the figure
+#   - per-repetition pairs stay aligned when one side failed a repetition
+#   - verdicts come out INCONCLUSIVE when the interval straddles the goal
+# Exit status 0 when every check holds, 1 otherwise (each failure printed).
+set -u
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+BENCH_NAME=libtest
+BENCH_RESULTS=$(mktemp -d)
+trap 'rm -rf "$BENCH_RESULTS"' EXIT
+BENCH_PROVENANCE="test,test,test"
+fails=0
+check() { # check WHAT EXPECTED ACTUAL
+	if [ "$2" != "$3" ]; then
+		echo "lib-test: FAIL $1: expected '$2', got '$3'"
+		fails=$((fails + 1))
+	fi
+}
+
+# A series with a failed repetition (the third): kept as nan, its status in raw.csv.
+declare -A ST
+for s in ok ok wrong_behaviour ok; do bench_status_add "ST[x,y]" "$s"; done
+check "status list" " ok ok wrong_behaviour ok" "${ST[x,y]}"
+BENCH_SERIES_STATUS=${ST[x,y]}
+out=$(bench_series m ns 10 12 nan 11 2>/dev/null)
+BENCH_SERIES_STATUS=""
+check "median of the repetitions that passed" "libtest,m,11,ns" "$(grep '^libtest,m,' <<<"$out")"
+check "count of the repetitions that passed" "libtest,m_n,3,repetitions" "$(grep '^libtest,m_n,' <<<"$out")"
+check "the failed repetition in raw.csv" "test,test,test,libtest,m,3,nan,ns,wrong_behaviour" \
+	"$(grep ',m,3,' "$BENCH_RESULTS/raw.csv")"
+# shellcheck disable=SC2086 # the status list is word-split on purpose
+check "the failed row" "libtest,m_failed,1,repetitions failing a check (raw.csv)" \
+	"$(bench_failed_row m ${ST[x,y]} 2>/dev/null)"
+check "no failed repetition" "libtest,n_failed,0,repetitions failing a check (raw.csv)" \
+	"$(bench_failed_row n ok ok 2>/dev/null)"
+
+# Every repetition failed: the figure is missing, the failures are still in raw.csv.
+BENCH_SERIES_STATUS="unanswered"
+out=$(bench_series all ns nan 2>/dev/null)
+BENCH_SERIES_STATUS=""
+check "a series whose every repetition failed" \
+	"libtest,all,missing,every repetition failed a check (unanswered)" "$out"
+check "its failure in raw.csv" "test,test,test,libtest,all,1,nan,ns,unanswered" \
+	"$(grep ',all,1,' "$BENCH_RESULTS/raw.csv")"
+
+# Pairs: side B failed repetition 2; the ratios pair 1-1 and 3-3, never 2-3.
+check "aligned pairs" "2.0000 3.0000" "$(bench_ratios "1 5 2" "2 nan 6" | tr '\n' ' ' | sed 's/ $//')"
+
+# Verdicts on intervals.
+check "verdict straddling" INCONCLUSIVE "$(bench_verdict g 0.9 1.2 1 5 2>/dev/null | cut -d, -f3)"
+check "verdict within" PASS "$(bench_verdict g 0.8 0.95 1 5 2>/dev/null | cut -d, -f3)"
+check "verdict beyond" FAIL "$(bench_verdict g 1.1 1.3 1 5 2>/dev/null | cut -d, -f3)"
+check "verdict with two repetitions" INCONCLUSIVE "$(bench_verdict g 0.8 0.9 1 2 2>/dev/null | cut -d, -f3)"
+
+[ "$fails" = 0 ] && echo "lib-test: ok" && exit 0
+exit 1
