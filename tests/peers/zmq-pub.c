@@ -82,7 +82,7 @@ static void sleep_until(uint64_t until)
 {
 	uint64_t now;
 
-	while (!peer_stop_requested && (now = peer_now_us()) < until) {
+	while (!stop_requested && (now = now_microseconds()) < until) {
 		uint64_t left = until - now;
 		struct timespec ts = {.tv_sec = (time_t)(left / 1000000u),
 			.tv_nsec = (long)(left % 1000000u) * 1000};
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 		zmq_ctx_term(ctx);
 		return PEER_EXIT_SETUP;
 	}
-	start_us = peer_now_us();
+	start_us = now_microseconds();
 	deadline_us = start_us + o.timeout_s * 1000000u;
 	printf("event=ready peer=" PEER_NAME " endpoint=%s count=%" PRIu64 " size=%" PRIu64
 	       " rate=%.1f zmq_rate_kbps=%" PRIu64 "\n",
@@ -126,13 +126,13 @@ int main(int argc, char **argv)
 
 	interval_us = (uint64_t)(1e6 / o.rate);
 	next_us = start_us + o.start_delay_ms * 1000u;
-	while (!peer_stop_requested && sent < o.count) {
+	while (!stop_requested && sent < o.count) {
 		sleep_until(next_us < deadline_us ? next_us : deadline_us);
-		if (peer_now_us() >= deadline_us) {
+		if (now_microseconds() >= deadline_us) {
 			timed_out = true;
 			break;
 		}
-		if (peer_stop_requested)
+		if (stop_requested)
 			break;
 		peer_payload_build(msg, o.size, (uint32_t)o.run_id, sent);
 		if (zmq_send(sock, msg, o.size, 0) != (int)o.size) {
@@ -142,14 +142,14 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (send_log != NULL)
-			fprintf(send_log, "%" PRIu64 " %" PRIu64 "\n", sent, peer_now_us());
+			fprintf(send_log, "%" PRIu64 " %" PRIu64 "\n", sent, now_microseconds());
 		sent++;
 		bytes += o.size;
 		next_us += interval_us;
-		if (next_us + 100000 < peer_now_us())
-			next_us = peer_now_us();
+		if (next_us + 100000 < now_microseconds())
+			next_us = now_microseconds();
 	}
-	last_sent_us = peer_now_us();
+	last_sent_us = now_microseconds();
 	/* ZeroMQ's I/O thread answers NAKs while this thread waits. */
 	linger_end = last_sent_us + o.linger_ms * 1000u;
 	if (!timed_out)
@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 	printf("result=%s peer=" PEER_NAME " messages=%" PRIu64 " expected=%" PRIu64
 	       " bytes=%" PRIu64 " errors=%" PRIu64 " send_ms=%" PRIu64 " run_ms=%" PRIu64 "\n",
 		result, sent, o.count, bytes, errors, (last_sent_us - start_us) / 1000u,
-		(peer_now_us() - start_us) / 1000u);
+		(now_microseconds() - start_us) / 1000u);
 	zmq_close(sock);
 	zmq_ctx_term(ctx);
 	free(msg);
