@@ -144,12 +144,12 @@ $(B)/cov/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(UNIT_HEADERS) $(B)/cov/libpgm
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(COV_FLAGS) $< $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
-$(B)/peers/%: tests/peers/%.c $(wildcard tests/peers/*.h) $(B)/obj/libpgmrouter.a
+$(B)/peers/%: tests/peers/%.c $(wildcard tests/peers/*.h tests/lib/*.h) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(PEER_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) $(PEER_LIBS) -o $@
 
-$(B)/bench/%: tests/bench/%.c $(B)/obj/libpgmrouter.a
+$(B)/bench/%: tests/bench/%.c $(wildcard tests/lib/*.h) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(LTO) $< $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) -lpthread -o $@

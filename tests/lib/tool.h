@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -30,6 +31,16 @@ static inline void stop_on_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The tool is ready (its socket or queue open): creates the empty file `path` a script waits for;
+ * nothing when path is NULL. */
+static inline void touch_ready(const char *path)
+{
+	FILE *f = path != NULL ? fopen(path, "w") : NULL;
+
+	if (f != NULL)
+		fclose(f);
 }
 
 static inline uint64_t now_microseconds(void)

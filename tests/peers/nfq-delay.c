@@ -144,12 +144,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nfq-delay: %s\n", err);
 		return 70;
 	}
-	if (ready != NULL) {
-		FILE *f = fopen(ready, "w");
-
-		if (f != NULL)
-			fclose(f);
-	}
+	touch_ready(ready);
 	end_ns = now_ns() + (uint64_t)timeout_s * 1000000000u;
 	while (!stop_requested) {
 		uint64_t now = now_ns();
