@@ -3,7 +3,8 @@
 
 REPORT_DIR holds NAME.json (llvm-cov export -summary-only of one target over every object of
 the library), all.json (every target's profile merged) and inputs ("NAME COUNT" lines). Prints
-lines and functions reached per target, then the lines reached per source folder, as Markdown.
+lines and functions reached per target (and the share of the lines of the files it enters at
+all), then the lines reached per source folder, as Markdown.
 """
 import json
 import os
@@ -45,16 +46,20 @@ def main():
     total_l = sum(v[0] for v in union.values())
     total_f = sum(v[2] for v in union.values())
 
-    print("| Target | Inputs | Lines reached | Functions reached |")
-    print("|---|---|---|---|")
+    print("| Target | Inputs | Lines reached | Functions reached | Lines of the files it enters |")
+    print("|---|---|---|---|---|")
     for name, count in targets + [("all together", None)]:
         files = per.get(name, union)
         lc = sum(v[1] for v in files.values())
         fc = sum(v[3] for v in files.values())
         label = f"`{name}`" if count is not None else name
         inputs = f"{count:,}" if count is not None else f"{sum(c for _, c in targets):,}"
+        # depth: the lines of the files where it reaches anything at all
+        entered = [v for v in files.values() if v[1] > 0]
+        el = sum(v[0] for v in entered)
         print(f"| {label} | {inputs} | {lc:,} of {total_l:,} ({pct(lc, total_l)} %) | "
-              f"{fc:,} of {total_f:,} ({pct(fc, total_f)} %) |")
+              f"{fc:,} of {total_f:,} ({pct(fc, total_f)} %) | "
+              f"{pct(lc, el)} % of {el:,} in {len(entered)} file{'s' if len(entered) != 1 else ''} |")
 
     folders = sorted({os.path.dirname(rel) for rel in union})
     print()
