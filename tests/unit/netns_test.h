@@ -22,8 +22,8 @@ static inline bool unit_netns_enter(const char *runner, const char *what)
 {
 	if (unshare(CLONE_NEWNET) == 0)
 		return true;
-	fprintf(stderr, "%s: cannot create a network namespace (%s): needs root, %s not run\n", runner,
-		strerror(errno), what);
+	fprintf(stderr, "%s: cannot create a network namespace (%s): needs root, %s not run\n",
+		runner, strerror(errno), what);
 	return false;
 }
 
