@@ -39,7 +39,7 @@ CLANG ?= clang
 VERSION := 0.9.0
 
 # Debian packages the build, the tests, the lab and the benchmarks need.
-DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov valgrind \
+DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev llvm-14 gcovr lcov valgrind \
 	libmnl-dev libnetfilter-queue-dev libpcap-dev libjson-c-dev check libsubunit-dev \
 	libpgm-dev libzmq3-dev libreadline-dev libsnmp-dev snmpd snmp \
 	iptables nftables smcroute frr iproute2 tshark jq gnuplot-nox procps psmisc \
