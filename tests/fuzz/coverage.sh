@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 profdata=$(command -v llvm-profdata || command -v llvm-profdata-14)
 cov=$(command -v llvm-cov || command -v llvm-cov-14)
 if [ -z "$profdata" ] || [ -z "$cov" ]; then
-	echo "fuzz-coverage: llvm-profdata and llvm-cov are needed (package llvm)" >&2
+	echo "fuzz-coverage: llvm-profdata and llvm-cov are needed (package llvm-14)" >&2
 	exit 1
 fi
 rm -rf "$out"
