@@ -11,6 +11,8 @@
 #   make lab        the same topology left running, with an interactive pgmrouter session
 #   make bench      every benchmark, one table, CSV and PNG plots under build/bench/results
 #   make fuzz       every fuzzer for FUZZ_SECONDS each (default 300; tests/fuzz/README)
+#   make fuzz-coverage  each fuzzer's corpus replayed through a coverage build: lines and
+#                   functions reached per target and per source folder (llvm-cov)
 #   make coverage   line coverage of control/ and dataplane/ from the unit tests (lcov)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deb        the Debian package build/deb/pgmrouter_VERSION_ARCH.deb (debian/), lintian run
@@ -37,7 +39,7 @@ CLANG ?= clang
 VERSION := 0.9.0
 
 # Debian packages the build, the tests, the lab and the benchmarks need.
-DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev gcovr lcov valgrind \
+DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev llvm-14 gcovr lcov valgrind \
 	libmnl-dev libnetfilter-queue-dev libpcap-dev libjson-c-dev check libsubunit-dev \
 	libpgm-dev libzmq3-dev libreadline-dev libsnmp-dev snmpd snmp \
 	iptables nftables smcroute frr iproute2 tshark jq gnuplot-nox procps psmisc \
@@ -66,6 +68,8 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 COV_FLAGS := -O0 -g --coverage
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
 	-fsanitize-coverage-ignorelist=tests/fuzz/coverage-ignore.txt
+# The fuzzers rebuilt for make fuzz-coverage: clang's source-based coverage, no sanitizer.
+FUZZCOV_FLAGS := -O0 -g -fprofile-instr-generate -fcoverage-mapping
 
 MAINS := router/pgmrouterd.c cli/client/pgmrouter.c
 LIB_SRCS := $(filter-out $(MAINS),$(shell find dataplane control cli router -name '*.c' | sort))
@@ -86,13 +90,15 @@ COV_UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/cov/tests/%,$(UNIT_SRCS))
 PEER_BINS := $(patsubst tests/peers/%.c,$(B)/peers/%,$(PEER_SRCS))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
+FUZZCOV_BINS := $(patsubst tests/fuzz/%.c,$(B)/fuzzcov/bin/%,$(FUZZ_SRCS))
 
-# One object tree per build flavour: obj (normal), asan, cov (gcov), fuzzobj (clang + libFuzzer).
+# One object tree per build flavour: obj (normal), asan, cov (gcov), fuzzobj (clang + libFuzzer),
+# fuzzcov (clang, source-based coverage).
 define flavour
 $(1)_OBJS := $$(patsubst %.c,$(B)/$(1)/%.o,$$(LIB_SRCS))
 $(B)/$(1)/%.o: %.c
 	@mkdir -p $$(@D)
-	$$(call quiet,CC,$$@)$$(if $$(filter fuzzobj,$(1)),$$(CLANG),$$(CC)) $$(BASE_CFLAGS) $$(PKG_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
+	$$(call quiet,CC,$$@)$$(if $$(filter fuzzobj fuzzcov,$(1)),$$(CLANG),$$(CC)) $$(BASE_CFLAGS) $$(PKG_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
 $(B)/$(1)/libpgmrouter.a: $$($(1)_OBJS)
 	@rm -f $$@
 	$$(call quiet,AR,$$@)ar rcs $$@ $$^
@@ -101,13 +107,14 @@ $(eval $(call flavour,obj,$$(CFLAGS) $$(if $$(LTO),$$(LTO) -ffat-lto-objects)))
 $(eval $(call flavour,asan,$$(SAN_FLAGS)))
 $(eval $(call flavour,cov,$$(COV_FLAGS)))
 $(eval $(call flavour,fuzzobj,$$(FUZZ_FLAGS)))
+$(eval $(call flavour,fuzzcov,$$(FUZZCOV_FLAGS)))
 $(fuzzobj_OBJS): tests/fuzz/coverage-ignore.txt
 # The views (control/view.c) are fuzz_cp's oracle after every operation: edges kept (they are
 # the shows fuzz_cli runs), comparisons not traced (they compare state, not input bytes, and
 # their callbacks were a quarter of fuzz_cp's time).
 $(B)/fuzzobj/control/view.o: FUZZ_FLAGS += -fno-sanitize-coverage=trace-cmp
 
-.PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test security-test soak soak-smoke fuzz fuzz-smoke bench \
+.PHONY: all deps check layers unit unit-asan cli-test cli-update ns-test e2e-test security-test soak soak-smoke fuzz fuzz-smoke fuzz-coverage bench \
 	bench-smoke demo lab coverage install uninstall clean format tools deb deb-test
 
 all: $(B)/pgmrouterd $(B)/pgmrouter $(PEER_BINS) $(BENCH_BINS)
@@ -137,12 +144,12 @@ $(B)/cov/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(UNIT_HEADERS) $(B)/cov/libpgm
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(COV_FLAGS) $< $(UNIT_HELPERS) $(B)/cov/libpgmrouter.a \
 		$(PKG_LIBS) $(CHECK_LIBS) -o $@
 
-$(B)/peers/%: tests/peers/%.c $(wildcard tests/peers/*.h) $(B)/obj/libpgmrouter.a
+$(B)/peers/%: tests/peers/%.c $(wildcard tests/peers/*.h tests/lib/*.h) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(PEER_CFLAGS) $(CFLAGS) $< $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) $(PEER_LIBS) -o $@
 
-$(B)/bench/%: tests/bench/%.c $(B)/obj/libpgmrouter.a
+$(B)/bench/%: tests/bench/%.c $(wildcard tests/lib/*.h) $(B)/obj/libpgmrouter.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(LTO) $< $(B)/obj/libpgmrouter.a \
 		$(PKG_LIBS) -lpthread -o $@
@@ -151,6 +158,11 @@ $(B)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(TEST_LIB_SRCS) $(B)/fuz
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CLANG) $(BASE_CFLAGS) $(PKG_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
 		$< $(TEST_LIB_SRCS) $(B)/fuzzobj/libpgmrouter.a $(PKG_LIBS) -o $@
+
+$(B)/fuzzcov/bin/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(TEST_LIB_SRCS) $(B)/fuzzcov/libpgmrouter.a
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CLANG) $(BASE_CFLAGS) $(PKG_CFLAGS) $(FUZZCOV_FLAGS) -fsanitize=fuzzer \
+		$< $(TEST_LIB_SRCS) $(B)/fuzzcov/libpgmrouter.a $(PKG_LIBS) -o $@
 
 # Installs the Debian packages that are missing; quiet when everything is present.
 deps:
@@ -238,6 +250,11 @@ fuzz: $(FUZZ_BINS)
 FUZZ_SMOKE_SECONDS ?= 10
 fuzz-smoke: $(FUZZ_BINS)
 	@tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BINS)
+
+# Each fuzzer's seeds and the corpus its last make fuzz grew (build/fuzz/corpus/NAME), replayed
+# once through the coverage build: lines and functions of the library reached (tests/fuzz/README).
+fuzz-coverage: $(FUZZCOV_BINS)
+	@tests/fuzz/coverage.sh $(FUZZCOV_BINS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

@@ -365,17 +365,13 @@ static int run_tcp_send(const struct ipf_options *o)
 int main(int argc, char **argv)
 {
 	struct ipf_options o;
-	struct sigaction sa;
 	int rc;
 
 	memset(&o, 0, sizeof(o));
 	rc = parse_options(argc, argv, &o);
 	if (rc != 0)
 		return rc;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop_on_signals();
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(o.mode, "udp") == 0)
 		return run_udp(&o);

@@ -83,12 +83,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nfq-acceptall: %s\n", err);
 		return 1;
 	}
-	if (ready != NULL) {
-		FILE *f = fopen(ready, "w");
-
-		if (f != NULL)
-			fclose(f);
-	}
+	touch_ready(ready);
 	start = now_seconds();
 	while (!stop_requested) {
 		struct pollfd pfd = {.fd = nfqueue_fd(q), .events = POLLIN};

@@ -143,12 +143,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nfq-ncffloor: %s\n", err);
 		return 1;
 	}
-	if (ready != NULL) {
-		FILE *rf = fopen(ready, "w");
-
-		if (rf != NULL)
-			fclose(rf);
-	}
+	touch_ready(ready);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!stop_requested) {
 		struct pollfd pfd = {.fd = nfqueue_fd(q), .events = POLLIN};

@@ -413,6 +413,17 @@ e2e_r() {
 	lab_kv "$2" "${E2E_RECV_RESULT[$1]}"
 }
 
+# e2e_delivered_all N: every receiver of the stream running has delivered at least N messages, by
+# its last progress line (RECV_ARGS=(--progress MS)) or its summary.
+e2e_delivered_all() {
+	local r n
+	for r in $TOPO_RECEIVERS; do
+		n=$(grep -E '^(event=progress|result=)' "$LAB_DIR/$r.out" 2>/dev/null | tail -n 1)
+		n=$(lab_kv messages "$n")
+		[ "${n:-0}" -ge "$1" ] || return 1
+	done
+}
+
 # e2e_receivers_ok: the number of receivers whose summary says result=ok.
 e2e_receivers_ok() {
 	local r n=0

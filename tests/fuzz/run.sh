@@ -7,6 +7,8 @@
 # fuzzes for SECONDS (-max_total_time). Prints per binary the executions, executions per second
 # and libFuzzer's coverage (cov: edges, ft: features). Exits non-zero if any binary crashed,
 # leaked, timed out or could not seed; the failing input is kept in build/fuzz/artifacts/.
+# The corpus a run ends with (seeds and what it grew) is kept in build/fuzz/corpus/NAME/, in
+# place of the previous run's, for tests/fuzz/coverage.sh to replay (make fuzz-coverage).
 set -u
 if [ $# -lt 2 ]; then
 	echo "usage: $0 SECONDS BIN..." >&2
@@ -61,6 +63,9 @@ for bin in "$@"; do
 		echo "fuzz: $name: failing inputs copied to $artifacts"
 		rc=1
 	else
+		rm -rf "$root/build/fuzz/corpus/$name"
+		mkdir -p "$root/build/fuzz/corpus"
+		cp -r "$corpus" "$root/build/fuzz/corpus/$name"
 		echo "fuzz: $name: ${execs:-?} executions in ${seconds} s (${speed:-?}/s) without a" \
 			"crash ($seeds seeds, ${cov:-cov: ?})"
 	fi

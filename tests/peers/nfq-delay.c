@@ -100,7 +100,6 @@ int main(int argc, char **argv)
 	static struct delay d;
 	struct nfqueue_config cfg;
 	struct nfqueue *q;
-	struct sigaction sa;
 	unsigned long queue_num = 0, delay_ms = 0, timeout_s = 60;
 	const char *ready = NULL;
 	bool have_queue = false, have_delay = false;
@@ -135,11 +134,7 @@ int main(int argc, char **argv)
 		usage();
 	d.delay_ns = (uint64_t)delay_ms * 1000000u;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop_on_signals();
 
 	nfqueue_config_default(&cfg);
 	cfg.queue_num = (uint16_t)queue_num;
@@ -149,12 +144,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nfq-delay: %s\n", err);
 		return 70;
 	}
-	if (ready != NULL) {
-		FILE *f = fopen(ready, "w");
-
-		if (f != NULL)
-			fclose(f);
-	}
+	touch_ready(ready);
 	end_ns = now_ns() + (uint64_t)timeout_s * 1000000000u;
 	while (!stop_requested) {
 		uint64_t now = now_ns();

@@ -1,7 +1,8 @@
 /*
  * Shared by the test peers (pgm-send, pgm-recv, zmq-pub, zmq-sub; pgm-dlr for its number parsing):
  * the self-checking payload, the delivery tracker that proves "every message exactly once and in
- * order", clocks, signals, option parsing and the machine-readable summary line.
+ * order", option parsing and the machine-readable summary line; the stop flag, its signal handler
+ * and the clocks are tests/lib/tool.h's.
  *
  * Payload layout (big endian), SIZE bytes in total, SIZE >= PEER_HEADER_LEN:
  *   0  magic    "PLAB"
@@ -29,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/lib/tool.h"
+
 #define PEER_MAGIC	0x504c4142u /* "PLAB" */
 #define PEER_HEADER_LEN 24u
 #define PEER_MAX_SIZE	65000u
@@ -44,33 +47,11 @@
 	"Exit: 0 complete and in order, 1 delivery check failed, 2 timeout,\n"                     \
 	"      64 usage, 70 setup failure.\n"
 
-static volatile sig_atomic_t peer_stop_requested;
-
-static inline void peer_on_signal(int signo)
-{
-	(void)signo;
-	peer_stop_requested = 1;
-}
-
 /* SIGINT/SIGTERM end the run cleanly (summary printed); SIGPIPE is ignored. */
 static inline void peer_install_signals(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = peer_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop_on_signals();
 	signal(SIGPIPE, SIG_IGN);
-}
-
-static inline uint64_t peer_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 /* Strict number parsing for options: the whole string, within [min, max]. */
@@ -507,7 +488,7 @@ struct peer_receiver_clock {
 static inline void peer_receiver_clock_start(
 	struct peer_receiver_clock *k, uint64_t timeout_s, uint64_t progress_ms, uint64_t linger_ms)
 {
-	k->start_us = peer_now_us();
+	k->start_us = now_microseconds();
 	k->deadline_us = k->start_us + timeout_s * 1000000u;
 	k->progress_us = progress_ms * 1000u;
 	k->next_progress_us = progress_ms ? k->start_us + k->progress_us : UINT64_MAX;
@@ -553,7 +534,8 @@ static inline int peer_receiver_finish(const struct peer_delivery *d, const char
 	bool timeout = timed_out && !peer_delivery_complete(d);
 	const char *result = timeout ? "timeout" : peer_delivery_ok(d) ? "ok" : "fail";
 
-	peer_delivery_print(d, peer, result, k->start_us, peer_now_us(), knows_recovered, resets);
+	peer_delivery_print(
+		d, peer, result, k->start_us, now_microseconds(), knows_recovered, resets);
 	if (timeout)
 		return PEER_EXIT_TIMEOUT;
 	return peer_delivery_ok(d) ? PEER_EXIT_OK : PEER_EXIT_FAIL;

@@ -151,7 +151,7 @@ static inline pgm_sock_t *peer_pgm_open(const struct peer_pgm_options *o, uint16
 	addr.sa_port = (uint16_t)o->dport;
 	addr.sa_addr.sport = sport;
 	snprintf(gsi_seed, sizeof(gsi_seed), "%s/%ld/%" PRIu64, o->network, (long)getpid(),
-		peer_now_us());
+		now_microseconds());
 	pgm_gsi_create_from_data(&addr.sa_addr.gsi, (const uint8_t *)gsi_seed, strlen(gsi_seed));
 
 	memset(&if_req, 0, sizeof(if_req));

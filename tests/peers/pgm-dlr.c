@@ -1082,11 +1082,11 @@ static bool setup(struct dlr *d)
 		uint32_t id;
 
 		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
-			id = (uint32_t)peer_now_us() ^ (uint32_t)getpid();
+			id = (uint32_t)now_microseconds() ^ (uint32_t)getpid();
 		d->opt.node_id = id;
 	}
 	if (!d->opt.have_seed && getrandom(&d->opt.seed, sizeof(d->opt.seed), 0) != 8)
-		d->opt.seed = peer_now_us() ^ (uint64_t)getpid() << 32;
+		d->opt.seed = now_microseconds() ^ (uint64_t)getpid() << 32;
 	d->rng = d->opt.seed ? d->opt.seed : 0x9e3779b97f4a7c15ull;
 	return true;
 }
@@ -1133,7 +1133,7 @@ static void print_summary(struct dlr *d, uint64_t start_us)
 	       " run_ms=%" PRIu64 "\n",
 		upstream, off_tree, d->failed, st->packets, st->bad_packets, st->sessions_refused,
 		st->foreign_port, st->build_errors, st->send_errors, st->ra_dropped_mtu,
-		(peer_now_us() - start_us) / 1000u);
+		(now_microseconds() - start_us) / 1000u);
 	fflush(stdout);
 }
 
@@ -1150,7 +1150,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0); /* event lines reach a log file as they happen */
 	if (!setup(&d))
 		return PEER_EXIT_SETUP;
-	start_us = peer_now_us();
+	start_us = now_microseconds();
 	if (d.opt.timeout_s > 0)
 		deadline_us = start_us + d.opt.timeout_s * 1000000u;
 	if (d.opt.have_fail_after)
@@ -1169,9 +1169,9 @@ int main(int argc, char **argv)
 		if (f != NULL)
 			fclose(f);
 	}
-	while (!peer_stop_requested) {
+	while (!stop_requested) {
 		struct pollfd pfd[4];
-		uint64_t now = peer_now_us(), wait_us;
+		uint64_t now = now_microseconds(), wait_us;
 		int timeout_ms;
 
 		if (deadline_us != 0 && now >= deadline_us)
@@ -1198,8 +1198,8 @@ int main(int argc, char **argv)
 				 * Due POLRs go out before the next packet is read, so a reply
 				 * with no delay precedes whatever the DLR does next. */
 				if (i == 0) {
-					on_datagram(&d, buf, (size_t)len, peer_now_us());
-					polr_timers(&d, peer_now_us());
+					on_datagram(&d, buf, (size_t)len, now_microseconds());
+					polr_timers(&d, now_microseconds());
 				}
 			}
 		}

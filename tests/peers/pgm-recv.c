@@ -144,7 +144,7 @@ static bool configure_receiver(pgm_sock_t *sock, const void *arg)
 static void account_msgv(struct peer_delivery *d, const struct pgm_msgv_t *msgv, size_t bytes,
 	uint8_t *apdu, FILE *repair_log)
 {
-	uint64_t now = peer_now_us();
+	uint64_t now = now_microseconds();
 
 	while (bytes > 0) {
 		const struct pgm_sk_buff_t *first = msgv->msgv_skb[0];
@@ -214,8 +214,8 @@ int main(int argc, char **argv)
 	       " count=%" PRIu64 "\n",
 		o.pgm.network, o.pgm.dport, o.pgm.udp.ucast, o.pgm.udp.mcast, o.count);
 
-	while (!peer_stop_requested) {
-		uint64_t now = peer_now_us(), wake, lib_wait;
+	while (!stop_requested) {
+		uint64_t now = now_microseconds(), wake, lib_wait;
 		size_t bytes = 0;
 		int status;
 
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 
-		now = peer_now_us();
+		now = now_microseconds();
 		lib_wait = peer_pgm_wait_us(sock, status);
 		wake = peer_receiver_wake_us(&clock, &d);
 		if (lib_wait != UINT64_MAX && now + lib_wait < wake)

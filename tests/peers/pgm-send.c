@@ -271,7 +271,7 @@ int main(int argc, char **argv)
 		pgm_shutdown();
 		return PEER_EXIT_SETUP;
 	}
-	start_us = peer_now_us();
+	start_us = now_microseconds();
 	deadline_us = start_us + o.timeout_s * 1000000u;
 	interval_us = (uint64_t)(1e6 * (double)o.burst / o.rate);
 	next_send_us = start_us + o.start_delay_ms * 1000u;
@@ -280,8 +280,8 @@ int main(int argc, char **argv)
 		o.pgm.network, o.pgm.dport, o.pgm.udp.ucast, o.pgm.udp.mcast, o.count, o.size,
 		o.rate, o.max_rte);
 
-	while (!peer_stop_requested) {
-		uint64_t now = peer_now_us(), wake, lib_wait;
+	while (!stop_requested) {
+		uint64_t now = now_microseconds(), wake, lib_wait;
 		bool writable;
 		size_t got;
 		int status;
@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 				if (status == PGM_IO_STATUS_NORMAL) {
 					if (send_log != NULL)
 						fprintf(send_log, "%" PRIu64 " %" PRIu64 "\n",
-							st.sent, peer_now_us());
+							st.sent, now_microseconds());
 					st.sent++;
 					st.bytes += size;
 					continue;
@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 			if (next_send_us + 100000 < now)
 				next_send_us = now;
 			if (st.sent == o.count)
-				last_sent_us = peer_now_us();
+				last_sent_us = now_microseconds();
 		}
 		if (st.sent == o.count && now >= last_sent_us + o.linger_ms * 1000u)
 			break;
@@ -348,7 +348,7 @@ int main(int argc, char **argv)
 			break;
 
 		/* Sleep until the library, the pacer, the linger or the deadline needs us. */
-		now = peer_now_us();
+		now = now_microseconds();
 		lib_wait = peer_pgm_wait_us(sock, status);
 		wake = deadline_us;
 		if (lib_wait != UINT64_MAX && now + lib_wait < wake)
@@ -379,7 +379,7 @@ int main(int argc, char **argv)
 	       " send_ms=%" PRIu64 " run_ms=%" PRIu64 "\n",
 		result, st.sent, o.count, st.bytes, st.rate_limited, st.would_block, st.recv_errors,
 		last_sent_us ? (last_sent_us - start_us) / 1000u : 0,
-		(peer_now_us() - start_us) / 1000u);
+		(now_microseconds() - start_us) / 1000u);
 	pgm_close(sock, true);
 	pgm_shutdown();
 	free(stage.area);

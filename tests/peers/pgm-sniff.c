@@ -303,12 +303,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (ready != NULL) {
-		FILE *f = fopen(ready, "w");
-
-		if (f != NULL)
-			fclose(f);
-	}
+	touch_ready(ready);
 	start = now_seconds();
 	while (!stop_requested && now_seconds() - start < timeout &&
 		(count == 0 || s.printed < count)) {

@@ -22,6 +22,7 @@ struct pub_options {
 	uint64_t run_id;
 	uint64_t start_delay_ms;
 	uint64_t linger_ms;
+	uint64_t linger_rate; /* messages of another run id per second while lingering */
 	uint64_t timeout_s;
 	const char *send_log; /* "SEQ SENT_US" per message */
 };
@@ -41,6 +42,9 @@ static void usage(FILE *out)
 		     "(default 1000)\n"
 		     "      --linger MS        keep answering NAKs after the last message (default "
 		     "3000)\n"
+		     "      --linger-rate N    while lingering, send N messages a second of another\n"
+		     "                         run id (receivers ignore them as foreign): an idle\n"
+		     "                         publisher answers NAKs late (tests/soak/README)\n"
 		     "  -T, --timeout S        hard limit on the whole run (default 60)\n"
 		     "      --send-log FILE    write \"SEQ MICROSECONDS\" for every message sent, on\n"
 		     "                         the monotonic clock: with zmq-sub --delivery-log it gives\n"
@@ -55,6 +59,7 @@ static int parse_options(int argc, char **argv, struct pub_options *o)
 		PEER_RUN_OPTIONS(o),
 		PEER_SENDER_OPTIONS(o),
 		PEER_OPT_STRING("send-log", 0, &o->send_log),
+		PEER_OPT_U64("linger-rate", 0, &o->linger_rate, 0, 1000),
 	};
 
 	*o = (struct pub_options){
@@ -82,7 +87,7 @@ static void sleep_until(uint64_t until)
 {
 	uint64_t now;
 
-	while (!peer_stop_requested && (now = peer_now_us()) < until) {
+	while (!stop_requested && (now = now_microseconds()) < until) {
 		uint64_t left = until - now;
 		struct timespec ts = {.tv_sec = (time_t)(left / 1000000u),
 			.tv_nsec = (long)(left % 1000000u) * 1000};
@@ -96,7 +101,7 @@ int main(int argc, char **argv)
 	void *ctx, *sock;
 	uint8_t *msg;
 	uint64_t start_us, deadline_us, next_us, interval_us, sent = 0, bytes = 0, errors = 0;
-	uint64_t last_sent_us = 0, linger_end;
+	uint64_t last_sent_us = 0, linger_end, lingered = 0;
 	bool timed_out = false;
 	const char *result;
 	FILE *send_log = NULL;
@@ -118,7 +123,7 @@ int main(int argc, char **argv)
 		zmq_ctx_term(ctx);
 		return PEER_EXIT_SETUP;
 	}
-	start_us = peer_now_us();
+	start_us = now_microseconds();
 	deadline_us = start_us + o.timeout_s * 1000000u;
 	printf("event=ready peer=" PEER_NAME " endpoint=%s count=%" PRIu64 " size=%" PRIu64
 	       " rate=%.1f zmq_rate_kbps=%" PRIu64 "\n",
@@ -126,13 +131,13 @@ int main(int argc, char **argv)
 
 	interval_us = (uint64_t)(1e6 / o.rate);
 	next_us = start_us + o.start_delay_ms * 1000u;
-	while (!peer_stop_requested && sent < o.count) {
+	while (!stop_requested && sent < o.count) {
 		sleep_until(next_us < deadline_us ? next_us : deadline_us);
-		if (peer_now_us() >= deadline_us) {
+		if (now_microseconds() >= deadline_us) {
 			timed_out = true;
 			break;
 		}
-		if (peer_stop_requested)
+		if (stop_requested)
 			break;
 		peer_payload_build(msg, o.size, (uint32_t)o.run_id, sent);
 		if (zmq_send(sock, msg, o.size, 0) != (int)o.size) {
@@ -142,16 +147,28 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (send_log != NULL)
-			fprintf(send_log, "%" PRIu64 " %" PRIu64 "\n", sent, peer_now_us());
+			fprintf(send_log, "%" PRIu64 " %" PRIu64 "\n", sent, now_microseconds());
 		sent++;
 		bytes += o.size;
 		next_us += interval_us;
-		if (next_us + 100000 < peer_now_us())
-			next_us = peer_now_us();
+		if (next_us + 100000 < now_microseconds())
+			next_us = now_microseconds();
 	}
-	last_sent_us = peer_now_us();
-	/* ZeroMQ's I/O thread answers NAKs while this thread waits. */
+	last_sent_us = now_microseconds();
+	/* ZeroMQ's I/O thread answers NAKs while this thread waits; with --linger-rate it keeps
+	 * sending, messages of another run id (~run_id), so that the I/O thread stays awake. */
 	linger_end = last_sent_us + o.linger_ms * 1000u;
+	if (!timed_out && o.linger_rate > 0 && !stop_requested) {
+		uint64_t step = 1000000u / o.linger_rate, k = 0;
+
+		for (uint64_t t = last_sent_us + step;
+			t < linger_end && t < deadline_us && !stop_requested; t += step) {
+			sleep_until(t);
+			peer_payload_build(msg, o.size, ~(uint32_t)o.run_id, k++);
+			if (zmq_send(sock, msg, o.size, 0) == (int)o.size)
+				lingered++;
+		}
+	}
 	if (!timed_out)
 		sleep_until(linger_end < deadline_us ? linger_end : deadline_us);
 
@@ -160,9 +177,10 @@ int main(int argc, char **argv)
 	else
 		result = sent == o.count ? "ok" : "fail";
 	printf("result=%s peer=" PEER_NAME " messages=%" PRIu64 " expected=%" PRIu64
-	       " bytes=%" PRIu64 " errors=%" PRIu64 " send_ms=%" PRIu64 " run_ms=%" PRIu64 "\n",
-		result, sent, o.count, bytes, errors, (last_sent_us - start_us) / 1000u,
-		(peer_now_us() - start_us) / 1000u);
+	       " bytes=%" PRIu64 " errors=%" PRIu64 " lingered=%" PRIu64 " send_ms=%" PRIu64
+	       " run_ms=%" PRIu64 "\n",
+		result, sent, o.count, bytes, errors, lingered, (last_sent_us - start_us) / 1000u,
+		(now_microseconds() - start_us) / 1000u);
 	zmq_close(sock);
 	zmq_ctx_term(ctx);
 	free(msg);

@@ -95,8 +95,8 @@ int main(int argc, char **argv)
 	printf("event=ready peer=" PEER_NAME " endpoint=%s count=%" PRIu64 "\n", o.zmq.endpoint,
 		o.count);
 
-	while (!peer_stop_requested) {
-		uint64_t now = peer_now_us(), wake;
+	while (!stop_requested) {
+		uint64_t now = now_microseconds(), wake;
 		zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
 		int n;
 
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 			break;
 		n = zmq_recv(sock, buf, PEER_MAX_SIZE + 1, ZMQ_DONTWAIT);
 		if (n >= 0) {
-			uint64_t at = peer_now_us();
+			uint64_t at = now_microseconds();
 
 			/* zmq_recv truncates: a longer message shows as PEER_MAX_SIZE + 1. */
 			if (peer_delivery_account(&d, buf, (size_t)n, at) <= PEER_MSG_NEW_LATE &&

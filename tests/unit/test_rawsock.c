@@ -25,29 +25,16 @@
 #include "dataplane/wire/pgm_wire.h"
 #include "dataplane/rawsock.h"
 #include "tests/unit/check_run.h"
+#include "tests/unit/netns_test.h"
 
 #define PROTO_PGM 113
 
+/* A network namespace of the test's own, lo up in it; false when it cannot be made (not root). */
 static bool rawsock_test_netns(void)
 {
-	struct ifreq ifr;
-	int fd;
-
-	if (unshare(CLONE_NEWNET) < 0) {
-		fprintf(stderr,
-			"test_rawsock: cannot create a network namespace (%s): needs root, "
-			"test not run\n",
-			strerror(errno));
+	if (!unit_netns_enter("test_rawsock", "test"))
 		return false;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	ck_assert_int_ge(fd, 0);
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	ck_assert_int_eq(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
-	ifr.ifr_flags |= IFF_UP;
-	ck_assert_int_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
-	close(fd);
+	unit_link_set_up("lo", true);
 	return true;
 }
 
@@ -274,8 +261,10 @@ START_TEST(test_send_ttl_replaces_the_ttl_and_leaves_the_buffer)
 }
 END_TEST
 
-/* Frames of PGM over IPv4 leaving ifindex, as captured there: up to max, each into frames[i]. */
-static unsigned rawsock_test_capture(int cap, uint8_t frames[][128], size_t *lens, unsigned max)
+/* Every frame of PGM over IPv4 leaving cap's interface, up to max, each into its own frame_size
+ * bytes of frames (frame i at frames + i * frame_size, cut to frame_size), its length in lens. */
+static unsigned rawsock_test_capture(
+	int cap, uint8_t *frames, size_t frame_size, size_t *lens, unsigned max)
 {
 	unsigned n = 0;
 
@@ -283,13 +272,14 @@ static unsigned rawsock_test_capture(int cap, uint8_t frames[][128], size_t *len
 		struct pollfd p = {.fd = cap, .events = POLLIN};
 		struct sockaddr_ll from;
 		socklen_t fl = sizeof(from);
+		uint8_t *f = frames + n * frame_size;
 		ssize_t len;
 
 		if (poll(&p, 1, 300) <= 0)
 			break;
-		len = recvfrom(cap, frames[n], sizeof(frames[n]), 0, (struct sockaddr *)&from, &fl);
-		if (len < 14 + 20 || from.sll_pkttype != PACKET_OUTGOING || frames[n][12] != 0x08 ||
-			frames[n][13] != 0x00 || frames[n][14 + 9] != PROTO_PGM)
+		len = recvfrom(cap, f, frame_size, 0, (struct sockaddr *)&from, &fl);
+		if (len < 14 + 20 || from.sll_pkttype != PACKET_OUTGOING || f[12] != 0x08 ||
+			f[13] != 0x00 || f[14 + 9] != PROTO_PGM)
 			continue; /* IPv6 neighbour discovery and the like */
 		lens[n++] = (size_t)len;
 	}
@@ -360,7 +350,7 @@ START_TEST(test_link_layer_makes_the_frame_the_ip_stack_makes)
 	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, len, 8), 0);
 	ck_assert_mem_eq(dgram + 6, before + 6, len - 6); /* the caller's buffer untouched */
 
-	ck_assert_uint_eq(rawsock_test_capture(cap, frames, lens, 6), 5);
+	ck_assert_uint_eq(rawsock_test_capture(cap, &frames[0][0], sizeof(frames[0]), lens, 6), 5);
 	for (int i = 0; i < 5; i++)
 		ck_assert_uint_eq(lens[i], 14 + len);
 	/* the frames of both paths are the same bytes: addresses, header, checksum, payload */
@@ -449,7 +439,7 @@ START_TEST(test_link_layer_unicast_to_a_confirmed_neighbour_only)
 	ck_assert_uint_eq(st.neigh.unusable, 2);
 	ck_assert_uint_eq(st.neigh.errors, 0);
 
-	ck_assert_uint_eq(rawsock_test_capture(cap, frames, lens, 8), 4);
+	ck_assert_uint_eq(rawsock_test_capture(cap, &frames[0][0], sizeof(frames[0]), lens, 8), 4);
 	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(lens[i], 14 + len);
 	/* both paths make the same bytes: the neighbour's MAC address, header, checksum, payload */
@@ -496,28 +486,6 @@ START_TEST(test_link_table_grows_and_refuses_bad_indexes)
 }
 END_TEST
 
-/* Every frame of PGM over IPv4 leaving cap's interface, whole, up to max (2 KB each). */
-static unsigned rawsock_test_capture_big(int cap, uint8_t frames[][2048], size_t *lens, unsigned max)
-{
-	unsigned n = 0;
-
-	while (n < max) {
-		struct pollfd p = {.fd = cap, .events = POLLIN};
-		struct sockaddr_ll from;
-		socklen_t fl = sizeof(from);
-		ssize_t len;
-
-		if (poll(&p, 1, 300) <= 0)
-			break;
-		len = recvfrom(cap, frames[n], sizeof(frames[n]), 0, (struct sockaddr *)&from, &fl);
-		if (len < 14 + 20 || from.sll_pkttype != PACKET_OUTGOING || frames[n][12] != 0x08 ||
-			frames[n][13] != 0x00 || frames[n][14 + 9] != PROTO_PGM)
-			continue;
-		lens[n++] = (size_t)len;
-	}
-	return n;
-}
-
 /*
  * A datagram larger than its interface's MTU (576 here) leaves in fragments, through the link
  * layer and through the IP stack alike, single or batched: 552 data bytes each but the last,
@@ -559,7 +527,7 @@ START_TEST(test_larger_than_the_mtu_goes_in_fragments)
 	ck_assert_uint_eq(failed, 0);
 	ck_assert_int_eq(rawsock_set_link(rs, ifindex, false), 0);
 	ck_assert_int_eq(rawsock_send_ttl(rs, ifindex, dgram, sizeof(dgram), 9), 0);
-	n = rawsock_test_capture_big(cap, frames, lens, 16);
+	n = rawsock_test_capture(cap, &frames[0][0], sizeof(frames[0]), lens, 16);
 	ck_assert_uint_eq(n, 9);
 	for (unsigned d = 0; d < 3; d++) {
 		const uint8_t *f0 = frames[3 * d] + 14;
@@ -603,7 +571,7 @@ START_TEST(test_larger_than_the_mtu_goes_in_fragments)
 	ck_assert_uint_eq(fl.calls, 1);
 	ck_assert_int_eq(fl.err, EMSGSIZE);
 	ck_assert_uint_eq(fl.len, sizeof(dgram));
-	ck_assert_uint_eq(rawsock_test_capture_big(cap, frames, lens, 16), 0);
+	ck_assert_uint_eq(rawsock_test_capture(cap, &frames[0][0], sizeof(frames[0]), lens, 16), 0);
 	/* the MTU table refuses bad indexes, and forgets */
 	ck_assert_int_eq(rawsock_set_mtu(rs, 0, 1500), -1);
 	ck_assert_int_eq(errno, ERANGE);

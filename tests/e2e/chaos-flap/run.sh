@@ -29,15 +29,6 @@ ROUTER_CONFIG=("ip pgm router nak-rdata-interval 4000")
 RDATA_IVL=4
 E2E_VARIANTS=${E2E_VARIANTS:-with}
 
-delivered_all() {
-	local r n
-	for r in $TOPO_RECEIVERS; do
-		n=$(grep -E '^(event=progress|result=)' "$LAB_DIR/$r.out" 2>/dev/null | tail -n 1)
-		n=$(lab_kv messages "$n")
-		[ "${n:-0}" -ge "$1" ] || return 1
-	done
-}
-
 # r1's view of the stream's session: "SPM_SQN LAST_SPM UPSTREAM UPSTREAM_INTERFACE".
 session_view() {
 	lab_router_cli r1 "show ip pgm router state $GROUP json" 2>/dev/null |
@@ -74,7 +65,7 @@ V_DOWN="" V_OUTAGE="" V_AFTER="" STALE=() LEFT=-1 FOLLOWED=0 OUTAGE_STATES=0 UPS
 scenario_stream() {
 	local variant=$1 sqn0 t_up s
 	e2e_case_stream_start
-	lab_wait 30 "3000 messages everywhere" delivered_all 3000
+	lab_wait 30 "3000 messages everywhere" e2e_delivered_all 3000
 	UPSTREAM=$TOPO_SOURCE_ADDR
 	V_DOWN=$(session_view)
 	lab_exec r1 ip link set eth0 down

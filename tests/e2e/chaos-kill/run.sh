@@ -36,15 +36,6 @@ LOSS="a:0.10"
 RECV_ARGS=(--progress 100)
 E2E_VARIANTS=${E2E_VARIANTS:-with}
 
-delivered_all() {
-	local r n
-	for r in $TOPO_RECEIVERS; do
-		n=$(grep -E '^(event=progress|result=)' "$LAB_DIR/$r.out" 2>/dev/null | tail -n 1)
-		n=$(lab_kv messages "$n")
-		[ "${n:-0}" -ge "$1" ] || return 1
-	done
-}
-
 # The handle of r1's table, its rules without counters and handles, how many rules of it are
 # queue rules and how many are duplicates, the packets its rules counted, how many pgmrouter
 # tables there are.
@@ -142,7 +133,7 @@ scenario_stream() {
 	local variant=$1 case=$2 fpid n end
 	STREAM_BACK=0 STREAM_BACK_MS=99999 SPMS_HELD=-
 	e2e_case_stream_start
-	lab_wait 30 "2000 messages everywhere" delivered_all 2000
+	lab_wait 30 "2000 messages everywhere" e2e_delivered_all 2000
 	lab_wait 5 "r1 to know the flood's session" flood_known
 	lab_spawn b1 "$LAB_DIR/flood-nak.log" "$LAB_PEERS/pgm-inject" --src "$(lab_addr b1 eth0)" \
 		--dst "$(lab_addr r1 @b)" --type nak --gsi "$FLOOD_GSI" --sport 7500 --dport 4321 \

@@ -23,16 +23,6 @@ RATE=1000
 LOSS="a:0.05"
 RECV_ARGS=(--progress 100)
 
-# Every receiver has delivered at least $1 messages (from its progress lines).
-delivered_all() {
-	local r n
-	for r in $TOPO_RECEIVERS; do
-		n=$(grep -E '^(event=progress|result=)' "$LAB_DIR/$r.out" 2>/dev/null | tail -n 1)
-		n=$(lab_kv messages "$n")
-		[ "${n:-0}" -ge "$1" ] || return 1
-	done
-}
-
 # The minimum of the receivers' delivered messages.
 delivered_min() {
 	local r n min=""
@@ -75,7 +65,7 @@ scenario_stream() {
 	ON_A=(0) ON_B=(0) OK_OUTAGE=0
 	RULES_BEFORE="" RULES_OUTAGE="" RULES_AFTER="" PID_BEFORE="" PID_AFTER=""
 	e2e_case_stream_start
-	lab_wait 30 "2000 messages everywhere" delivered_all 2000
+	lab_wait 30 "2000 messages everywhere" e2e_delivered_all 2000
 	# Phase 1 ends before the kill: what passes after it (the kernel, bypassing the dead
 	# daemon's queue) belongs to the outage.
 	ON_A+=("$(rdata_on a)") ON_B+=("$(rdata_on b)")
@@ -90,7 +80,7 @@ scenario_stream() {
 			"$(lab_router_running r1 && echo 1 || echo 0)" -eq 0
 		RULES_OUTAGE=$(lab_router_rules r1)
 	fi
-	lab_wait 30 "1500 more messages everywhere" delivered_all $((M_KILL + 1500)) && OK_OUTAGE=1
+	lab_wait 30 "1500 more messages everywhere" e2e_delivered_all $((M_KILL + 1500)) && OK_OUTAGE=1
 	ON_A+=("$(rdata_on a)") ON_B+=("$(rdata_on b)")
 	M_BACK=$(delivered_min)
 	if [ "$variant" = with ]; then
