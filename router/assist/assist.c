@@ -157,7 +157,22 @@ void assist_count_sent(struct assist *a, uint64_t sent, uint64_t failed)
 	a->stats.send_failed += failed;
 }
 
+void assist_add_stats(struct assist *a, const struct assist_stats *st)
+{
+	uint64_t *to = (uint64_t *)&a->stats;
+	const uint64_t *from = (const uint64_t *)st;
+
+	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		to[i] += from[i];
+}
+
 /* ---- settings ---- */
+
+static void shard_changed(struct assist *shard)
+{
+	if (shard->env.changed != NULL)
+		shard->env.changed(shard->env.ctx);
+}
 
 void assist_conf_free(struct assist_conf *conf)
 {
@@ -251,6 +266,7 @@ int assist_configure(
 		if (assist_configure(a->shards[i], &shard, 0, err2, sizeof(err2)) < 0)
 			log_warnx("worker %u: configuration not applied: %s", i, err2);
 		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
 	}
 	return 0;
 }
@@ -295,6 +311,42 @@ void assist_shard_conf(struct assist_settings *g, unsigned n)
 	g->cp.max_repair_states = share(g->cp.max_repair_states, n);
 }
 
+/* ---- a fresh core ---- */
+
+struct reset_ctx {
+	struct assist *a;
+	struct cp *fresh;
+};
+
+static void reset_if(void *arg, const struct cp_if_view *v)
+{
+	struct reset_ctx *r = arg;
+
+	if (cp_if_add(r->fresh, v->ifindex, v->name) < 0)
+		return;
+	cp_if_set_addr(r->fresh, v->ifindex, &v->addr);
+	cp_if_set_addr6(r->fresh, v->ifindex, &v->addr6, &v->ll6);
+	sync_if(r->a, v->ifindex, v->name); /* on a->cp: the fresh one */
+}
+
+int assist_reset_core(struct assist *a)
+{
+	struct cp *fresh = cp_new(&a->conf.g.cp, assist_on_action, a);
+	struct reset_ctx r = {.a = a, .fresh = fresh};
+	struct cp *old = a->cp;
+
+	if (fresh == NULL)
+		return -1;
+	cp_set_rpf(fresh, assist_rpf, a);
+	cp_set_route_sources(fresh, assist_route_sources, a);
+	a->cp = fresh;
+	cp_foreach_if(old, reset_if, &r);
+	cp_free(old);
+	a->cp_log_mask = ~0u;
+	assist_log_sync(a);
+	return 0;
+}
+
 /* ---- interfaces ---- */
 
 void assist_if_added(struct assist *a, int ifindex, const char *name, const struct pgm_nla *addr)
@@ -303,6 +355,7 @@ void assist_if_added(struct assist *a, int ifindex, const char *name, const stru
 		assist_lock(a->shards[i]);
 		assist_if_added(a->shards[i], ifindex, name, addr);
 		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
 	}
 	if (cp_if_add(a->cp, ifindex, name) < 0) {
 		log_warnx("%s: not tracked: the control plane's interface table is full", name);
@@ -318,6 +371,7 @@ void assist_if_removed(struct assist *a, int ifindex)
 		assist_lock(a->shards[i]);
 		assist_if_removed(a->shards[i], ifindex);
 		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
 	}
 	cp_if_remove(a->cp, ifindex);
 }
@@ -328,6 +382,7 @@ void assist_if_address(struct assist *a, int ifindex, const struct pgm_nla *addr
 		assist_lock(a->shards[i]);
 		assist_if_address(a->shards[i], ifindex, addr);
 		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
 	}
 	cp_if_set_addr(a->cp, ifindex, addr);
 }
@@ -339,6 +394,7 @@ void assist_if_address6(
 		assist_lock(a->shards[i]);
 		assist_if_address6(a->shards[i], ifindex, global, ll);
 		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
 	}
 	cp_if_set_addr6(a->cp, ifindex, global, ll);
 }

@@ -139,6 +139,9 @@ struct assist_env {
 	/* Writes every packet received and sent to a pcap file of at most max_mb; path NULL
 	   stops. 0, or -1 with one sentence in err. NULL: no capture. */
 	int (*capture)(void *ctx, const char *path, uint32_t max_mb, char *err, size_t errlen);
+	/* A shard's (assist_set_shards): another thread changed the object (settings,
+	   interfaces); its timers may be due sooner. NULL: nothing to do. */
+	void (*changed)(void *ctx);
 };
 
 /* ---- the object ---- */
@@ -224,6 +227,11 @@ void assist_log_sync(struct assist *a);
  * NULL, 0).
  */
 void assist_set_shards(struct assist *a, struct assist *const *shards, unsigned n);
+/* A new core in place of the object's, with its settings and interfaces and none of its
+   sessions, repair states or counters: when the workers change, a session's state moves to
+   the worker its queue now is (it learns it again from the next SPM). 0, or -1 without
+   memory (the old core kept). */
+int assist_reset_core(struct assist *a);
 unsigned assist_nshards(const struct assist *a);
 void assist_lock(struct assist *a);
 void assist_unlock(struct assist *a);
@@ -272,5 +280,7 @@ enum cp_verdict assist_packet(struct assist *a, const struct assist_packet *p,
 void assist_timers(struct assist *a, cp_time_t now);
 /* Batched output: packets the environment reported later (send returned 0). */
 void assist_count_sent(struct assist *a, uint64_t sent, uint64_t failed);
+/* Counters of a shard that goes away, kept by the object the shows see. */
+void assist_add_stats(struct assist *a, const struct assist_stats *st);
 
 #endif /* PGMROUTER_ASSIST_H */

@@ -274,7 +274,11 @@ struct cp_session_key *assist_session_keys(
 
 		assist_lock(o);
 		part = cp_session_keys(o->cp, group, &m);
-		grown = m != 0 ? realloc(all, (total + m) * sizeof(*all)) : all;
+		if (m == 0) {
+			assist_unlock(o);
+			continue;
+		}
+		grown = realloc(all, (total + m) * sizeof(*all));
 		if (grown == NULL) {
 			assist_unlock(o);
 			free(part);
