@@ -69,10 +69,10 @@ struct live_path {
 	bool threaded;
 	pthread_t thread;
 	bool thread_started;
-	int tid;	      /* its thread's id (atomic) */
-	int wake_fd;	      /* eventfd: stop, or the main thread changed the object */
+	int tid;     /* its thread's id (atomic) */
+	int wake_fd; /* eventfd: stop, or the main thread changed the object */
 	struct ev_io *wake_io;
-	bool stop;	      /* atomic */
+	bool stop;	       /* atomic */
 	uint8_t capbuf[65535]; /* a copy with its new TTL, for the capture */
 };
 
@@ -262,8 +262,8 @@ static void add_if_to_worker(void *ctx, const struct rtnl_if *ifp)
 
 /* Worker `index` of n: its loop, object (configured as a shard, the interfaces known so far),
    output sockets and queue; not started. */
-static struct live_path *worker_new(struct live *l, const struct assist_conf *conf,
-	unsigned index, unsigned n, char *err, size_t errlen)
+static struct live_path *worker_new(struct live *l, const struct assist_conf *conf, unsigned index,
+	unsigned n, char *err, size_t errlen)
 {
 	struct live_path *p = calloc(1, sizeof(*p));
 	struct assist_env env;
@@ -420,7 +420,7 @@ static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, s
 			rules_backend_name(rules_backend(l->rules)), conf->g.queue,
 			conf->g.queue + nqueues - 1, n, n == 1 ? "" : "s",
 			rules_family_installed(l->rules, RULES_IPV6) ? "IPv4 and IPv6"
-								    : "IPv4 only",
+								     : "IPv4 only",
 			nqueues);
 	else
 		log_info("interception rules installed (%s, queue %u, %zu interface%s, %s)",
@@ -482,8 +482,8 @@ static void log_assist_changes(
 }
 
 /* Every path's output: the main one's, then each worker's under its lock. */
-static void raw_each(struct live *l, void (*fn)(struct rawsock *raw, const void *arg),
-	const void *arg)
+static void raw_each(
+	struct live *l, void (*fn)(struct rawsock *raw, const void *arg), const void *arg)
 {
 	if (l->main.raw != NULL)
 		fn(l->main.raw, arg);

@@ -343,8 +343,8 @@ static void repair_translated(void *arg, const struct cp_repair_view *v)
 	c->cb(c->ctx, &t);
 }
 
-void assist_foreach_repair(const struct assist *a, const struct pgm_tsi *tsi, uint16_t afi,
-	cp_repair_cb cb, void *ctx)
+void assist_foreach_repair(
+	const struct assist *a, const struct pgm_tsi *tsi, uint16_t afi, cp_repair_cb cb, void *ctx)
 {
 	if (a->nshards == 0) {
 		cp_foreach_repair(a->cp, tsi, afi, cb, ctx);

@@ -96,8 +96,8 @@ void log_set_clock(void (*now)(struct timespec *ts))
 }
 
 /* Under ring_lock. */
-static void ring_add(const struct timespec *when, int priority, enum log_category cat,
-	const char *line)
+static void ring_add(
+	const struct timespec *when, int priority, enum log_category cat, const char *line)
 {
 	struct ring_entry *e = &ring[ring_logged++ % LOG_RING_LINES];
 	size_t n = strnlen(line, sizeof(e->text) - 1); /* cut, as the header says */
