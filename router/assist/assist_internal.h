@@ -20,6 +20,9 @@ struct assist {
 	   views add them up (assist_set_shards). */
 	struct assist *shards[RULES_WORKERS_MAX];
 	unsigned nshards;
+	/* The shard whose session a view's callback is given (view.c): what it asks next of that
+	   session goes to the same core, under the lock already held, never another's. */
+	struct assist *viewing;
 	struct cp *cp;
 	struct assist_conf conf; /* what runs; ifs sorted by name (strcmp) */
 	struct pgm_udp_ports udp_ports;

@@ -214,7 +214,9 @@ bool assist_session_view_key(
 		struct session_ctx c = {.a = a, .core = o->cp, .cb = cb, .ctx = ctx};
 
 		assist_lock(o);
+		((struct assist *)a)->viewing = o;
 		found = cp_session_view_key(o->cp, key, session_translated, &c);
+		((struct assist *)a)->viewing = NULL;
 		assist_unlock(o);
 	}
 	return found;
@@ -348,6 +350,13 @@ void assist_foreach_repair(
 {
 	if (a->nshards == 0) {
 		cp_foreach_repair(a->cp, tsi, afi, cb, ctx);
+		return;
+	}
+	/* inside a session's view: the core that holds it, whose lock is held */
+	if (a->viewing != NULL) {
+		struct repair_ctx c = {.a = a, .core = a->viewing->cp, .cb = cb, .ctx = ctx};
+
+		cp_foreach_repair(a->viewing->cp, tsi, afi, repair_translated, &c);
 		return;
 	}
 	/* the session is in one core: the others have no repair state of it */
