@@ -26,10 +26,9 @@ static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER; /* the ring and th
 static log_hook_fn hook_fn;
 static void *hook_ctx;
 static pthread_t hook_thread;
-static int hook_fd = -1;		/* eventfd: lines of other threads wait for the hook */
-static unsigned long long hook_next;	/* the first line of the ring the hook has not had */
-static unsigned long long hook_skipped; /* lines the ring dropped before the hook had them */
-static __thread bool in_hook;		/* the hook runs on this thread now */
+static int hook_fd = -1;	     /* eventfd: lines of other threads wait for the hook */
+static unsigned long long hook_next; /* the first line of the ring the hook has not had */
+static __thread bool in_hook;	     /* the hook runs on this thread now */
 
 static const char *const category_names[LOG_CAT_COUNT] = {
 	[LOG_CAT_PACKETS] = "packets",
@@ -175,16 +174,6 @@ int log_hook_fd(void)
 	return fd;
 }
 
-unsigned long long log_hook_skipped(void)
-{
-	unsigned long long n;
-
-	pthread_mutex_lock(&ring_lock);
-	n = hook_skipped;
-	pthread_mutex_unlock(&ring_lock);
-	return n;
-}
-
 /* Lines the hook has not had, to it, in order; on the hook's thread, with ring_lock held (it is
    released around each call: the hook may log). */
 static void hook_catch_up(void)
@@ -194,10 +183,8 @@ static void hook_catch_up(void)
 		log_hook_fn fn = hook_fn;
 		void *ctx = hook_ctx;
 
-		if (ring_logged - hook_next > LOG_RING_LINES) {
-			hook_skipped += ring_logged - LOG_RING_LINES - hook_next;
-			hook_next = ring_logged - LOG_RING_LINES;
-		}
+		if (ring_logged - hook_next > LOG_RING_LINES)
+			hook_next = ring_logged - LOG_RING_LINES; /* the older ones are gone */
 		e = ring[hook_next++ % LOG_RING_LINES];
 		pthread_mutex_unlock(&ring_lock);
 		in_hook = true;

@@ -33,12 +33,11 @@ const char *log_category_name(enum log_category cat);
 /* A hook receives every line logged (after filtering), e.g. CLI sessions in monitor mode. It
    runs on the thread that set it: a line logged by another thread reaches it when that thread
    calls log_hook_drain(), which it does when log_hook_fd() is readable (an eventfd; -1 before
-   a hook was set). Lines the ring dropped before the hook had them are counted. */
+   a hook was set). Lines the ring dropped before the hook had them do not reach it. */
 typedef void (*log_hook_fn)(void *ctx, int priority, enum log_category cat, const char *line);
 void log_set_hook(log_hook_fn fn, void *ctx);
 int log_hook_fd(void);
 void log_hook_drain(void);
-unsigned long long log_hook_skipped(void);
 
 /* The last lines logged, debug lines included, kept in memory for `show logging`: a ring of
    LOG_RING_LINES lines of at most LOG_RING_LINE_LEN - 1 characters (longer ones are cut). */
