@@ -90,6 +90,10 @@ struct live {
 	struct live_path main; /* the daemon's own: the queue with one worker, timers always */
 	struct live_path *workers[RULES_WORKERS_MAX];
 	unsigned nworkers; /* threads: 0 with one worker */
+	/* At start the workers' threads wait for live_run_workers: the daemon drops its
+	   privileges first, on the one thread, and the threads inherit what it keeps (a thread
+	   started before would keep everything, or lose the capabilities it needs). */
+	bool hold_threads;
 	struct rules *rules;
 	pthread_mutex_t capture_lock; /* the capture, written by every path */
 	struct pcap_writer *capture;  /* atomic */
@@ -375,7 +379,7 @@ static int nfq_open(struct live *l, const struct assist_conf *conf, char *err, s
 			}
 			l->nworkers = i + 1;
 		}
-		for (unsigned i = 0; i < nqueues; i++)
+		for (unsigned i = 0; i < nqueues && !l->hold_threads; i++)
 			if (worker_start(l->workers[i], err, errlen) < 0) {
 				nfq_close(l);
 				return -1;
@@ -1366,6 +1370,7 @@ int live_start(struct live *l, char *err, size_t errlen)
 			goto fail;
 		}
 	}
+	l->hold_threads = true;
 	if (nfq_open(l, conf, err, errlen) < 0)
 		goto fail;
 	l->running = true;
@@ -1388,6 +1393,16 @@ int live_start(struct live *l, char *err, size_t errlen)
 fail:
 	live_stop(l);
 	return -1;
+}
+
+int live_run_workers(struct live *l, char *err, size_t errlen)
+{
+	l->hold_threads = false;
+	for (unsigned i = 0; i < l->nworkers; i++)
+		if (!l->workers[i]->thread_started &&
+			worker_start(l->workers[i], err, errlen) < 0)
+			return -1;
+	return 0;
 }
 
 void live_free(struct live *l)

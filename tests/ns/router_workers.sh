@@ -75,6 +75,16 @@ check "each worker is a thread of its own, not the daemon's main thread" jtrue \
 	$DAEMON_PID not in [w['thread'] for w in j['workers']])"
 check "the threads exist in the daemon" eval "
 	[ \$(ls /proc/$DAEMON_PID/task | wc -l) -ge 3 ]"
+# caps TASK: its effective and permitted capabilities
+caps() { awk '/^Cap(Eff|Prm)/ { printf "%s ", $2 }' "$1/status"; }
+same_caps() {
+	local t main
+	main=$(caps "/proc/$DAEMON_PID")
+	for t in /proc/"$DAEMON_PID"/task/*; do
+		[ "$(caps "$t")" = "$main" ] || { log "$t: $(caps "$t") against $main"; return 1; }
+	done
+}
+check "every worker thread has the capabilities the daemon kept, no more" same_caps
 check "traffic: the interfaces' counters add up both workers' (a NAK in for each session)" jtrue \
 	"show ip pgm router traffic json" "sum(ifs[i]['received'].get('NAK', 0) for i in ifs) == 2"
 check "the kernel handed packets out on both queues" eval "
