@@ -30,6 +30,8 @@ ncf() { echo "type=NCF \| NCF $1\.1234 sqn $2 "; }
 rdata() { echo "type=RDATA \| RDATA $1\.1234 sqn $2 "; }
 spm() { echo "type=SPM \| SPM $1\.1234 sqn 1 .* path $2 "; }
 
+# the workers' debug lines go to the log ring from their threads (show logging, below)
+cli "debug ip pgm router packets" >/dev/null
 for g in $GSI_A $GSI_B; do
 	inj src s0 --gsi $g --src $SRC_ADDR --dst $GROUP --type spm --sqn 1 --trail 1 --lead 20
 	check "$g: SPM on r1's segment with path $D1_ADDR" wait_seen 10 r1 "$(spm $g $D1_ADDR)" 1
@@ -87,6 +89,11 @@ same_caps() {
 check "every worker thread has the capabilities the daemon kept, no more" same_caps
 check "traffic: the interfaces' counters add up both workers' (a NAK in for each session)" jtrue \
 	"show ip pgm router traffic json" "sum(ifs[i]['received'].get('NAK', 0) for i in ifs) == 2"
+check "show logging: both workers' debug lines, from their threads" eval "
+	out=\$(cli 'show logging');
+	echo \"\$out\" | grep -q '\[worker 0\] .*SPM 010203040506' &&
+	echo \"\$out\" | grep -q '\[worker 1\] .*SPM 0102030405f6'"
+cli "no debug ip pgm router packets" >/dev/null
 check "the kernel handed packets out on both queues" eval "
 	[ \$(queue_counters rtr 113 | awk '{ print \$4 }') -ge 4 ] &&
 	[ \$(queue_counters rtr 114 | awk '{ print \$4 }') -ge 4 ]"
