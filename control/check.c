@@ -105,6 +105,9 @@ static bool check_repair(struct check *c, uint32_t sid, uint32_t id, size_t *par
 		return fail(c, "repair state %u of session %u says session %u", id, sid, r->session);
 	if (r->phase > CP_PHASE_FORWARDING)
 		return fail(c, "repair state %u in phase %u", id, r->phase);
+	if ((r->flags & CP_REPAIR_HELD) != 0 && r->phase != CP_PHASE_FORWARDING)
+		return fail(c, "repair state sqn %u held for the crossing window in phase %u",
+			r->sqn, r->phase);
 	if (!check_masks(c, "repair if_mask", r->sqn, r->if_mask) ||
 		!check_masks(c, "repair repaired_mask", r->sqn, r->repaired_mask))
 		return false;

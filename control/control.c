@@ -37,6 +37,7 @@ void cp_if_config_default(struct cp_if_config *cfg)
 	cfg->nak_rdata_ivl_ms = 10000;
 	cfg->nak_elim_ivl_ms = 100;
 	cfg->ncf_ivl_ms = 50;
+	cfg->nak_cross_ivl_ms = 50;
 	cfg->nak_bo_ivl_us = 0;
 	cfg->router_alert = true;
 	cfg->session_rate = 100;

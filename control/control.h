@@ -73,6 +73,10 @@ struct cp_if_config {
 	/* new sessions per second created by SPMs arriving here, bursts of as many (a token
 	   bucket); 0 = no cap */
 	uint32_t session_rate;
+	/* the crossing window: repaired state is kept this long after its RDATA went by, and a
+	   first NAK from a new source on an interface that had its copy is eliminated (a NAK that
+	   crossed the repair); at most nak_elim_ivl_ms, 0 = off (RFC 3208 7.8 exactly) */
+	uint32_t nak_cross_ivl_ms;
 };
 void cp_if_config_default(struct cp_if_config *cfg);
 
@@ -145,6 +149,8 @@ void cp_limits(const struct cp_config *cfg, struct cp_limits *out);
 	X(NAK_FORWARDED, "nak-forwarded", "NAK packets forwarded upstream")                        \
 	X(NAK_RETRANSMITTED, "nak-retransmitted", "NAK SQNs repeated upstream while unconfirmed")  \
 	X(NAK_ELIMINATED, "nak-eliminated", "duplicate NAK SQNs discarded")                        \
+	X(NAK_CROSSED_REPAIR, "nak-crossed-repair",                                                \
+		"NAK SQNs discarded: they crossed the repair on the wire (in nak-eliminated too)") \
 	X(NAK_RETRY_EXPIRED, "nak-retry-expired", "NAKs never confirmed within NAK_RPT_IVL")       \
 	X(NAK_NO_SESSION, "nak-no-session", "NAKs for a TSI without source-path state")            \
 	X(SPMR_SENT, "spmr-sent",                                                                  \

@@ -192,6 +192,7 @@ static inline bool cp_tnode_scheduled(const struct cp_tnode *n)
 	X(NAK_FORWARDED)                                                                           \
 	X(NAK_RETRANSMITTED)                                                                       \
 	X(NAK_ELIMINATED)                                                                          \
+	X(NAK_CROSSED_REPAIR)                                                                      \
 	X(NAK_RETRY_EXPIRED)                                                                       \
 	X(NAK_OUT_OF_WINDOW)                                                                       \
 	X(NAK_UPSTREAM_INTERFACE)                                                                  \
@@ -336,6 +337,7 @@ struct cp_session {
 #define CP_REPAIR_DLR_OFF     0x08 /* the NAK went to the TSI's off-tree DLR */
 #define CP_REPAIR_NO_DLR      0x10 /* a DLR failed this SQN: upstream only from now on */
 #define CP_REPAIR_PARITY      0x20 /* per transmission group (11.6): sqn is the TG_SQN */
+#define CP_REPAIR_HELD	      0x40 /* repaired, kept for the crossing window (nak.c) */
 #define CP_REPAIR_DLR	      (CP_REPAIR_DLR_UP | CP_REPAIR_DLR_OFF)
 
 /* 7.2: the interfaces that had an NCF for the state since `stamp` (ncf.c's storm window) */
@@ -373,8 +375,13 @@ struct cp_repair {
 	uint32_t evict_next, evict_prev;
 	uint8_t owner; /* slot, CP_OWNER_NONE for none */
 	bool evictable;
+	/* nak.c: the IP sources that NAKed this SQN here, a 32-bit Bloom filter (two bits a
+	   source, keyed hash): in the padding, so the entry stays 128 bytes */
+	uint32_t nak_srcs;
 };
 #define CP_OWNER_NONE CP_MAX_INTERFACES
+_Static_assert(sizeof(struct cp_repair) == 128,
+	"repair state: 128 bytes (the hash-chain fields in one cache line)");
 
 /* The NCF marks of non-parity state, the counts' id of parity state: the wrong kind is a broken
  * invariant, caught here rather than as another state's corrupted counts. */
@@ -412,7 +419,9 @@ struct cp_parity {
 
 /*
  * Its phases: the three of enum cp_repair_phase, NNAK (OUTSTANDING state an NNAK created,
- * flagged CP_REPAIR_NNAK: it eliminates no NAK and lives NAK_ELIM_IVL, 9.5.3.2) and NONE (no
+ * flagged CP_REPAIR_NNAK: it eliminates no NAK and lives NAK_ELIM_IVL, 9.5.3.2), REPAIRED
+ * (FORWARDING state whose every interface had its copy, flagged CP_REPAIR_HELD: kept for the
+ * crossing window, it eliminates only NAKs that crossed the repair, nak.c) and NONE (no
  * state). Rows name the phases they apply in as a mask of CP_FSM_IN(phase).
  */
 enum cp_fsm_phase {
@@ -420,6 +429,7 @@ enum cp_fsm_phase {
 	CP_FSM_OUTSTANDING = CP_PHASE_OUTSTANDING,
 	CP_FSM_FORWARDING = CP_PHASE_FORWARDING,
 	CP_FSM_NNAK,
+	CP_FSM_REPAIRED,
 	CP_FSM_NONE,
 	CP_FSM_PHASES,
 	CP_FSM_SAME = CP_FSM_PHASES, /* as a row's next phase: the one it was in */
@@ -428,8 +438,11 @@ enum cp_fsm_phase {
 
 static inline unsigned cp_fsm_phase(const struct cp_repair *r)
 {
-	return r->phase == CP_PHASE_OUTSTANDING && (r->flags & CP_REPAIR_NNAK) != 0 ? CP_FSM_NNAK
-										    : r->phase;
+	if (r->phase == CP_PHASE_OUTSTANDING && (r->flags & CP_REPAIR_NNAK) != 0)
+		return CP_FSM_NNAK;
+	if (r->phase == CP_PHASE_FORWARDING && (r->flags & CP_REPAIR_HELD) != 0)
+		return CP_FSM_REPAIRED;
+	return r->phase;
 }
 
 /*
@@ -441,17 +454,21 @@ static inline unsigned cp_fsm_phase(const struct cp_repair *r)
 #define CP_REPAIR_EVENTS(X)                                                                        \
 	X(NAK, "NAK", CP_LOG_EVENT, true)                                                          \
 	X(NAK_DUPLICATE, "duplicate NAK", CP_LOG_EVENT, true)                                      \
+	X(NAK_CROSSED, "NAK that crossed the repair", CP_LOG_EVENT, true)                          \
 	X(NAK_FROM_DLR, "NAK from the off-tree DLR", CP_LOG_EVENT, true)                           \
 	X(NNAK, "NNAK", CP_LOG_EVENT, false)                                                       \
 	X(NCF, "NCF", CP_LOG_EVENT, false)                                                         \
 	X(RDATA, "RDATA", CP_LOG_EVENT, false)                                                     \
 	X(RDATA_UNREQUESTED, "RDATA nobody here asked for", CP_LOG_EVENT, false)                   \
 	X(RDATA_REPAIRED, "RDATA copy that left no interface waiting", CP_LOG_EVENT, false)        \
+	X(RDATA_REPAIRED_HOLD, "RDATA copy that left no interface waiting, crossing window on",    \
+		CP_LOG_EVENT, false)                                                               \
 	X(NAK_RPT_RTE, "NAK_RPT_RTE timer", CP_LOG_TIMER, false)                                   \
 	X(NAK_RPT_IVL, "NAK_RPT_IVL timer", CP_LOG_TIMER, false)                                   \
 	X(NAK_ELIM_IVL, "NAK_ELIM_IVL timer", CP_LOG_TIMER, false)                                 \
 	X(NAK_RDATA_IVL, "NAK_RDATA_IVL timer", CP_LOG_TIMER, false)                               \
 	X(LINGER, "linger timer", CP_LOG_TIMER, false)                                             \
+	X(CROSSING_OVER, "crossing window timer", CP_LOG_TIMER, false)                             \
 	X(DLR_NCF, "unicast NCF from the off-tree DLR", CP_LOG_EVENT, false)                       \
 	X(DLR_RDATA, "RDATA from the off-tree DLR", CP_LOG_EVENT, false)                           \
 	X(DLR_TIMEOUT, "NAK_RPT_IVL timer of a redirected NAK", CP_LOG_TIMER, false)               \
@@ -700,6 +717,9 @@ void cp_repair_start_pending(
 void cp_repair_confirm(
 	struct cp *cp, struct cp_repair *r, const struct cp_session *s, cp_time_t now);
 bool cp_repair_eliminating(const struct cp_repair *r, cp_time_t now);
+/* The crossing window of a session's repaired states (0: off): the upstream interface's
+   setting, at most its NAK_ELIM_IVL. */
+uint32_t cp_crossing_ms(const struct cp *cp, const struct cp_session *s);
 void cp_repairs_flush_repeats(struct cp *cp);
 void cp_repairs_drop_slot(struct cp *cp, int slot);
 /* New zeroed state; only the machine's rows in NONE make it (cp_fsm_create), and set its phase. */
@@ -757,7 +777,9 @@ static inline const struct cp_fsm_row *cp_repair_fsm(
 	if (row->action != NULL && !row->action(cp, x))
 		return NULL;
 	if (next < CP_FSM_NONE)
-		x->r->phase = next == CP_FSM_NNAK ? CP_PHASE_OUTSTANDING : (uint8_t)next;
+		x->r->phase = next == CP_FSM_NNAK	? CP_PHASE_OUTSTANDING
+			      : next == CP_FSM_REPAIRED ? CP_PHASE_FORWARDING
+							: (uint8_t)next;
 	if (cp->log_mask != 0)
 		cp_fsm_logged(cp, x, row);
 	return row;
@@ -777,6 +799,8 @@ bool cp_fsm_retry_expired(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_repair_expired(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_linger_expired(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_repair_completed(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_repair_held(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_crossing_over(struct cp *cp, struct cp_fsm *x);
 /* ncf.c (7.3, 7.5) */
 bool cp_fsm_ncf_anticipate(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_ncf_confirm(struct cp *cp, struct cp_fsm *x);
@@ -789,6 +813,7 @@ bool cp_fsm_nak_after_repair(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nak_again(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nak_after_nnak(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nak_duplicate(struct cp *cp, struct cp_fsm *x);
+bool cp_fsm_nak_crossed(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nnak_first(struct cp *cp, struct cp_fsm *x);
 bool cp_fsm_nnak_known(struct cp *cp, struct cp_fsm *x);

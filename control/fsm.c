@@ -21,6 +21,7 @@
 #define O	  CP_FSM_IN(CP_FSM_OUTSTANDING)
 #define F	  CP_FSM_IN(CP_FSM_FORWARDING)
 #define NN	  CP_FSM_IN(CP_FSM_NNAK)
+#define R	  CP_FSM_IN(CP_FSM_REPAIRED)
 #define X	  CP_FSM_IN(CP_FSM_NONE)
 #define TO(phase) CP_FSM_##phase
 
@@ -28,7 +29,9 @@
 /* clang-format off */
 const struct cp_fsm_row cp_fsm_table[] = {
 	/* NAKs (7.2-7.4): forwarded unless the state eliminates them; a PENDING state always
-	 * does, a FORWARDING one never: the repair went by, it is a new request (7.8) */
+	 * does, a FORWARDING one never: the repair went by, it is a new request (7.8). Repaired
+	 * state (the crossing window) eliminates only a NAK that crossed the repair: on an
+	 * interface that had its copy, from a source that had not NAKed the SQN here (nak.c) */
 	{X,	CP_EV_NAK,		cp_fsm_nak_first,		TO(PENDING),
 		"NAK on %s in NONE -> PENDING (forwarded)"},
 	{O,	CP_EV_NAK,		cp_fsm_nak_again,		TO(PENDING),
@@ -37,6 +40,10 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"NAK on %s in OUTSTANDING -> PENDING (forwarded, state was NNAK-created)"},
 	{F,	CP_EV_NAK,		cp_fsm_nak_after_repair,	TO(PENDING),
 		"NAK on %s in FORWARDING -> PENDING (forwarded, new request after repair)"},
+	{R,	CP_EV_NAK,		cp_fsm_nak_after_repair,	TO(PENDING),
+		"NAK on %s in REPAIRED -> PENDING (forwarded, new request after repair)"},
+	{R,	CP_EV_NAK_CROSSED,	cp_fsm_nak_crossed,		TO(SAME),
+		"NAK on %s in REPAIRED -> REPAIRED (%s: crossed the repair on its way)"},
 	{P,	CP_EV_NAK_DUPLICATE,	cp_fsm_nak_duplicate,		TO(SAME),
 		"NAK on %s in PENDING -> PENDING (%s)"},
 	{O,	CP_EV_NAK_DUPLICATE,	cp_fsm_nak_duplicate,		TO(SAME),
@@ -48,11 +55,13 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"NAK on %s in OUTSTANDING -> PENDING (forwarded, elimination over)"},
 	{F,	CP_EV_NAK_FROM_DLR,	cp_fsm_nak_dlr_fallback,	TO(PENDING),
 		"NAK on %s in FORWARDING -> PENDING (forwarded, elimination over)"},
+	{R,	CP_EV_NAK_FROM_DLR,	cp_fsm_nak_dlr_fallback,	TO(PENDING),
+		"NAK on %s in REPAIRED -> PENDING (forwarded, elimination over)"},
 
 	/* NNAKs (9.5.3.2): state only where there was none, never an interface */
 	{X,	CP_EV_NNAK,		cp_fsm_nnak_first,		TO(NNAK),
 		"NNAK in NONE -> OUTSTANDING (NNAK state, forwarded)"},
-	{P|O|F|NN, CP_EV_NNAK,		cp_fsm_nnak_known,		TO(SAME),
+	{P|O|F|NN|R, CP_EV_NNAK,	cp_fsm_nnak_known,		TO(SAME),
 		NULL},
 
 	/* NCFs from upstream confirm a NAK or anticipate one (7.3, 7.5) */
@@ -66,6 +75,8 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"NCF in OUTSTANDING -> OUTSTANDING (timers restarted, anticipated)"},
 	{F,	CP_EV_NCF,		cp_fsm_ncf_after_repair,	TO(OUTSTANDING),
 		"NCF in FORWARDING -> OUTSTANDING (timers restarted, anticipated)"},
+	{R,	CP_EV_NCF,		cp_fsm_ncf_after_repair,	TO(OUTSTANDING),
+		"NCF in REPAIRED -> OUTSTANDING (timers restarted, anticipated)"},
 
 	/* RDATA (7.8): its first copy starts the forwarding, the last one wanted ends it */
 	{P,	CP_EV_RDATA,		cp_fsm_rdata_forward,		TO(FORWARDING),
@@ -78,12 +89,16 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"RDATA in OUTSTANDING -> deleted (no interfaces)"},
 	{F,	CP_EV_RDATA_REPAIRED,	cp_fsm_repair_completed,	TO(NONE),
 		"RDATA in FORWARDING -> deleted (every interface repaired)"},
+	/* every interface repaired, forwarding nothing more (7.8); kept for the crossing window
+	 * to tell the NAKs that crossed the repair from new requests */
+	{F,	CP_EV_RDATA_REPAIRED_HOLD, cp_fsm_repair_held,		TO(REPAIRED),
+		"RDATA in FORWARDING -> REPAIRED (every interface repaired, crossing window)"},
 
 	/* the off-tree DLR a NAK was redirected to (9.5.3.2): its unicast NCF confirms what we
 	 * asked it for, its unicast RDATA is re-sourced downstream */
 	{P,	CP_EV_DLR_NCF,		cp_fsm_dlr_confirm,		TO(OUTSTANDING),
 		"unicast NCF from the off-tree DLR in PENDING -> OUTSTANDING"},
-	{O|F,	CP_EV_DLR_NCF,		NULL,				TO(SAME),
+	{O|F|R,	CP_EV_DLR_NCF,		NULL,				TO(SAME),
 		NULL},
 	{P,	CP_EV_DLR_RDATA,	cp_fsm_dlr_rdata,		TO(NONE),
 		"RDATA from the off-tree DLR in PENDING -> deleted (re-sourced downstream)"},
@@ -91,6 +106,9 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"RDATA from the off-tree DLR in OUTSTANDING -> deleted (re-sourced downstream)"},
 	{F,	CP_EV_DLR_RDATA,	cp_fsm_dlr_rdata,		TO(NONE),
 		"RDATA from the off-tree DLR in FORWARDING -> deleted (re-sourced downstream)"},
+	/* repaired already: nobody here is waiting for it */
+	{R,	CP_EV_DLR_RDATA,	NULL,				TO(SAME),
+		NULL},
 
 	/* parity state per transmission group (11.6): PENDING or OUTSTANDING, by counts */
 	{X,	CP_EV_PARITY_NAK,	cp_fsm_parity_nak_first,	TO(PENDING),
@@ -130,6 +148,8 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"timer in OUTSTANDING -> deleted (NAK_RDATA_IVL expired, no RDATA)"},
 	{F,	CP_EV_LINGER,		cp_fsm_linger_expired,		TO(NONE),
 		"timer in FORWARDING -> deleted (linger expired, interfaces left unrepaired)"},
+	{R,	CP_EV_CROSSING_OVER,	cp_fsm_crossing_over,		TO(NONE),
+		"timer in REPAIRED -> deleted (crossing window over)"},
 	/* 9.5.3.2: a redirected NAK unconfirmed for NAK_RPT_IVL */
 	{P,	CP_EV_DLR_TIMEOUT,	cp_fsm_dlr_timeout,		TO(SAME),
 		"NAK_RPT_IVL timer in PENDING: DLR %s never confirmed, dropped; NAKs go upstream"},
@@ -141,6 +161,7 @@ const unsigned cp_fsm_rows = sizeof(cp_fsm_table) / sizeof(cp_fsm_table[0]);
 #undef O
 #undef F
 #undef NN
+#undef R
 #undef X
 #undef TO
 
@@ -165,6 +186,8 @@ const char *cp_fsm_phase_name(unsigned phase)
 	switch (phase) {
 	case CP_FSM_NNAK:
 		return "OUTSTANDING (NNAK)";
+	case CP_FSM_REPAIRED:
+		return "REPAIRED";
 	case CP_FSM_NONE:
 		return "NONE";
 	default:

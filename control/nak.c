@@ -417,10 +417,49 @@ static void ncf_mark(struct cp_repair *r, uint64_t bit, cp_time_t now, cp_time_t
 struct nak_run {
 	struct cp_nak_step *step; /* the SQN at hand */
 	uint64_t bit;		  /* the arrival interface's slot */
+	uint32_t src_bits;	  /* its IP source in a repair state's filter (nak_srcs) */
+	bool receiver;		  /* NAK_SRC names us: an OpenPGM receiver, not a router */
 	bool from_dlr;		  /* it came from the TSI's off-tree DLR */
 	bool forward;		  /* some SQN goes on (9.3.3) */
 	bool ncf;		  /* some SQN wants it confirmed now (7.2) */
 };
+
+/*
+ * NAKs that crossed the repair. Repair state goes once the RDATA went everywhere it was asked
+ * for (7.8), and a receiver's NAK sent before the NCF or the RDATA reached it, arriving after
+ * the RDATA went by, found none: it made new state and went upstream, and the source repaired
+ * again (in a NAK storm of 128 OpenPGM receivers, 241 of 247 NAKs beyond the first at the
+ * source; a second RDATA of a fragmented APDU crashes libpgm 5.3 receivers that do not need
+ * it). So, with a crossing window, repaired state stays that long (REPAIRED), and a NAK for it
+ * is told apart by who sends it:
+ *  - on an interface that had its copy, from an IP source that had not NAKed the SQN here:
+ *    it crossed the repair on the wire, its sender has the copy or will have it. Eliminated,
+ *    confirmed (7.2), counted (nak-crossed-repair);
+ *  - the same source again (a downstream router asking for another of its branches, a
+ *    receiver whose repair was lost below us), another interface, or after the window: a new
+ *    request, as without the window (7.8);
+ *  - but the same source again naming us as NAK_SRC is an OpenPGM receiver (routers, ours
+ *    included, send the source's NLA): it sends a NAK list and at once a single NAK for its
+ *    first SQN, and when the single one is held up behind the repair (a loaded host) it is a
+ *    crossing NAK too (e2e fragment-repair: the source repaired twice and libpgm crashed). A
+ *    receiver asks again for a repair it lost only after its NAK_RDATA_IVL, hundreds of ms at
+ *    least, well beyond the window.
+ * The sources are remembered in 32 bits per state, two bits a source from a keyed hash, from
+ * the state's first NAK on: a false positive calls a crossing NAK a new request, RFC 3208's
+ * behaviour. What it cannot tell: a receiver that lost the RDATA as well and NAKs for the first
+ * time within the window (it is confirmed, and its next NAK goes upstream), and a downstream
+ * router that had no state when the RDATA passed it and NAKs for the first time within the
+ * window (the same). Hence a window of a few round trips, not NAK_ELIM_IVL.
+ */
+static uint32_t nak_src_bits(const struct cp *cp, const struct pgm_nla *src)
+{
+	uint64_t w[2] = {0, 0};
+	uint64_t h;
+
+	memcpy(w, src->addr, sizeof(src->addr));
+	h = cp_hash64(&cp->hash_key, w[0] ^ (w[1] * 0x9e3779b97f4a7c15u) ^ src->afi);
+	return (uint32_t)1 << (h & 31) | (uint32_t)1 << (h >> 5 & 31);
+}
 
 /* The arrival interface asks for the SQN; unreach.c counts its duplicates (15.2, 15.3). */
 static void nak_listed(struct cp *cp, struct cp_fsm *x, const struct nak_run *run)
@@ -429,6 +468,7 @@ static void nak_listed(struct cp *cp, struct cp_fsm *x, const struct nak_run *ru
 	bool added = (r->if_mask & run->bit) == 0;
 
 	r->if_mask |= run->bit;
+	r->nak_srcs |= run->src_bits;
 	cp_nak_seen(cp, x->s, r, x->in_if, added);
 }
 
@@ -501,6 +541,18 @@ bool cp_fsm_nak_duplicate(struct cp *cp, struct cp_fsm *x)
 	return true;
 }
 
+/* A NAK that crossed the repair: eliminated; its source is known from now on. Not a duplicate
+ * for 15.2 and 15.3: nothing below failed. */
+bool cp_fsm_nak_crossed(struct cp *cp, struct cp_fsm *x)
+{
+	struct nak_run *run = x->run;
+
+	x->r->nak_srcs |= run->src_bits;
+	cp_count(cp, x->in_if, x->s, CP_C_NAK_CROSSED_REPAIR, 1);
+	run->step->dest = CP_DEST_UPSTREAM;
+	return true;
+}
+
 /* 9.5.3.2: the DLR lacks it too: upstream for this SQN */
 bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x)
 {
@@ -515,12 +567,19 @@ bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x)
 }
 
 /* The event of a NAK for state r (NULL: none). */
-static enum cp_repair_event nak_event(const struct cp_repair *r, bool from_dlr, cp_time_t now)
+static enum cp_repair_event nak_event(
+	const struct cp_repair *r, const struct nak_run *run, cp_time_t now)
 {
 	if (r == NULL)
 		return CP_EV_NAK;
-	if (from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0)
+	if (run->from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0)
 		return CP_EV_NAK_FROM_DLR;
+	if ((r->flags & CP_REPAIR_HELD) != 0)
+		return (r->repaired_mask & run->bit) != 0 &&
+				       (run->receiver ||
+					       (r->nak_srcs & run->src_bits) != run->src_bits)
+			       ? CP_EV_NAK_CROSSED
+			       : CP_EV_NAK;
 	return cp_repair_eliminating(r, now) ? CP_EV_NAK_DUPLICATE : CP_EV_NAK;
 }
 
@@ -561,6 +620,8 @@ void cp_nak(
 	}
 	run.from_dlr = cp_from_offtree_dlr(s, in);
 	run.bit = cp_iface_bit(in_if);
+	run.src_bits = nak_src_bits(cp, &in->ip->src);
+	run.receiver = !pgm_nla_equal(&pkt->nak_src, &s->source);
 	if_cfg = cp_iface_config(cp, in_if);
 	ncf_ivl = CP_MS(if_cfg->ncf_ivl_ms);
 	x = (struct cp_fsm){
@@ -573,7 +634,7 @@ void cp_nak(
 		cp_fsm_state(cp, &x, st->id);
 		x.sqn = st->sqn;
 		run.step = st;
-		st->row = cp_repair_fsm(cp, &x, nak_event(x.r, run.from_dlr, now));
+		st->row = cp_repair_fsm(cp, &x, nak_event(x.r, &run, now));
 		if (st->row == NULL)
 			continue;
 		st->id = x.id;

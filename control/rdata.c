@@ -5,10 +5,11 @@
  * makes the copies from the kernel's multicast route). A copy is accepted only if its
  * egress interface asked for the repair (is in the repair state's interface set) and is not the
  * interface the RDATA came from. The first copy moves the state to FORWARDING; the state is
- * deleted once every listed interface had its copy, or after rdata_linger when some listed
- * interface never gets one (say, multicast routing no longer sends the group there). The first
- * copy and the last one are the state's events (fsm.c); the copies between change nothing but
- * the interfaces repaired.
+ * deleted once every listed interface had its copy (with a crossing window on, it is kept that
+ * long first, forwarding nothing more: REPAIRED, see nak.c), or after rdata_linger when some
+ * listed interface never gets one (say, multicast routing no longer sends the group there). The
+ * first copy and the last one are the state's events (fsm.c); the copies between change nothing
+ * but the interfaces repaired.
  */
 #include "control/cp_internal.h"
 
@@ -109,8 +110,10 @@ void cp_rdata(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 		cp_count_out(out_if, s, PGM_RDATA);
 	}
 	waiting = r->if_mask & ~in_bit & ~r->repaired_mask;
-	if (waiting == 0)
-		rdata_event(cp, in, in_if, out_if, s, sid, id, r, CP_EV_RDATA_REPAIRED);
+	if (waiting == 0 && (r->flags & CP_REPAIR_HELD) == 0)
+		rdata_event(cp, in, in_if, out_if, s, sid, id, r,
+			cp_crossing_ms(cp, s) != 0 ? CP_EV_RDATA_REPAIRED_HOLD
+						   : CP_EV_RDATA_REPAIRED);
 	else if (row != NULL) /* the first copy set the linger; later ones change no deadline */
 		cp_repair_schedule(cp, id);
 }

@@ -6,10 +6,14 @@
  *   OUTSTANDING  confirmed (or anticipated from an unsolicited NCF): duplicates are discarded
  *                while NAK_ELIM_IVL runs; the state waits NAK_RDATA_IVL for the RDATA.
  *   FORWARDING   the RDATA arrived; copies go to the listed interfaces, and the state is deleted
- *                when each had its copy, or when rdata_linger runs out.
+ *                when each had its copy (or kept for the crossing window, below), or when
+ *                rdata_linger runs out.
  *
- * The state machine in fsm.c adds two phases: NONE, no state, and NNAK, OUTSTANDING state an
- * NNAK created, which eliminates no NAK and lives NAK_ELIM_IVL (9.5.3.2). Its table's rows are
+ * The state machine in fsm.c adds three phases: NONE, no state; NNAK, OUTSTANDING state an
+ * NNAK created, which eliminates no NAK and lives NAK_ELIM_IVL (9.5.3.2); and REPAIRED,
+ * FORWARDING state whose every interface had its copy, kept for the crossing window
+ * (nak-crossing-interval): it forwards nothing more (7.8) and eliminates only the NAKs that
+ * crossed the repair on the wire (nak.c), then goes. Its table's rows are
  * the only transitions, and the only place that sets a state's phase; the timers' actions are
  * here. Each state has one timer node in the wheel, armed at the earliest of its deadlines.
  */
@@ -242,7 +246,7 @@ void cp_repair_start_pending(
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 	cp_time_t period = repeat_period(cfg);
 
-	r->flags &= (uint8_t) ~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK);
+	r->flags &= (uint8_t) ~(CP_REPAIR_ANTICIPATED | CP_REPAIR_NNAK | CP_REPAIR_HELD);
 	r->rpt_end = cp_deadline(now, cfg->nak_rpt_ivl_ms);
 	r->rpt_next = period != 0 && now + period < r->rpt_end ? now + period : 0;
 	/* 7.8: NAK_RDATA_IVL counts from the most recent forwarding; the next NCF restarts it */
@@ -257,10 +261,18 @@ void cp_repair_confirm(
 {
 	const struct cp_if_config *cfg = cp_repair_config(cp, s);
 
-	r->flags &= (uint8_t)~CP_REPAIR_NNAK;
+	r->flags &= (uint8_t) ~(CP_REPAIR_NNAK | CP_REPAIR_HELD);
 	r->rpt_next = r->rpt_end = 0;
 	r->rdata_end = cp_deadline(now, cfg->nak_rdata_ivl_ms);
 	r->elim_end = cfg->nak_elim_ivl_ms != 0 ? cp_deadline(now, cfg->nak_elim_ivl_ms) : 0;
+}
+
+uint32_t cp_crossing_ms(const struct cp *cp, const struct cp_session *s)
+{
+	const struct cp_if_config *cfg = cp_repair_config(cp, s);
+
+	return cfg->nak_cross_ivl_ms < cfg->nak_elim_ivl_ms ? cfg->nak_cross_ivl_ms
+							    : cfg->nak_elim_ivl_ms;
 }
 
 /* Would a duplicate NAK arriving now be discarded (7.4)? NNAK state never eliminates (9.5.3.2). */
@@ -301,8 +313,10 @@ static enum cp_repair_event repair_over(const struct cp_repair *r, cp_time_t now
 		}
 		break;
 	case CP_PHASE_FORWARDING:
+		/* rdata_end: the linger, or once every interface is repaired the crossing window */
 		if (r->rdata_end <= now)
-			return CP_EV_LINGER;
+			return (r->flags & CP_REPAIR_HELD) != 0 ? CP_EV_CROSSING_OVER
+								: CP_EV_LINGER;
 		break;
 	}
 	return CP_EV_COUNT;
@@ -446,6 +460,27 @@ bool cp_fsm_linger_expired(struct cp *cp, struct cp_fsm *x)
 bool cp_fsm_repair_completed(struct cp *cp, struct cp_fsm *x)
 {
 	cp_repair_delete(cp, x->id, CP_C_REPAIR_COMPLETED);
+	return true;
+}
+
+/* Every interface had its copy: the repair is complete (counted now), and the state stays for
+ * the crossing window, forwarding nothing more (7.8), to know the NAKs that crossed it. */
+bool cp_fsm_repair_held(struct cp *cp, struct cp_fsm *x)
+{
+	struct cp_repair *r = x->r;
+
+	cp_count(cp, NULL, x->s, CP_C_REPAIR_COMPLETED, 1);
+	r->flags |= CP_REPAIR_HELD;
+	r->rpt_next = r->rpt_end = r->elim_end = 0;
+	r->rdata_end = cp_deadline(x->now, cp_crossing_ms(cp, x->s));
+	cp_repair_schedule(cp, x->id);
+	return true;
+}
+
+/* The crossing window is over: the repair was counted when it completed. */
+bool cp_fsm_crossing_over(struct cp *cp, struct cp_fsm *x)
+{
+	cp_repair_delete(cp, x->id, CP_C_COUNT);
 	return true;
 }
 

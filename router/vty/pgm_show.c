@@ -686,8 +686,8 @@ static void state_repair(void *arg, const struct cp_repair_view *r)
 /* The per-TSI counters the text's verbose lines show. */
 static const enum cp_counter session_counters[] = {CP_C_NAK_REDIRECTED, CP_C_DLR_TIMEOUT,
 	CP_C_PARITY_NAK_FORWARDED, CP_C_NAK_SUSPENDED, CP_C_NAK_RECEIVED, CP_C_NAK_UNIQUE,
-	CP_C_NAK_FORWARDED, CP_C_NAK_ELIMINATED, CP_C_NCF_SENT, CP_C_RDATA_FORWARDED,
-	CP_C_RDATA_NO_STATE, CP_C_RDATA_NO_INTERFACE};
+	CP_C_NAK_FORWARDED, CP_C_NAK_ELIMINATED, CP_C_NAK_CROSSED_REPAIR, CP_C_NCF_SENT,
+	CP_C_RDATA_FORWARDED, CP_C_RDATA_NO_STATE, CP_C_RDATA_NO_INTERFACE};
 
 static struct json_object *dlr_json(
 	const struct pgm_nla *addr, const char *kind, const char *ifname, bool parity, double age_s)
@@ -827,13 +827,14 @@ static void session_text(struct state_ctx *c, const struct cp_session_view *v)
 			(unsigned long long)k->ev[CP_C_PARITY_NAK_FORWARDED],
 			(unsigned long long)k->ev[CP_C_NAK_SUSPENDED]);
 		cfg_printf(c->b,
-			"  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated; "
-			"NCFs %llu sent\n  RDATA copies %llu forwarded, %llu not forwarded "
-			"(not requested there)\n",
+			"  NAKs %llu received, %llu unique, %llu forwarded, %llu eliminated "
+			"(%llu crossed the repair); NCFs %llu sent\n  RDATA copies %llu forwarded, "
+			"%llu not forwarded (not requested there)\n",
 			(unsigned long long)k->ev[CP_C_NAK_RECEIVED],
 			(unsigned long long)k->ev[CP_C_NAK_UNIQUE],
 			(unsigned long long)k->ev[CP_C_NAK_FORWARDED],
 			(unsigned long long)k->ev[CP_C_NAK_ELIMINATED],
+			(unsigned long long)k->ev[CP_C_NAK_CROSSED_REPAIR],
 			(unsigned long long)k->ev[CP_C_NCF_SENT],
 			(unsigned long long)k->ev[CP_C_RDATA_FORWARDED],
 			(unsigned long long)(k->ev[CP_C_RDATA_NO_STATE] +

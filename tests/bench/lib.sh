@@ -687,21 +687,30 @@ bench_softirq_trace_on() {
 	_bench_tracefs "cd instances/$BENCH_TRACE_INSTANCE && echo >trace && echo 1 >tracing_on"
 }
 
-# bench_softirq_trace_off: stops recording and prints "ns_in_net_rx softirqs lost": the time
-# between each softirq_entry and its softirq_exit, summed (microsecond time stamps: the rounding
-# of the two ends cancels out over many softirqs), the softirqs counted, and the events the buffer
-# lost (overrun; such a run prices nothing).
+# bench_softirq_trace_off [PID]: stops recording and prints "ns_in_net_rx softirqs lost
+# ns_on_pid": the time between each softirq_entry and its softirq_exit, summed (microsecond time
+# stamps: the rounding of the two ends cancels out over many softirqs), the softirqs counted, the
+# events the buffer lost (overrun; such a run prices nothing), and of the summed time the part that
+# ran on top of a thread of PID (0 without PID). The kernel has no IRQ time accounting
+# (CONFIG_IRQ_TIME_ACCOUNTING), so a softirq taken while a thread runs is charged to that
+# thread's CPU time as well: a side's user-space time minus ns_on_pid is its own.
 bench_softirq_trace_off() {
+	local tids=""
+	[ -n "${1:-}" ] && tids=$(ls /proc/"$1"/task 2>/dev/null | tr '\n' ' ')
 	_bench_tracefs "cd instances/$BENCH_TRACE_INSTANCE && echo 0 >tracing_on &&
-		cat trace && cat per_cpu/cpu*/stats" 2>/dev/null | awk '
-		/softirq_entry:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) t0 = substr($i, 1, length($i) - 1) }
+		cat trace && cat per_cpu/cpu*/stats" 2>/dev/null | awk -v tids="$tids" '
+		BEGIN { nt = split(tids, t, " "); for (i = 1; i <= nt; i++) mine[t[i]] = 1 }
+		/softirq_entry:/ {
+			for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) t0 = substr($i, 1, length($i) - 1)
+			task = $1; sub(/.*-/, "", task); on = (task in mine)
+		}
 		/softirq_exit:/ {
 			for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) t1 = substr($i, 1, length($i) - 1)
-			if (t0 != "") { ns += (t1 - t0) * 1e9; n++ }
+			if (t0 != "") { d = (t1 - t0) * 1e9; ns += d; n++; if (on) own += d }
 			t0 = ""
 		}
 		/^overrun:/ { lost += $2 }
-		END { printf "%.0f %d %d\n", ns, n, lost }'
+		END { printf "%.0f %d %d %.0f\n", ns, n, lost, own }'
 }
 
 bench_softirq_trace_end() {

@@ -114,6 +114,10 @@ done
 echo
 missing=$(grep -c ',missing,' "$csv")
 [ "$missing" -gt 0 ] && echo "missing figures: $missing (value 'missing'; the reason is in the unit column)"
+# A figure missing for the environment (no second CPU, a load that spoils a run) is reported; one
+# missing because a side did the wrong thing (bench-queue's behaviour checks) fails the run.
+wrong=$(grep -E ',missing,did not do its job' "$csv" | cut -d, -f1,2 | tr '\n' ' ')
+[ -n "$wrong" ] && failed="$failed (wrong behaviour: $wrong)"
 verdicts=$(grep -E ',(PASS|FAIL|INCONCLUSIVE),' "$csv")
 if [ -n "$verdicts" ]; then
 	echo "goals:"

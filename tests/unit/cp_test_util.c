@@ -102,7 +102,8 @@ const char *cp_test_ifname(int ifindex)
 
 /*
  * Without a configuration of their own, tests run with the defaults but for a 1000 ms NAK_ELIM_IVL:
- * the timer tests step through elimination at that scale (test_cp_misc checks the default).
+ * the timer tests step through elimination at that scale (test_cp_misc checks the default), and
+ * without the crossing window.
  */
 void cp_test_env_init(struct cp_test_env *env, const struct cp_config *cfg)
 {
@@ -111,6 +112,8 @@ void cp_test_env_init(struct cp_test_env *env, const struct cp_config *cfg)
 	if (cfg == NULL) {
 		cp_config_default(&test_cfg);
 		test_cfg.if_defaults.nak_elim_ivl_ms = 1000;
+		/* RFC 3208 7.8 exactly (test_cp_repair turns the window on) */
+		test_cfg.if_defaults.nak_cross_ivl_ms = 0;
 		cfg = &test_cfg;
 	}
 	memset(env, 0, sizeof(*env));

@@ -16,6 +16,7 @@
 #define O  CP_FSM_IN(CP_FSM_OUTSTANDING)
 #define F  CP_FSM_IN(CP_FSM_FORWARDING)
 #define NN CP_FSM_IN(CP_FSM_NNAK)
+#define R  CP_FSM_IN(CP_FSM_REPAIRED)
 #define X  CP_FSM_IN(CP_FSM_NONE)
 
 /* Where each event can happen. In the other phases it cannot, for the reason given, and its
@@ -25,27 +26,31 @@ static const struct {
 	unsigned phases;
 } expected[] = {
 	/* 7.4: PENDING state eliminates every NAK but the off-tree DLR's */
-	{CP_EV_NAK, X | O | NN | F},
+	{CP_EV_NAK, X | O | NN | F | R},
 	/* FORWARDING and NNAK state never eliminate (7.8, 9.5.3.2); no state eliminates nothing */
 	{CP_EV_NAK_DUPLICATE, P | O},
+	/* repaired state kept for the crossing window eliminates only NAKs that crossed it */
+	{CP_EV_NAK_CROSSED, R},
 	/* NNAK state was never redirected; without state the DLR's NAK is a NAK like others */
-	{CP_EV_NAK_FROM_DLR, P | O | F},
-	{CP_EV_NNAK, X | P | O | F | NN},
-	{CP_EV_NCF, X | P | O | F | NN},
+	{CP_EV_NAK_FROM_DLR, P | O | F | R},
+	{CP_EV_NNAK, X | P | O | F | NN | R},
+	{CP_EV_NCF, X | P | O | F | NN | R},
 	/* NNAK state lists no interface, so its RDATA is unrequested; RDATA without state and
 	 * the copies after the first are no events of a state (cp_rdata decides them) */
 	{CP_EV_RDATA, P | O},
 	{CP_EV_RDATA_UNREQUESTED, P | O | NN},
 	{CP_EV_RDATA_REPAIRED, F},
+	{CP_EV_RDATA_REPAIRED_HOLD, F},
 	/* each timer runs in the phases whose deadline it is */
 	{CP_EV_NAK_RPT_RTE, P},
 	{CP_EV_NAK_RPT_IVL, P},
 	{CP_EV_NAK_ELIM_IVL, O | NN},
 	{CP_EV_NAK_RDATA_IVL, O},
 	{CP_EV_LINGER, F},
+	{CP_EV_CROSSING_OVER, R},
 	/* the off-tree DLR: only states redirected to it (never NNAK state) hear from it */
-	{CP_EV_DLR_NCF, P | O | F},
-	{CP_EV_DLR_RDATA, P | O | NN | F},
+	{CP_EV_DLR_NCF, P | O | F | R},
+	{CP_EV_DLR_RDATA, P | O | NN | F | R},
 	{CP_EV_DLR_TIMEOUT, P},
 	/* parity state is only ever PENDING or OUTSTANDING; only its NAK and NCF make it */
 	{CP_EV_PARITY_NAK, X | P | O},

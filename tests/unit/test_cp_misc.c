@@ -627,6 +627,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg.if_defaults.nak_rdata_ivl_ms, 10000);
 	ck_assert_uint_eq(cfg.if_defaults.nak_elim_ivl_ms, 100);
 	ck_assert_uint_eq(cfg.if_defaults.ncf_ivl_ms, 50);
+	ck_assert_uint_eq(cfg.if_defaults.nak_cross_ivl_ms, 50);
 	ck_assert_uint_eq(cfg.if_defaults.nak_bo_ivl_us, 0);
 	/* the tests' own environment keeps the 1000 ms the timer tests step through */
 	ck_assert_uint_eq(cp_get_config(env.cp)->if_defaults.nak_elim_ivl_ms, 1000);

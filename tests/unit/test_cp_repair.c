@@ -382,6 +382,230 @@ START_TEST(test_7_8_rdata_after_rdata_ivl_finds_nothing)
 }
 END_TEST
 
+/* ---- NAKs that crossed the repair (the crossing window, nak.c) ---- */
+
+#define SRC_A "198.18.1.50" /* cp_test_nak's receiver */
+#define SRC_B "198.18.1.51"
+#define SRC_C "198.18.1.52"
+
+/* The test defaults (NAK_ELIM_IVL 1000 ms) with a crossing window of `cross_ms`. */
+static void setup_crossing(uint32_t cross_ms, uint32_t elim_ms)
+{
+	struct cp_config cfg;
+
+	cp_config_default(&cfg);
+	cfg.if_defaults.nak_elim_ivl_ms = elim_ms;
+	cfg.if_defaults.nak_cross_ivl_ms = cross_ms;
+	t0 = cp_test_restart(&env, &cfg, 0);
+}
+
+static enum cp_verdict nak_from(cp_time_t t, uint32_t sqn, int in, const char *src)
+{
+	struct cp_test_pkt p;
+
+	env.now = t;
+	cp_test_nak(&p, PGM_NAK, sqn, NULL, 0);
+	p.ip.src = cp_test_nla(src);
+	return cp_test_send(&env, &p, in, 0);
+}
+
+/* A NAK from A on d1, the source's NCF, the RDATA at t0 + 3 ms to d1. The caller clears. */
+static void repaired_on_d1(uint32_t sqn)
+{
+	ck_assert_int_eq(nak_from(t0, sqn, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(2), sqn, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(3), sqn, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+}
+
+/*
+ * A receiver's NAK sent before the NCF or the RDATA reached it, arriving after the RDATA went
+ * by: without the window it found no state and went upstream, and the source repaired again
+ * (bench-storm, K = 128; e2e fragment-repair, where the second RDATA crashed libpgm receivers).
+ * From a source new to the SQN, on the interface that had the copy, within the window: confirmed
+ * (7.2), not forwarded.
+ */
+START_TEST(test_7_8_crossing_nak_eliminated)
+{
+	struct cp_repair_view r;
+
+	setup_crossing(100, 1000);
+	repaired_on_d1(50);
+	ck_assert(cp_test_logged(&env, "sqn 50: RDATA in FORWARDING -> REPAIRED (every interface "
+				       "repaired, crossing window)"));
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_FORWARDING);
+	ck_assert(!r.eliminating);
+	ck_assert_uint_eq(r.rdata_end, t0 + CP_MS(103));
+	cp_test_clear(&env);
+	/* B's NAK crossed the repair (past ncf-interval: its NCF goes) */
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
+	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in REPAIRED -> REPAIRED (eliminated: "
+				       "crossed the repair on its way)"));
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_CROSSED_REPAIR), 1);
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_NAK_CROSSED_REPAIR), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_ELIMINATED), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NAK_FORWARDED), 1);
+	/* a second copy of the repair finds the state: nothing more goes down (7.8) */
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(61), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_RDATA_DUPLICATE), 1);
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
+	/* the window ends 100 ms after the RDATA: the state goes, counted once */
+	cp_test_timers(&env, t0 + CP_MS(103) - 1);
+	ck_assert(cp_test_repair(&env, 50, NULL));
+	cp_test_timers(&env, t0 + CP_MS(103));
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	ck_assert(cp_test_logged(
+		&env, "sqn 50: timer in REPAIRED -> deleted (crossing window over)"));
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
+	ck_assert(cp_check(env.cp, NULL, 0));
+}
+END_TEST
+
+/* The same source NAKing again after the repair went by asks anew: a downstream router asking
+ * for its other branch (e2e tree-loss), a receiver whose repair was lost below us. */
+START_TEST(test_7_8_crossing_same_source_again_is_new)
+{
+	struct cp_repair_view r;
+
+	setup_crossing(100, 1000);
+	repaired_on_d1(50);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in REPAIRED -> PENDING (forwarded, new "
+				       "request after repair)"));
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_PENDING);
+	ck_assert_uint_eq(r.if_mask, cp_test_mask(CP_TEST_D1));
+	ck_assert_uint_eq(r.repaired_mask, 0);
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 0);
+	/* a crossing NAK's source is known from then on: its next NAK is a new request too */
+	repaired_on_d1(51);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 51, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 51");
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(70), 51, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 1);
+	ck_assert(cp_check(env.cp, NULL, 0));
+}
+END_TEST
+
+/*
+ * An OpenPGM receiver (NAK_SRC names the router, the SPM's path) sends a NAK list and at once a
+ * single NAK for its first SQN; held up behind the repair, the single one crossed it (e2e
+ * fragment-repair: the source repaired twice, libpgm crashed). A receiver asks again for a lost
+ * repair only after its NAK_RDATA_IVL; a router names the source.
+ */
+START_TEST(test_7_8_crossing_openpgm_follow_up)
+{
+	uint32_t list[1] = {51};
+	struct cp_test_pkt p;
+
+	setup_crossing(100, 1000);
+	env.now = t0;
+	cp_test_nak(&p, PGM_NAK, 50, list, 1);
+	p.pkt.nak_src = cp_test_nla("198.18.1.1"); /* d1's address */
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(2), 50, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(3), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	env.now = t0 + CP_MS(60);
+	cp_test_nak(&p, PGM_NAK, 50, NULL, 0);
+	p.pkt.nak_src = cp_test_nla("198.18.1.1");
+	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 1);
+	/* the same NAK naming the source (as a router sends it) is a new request */
+	repaired_on_d1(52);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 52, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 52; NAK up 52");
+}
+END_TEST
+
+/* An interface that had no copy asks for a repair that has not gone there (7.8). */
+START_TEST(test_7_8_crossing_other_interface_is_new)
+{
+	setup_crossing(100, 1000);
+	repaired_on_d1(50);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(10), 50, CP_TEST_D2, SRC_C), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d2 50; NAK up 50");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 0);
+	/* the repair then goes to d2 only */
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(12), 50, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(13), 50, CP_TEST_UP, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(13), 50, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
+}
+END_TEST
+
+/* After the window, or with none (0, and never longer than NAK_ELIM_IVL): a new request. */
+START_TEST(test_7_8_crossing_window_bounds)
+{
+	setup_crossing(100, 1000);
+	repaired_on_d1(50);
+	cp_test_timers(&env, t0 + CP_MS(103));
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(103), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in NONE -> PENDING (forwarded)"));
+	/* the state's own deadline ends it on the packet path too, timers late or not */
+	repaired_on_d1(51);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(103), 51, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
+
+	/* 0: exactly RFC 3208 7.8, the state goes with the last copy */
+	setup_crossing(0, 1000);
+	repaired_on_d1(50);
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	ck_assert(cp_test_logged(&env, "sqn 50: RDATA in FORWARDING -> deleted (every interface "
+				       "repaired)"));
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(4), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+
+	/* at most NAK_ELIM_IVL; none when elimination is off */
+	setup_crossing(100, 40);
+	repaired_on_d1(50);
+	cp_test_timers(&env, t0 + CP_MS(43) - 1);
+	ck_assert(cp_test_repair(&env, 50, NULL));
+	cp_test_timers(&env, t0 + CP_MS(43));
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+	setup_crossing(100, 0);
+	repaired_on_d1(50);
+	ck_assert(!cp_test_repair(&env, 50, NULL));
+}
+END_TEST
+
+/* The NAK sources are per state: a source that NAKed another SQN is new to this one, and an
+ * NCF for a repaired SQN makes it wait again like any repaired state (7.8). */
+START_TEST(test_7_8_crossing_sources_per_sqn)
+{
+	struct cp_repair_view r;
+
+	setup_crossing(100, 1000);
+	ck_assert_int_eq(nak_from(t0, 60, CP_TEST_D1, SRC_B), CP_DROP);
+	repaired_on_d1(50);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
+	cp_test_clear(&env);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(61), 50, CP_TEST_UP), CP_DROP);
+	ck_assert(cp_test_logged(&env, "sqn 50: NCF in REPAIRED -> OUTSTANDING (timers "
+				       "restarted, anticipated)"));
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_OUTSTANDING);
+	ck_assert(r.eliminating);
+	ck_assert(cp_check(env.cp, NULL, 0));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("control: NCF and RDATA (7.3, 7.5, 7.8)");
@@ -407,6 +631,15 @@ int main(void)
 	tcase_add_test(tc, test_7_8_ncf_after_repair_waits_again);
 	tcase_add_test(tc, test_7_8_rdata_special_forms);
 	tcase_add_test(tc, test_7_8_rdata_after_rdata_ivl_finds_nothing);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("crossing");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_7_8_crossing_nak_eliminated);
+	tcase_add_test(tc, test_7_8_crossing_same_source_again_is_new);
+	tcase_add_test(tc, test_7_8_crossing_openpgm_follow_up);
+	tcase_add_test(tc, test_7_8_crossing_other_interface_is_new);
+	tcase_add_test(tc, test_7_8_crossing_window_bounds);
+	tcase_add_test(tc, test_7_8_crossing_sources_per_sqn);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
