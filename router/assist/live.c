@@ -1399,8 +1399,7 @@ int live_run_workers(struct live *l, char *err, size_t errlen)
 {
 	l->hold_threads = false;
 	for (unsigned i = 0; i < l->nworkers; i++)
-		if (!l->workers[i]->thread_started &&
-			worker_start(l->workers[i], err, errlen) < 0)
+		if (!l->workers[i]->thread_started && worker_start(l->workers[i], err, errlen) < 0)
 			return -1;
 	return 0;
 }
