@@ -405,6 +405,14 @@ int main(int argc, char **argv)
 	if (user.found)
 		log_info("running as user %s (uid %u) with " PRIV_CAPS_KEPT ", no_new_privs",
 			user.name, (unsigned)user.uid);
+	if (live_run_workers(live, err, sizeof(err)) < 0) {
+		vty_server_free(pgmrouterd.vty);
+		pgm_vty_attach(NULL, err2, sizeof(err2));
+		live_free(live);
+		unlink(pgmrouterd.pid_path);
+		detach_done(ready_fd, err);
+		fatalx("%s", err);
+	}
 	detach_done(ready_fd, NULL);
 	log_info("pgmrouterd %s started, control socket %s", PGMROUTER_VERSION,
 		pgmrouterd.socket_path);

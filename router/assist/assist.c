@@ -83,9 +83,18 @@ struct assist *assist_new(const struct assist_env *env)
 	if (a == NULL)
 		return NULL;
 	a->env = *env;
+	{
+		pthread_mutexattr_t attr;
+
+		pthread_mutexattr_init(&attr);
+		pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&a->lock, &attr);
+		pthread_mutexattr_destroy(&attr);
+	}
 	cp_config_default(&a->conf.g.cp);
 	a->cp = cp_new(&a->conf.g.cp, assist_on_action, a);
 	if (a->cp == NULL) {
+		pthread_mutex_destroy(&a->lock);
 		free(a);
 		return NULL;
 	}
@@ -102,6 +111,7 @@ void assist_free(struct assist *a)
 		return;
 	cp_free(a->cp);
 	assist_conf_free(&a->conf);
+	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
 
@@ -147,7 +157,22 @@ void assist_count_sent(struct assist *a, uint64_t sent, uint64_t failed)
 	a->stats.send_failed += failed;
 }
 
+void assist_add_stats(struct assist *a, const struct assist_stats *st)
+{
+	uint64_t *to = (uint64_t *)&a->stats;
+	const uint64_t *from = (const uint64_t *)st;
+
+	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		to[i] += from[i];
+}
+
 /* ---- settings ---- */
+
+static void shard_changed(struct assist *shard)
+{
+	if (shard->env.changed != NULL)
+		shard->env.changed(shard->env.ctx);
+}
 
 void assist_conf_free(struct assist_conf *conf)
 {
@@ -232,6 +257,93 @@ int assist_configure(
 		cp_set_config(a->cp, &copy.g.cp);
 	cp_foreach_if(a->cp, resync_if, &r);
 	assist_conf_free(&prev);
+	for (unsigned i = 0; i < a->nshards; i++) {
+		struct assist_conf shard = a->conf;
+		char err2[256];
+
+		assist_shard_conf(&shard.g, a->nshards);
+		assist_lock(a->shards[i]);
+		if (assist_configure(a->shards[i], &shard, 0, err2, sizeof(err2)) < 0)
+			log_warnx("worker %u: configuration not applied: %s", i, err2);
+		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
+	}
+	return 0;
+}
+
+/* ---- shards ---- */
+
+void assist_lock(struct assist *a)
+{
+	pthread_mutex_lock(&a->lock);
+}
+
+void assist_unlock(struct assist *a)
+{
+	pthread_mutex_unlock(&a->lock);
+}
+
+void assist_set_shards(struct assist *a, struct assist *const *shards, unsigned n)
+{
+	if (n > RULES_WORKERS_MAX)
+		n = RULES_WORKERS_MAX;
+	for (unsigned i = 0; i < n; i++)
+		a->shards[i] = shards[i];
+	a->nshards = n;
+}
+
+unsigned assist_nshards(const struct assist *a)
+{
+	return a->nshards;
+}
+
+static uint32_t share(uint32_t v, unsigned n)
+{
+	return v == 0 ? 0 : (uint32_t)(((uint64_t)v + n - 1) / n);
+}
+
+void assist_shard_conf(struct assist_settings *g, unsigned n)
+{
+	if (n <= 1)
+		return;
+	g->cp.memory_budget_mb = share(g->cp.memory_budget_mb, n);
+	g->cp.max_sessions = share(g->cp.max_sessions, n);
+	g->cp.max_repair_states = share(g->cp.max_repair_states, n);
+}
+
+/* ---- a fresh core ---- */
+
+struct reset_ctx {
+	struct assist *a;
+	struct cp *fresh;
+};
+
+static void reset_if(void *arg, const struct cp_if_view *v)
+{
+	struct reset_ctx *r = arg;
+
+	if (cp_if_add(r->fresh, v->ifindex, v->name) < 0)
+		return;
+	cp_if_set_addr(r->fresh, v->ifindex, &v->addr);
+	cp_if_set_addr6(r->fresh, v->ifindex, &v->addr6, &v->ll6);
+	sync_if(r->a, v->ifindex, v->name); /* on a->cp: the fresh one */
+}
+
+int assist_reset_core(struct assist *a)
+{
+	struct cp *fresh = cp_new(&a->conf.g.cp, assist_on_action, a);
+	struct reset_ctx r = {.a = a, .fresh = fresh};
+	struct cp *old = a->cp;
+
+	if (fresh == NULL)
+		return -1;
+	cp_set_rpf(fresh, assist_rpf, a);
+	cp_set_route_sources(fresh, assist_route_sources, a);
+	a->cp = fresh;
+	cp_foreach_if(old, reset_if, &r);
+	cp_free(old);
+	a->cp_log_mask = ~0u;
+	assist_log_sync(a);
 	return 0;
 }
 
@@ -239,6 +351,12 @@ int assist_configure(
 
 void assist_if_added(struct assist *a, int ifindex, const char *name, const struct pgm_nla *addr)
 {
+	for (unsigned i = 0; i < a->nshards; i++) {
+		assist_lock(a->shards[i]);
+		assist_if_added(a->shards[i], ifindex, name, addr);
+		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
+	}
 	if (cp_if_add(a->cp, ifindex, name) < 0) {
 		log_warnx("%s: not tracked: the control plane's interface table is full", name);
 		return;
@@ -249,17 +367,35 @@ void assist_if_added(struct assist *a, int ifindex, const char *name, const stru
 
 void assist_if_removed(struct assist *a, int ifindex)
 {
+	for (unsigned i = 0; i < a->nshards; i++) {
+		assist_lock(a->shards[i]);
+		assist_if_removed(a->shards[i], ifindex);
+		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
+	}
 	cp_if_remove(a->cp, ifindex);
 }
 
 void assist_if_address(struct assist *a, int ifindex, const struct pgm_nla *addr)
 {
+	for (unsigned i = 0; i < a->nshards; i++) {
+		assist_lock(a->shards[i]);
+		assist_if_address(a->shards[i], ifindex, addr);
+		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
+	}
 	cp_if_set_addr(a->cp, ifindex, addr);
 }
 
 void assist_if_address6(
 	struct assist *a, int ifindex, const struct pgm_nla *global, const struct pgm_nla *ll)
 {
+	for (unsigned i = 0; i < a->nshards; i++) {
+		assist_lock(a->shards[i]);
+		assist_if_address6(a->shards[i], ifindex, global, ll);
+		assist_unlock(a->shards[i]);
+		shard_changed(a->shards[i]);
+	}
 	cp_if_set_addr6(a->cp, ifindex, global, ll);
 }
 
@@ -297,7 +433,8 @@ void assist_dataplane_view(const struct assist *a, struct assist_dataplane_view 
 	v->nft_unavailable = "";
 	if (a->env.report != NULL)
 		a->env.report(a->env.ctx, v);
-	v->path = &a->stats;
+	assist_path_stats(a, &v->path_sum);
+	v->path = &v->path_sum;
 }
 
 void assist_dataplane_sum_queues(struct assist_dataplane_view *v)

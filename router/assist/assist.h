@@ -139,6 +139,9 @@ struct assist_env {
 	/* Writes every packet received and sent to a pcap file of at most max_mb; path NULL
 	   stops. 0, or -1 with one sentence in err. NULL: no capture. */
 	int (*capture)(void *ctx, const char *path, uint32_t max_mb, char *err, size_t errlen);
+	/* A shard's (assist_set_shards): another thread changed the object (settings,
+	   interfaces); its timers may be due sooner. NULL: nothing to do. */
+	void (*changed)(void *ctx);
 };
 
 /* ---- the object ---- */
@@ -211,6 +214,52 @@ int assist_capture(struct assist *a, const char *path, uint32_t max_mb, char *er
    timer run: they change with `debug` commands). */
 void assist_log_sync(struct assist *a);
 
+/* ---- workers: several control planes (view.c) ---- */
+
+/*
+ * With workers on threads of their own (live.c), each worker has an object of its own (its core,
+ * its counters, the sessions steered to its queue), and the object the configuration and the CLI
+ * see, on the main thread, has them as shards: the configuration it is given and the interfaces
+ * it is told of go to each shard, under the shard's lock, with the table limits shared out
+ * (assist_shard_conf); the views below add them up, its own core included. A worker holds its
+ * object's lock while it handles a receive round or a timer run. Without shards the views are
+ * the core's own (cp_*). The shards are the caller's: it frees them after assist_set_shards(a,
+ * NULL, 0).
+ */
+void assist_set_shards(struct assist *a, struct assist *const *shards, unsigned n);
+/* A new core in place of the object's, with its settings and interfaces and none of its
+   sessions, repair states or counters: when the workers change, a session's state moves to
+   the worker its queue now is (it learns it again from the next SPM). 0, or -1 without
+   memory (the old core kept). */
+int assist_reset_core(struct assist *a);
+unsigned assist_nshards(const struct assist *a);
+void assist_lock(struct assist *a);
+void assist_unlock(struct assist *a);
+/* What a shard of n runs: conf with the memory budget and the table limits divided by n (rounded
+   up), the rest unchanged. */
+void assist_shard_conf(struct assist_settings *g, unsigned n);
+
+void assist_get_stats(const struct assist *a, struct cp_stats *st);
+/* The packet path's counters, the shards' added. */
+void assist_path_stats(const struct assist *a, struct assist_stats *st);
+/* One interface, its counters the sum of every core's (in *sum, which v->counters points to). */
+bool assist_get_if(
+	const struct assist *a, int ifindex, struct cp_if_view *v, struct cp_counters *sum);
+void assist_foreach_if(const struct assist *a, cp_if_cb cb, void *ctx);
+/* Sessions across the cores in cp_foreach_session's order; the masks of interface slots in
+   the views (cp_if_slot_ifindex) are this object's core's slots. */
+void assist_foreach_session(
+	const struct assist *a, const struct pgm_nla *group, cp_session_cb cb, void *ctx);
+struct cp_session_key *assist_session_keys(
+	const struct assist *a, const struct pgm_nla *group, size_t *n);
+bool assist_session_view_key(
+	const struct assist *a, const struct cp_session_key *key, cp_session_cb cb, void *ctx);
+void assist_foreach_repair(const struct assist *a, const struct pgm_tsi *tsi, uint16_t afi,
+	cp_repair_cb cb, void *ctx);
+void assist_clear_counters(struct assist *a, int ifindex /* 0 = all */);
+size_t assist_clear_repair_states(struct assist *a, const struct pgm_nla *group);
+size_t assist_clear_dlrs(struct assist *a, const struct pgm_nla *dlr);
+
 /* ---- the packet path (packet.c) ---- */
 
 struct assist_packet {
@@ -231,5 +280,7 @@ enum cp_verdict assist_packet(struct assist *a, const struct assist_packet *p,
 void assist_timers(struct assist *a, cp_time_t now);
 /* Batched output: packets the environment reported later (send returned 0). */
 void assist_count_sent(struct assist *a, uint64_t sent, uint64_t failed);
+/* Counters of a shard that goes away, kept by the object the shows see. */
+void assist_add_stats(struct assist *a, const struct assist_stats *st);
 
 #endif /* PGMROUTER_ASSIST_H */

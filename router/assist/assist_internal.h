@@ -5,12 +5,24 @@
 #ifndef PGMROUTER_ASSIST_INTERNAL_H
 #define PGMROUTER_ASSIST_INTERNAL_H
 
+#include <pthread.h>
+
 #include "router/assist/assist.h"
 
 #define ASSIST_MAX_DATAGRAM 65535u
 
 struct assist {
 	struct assist_env env;
+	/* Held by a worker's thread while it handles packets or timers, and by the main thread
+	   while it changes or reads the object (recursive: a view's callback may view again). */
+	pthread_mutex_t lock;
+	/* The workers' objects: this one's configuration and interfaces go to them, and the
+	   views add them up (assist_set_shards). */
+	struct assist *shards[RULES_WORKERS_MAX];
+	unsigned nshards;
+	/* The shard whose session a view's callback is given (view.c): what it asks next of that
+	   session goes to the same core, under the lock already held, never another's. */
+	struct assist *viewing;
 	struct cp *cp;
 	struct assist_conf conf; /* what runs; ifs sorted by name (strcmp) */
 	struct pgm_udp_ports udp_ports;

@@ -32,6 +32,10 @@ struct assist *live_assist(struct live *l);
 /* Opens sockets, mirrors, queue and rules for what assist_conf() says. Must run as root.
    Returns 0, or -1 with one sentence in err (everything closed again). */
 int live_start(struct live *l, char *err, size_t errlen);
+/* Starts the workers' threads (with more than one worker), which live_start opened but holds:
+   after the privileges are dropped, so that the threads have what the daemon kept. Later
+   changes start their threads at once. 0, or -1 with one sentence in err. */
+int live_run_workers(struct live *l, char *err, size_t errlen);
 /* Removes the rules, closes everything, frees the object (clean exit). */
 void live_free(struct live *l);
 

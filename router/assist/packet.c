@@ -201,6 +201,13 @@ struct repl_copy {
 	struct cp_result res;
 };
 
+/* A route's counter: workers on several threads share the route mirror (live.c), each under its
+   read lock, so the add is atomic. */
+static inline void route_count(uint64_t *counter)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
 /*
  * SPM and RDATA to a group are taken before routing, and their copies are made here: one per
  * outgoing interface of the multicast route, each through the control plane for that
@@ -274,7 +281,7 @@ static enum cp_verdict replicate(
 	   interfaces without router assist), the kernel's own forwarding makes exactly them. */
 	if (all_unchanged) {
 		a->stats.repl_by_kernel++;
-		r->by_kernel++;
+		route_count(&r->by_kernel);
 		return CP_ACCEPT;
 	}
 	if (ncopies == 1 && copies[0].res.verdict == CP_ACCEPT_REWRITTEN) {
@@ -282,7 +289,7 @@ static enum cp_verdict replicate(
 		*rw_len = apply_rewrite(a, p->datagram, p->len, ip, &pkt, &copies[0].res.rewrite);
 		if (*rw_len != 0) {
 			a->stats.repl_single++;
-			r->by_kernel++;
+			route_count(&r->by_kernel);
 			return CP_ACCEPT_REWRITTEN;
 		}
 		a->stats.rewrite_failed++; /* the copy goes unchanged, below */
@@ -290,7 +297,7 @@ static enum cp_verdict replicate(
 	}
 	/* Rewritten copies go at once (the rewrite buffer is reused); unchanged ones after. */
 	a->stats.replicated++;
-	r->replicated++;
+	route_count(&r->replicated);
 	for (unsigned i = 0; i < ncopies; i++) {
 		struct repl_copy *c = &copies[i];
 		size_t len;

@@ -52,7 +52,8 @@ struct assist_dataplane_view {
 	uint64_t max_round_packets; /* the largest receive round */
 	const char *capture_path;   /* NULL: no capture running */
 	struct pcap_writer_stats capture;
-	const struct assist_stats *path; /* the packet path's counters */
+	const struct assist_stats *path; /* the packet path's counters: path_sum */
+	struct assist_stats path_sum;	 /* every worker's */
 };
 
 /* The view now: the environment's part (all zero and "none" without a data plane) and the

@@ -1,20 +1,34 @@
 /*
  * Logging: stderr in the foreground, syslog otherwise; per-category debug switches; a hook that
  * copies every line to CLI sessions in monitor mode.
+ *
+ * Any thread may log (the workers' packet paths do): the ring is under a mutex, the debug mask is
+ * an atomic word, and the hook runs only on the thread that set it (the CLI's): a line from
+ * another thread waits in the ring, and log_hook_fd() becomes readable until that thread calls
+ * log_hook_drain().
  */
 #include "router/lib/log.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 static bool log_to_stderr = true;
-static unsigned debug_mask; /* bit per enum log_category switched on */
+static unsigned debug_mask; /* bit per enum log_category switched on; atomic */
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER; /* the ring and the hook's place */
 static log_hook_fn hook_fn;
 static void *hook_ctx;
+static pthread_t hook_thread;
+static int hook_fd = -1;	     /* eventfd: lines of other threads wait for the hook */
+static unsigned long long hook_next; /* the first line of the ring the hook has not had */
+static __thread bool in_hook;	     /* the hook runs on this thread now */
 
 static const char *const category_names[LOG_CAT_COUNT] = {
 	[LOG_CAT_PACKETS] = "packets",
@@ -34,23 +48,27 @@ void log_init(const char *progname, bool to_stderr, bool verbose)
 void log_set_verbose(bool verbose)
 {
 	/* -v: every debug category on, as the OpenBSD daemons' -v raises verbosity. */
-	debug_mask = verbose ? (1u << LOG_CAT_COUNT) - 1 : 0;
+	__atomic_store_n(&debug_mask, verbose ? (1u << LOG_CAT_COUNT) - 1 : 0, __ATOMIC_RELAXED);
 }
 
 void log_debug_enable(enum log_category cat, bool on)
 {
-	if (cat < LOG_CAT_COUNT)
-		debug_mask = on ? debug_mask | 1u << cat : debug_mask & ~(1u << cat);
+	if (cat >= LOG_CAT_COUNT)
+		return;
+	if (on)
+		__atomic_fetch_or(&debug_mask, 1u << cat, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&debug_mask, ~(1u << cat), __ATOMIC_RELAXED);
 }
 
 bool log_debug_enabled(enum log_category cat)
 {
-	return cat < LOG_CAT_COUNT && (debug_mask & 1u << cat) != 0;
+	return cat < LOG_CAT_COUNT && (log_debug_mask() & 1u << cat) != 0;
 }
 
 unsigned log_debug_mask(void)
 {
-	return debug_mask;
+	return __atomic_load_n(&debug_mask, __ATOMIC_RELAXED);
 }
 
 const char *log_category_name(enum log_category cat)
@@ -58,17 +76,12 @@ const char *log_category_name(enum log_category cat)
 	return cat < LOG_CAT_COUNT ? category_names[cat] : "?";
 }
 
-void log_set_hook(log_hook_fn fn, void *ctx)
-{
-	hook_fn = fn;
-	hook_ctx = ctx;
-}
-
 /* ---- the ring ---- */
 
 struct ring_entry {
 	struct timespec when;
 	int priority;
+	enum log_category cat;
 	char text[LOG_RING_LINE_LEN];
 };
 
@@ -81,38 +94,116 @@ void log_set_clock(void (*now)(struct timespec *ts))
 	clock_fn = now;
 }
 
-static void ring_add(const struct timespec *when, int priority, const char *line)
+/* Under ring_lock. */
+static void ring_add(
+	const struct timespec *when, int priority, enum log_category cat, const char *line)
 {
 	struct ring_entry *e = &ring[ring_logged++ % LOG_RING_LINES];
 	size_t n = strnlen(line, sizeof(e->text) - 1); /* cut, as the header says */
 
 	e->when = *when;
 	e->priority = priority;
+	e->cat = cat;
 	memcpy(e->text, line, n);
 	e->text[n] = '\0';
 }
 
-size_t log_ring_held(void)
+static size_t ring_held(void)
 {
 	return ring_logged < LOG_RING_LINES ? (size_t)ring_logged : LOG_RING_LINES;
 }
 
+size_t log_ring_held(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&ring_lock);
+	n = ring_held();
+	pthread_mutex_unlock(&ring_lock);
+	return n;
+}
+
 unsigned long long log_ring_logged(void)
 {
-	return ring_logged;
+	unsigned long long n;
+
+	pthread_mutex_lock(&ring_lock);
+	n = ring_logged;
+	pthread_mutex_unlock(&ring_lock);
+	return n;
 }
 
 bool log_ring_line(size_t i, struct log_line *out)
 {
 	const struct ring_entry *e;
+	bool ok;
 
-	if (i >= log_ring_held())
-		return false;
-	e = &ring[(ring_logged - log_ring_held() + i) % LOG_RING_LINES];
-	out->when = e->when;
-	out->priority = e->priority;
-	out->text = e->text;
-	return true;
+	pthread_mutex_lock(&ring_lock);
+	ok = i < ring_held();
+	if (ok) {
+		e = &ring[(ring_logged - ring_held() + i) % LOG_RING_LINES];
+		out->when = e->when;
+		out->priority = e->priority;
+		memcpy(out->text, e->text, sizeof(out->text));
+	}
+	pthread_mutex_unlock(&ring_lock);
+	return ok;
+}
+
+/* ---- the hook, on its own thread ---- */
+
+void log_set_hook(log_hook_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&ring_lock);
+	hook_fn = fn;
+	hook_ctx = ctx;
+	hook_thread = pthread_self();
+	hook_next = ring_logged;
+	if (fn != NULL && hook_fd < 0)
+		hook_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pthread_mutex_unlock(&ring_lock);
+}
+
+int log_hook_fd(void)
+{
+	int fd;
+
+	pthread_mutex_lock(&ring_lock);
+	fd = hook_fd;
+	pthread_mutex_unlock(&ring_lock);
+	return fd;
+}
+
+/* Lines the hook has not had, to it, in order; on the hook's thread, with ring_lock held (it is
+   released around each call: the hook may log). */
+static void hook_catch_up(void)
+{
+	while (hook_fn != NULL && hook_next < ring_logged) {
+		struct ring_entry e;
+		log_hook_fn fn = hook_fn;
+		void *ctx = hook_ctx;
+
+		if (ring_logged - hook_next > LOG_RING_LINES)
+			hook_next = ring_logged - LOG_RING_LINES; /* the older ones are gone */
+		e = ring[hook_next++ % LOG_RING_LINES];
+		pthread_mutex_unlock(&ring_lock);
+		in_hook = true;
+		fn(ctx, e.priority, e.cat, e.text);
+		in_hook = false;
+		pthread_mutex_lock(&ring_lock);
+	}
+}
+
+void log_hook_drain(void)
+{
+	uint64_t v;
+
+	if (hook_fd >= 0 && read(hook_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&ring_lock);
+	if (pthread_equal(hook_thread, pthread_self()) && !in_hook)
+		hook_catch_up();
+	pthread_mutex_unlock(&ring_lock);
 }
 
 const char *log_priority_name(int priority)
@@ -135,11 +226,29 @@ static void emit(int priority, enum log_category cat, const char *line)
 {
 	struct timespec ts;
 
+	bool wake = false;
+
 	if (clock_fn != NULL)
 		clock_fn(&ts);
 	else
 		clock_gettime(CLOCK_REALTIME, &ts);
-	ring_add(&ts, priority, line);
+	pthread_mutex_lock(&ring_lock);
+	ring_add(&ts, priority, cat, line);
+	if (hook_fn != NULL) {
+		if (!pthread_equal(hook_thread, pthread_self()))
+			wake = true; /* the hook's thread delivers it (log_hook_drain) */
+		else if (!in_hook)
+			hook_catch_up(); /* what waited first, then this line */
+		/* a line the hook itself logs reaches it after the hook returns */
+	}
+	pthread_mutex_unlock(&ring_lock);
+	if (wake && hook_fd >= 0) {
+		uint64_t one = 1;
+
+		if (write(hook_fd, &one, sizeof(one)) < 0) {
+			/* the counter is full: the hook's thread has a wakeup pending anyway */
+		}
+	}
 	if (log_to_stderr) {
 		struct tm tm;
 		char stamp[32];
@@ -150,8 +259,6 @@ static void emit(int priority, enum log_category cat, const char *line)
 	} else {
 		syslog(priority, "%s", line);
 	}
-	if (hook_fn != NULL)
-		hook_fn(hook_ctx, priority, cat, line);
 }
 
 static void vlog(int priority, enum log_category cat, int errnum, const char *fmt, va_list ap)

@@ -30,9 +30,14 @@ bool log_debug_enabled(enum log_category cat);
 unsigned log_debug_mask(void); /* bit (1 << category) per category switched on */
 const char *log_category_name(enum log_category cat);
 
-/* A hook receives every line logged (after filtering), e.g. CLI sessions in monitor mode. */
+/* A hook receives every line logged (after filtering), e.g. CLI sessions in monitor mode. It
+   runs on the thread that set it: a line logged by another thread reaches it when that thread
+   calls log_hook_drain(), which it does when log_hook_fd() is readable (an eventfd; -1 before
+   a hook was set). Lines the ring dropped before the hook had them do not reach it. */
 typedef void (*log_hook_fn)(void *ctx, int priority, enum log_category cat, const char *line);
 void log_set_hook(log_hook_fn fn, void *ctx);
+int log_hook_fd(void);
+void log_hook_drain(void);
 
 /* The last lines logged, debug lines included, kept in memory for `show logging`: a ring of
    LOG_RING_LINES lines of at most LOG_RING_LINE_LEN - 1 characters (longer ones are cut). */
@@ -41,11 +46,11 @@ void log_set_hook(log_hook_fn fn, void *ctx);
 struct log_line {
 	struct timespec when; /* CLOCK_REALTIME */
 	int priority;	      /* syslog's LOG_* */
-	const char *text;
+	char text[LOG_RING_LINE_LEN];
 };
 size_t log_ring_held(void);
 unsigned long long log_ring_logged(void); /* every line since start */
-/* The i-th oldest line held; false past the last. Valid until the next line is logged. */
+/* The i-th oldest line held, copied (any thread may log meanwhile); false past the last. */
 bool log_ring_line(size_t i, struct log_line *out);
 const char *log_priority_name(int priority);
 /* Tests: the time lines are stamped with (NULL: the real clock). */

@@ -346,8 +346,8 @@ static void snapshot_build(struct snapshot *s)
 	snap_scalar(s, max_sessions, 1, ASN_INTEGER, limit_value(lim.max_sessions));
 	if (a != NULL) {
 		ctx.now = assist_now(a);
-		cp_foreach_if(assist_cp(a), collect_if, &ctx);
-		cp_foreach_session(assist_cp(a), NULL, collect_session, &ctx);
+		assist_foreach_if(a, collect_if, &ctx);
+		assist_foreach_session(a, NULL, collect_session, &ctx);
 	}
 	snap_scalar(s, if_total, 2, ASN_UNSIGNED, (uint32_t)ctx.ifs);
 	snap_scalar(s, tsi_total, 2, ASN_UNSIGNED,

@@ -176,7 +176,7 @@ static void summary_collect(struct summary_view *v)
 		v->ifs_enabled += s->assist;
 	}
 	if (a != NULL)
-		cp_get_stats(assist_cp(a), &v->cp);
+		assist_get_stats(a, &v->cp);
 	else
 		cp_limits(&v->g->cp, &v->cp.limits); /* what a start would apply */
 	assist_police(v->g, v->police);
@@ -440,6 +440,7 @@ struct interface_view {
 	bool up, running;
 	bool have_view; /* known to the core */
 	struct cp_if_view cp;
+	struct cp_counters sum; /* cp.counters: every worker's */
 };
 
 static void interface_collect(
@@ -451,7 +452,7 @@ static void interface_collect(
 	if (a == NULL)
 		return;
 	v->ifindex = assist_if_lookup(a, name, &v->up, &v->running);
-	v->have_view = v->ifindex != 0 && cp_get_if(assist_cp(a), v->ifindex, &v->cp);
+	v->have_view = v->ifindex != 0 && assist_get_if(a, v->ifindex, &v->cp, &v->sum);
 }
 
 /* The interface's settings in words, two to a line: the brief ones, or (verbose) all. */
@@ -744,7 +745,7 @@ static void session_json(struct state_ctx *c, const struct cp_session_view *v)
 				      (double)(c->now - v->dlr_offtree_learned) / 1e6));
 	jadd(o, "dlrs", dlrs);
 	c->repairs = json_object_new_array();
-	cp_foreach_repair(assist_cp(c->a), &v->tsi, v->afi, state_repair, c);
+	assist_foreach_repair(c->a, &v->tsi, v->afi, state_repair, c);
 	jadd(o, "repairs", c->repairs);
 	for (size_t i = 0; i < sizeof(session_counters) / sizeof(session_counters[0]); i++)
 		jadd_u64(counters, cp_counter_name(session_counters[i]),
@@ -810,7 +811,7 @@ static void session_text(struct state_ctx *c, const struct cp_session_view *v)
 			v->repair_states);
 		cfg_printf(c->b, "    %-11s %-16s %-20s %-9s %-9s %-9s %s\n", "SQN", "Phase",
 			"Interfaces", "Repeat", "RptEnd", "Elim", "RDATA");
-		cp_foreach_repair(assist_cp(c->a), &v->tsi, v->afi, state_repair, c);
+		assist_foreach_repair(c->a, &v->tsi, v->afi, state_repair, c);
 		if (c->total_rows > c->rows)
 			cfg_printf(c->b, "    ... %zu more (show ip pgm router state verbose)\n",
 				c->total_rows - c->rows);
@@ -937,7 +938,7 @@ static int state_next_slice(struct cmd_session *s, void *arg)
 	if (pgm_vty_assist() != sl->c.a)
 		return fail(s, "PGM router assist stopped");
 	for (; sl->next < sl->n && sl->next < end; sl->next++)
-		cp_session_view_key(assist_cp(sl->c.a), &sl->keys[sl->next], state_session, &sl->c);
+		assist_session_view_key(sl->c.a, &sl->keys[sl->next], state_session, &sl->c);
 	if (sl->next == sl->n) {
 		if (sl->c.json)
 			cfg_printf(&sl->b, "]}\n");
@@ -1009,7 +1010,7 @@ static int show_state(struct cmd_session *s, const struct cmd_args *a, const cha
 		snprintf(sl->filter_text, sizeof(sl->filter_text), "%s %s",
 			group_text ? "group" : source_text ? "source" : "TSI",
 			group_text ? group_text : source_text ? source_text : tsi_text);
-	cp_get_stats(assist_cp(sl->c.a), &st);
+	assist_get_stats(sl->c.a, &st);
 	if (sl->c.json)
 		cfg_printf(&sl->b,
 			"{\"total_sessions\":%zu,\"total_repair_states\":%zu,\"sessions\":[",
@@ -1031,8 +1032,7 @@ static int show_state(struct cmd_session *s, const struct cmd_args *a, const cha
 		sl->keys[1] = (struct cp_session_key){tsi, PGM_AFI_IP6};
 		sl->n = 2;
 	} else {
-		sl->keys = cp_session_keys(
-			assist_cp(sl->c.a), group_text != NULL ? &group : NULL, &sl->n);
+		sl->keys = assist_session_keys(sl->c.a, group_text != NULL ? &group : NULL, &sl->n);
 		if (sl->keys == NULL && sl->n == 0 && st.sessions > 0 && group_text == NULL) {
 			state_slices_free(sl);
 			return fail(s, "out of memory");
@@ -1288,7 +1288,7 @@ static void traffic_global(struct traffic_ctx *c, struct assist *a)
 	struct cp_stats st;
 	bool any = false;
 
-	cp_get_stats(assist_cp(a), &st);
+	assist_get_stats(a, &st);
 	if (c->json) {
 		cfg_printf(c->b, ",\"router\":");
 		json_put(c->b, events_json(st.global_ev));
@@ -1321,7 +1321,7 @@ static int cmd_show_traffic(struct cmd_session *s, const struct cmd_args *a)
 	else
 		cfg_printf(&b, "PGM router traffic (ODATA is switched by the kernel and not "
 			       "counted)\n");
-	cp_foreach_if(assist_cp(as), traffic_if, &c);
+	assist_foreach_if(as, traffic_if, &c);
 	if (c.json)
 		cfg_printf(&b, "]");
 	if (c.name == NULL)
@@ -1735,20 +1735,20 @@ static void metrics_text(struct cfg_buf *b, struct assist *as)
 	}
 	om_family(b, "received", "counter", "PGM packets received, by interface and type.");
 	m.part = OM_RECEIVED;
-	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	assist_foreach_if(as, metrics_if, &m);
 	om_family(b, "sent", "counter", "PGM packets sent, by interface and type.");
 	m.part = OM_SENT;
-	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	assist_foreach_if(as, metrics_if, &m);
 	om_family(b, "events", "counter",
 		"Router assist events by interface (show ip pgm router traffic verbose).");
 	m.part = OM_EVENTS;
-	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	assist_foreach_if(as, metrics_if, &m);
 	om_family(b, "malformed", "counter",
 		"Malformed PGM packets dropped, by interface and error.");
 	m.part = OM_MALFORMED;
-	cp_foreach_if(assist_cp(as), metrics_if, &m);
+	assist_foreach_if(as, metrics_if, &m);
 	om_family(b, "router_events", "counter", "Router-wide events (timers and limits).");
-	cp_get_stats(assist_cp(as), &st);
+	assist_get_stats(as, &st);
 	for (unsigned e = 0; e < CP_C_COUNT; e++)
 		cfg_printf(b, "pgmrouter_router_events_total{event=\"%s\"} %llu\n",
 			cp_counter_name(e), (unsigned long long)st.global_ev[e]);

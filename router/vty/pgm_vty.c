@@ -478,7 +478,7 @@ static int cmd_clear_traffic(struct cmd_session *s, const struct cmd_args *a)
 		cmd_out(s, "%% No interface %s\n", name);
 		return CMD_ERR_FAILED;
 	}
-	cp_clear_counters(assist_cp(attached), ifindex);
+	assist_clear_counters(attached, ifindex);
 	log_info("PGM router traffic counters cleared%s%s", name ? " on " : "", name ? name : "");
 	return CMD_OK;
 }
@@ -493,7 +493,7 @@ static int cmd_clear_dlr(struct cmd_session *s, const struct cmd_args *a)
 		return CMD_ERR_FAILED;
 	if (text != NULL && !pgm_nla_parse(&dlr, text))
 		return fail(s, "bad DLR address");
-	n = cp_clear_dlrs(assist_cp(attached), text != NULL ? &dlr : NULL);
+	n = assist_clear_dlrs(attached, text != NULL ? &dlr : NULL);
 	if (!s->batch)
 		cmd_out(s, "Cleared %zu learned DLR%s\n", n, n == 1 ? "" : "s");
 	log_info("%zu learned DLRs cleared%s%s", n, text ? " for " : "", text ? text : "");
@@ -510,7 +510,7 @@ static int cmd_clear_rtx(struct cmd_session *s, const struct cmd_args *a)
 		return CMD_ERR_FAILED;
 	if (group_text != NULL && !pgm_nla_parse(&group, group_text))
 		return fail(s, "bad group address");
-	n = cp_clear_repair_states(assist_cp(attached), group_text ? &group : NULL);
+	n = assist_clear_repair_states(attached, group_text ? &group : NULL);
 	if (!s->batch)
 		cmd_out(s, "Cleared %zu repair state%s\n", n, n == 1 ? "" : "s");
 	log_info("%zu PGM repair states cleared%s%s", n, group_text ? " for group " : "",
@@ -527,9 +527,9 @@ static int cmd_clear_all(struct cmd_session *s, const struct cmd_args *a)
 	(void)a;
 	if (not_running(s))
 		return CMD_ERR_FAILED;
-	cp_clear_counters(assist_cp(attached), 0);
-	repairs = cp_clear_repair_states(assist_cp(attached), NULL);
-	dlrs = cp_clear_dlrs(assist_cp(attached), NULL);
+	assist_clear_counters(attached, 0);
+	repairs = assist_clear_repair_states(attached, NULL);
+	dlrs = assist_clear_dlrs(attached, NULL);
 	if (!s->batch)
 		cmd_out(s, "Cleared traffic counters, %zu repair state%s, %zu learned DLR%s\n",
 			repairs, repairs == 1 ? "" : "s", dlrs, dlrs == 1 ? "" : "s");

@@ -73,6 +73,7 @@ struct vty_server {
 	int reserve_fd;	 /* given up to accept and close a client when fds run out */
 	struct ev_timer *resume;
 	uint64_t emfile_count;
+	struct ev_io *log_io; /* lines the workers' threads logged, for the log hook */
 };
 
 static struct vty_server *the_server; /* for `show users` and the log hook */
@@ -280,6 +281,16 @@ static void vty_log_hook(void *ctx, int priority, enum log_category cat, const c
 		update_interest(vs);
 	}
 	in_log_hook = false;
+}
+
+/* Lines logged by other threads (the workers') reach monitoring sessions on this one. */
+static void log_lines_waiting(struct ev_loop *loop, int fd, unsigned events, void *arg)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	(void)arg;
+	log_hook_drain();
 }
 
 /* ---- sessions ---- */
@@ -806,6 +817,8 @@ struct vty_server *vty_server_new(
 	}
 	the_server = srv;
 	log_set_hook(vty_log_hook, srv);
+	if (log_hook_fd() >= 0)
+		srv->log_io = ev_io_add(loop, log_hook_fd(), EV_READ, log_lines_waiting, srv);
 	return srv;
 fail:
 	if (srv->fd >= 0)
@@ -824,6 +837,8 @@ void vty_server_free(struct vty_server *srv)
 	if (srv == NULL)
 		return;
 	log_set_hook(NULL, NULL);
+	if (srv->log_io != NULL)
+		ev_io_del(srv->loop, srv->log_io);
 	while (srv->sessions != NULL)
 		session_close(srv->sessions);
 	ev_io_del(srv->loop, srv->io);

@@ -78,8 +78,9 @@ jval() {
 jtrue() { [ "$(jval "$1" "$2")" = True ]; }
 # ev IF NAME: an event counter of one interface.
 ev() { jval "show ip pgm router traffic json" "ifs['$1']['events']['$2']"; }
-# wait_ev SECONDS IF NAME VALUE: until that event counter reaches VALUE (a barrier: the daemon
-# is single-threaded, so what it sent while counting is on the wire when the CLI answers);
+# wait_ev SECONDS IF NAME VALUE: until that event counter reaches VALUE (a barrier: what the
+# daemon sent while counting is on the wire when the CLI answers; a worker thread's counters are
+# read under its lock, between its receive rounds, after their sends);
 # wait_rx SECONDS IF TYPE VALUE: the same for packets received (forwarded types: per copy).
 wait_ev() { lab_poll "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['events']['$3'] >= $4"; }
 wait_rx() { lab_poll "$1" jtrue "show ip pgm router traffic json" "ifs['$2']['received']['$3'] >= $4"; }

@@ -3,8 +3,9 @@
 # its GSI, in both directions. Session A (GSI ...06) goes to queue 113, session B (GSI ...f6)
 # to queue 114; each gets its SPM copies with the path NLAs, an NCF for a NAK on the NAKing
 # segment only, one NAK upstream, and its repair only where it was asked for. Both queues carry
-# packets, the shows add them up and list each worker, and going back to one worker at run
-# time gives the one-queue table again with the sessions kept.
+# packets, each worker is a thread of its own with its own control plane (the sessions split
+# between them), the shows add them up and list each worker, and going back to one worker at run
+# time gives the one-queue table again, the sessions learned afresh from their next SPMs.
 . "$(dirname "$0")/lib_router.sh"
 router_need
 topo_router
@@ -29,6 +30,8 @@ ncf() { echo "type=NCF \| NCF $1\.1234 sqn $2 "; }
 rdata() { echo "type=RDATA \| RDATA $1\.1234 sqn $2 "; }
 spm() { echo "type=SPM \| SPM $1\.1234 sqn 1 .* path $2 "; }
 
+# the workers' debug lines go to the log ring from their threads (show logging, below)
+cli "debug ip pgm router packets" >/dev/null
 for g in $GSI_A $GSI_B; do
 	inj src s0 --gsi $g --src $SRC_ADDR --dst $GROUP --type spm --sqn 1 --trail 1 --lead 20
 	check "$g: SPM on r1's segment with path $D1_ADDR" wait_seen 10 r1 "$(spm $g $D1_ADDR)" 1
@@ -69,6 +72,28 @@ check "dataplane: two workers, each with packets, adding up to the queue's" jtru
 	all(w['packets'] >= 4 for w in j['workers']) and
 	sum(w['packets'] for w in j['workers']) == j['queue_stats']['packets'] and
 	all(w['kernel_dropped'] == 0 for w in j['workers']))"
+check "each worker is a thread of its own, not the daemon's main thread" jtrue \
+	"show ip pgm router dataplane json" "(len(set(w['thread'] for w in j['workers'])) == 2 and
+	$DAEMON_PID not in [w['thread'] for w in j['workers']])"
+check "the threads exist in the daemon" eval "
+	[ \$(ls /proc/$DAEMON_PID/task | wc -l) -ge 3 ]"
+# caps TASK: its effective and permitted capabilities
+caps() { awk '/^Cap(Eff|Prm)/ { printf "%s ", $2 }' "$1/status"; }
+same_caps() {
+	local t main
+	main=$(caps "/proc/$DAEMON_PID")
+	for t in /proc/"$DAEMON_PID"/task/*; do
+		[ "$(caps "$t")" = "$main" ] || { log "$t: $(caps "$t") against $main"; return 1; }
+	done
+}
+check "every worker thread has the capabilities the daemon kept, no more" same_caps
+check "traffic: the interfaces' counters add up both workers' (a NAK in for each session)" jtrue \
+	"show ip pgm router traffic json" "sum(ifs[i]['received'].get('NAK', 0) for i in ifs) == 2"
+check "show logging: both workers' debug lines, from their threads" eval "
+	out=\$(cli 'show logging');
+	echo \"\$out\" | grep -q '\[worker 0\] .*SPM 010203040506' &&
+	echo \"\$out\" | grep -q '\[worker 1\] .*SPM 0102030405f6'"
+cli "no debug ip pgm router packets" >/dev/null
 check "the kernel handed packets out on both queues" eval "
 	[ \$(queue_counters rtr 113 | awk '{ print \$4 }') -ge 4 ] &&
 	[ \$(queue_counters rtr 114 | awk '{ print \$4 }') -ge 4 ]"
@@ -78,14 +103,19 @@ check "dataplane text: the queues and a line per worker" eval "
 	echo \"\$out\" | grep -Eq '^  Worker 0: queue 113, [1-9][0-9]* packets, .*CPU [0-9.]+ s' &&
 	echo \"\$out\" | grep -Eq '^  Worker 1: queue 114, [1-9][0-9]* packets'"
 
-# ---- back to one worker at run time: one queue, the table of one, the sessions kept ----
+# ---- back to one worker at run time: one queue, the table of one, the sessions afresh ----
 cli "configure terminal" "no ip pgm router workers" "end" >/dev/null
 check "one worker: no steering chain, queue 113 only" lab_poll 10 eval "
 	t=\$(lab_exec rtr nft list table ip pgmrouter);
 	! echo \"\$t\" | grep -q steer && ! echo \"\$t\" | grep -q 'queue num 114' &&
 	echo \"\$t\" | grep -q 'queue num 113 bypass'"
 check "one worker: queue 114 unbound" eval "[ -z \"\$(queue_counters rtr 114)\" ]"
-check "one worker: both sessions kept" jtrue "show ip pgm router state json" "len(sess) == 2"
+check "one worker: the workers' sessions went with them" jtrue "show ip pgm router state json" "len(sess) == 0"
+for g in $GSI_A $GSI_B; do
+	inj src s0 --gsi $g --src $SRC_ADDR --dst $GROUP --type spm --sqn 2 --trail 1 --lead 20
+done
+check "one worker: both sessions learned again from their SPMs" lab_poll 5 jtrue \
+	"show ip pgm router state json" "len(sess) == 2"
 inj r2 dn --gsi $GSI_B --src $R2_ADDR --dst $D2_ADDR --type nak --sqn 7 --nak-src $SRC_ADDR --nak-grp $GROUP
 check "one worker: session B's NAK still confirmed on r2's segment" wait_seen 10 r2 "$(ncf $GSI_B 7)" 1
 check "the daemon is still running" kill -0 "$DAEMON_PID"
