@@ -1237,22 +1237,18 @@ static void main_env(struct assist_env *env, struct live_path *p)
 	};
 }
 
-/* A worker's object: its packets, output and timers; the rest is the main object's. */
+/* A worker's object: its packets, output and timers; routes, the configuration's application,
+   reports, the running state and the capture are the main object's. */
 static void worker_env(struct assist_env *env, struct live_path *p)
 {
-	*env = (struct assist_env){
-		.ctx = p,
-		.now = env_now,
-		.send = env_send,
-		.source = env_source,
-		.send_now = env_send_now,
-		.route = env_route,
-		.route_sources = env_route_sources,
-		.if_lookup = worker_if_lookup,
-		.lines_wanted = env_lines_wanted,
-		.line = env_line,
-		.changed = env_changed,
-	};
+	main_env(env, p);
+	env->routes = NULL;
+	env->apply = NULL;
+	env->report = NULL;
+	env->running = NULL;
+	env->capture = NULL;
+	env->if_lookup = worker_if_lookup;
+	env->changed = env_changed;
 }
 
 struct live *live_new(struct ev_loop *loop)

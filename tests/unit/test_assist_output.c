@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "router/assist/assist_internal.h"
+#include "tests/unit/assist_test_env.h"
 #include "tests/unit/check_run.h"
 
 static uint8_t sent[4][2048];
@@ -45,27 +46,6 @@ static bool fake_source(void *ctx, int ifindex, const struct pgm_nla *dst, struc
 	/* as the kernel: link-local towards link-local */
 	ck_assert(pgm_nla_parse(src, dst->addr[0] == 0xfe ? "fe80::1" : "2001:db8:1::1"));
 	return true;
-}
-
-static unsigned no_lines(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
-
-static void no_line(void *ctx, enum log_category cat, const char *text)
-{
-	(void)ctx;
-	(void)cat;
-	(void)text;
-}
-
-static int no_if(void *ctx, const char *name, bool *up, bool *running)
-{
-	(void)ctx;
-	(void)name;
-	*up = *running = false;
-	return 0;
 }
 
 static struct pgm_nla nla(const char *text)

@@ -12,6 +12,7 @@
 
 #include "router/assist/assist_internal.h"
 #include "router/assist/report.h"
+#include "tests/unit/assist_test_env.h"
 #include "tests/unit/check_run.h"
 
 static cp_time_t fake_now(void *ctx)
@@ -28,27 +29,6 @@ static int fake_send(void *ctx, int ifindex, const uint8_t *d, size_t len, uint8
 	(void)len;
 	(void)ttl;
 	return 1;
-}
-
-static unsigned no_lines(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
-
-static void no_line(void *ctx, enum log_category cat, const char *text)
-{
-	(void)ctx;
-	(void)cat;
-	(void)text;
-}
-
-static int no_if(void *ctx, const char *name, bool *up, bool *running)
-{
-	(void)ctx;
-	(void)name;
-	*up = *running = false;
-	return 0;
 }
 
 static unsigned changes[2];
