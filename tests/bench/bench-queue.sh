@@ -403,13 +403,14 @@ callgrind_one() {
 	# without the cost of a wakeup (epoll, recvmmsg, the verdict and send flushes, the timer),
 	# which a packet shares with however many the wakeup found: that sharing depends on timing,
 	# the callback's cost does not. The A/B of a change to the packet path reads this row.
-	# Inlined code is listed under its own file, so every on_nfq_packet entry is summed; run
+	# Inlined code is listed under its own file, so every on_nfq_packet entry is summed (link-time
+	# optimisation names a local function on_nfq_packet.lto_priv.N); run
 	# from / so that callgrind_annotate keeps every path whole (it shortens those under the
 	# current directory, and splits a function's entries when it does).
 	if [ "$side" != acceptall ]; then
 		local cb
 		cb=$(cd / && callgrind_annotate --inclusive=yes --auto=no "$out" 2>/dev/null |
-			awk '{ for (i = 2; i <= NF; i++) if ($i ~ /:on_nfq_packet$/) {
+			awk '{ for (i = 2; i <= NF; i++) if ($i ~ /:on_nfq_packet(\.lto_priv\.[0-9]+)?$/) {
 					gsub(",", "", $1); s += $1; n++ } }
 				END { if (n) print s }')
 		if [ -n "$cb" ]; then

@@ -5,6 +5,7 @@
 #     in a _failed row, left out of the figure
 #   - per-repetition pairs stay aligned when one side failed a repetition
 #   - verdicts come out INCONCLUSIVE when the interval straddles the goal
+#   - the README's table: headline figures there, every figure in the full file
 # Exit status 0 when every check holds, 1 otherwise (each failure printed).
 set -u
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -55,6 +56,35 @@ check "verdict straddling" INCONCLUSIVE "$(bench_verdict g 0.9 1.2 1 5 2>/dev/nu
 check "verdict within" PASS "$(bench_verdict g 0.8 0.95 1 5 2>/dev/null | cut -d, -f3)"
 check "verdict beyond" FAIL "$(bench_verdict g 1.1 1.3 1 5 2>/dev/null | cut -d, -f3)"
 check "verdict with two repetitions" INCONCLUSIVE "$(bench_verdict g 0.8 0.9 1 2 2>/dev/null | cut -d, -f3)"
+
+# The README's table (readme-table.sh): headline figures only there, every figure in the full
+# file, a figure with an interval and no count of its own shown, the goals, the README outside
+# its markers untouched.
+dir=$BENCH_RESULTS/table
+mkdir -p "$dir"
+{
+	echo "benchmark,metric,value,unit"
+	echo "fwd,odata76_added_ns,51.6,ns/packet"
+	echo "fwd,odata76_added_ns_lo,-74.6,ns/packet"
+	echo "fwd,odata76_added_ns_hi,170.7,ns/packet"
+	echo "fwd,odata76_added_ns_n,9,repetitions"
+	echo "fwd,odata76_kernel_ns,2093.5,ns/packet"
+	echo "fwd,odata76_kernel_ns_n,9,repetitions"
+	echo "latency,rate1000_ncf_p99_vs_floor,0.6,x floor"
+	echo "latency,rate1000_ncf_p99_vs_floor_lo,0.26,x floor"
+	echo "latency,rate1000_ncf_p99_vs_floor_hi,1.24,x floor"
+	echo "latency,rate1000_ncf_p99_vs_floor_goal,PASS,at most 1.5"
+} >"$dir/results.csv"
+printf 'before\n<!-- bench-table:begin -->\nold\n<!-- bench-table:end -->\nafter\n' >"$dir/README.md"
+BENCH_TABLE_FULL=$dir/full.md "$(dirname "$0")/readme-table.sh" "$dir" "$dir/README.md" >/dev/null 2>&1
+check "headline figure in the README" 1 "$(grep -c '^| fwd | odata76_added_ns | 51.6 | -74.6 - 170.7 | 9 |' "$dir/README.md")"
+check "other figures not in the README" 0 "$(grep -c 'odata76_kernel_ns' "$dir/README.md")"
+check "other figures in the full table" 1 "$(grep -c '^| fwd | odata76_kernel_ns | 2093.5 |' "$dir/full.md")"
+check "a figure with an interval and no count" 1 \
+	"$(grep -c '^| latency | rate1000_ncf_p99_vs_floor | 0.6 | 0.26 - 1.24 | - |' "$dir/README.md")"
+check "the goal" 1 "$(grep -c '^| latency | rate1000_ncf_p99_vs_floor_goal | PASS |' "$dir/README.md")"
+check "the README around the table" "before after 0" \
+	"$(head -1 "$dir/README.md") $(tail -1 "$dir/README.md") $(grep -c '^old$' "$dir/README.md")"
 
 [ "$fails" = 0 ] && echo "lib-test: ok" && exit 0
 exit 1

@@ -6,14 +6,17 @@
 #
 #   readme-table.sh [RESULTS_DIR [README]]   replaces the README's section between the lines
 #                                            <!-- bench-table:begin --> and <!-- bench-table:end -->
-#   readme-table.sh --print [RESULTS_DIR]    prints the table
+#                                            with the headline figures and the goals, and writes
+#                                            every figure of the run to tests/bench/results.md
+#   readme-table.sh --print [RESULTS_DIR]    prints the headline table
 #   readme-table.sh --all ...                every figure, not only the headline ones
 #
 # RESULTS_DIR defaults to build/bench/results, README to README.md. Headline figures (the
-# default): every program's (the micro benchmarks), and the comparisons of the namespace
-# benchmarks: ratios, added costs, zero-loss rates, memory per entry, restart times, the
-# ceilings, the overload figures and the NCF latency at shares of the NAK ceiling
-# (BENCH_TABLE_METRICS, an extended regular expression, replaces that choice).
+# default, BENCH_TABLE_METRICS replaces the choice: an extended regular expression on the
+# metric's name): what each benchmark compares with its baseline, in a few rows each (the
+# router's added ns per forwarded packet, queue and ceiling ratios, NCF latency against the
+# floor, restart, memory and probe cost at a million entries, the storm's NAKs and repair
+# times, worker scaling, the IPv6 figures, the control plane's ns per decision).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -39,11 +42,24 @@ raw="$dir/raw.csv"
 	echo "readme-table: no results in $csv (run make bench)" >&2
 	exit 1
 }
-metrics=${BENCH_TABLE_METRICS:-'(ratio|added_ns|zero_loss_pps|zero_loss_mbps|vs_floor|vs_cold|vs_acceptall|per_session|per_state|_ncf_ms|_sessions_ms|^(nak|spm[248]|rdata)_(acceptall|pgmrouterd)_(pps|mbps)|lost_extra|unassisted_share|recovery_ms|^load[0-9]+_pgmrouterd_ncf_p(50|99|999)|^load[0-9]+_pgmrouterd_ncf_median)$'}
+headline='^('
+headline+='(odata76|odata1444|udp|tcp)(_v6)?_added_ns|odata(76|1444)(_v6)?_zero_loss_ratio|'
+headline+='odata(76|1444)_pgmrouterd_zero_loss_mbps|(small|large)_pgmrouterd_cpu_ratio|'
+headline+='(spm|nak|rdata_state)(_burst)?(_v6)?_pgmrouterd_ratio|'
+headline+='(nak|spm[248]|rdata)_pgmrouterd_pps|rdata_pgmrouterd_mbps|(nak|spm[248]|rdata)_ratio|'
+headline+='(rate(1000|10000)|load(10|50|90))_ncf_p99_vs_floor|load(10|50|90)_pgmrouterd_ncf_p99|'
+headline+='load50_pgmrouterd_ncf_median|storm_odata_lost_extra|burst_pgmrouterd_unassisted_share|'
+headline+='(burst|storm)_pgmrouterd_recovery_ms|ncf_vs_cold|sessions_vs_cold|'
+headline+='sessions_1000000_daemon_bytes_per_session|repair_states_1008000_daemon_bytes_per_state|'
+headline+='sessions_1000000_cost_ratio|repair_states_1008000_cost_ratio|'
+headline+='k(8|32|128)_pgmrouterd_naks_at_source_per_loss|k(8|32|128)_repair_(median|p99)_vs_kernel|'
+headline+='.*scaling.*|.*_v6_.*|ns_per_decision|nak64_parse_checksum'
+headline+=')$'
+metrics=${BENCH_TABLE_METRICS:-$headline}
 [ "$all" = 1 ] && metrics='.'
 
 table() {
-	local run mode date
+	local re=$1 run mode date
 	run=$(awk -F, 'NR == 2 { print "commit " $1 ", kernel " $2 ", CPU " $3; exit }' "$raw" 2>/dev/null)
 	mode=full
 	case $dir in *-smoke | *-smoke/) mode="smoke (one repetition, tiny sizes: proves the code, judges nothing)" ;; esac
@@ -56,21 +72,23 @@ table() {
 	echo "|---|---|---|---|---|---|"
 	# A figure is a metric M with a row M_n; its interval is M_lo - M_hi (shown from three
 	# repetitions: below that it is only their range).
-	awk -F, -v re="$metrics" '
+	awk -F, -v re="$re" '
 		NR == 1 { next }
 		{ key = $1 SUBSEP $2; val[key] = $3; unit[key] = $4; order[++n] = key }
 		END {
 			for (i = 1; i <= n; i++) {
 				split(order[i], k, SUBSEP)
 				b = k[1]; m = k[2]
-				if (!((b SUBSEP m "_n") in val)) continue
+				# a figure has a count (M_n) or an interval (M_lo, M_hi) of its own
+				hasn = (b SUBSEP m "_n") in val
+				if (!hasn && !((b SUBSEP m "_lo") in val && (b SUBSEP m "_hi") in val)) continue
 				if (val[b SUBSEP m] == "missing") continue
-				# the micro benchmarks (run.sh counts their runs) always, the rest by name
-				if (unit[b SUBSEP m "_n"] != "runs" && m !~ re) continue
+				if (m !~ re) continue
 				lo = val[b SUBSEP m "_lo"]; hi = val[b SUBSEP m "_hi"]
-				iv = (lo != "" && hi != "" && val[b SUBSEP m "_n"] >= 3) ? lo " - " hi : "-"
+				cnt = hasn ? val[b SUBSEP m "_n"] : "-"
+				iv = (lo != "" && hi != "" && (!hasn || cnt >= 3)) ? lo " - " hi : "-"
 				printf "| %s | %s | %s | %s | %s | %s |\n", b, m, val[b SUBSEP m], iv,
-					val[b SUBSEP m "_n"], unit[b SUBSEP m]
+					cnt, unit[b SUBSEP m]
 			}
 		}' "$csv"
 	if grep -qE ',(PASS|FAIL|INCONCLUSIVE),' "$csv"; then
@@ -98,7 +116,7 @@ table() {
 }
 
 if [ "$print" = 1 ]; then
-	table
+	table "$metrics"
 	exit 0
 fi
 begin='<!-- bench-table:begin -->'
@@ -109,11 +127,23 @@ if ! grep -qxF "$begin" "$readme" || ! grep -qxF "$end" "$readme"; then
 fi
 tmp=$(mktemp)
 body=$(mktemp)
-table >"$body"
+table "$metrics" >"$body"
+full=${BENCH_TABLE_FULL:-tests/bench/results.md} # every figure (BENCH_TABLE_FULL: elsewhere)
+echo >>"$body"
+echo "Every figure of this run: $full." >>"$body"
+{
+	echo "Benchmark results"
+	echo "================="
+	echo
+	echo "Every figure of the run the README's performance table comes from, written by"
+	echo "tests/bench/readme-table.sh (never edited by hand; tests/bench/README says what each means)."
+	echo
+	table '.'
+} >"$full"
 awk -v b="$begin" -v e="$end" -v f="$body" '
 	$0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
 	$0 == e { skip = 0 }
 	!skip { print }' "$readme" >"$tmp"
 cat "$tmp" >"$readme"
 rm -f "$tmp" "$body"
-echo "readme-table: $readme updated from $csv"
+echo "readme-table: $readme and $full updated from $csv"
