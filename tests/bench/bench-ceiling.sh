@@ -203,3 +203,22 @@ case " $VERDICTS " in
 *) all=PASS ;;
 esac
 bench_row all_ratio_goal "$all" "every kind's ceiling at least $GOAL of accept-all's (kinds:${VERDICTS:- none})"
+
+# Beside the ceilings, the demand of one OpenPGM stream at 675 Mbit/s with 5 % loss on one
+# downstream interface: 1444-byte datagrams (TSDU 1400) are 58,432 ODATA a second, 2,922 lost;
+# each loss brings the router at least one NAK (an NCF and a NAK upstream: NAKs are eliminated
+# per interface, and the receivers that hear the NCF hold theirs; bench-storm measured 1.0-1.1
+# NAKs on the LAN per loss) and one RDATA to forward. The headroom is pgmrouterd's median ceiling
+# over that demand (a lower bound where the ceiling was the sender's).
+DEMAND_MBPS=675
+DEMAND_LOSS=0.05
+demand=$(awk -v m="$DEMAND_MBPS" -v l="$DEMAND_LOSS" 'BEGIN { printf "%.0f", m * 1e6 / (1444 * 8) * l }')
+bench_row demand675_losses_pps "$demand" "lost packets/s of one 675 Mbit/s stream at 5 % loss (1444-byte datagrams)"
+for kind in nak rdata; do
+	m=${MED[$kind,pgmrouterd]:-}
+	[[ "$m" =~ ^[0-9.]+$ ]] || continue
+	bench_row "${kind}_headroom_vs_demand675" "$(bench_div "$m" "$demand" 1)" \
+		"x the NAKs or RDATA a second of that stream's losses (pgmrouterd's median ceiling)"
+	# shellcheck disable=SC2086 # the list of repetitions' ceilings
+	bench_row "${kind}_headroom_vs_demand675_n" "$(printf '%s\n' ${PPS[$kind,pgmrouterd]:-} | grep -cE '^[0-9.]+$')" repetitions
+done

@@ -47,6 +47,7 @@ headline+='(odata76|odata1444|udp|tcp)(_v6)?_added_ns|odata(76|1444)(_v6)?_zero_
 headline+='odata(76|1444)_pgmrouterd_zero_loss_mbps|(small|large)_pgmrouterd_cpu_ratio|'
 headline+='(spm|nak|rdata_state)(_burst)?(_v6)?_pgmrouterd_ratio|'
 headline+='(nak|spm[248]|rdata)_pgmrouterd_pps|rdata_pgmrouterd_mbps|(nak|spm[248]|rdata)_ratio|'
+headline+='(nak|rdata)_headroom_vs_demand675|'
 headline+='(rate(1000|10000)|load(10|50|90))_ncf_p99_vs_floor|load(10|50|90)_pgmrouterd_ncf_p99|'
 headline+='load50_pgmrouterd_ncf_median|storm_odata_lost_extra|burst_pgmrouterd_unassisted_share|'
 headline+='(burst|storm)_pgmrouterd_recovery_ms|ncf_vs_cold|sessions_vs_cold|'
