@@ -39,7 +39,7 @@ raw="$dir/raw.csv"
 	echo "readme-table: no results in $csv (run make bench)" >&2
 	exit 1
 }
-metrics=${BENCH_TABLE_METRICS:-'(ratio|added_ns|zero_loss_pps|zero_loss_mbps|vs_floor|vs_cold|vs_acceptall|per_session|per_state|_ncf_ms|_sessions_ms|^(nak|spm[248]|rdata)_(acceptall|pgmrouterd)_(pps|mbps)|lost_extra|unassisted_share|_drain_pps_w[0-9]+|_scaling_w[0-9]+_vs_w1|recovery_ms|^load[0-9]+_pgmrouterd_ncf_p(50|99|999)|^load[0-9]+_pgmrouterd_ncf_median)$'}
+metrics=${BENCH_TABLE_METRICS:-'(ratio|added_ns|zero_loss_pps|zero_loss_mbps|vs_floor|vs_cold|vs_acceptall|per_session|per_state|_ncf_ms|_sessions_ms|^(nak|spm[248]|rdata)_(acceptall|pgmrouterd)_(pps|mbps)|lost_extra|unassisted_share|_drain_pps_w[0-9]+|_(scaling|capacity)_w[0-9]+_vs_w1|recovery_ms|^load[0-9]+_pgmrouterd_ncf_p(50|99|999)|^load[0-9]+_pgmrouterd_ncf_median)$'}
 [ "$all" = 1 ] && metrics='.'
 
 table() {
