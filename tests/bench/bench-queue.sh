@@ -129,7 +129,7 @@ side_down() {
 # packets, within the queue's 4,096 (more would pass unassisted, fail-open). Prints the floods'
 # sent= total and seconds= (wall time).
 burst() {
-	local scenario=$1 pid=$2 sent=0 t0 t1 out prev cur per=$BURST_QUEUED _ i b
+	local scenario=$1 pid=$2 sent=0 t0 t1 out per=$BURST_QUEUED b
 	# a NAK brings the source's NCF with it: two queued packets
 	[ "$scenario" = nak ] && per=$((BURST_QUEUED / 2))
 	t0=$(date +%s.%N)
@@ -138,14 +138,7 @@ burst() {
 		# each burst's sequence numbers follow the last burst's
 		out=$(bench_queue_flood "$scenario" "$GSI" -n "$per" -r 0 --sqn-start $((1 + b * per)) --spm-sqn $((b * per)))
 		sent=$((sent + $(lab_kv sent "$out")))
-		# queued once the queue length holds still
-		prev=-1
-		for i in $(seq 1 100); do
-			read -r _ _ cur _ <<<"$(bench_queue_stats r1)"
-			[ "$cur" = "$prev" ] && break
-			prev=$cur
-			sleep 0.02
-		done
+		bench_queue_settle r1 # queued once the queue length holds still
 		kill -CONT "$pid"
 		bench_queue_drain r1
 	done

@@ -6,6 +6,7 @@
 #   - per-repetition pairs stay aligned when one side failed a repetition
 #   - verdicts come out INCONCLUSIVE when the interval straddles the goal
 #   - the README's table: headline figures there, every figure in the full file
+#   - the queue counters are summed over the workers' queues
 # Exit status 0 when every check holds, 1 otherwise (each failure printed).
 set -u
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -85,6 +86,22 @@ check "a figure with an interval and no count" 1 \
 check "the goal" 1 "$(grep -c '^| latency | rate1000_ncf_p99_vs_floor_goal | PASS |' "$dir/README.md")"
 check "the README around the table" "before after 0" \
 	"$(head -1 "$dir/README.md") $(tail -1 "$dir/README.md") $(grep -c '^old$' "$dir/README.md")"
+# The queues' counters summed over the workers' queues (bench_queue_stats), from the kernel's
+# tables as a router namespace shows them (lab_exec replaced: no namespace here). Columns of
+# nfnetlink_queue: queue, port id, waiting, copy mode, range, dropped, user dropped, id sequence.
+lab_exec() {
+	case $3 in
+	*nfnetlink_queue) printf '  113  11001     5 2 65531     0     0     1000  1\n  114  11002     7 2 65531     0     0     2000  1\n' ;;
+	*netlink) printf '0000 12 11001 00000000 0 0 0 2 3 51\n0000 12 11002 00000000 0 0 0 2 4 52\n0000 0 1 00000000 0 0 0 2 99 53\n' ;;
+	esac
+}
+check "one queue" "1 1000 5 3" "$(bench_queue_stats r1)"
+check "two workers' queues summed" "1 3000 12 7" "$(BENCH_QUEUES="113 114" bench_queue_stats r1)"
+check "the queues given" "1 2000 7 4" "$(BENCH_QUEUES="113 114" bench_queue_stats r1 114)"
+check "a queue not bound" "0 1000 5 3" "$(bench_queue_stats r1 113 115)"
+check "no queue bound" "0 0 0 0" "$(bench_queue_stats r1 115)"
+check "handled: the id sequence less the socket drops" 10 \
+	"$(bench_queue_handled "1 3000 12 7" "1 3015 0 12")"
 
 [ "$fails" = 0 ] && echo "lib-test: ok" && exit 0
 exit 1

@@ -386,21 +386,36 @@ bench_softnet_drops() {
 	echo "$n"
 }
 
-# bench_queue_stats ROUTER: the kernel's view of NFQUEUE $BENCH_QUEUE in ROUTER's namespace:
-# "bound id_sequence queue_total socket_drops" (bound 0 and zeros when nothing is bound). The
-# drops are the bound socket's (a full receive buffer, fail-open: accepted unassisted).
+# bench_queue_stats ROUTER [QUEUE...]: the kernel's view of the router's NFQUEUEs in ROUTER's
+# namespace, the queues given or ${BENCH_QUEUES:-$BENCH_QUEUE} (with several workers, queue + k
+# is worker k's): "bound id_sequence queue_total socket_drops", each summed over the bound
+# queues; bound 1 when every one of them is bound (0 and zeros when none is). The drops are the
+# bound sockets' (a full receive buffer, fail-open: accepted unassisted).
 bench_queue_stats() {
-	local router=$1 line portid drops
-	line=$(lab_exec "$router" cat /proc/net/netfilter/nfnetlink_queue 2>/dev/null |
-		awk -v q="$BENCH_QUEUE" '$1 == q { print $2, $8, $3; exit }')
-	if [ -z "$line" ]; then
+	local router=$1 queues proc netlink q line portid idseq total drops
+	local bound=1 any=0 sum_idseq=0 sum_total=0 sum_drops=0
+	shift
+	queues=${*:-${BENCH_QUEUES:-$BENCH_QUEUE}}
+	proc=$(lab_exec "$router" cat /proc/net/netfilter/nfnetlink_queue 2>/dev/null)
+	netlink=$(lab_exec "$router" cat /proc/net/netlink 2>/dev/null)
+	for q in $queues; do
+		line=$(awk -v q="$q" '$1 == q { print $2, $8, $3; exit }' <<<"$proc")
+		if [ -z "$line" ]; then
+			bound=0
+			continue
+		fi
+		any=1
+		read -r portid idseq total <<<"$line"
+		drops=$(awk -v p="$portid" '$2 == 12 && $3 == p { print $9; exit }' <<<"$netlink")
+		sum_idseq=$((sum_idseq + idseq))
+		sum_total=$((sum_total + total))
+		sum_drops=$((sum_drops + ${drops:-0}))
+	done
+	if [ "$any" = 0 ]; then
 		echo "0 0 0 0"
 		return
 	fi
-	read -r portid idseq total <<<"$line"
-	drops=$(lab_exec "$router" cat /proc/net/netlink 2>/dev/null |
-		awk -v p="$portid" '$2 == 12 && $3 == p { print $9; exit }')
-	echo "1 $idseq $total ${drops:-0}"
+	echo "$bound $sum_idseq $sum_total $sum_drops"
 }
 
 _bench_queue_bound() {
@@ -410,14 +425,55 @@ _bench_queue_bound() {
 }
 
 _bench_queue_empty() {
-	local bound idseq total _
-	read -r bound idseq total _ <<<"$(bench_queue_stats "$1")"
-	[ "$bound" = 0 ] || [ "$total" = 0 ]
+	local total _
+	read -r _ _ total _ <<<"$(bench_queue_stats "$1")"
+	[ "$total" = 0 ]
 }
 
-# bench_queue_drain ROUTER: waits until nothing waits in the queue for a verdict (10 s max).
+# bench_queue_drain ROUTER: waits until nothing waits in the queues for a verdict (10 s max).
 bench_queue_drain() {
 	lab_wait 10 "queue drained in $1" _bench_queue_empty "$1"
+}
+
+# bench_queue_settle ROUTER: waits until the packets waiting in the queues hold still (20 ms
+# apart, 2 s at most): a burst sent while the consumer is stopped is then queued whole.
+bench_queue_settle() {
+	local prev=-1 cur i
+	for i in $(seq 1 100); do
+		read -r _ _ cur _ <<<"$(bench_queue_stats "$1")"
+		[ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		sleep 0.02
+	done
+	return 1
+}
+
+# bench_queue_drain_timed ROUTER PID [SECONDS]: resumes the stopped consumer PID (SIGCONT) and
+# prints the wall time in microseconds from then until no queue of ${BENCH_QUEUES:-$BENCH_QUEUE} has a
+# packet waiting (nothing after SECONDS, default 10). One bash process in ROUTER's namespace does
+# both and polls the kernel's queue table every millisecond with builtins only (no process per
+# poll, no busy loop: it must not take a core from the consumer it times; measured, about 3 % of
+# one core).
+bench_queue_drain_timed() {
+	# shellcheck disable=SC2016 # the script is the inner bash's
+	lab_exec "$1" bash -c '
+		pid=$1 limit=$2 queues=" $3 "
+		exec {pause}<> <(:) # read -t on a pipe nobody writes: a sleep without a process
+		t0=$EPOCHREALTIME
+		end=$(( ${t0%[!0-9]*} + limit ))
+		kill -CONT "$pid" || exit 1
+		while :; do
+			busy=0
+			while read -r q _ total _; do
+				[[ $queues == *" $q "* ]] && [ "$total" != 0 ] && busy=1
+			done </proc/net/netfilter/nfnetlink_queue
+			t1=$EPOCHREALTIME
+			[ "$busy" = 0 ] && break
+			[ "${t1%[!0-9]*}" -ge "$end" ] && exit 1
+			read -r -t 0.001 -u "$pause"
+		done
+		echo $((${t1//[!0-9]/} - ${t0//[!0-9]/}))' \
+		_ "$2" "${3:-10}" "${BENCH_QUEUES:-$BENCH_QUEUE}"
 }
 
 # bench_rule_matches ROUTER: packets the interception rules' queue rules matched so far
@@ -972,10 +1028,13 @@ bench_queue_addrs() {
 	ROUTER_A=$(lab_addr r1 eth1)
 }
 
-# bench_queue_seed_session GSI: three SPMs of the session (GSI base GSI) with a leading edge far
+# bench_queue_seed_session GSI [TSIS]: three SPMs of the session (GSI base GSI), or of each of
+# TSIS sessions (pgm-flood --tsis: GSIs whose last byte is 0 .. TSIS - 1), with a leading edge far
 # ahead, so every NAK of the scenarios is inside the transmit window.
 bench_queue_seed_session() {
-	bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm -n 3 -r 100 --gsi-base "$1" \
+	local tsis=${2:-1}
+	bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm -n $((3 * tsis)) \
+		-r $((tsis > 1 ? 5000 : 100)) --tsis "$tsis" --gsi-base "$1" \
 		--spm-trail 0 --spm-lead 100000000 >/dev/null
 }
 
@@ -990,8 +1049,9 @@ bench_queue_seed_state() {
 	bench_queue_drain r1
 }
 
-# bench_queue_flood SCENARIO GSI [pgm-flood limits...]: a scenario's traffic (bench-queue.sh
-# names them); prints the flood's key=value line (nak: the NAKs').
+# bench_queue_flood SCENARIO GSI [pgm-flood options...]: a scenario's traffic (bench-queue.sh
+# names them); prints the flood's key=value line (nak: the NAKs'). The options come after the
+# scenario's own and override them (pgm-flood takes the last: e.g. --tsis).
 bench_queue_flood() {
 	local scenario=$1 gsi=$2
 	shift 2

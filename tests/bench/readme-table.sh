@@ -54,7 +54,7 @@ headline+='(burst|storm)_pgmrouterd_recovery_ms|ncf_vs_cold|sessions_vs_cold|'
 headline+='sessions_1000000_daemon_bytes_per_session|repair_states_1008000_daemon_bytes_per_state|'
 headline+='sessions_1000000_cost_ratio|repair_states_1008000_cost_ratio|'
 headline+='k(8|32|128)_pgmrouterd_naks_at_source_per_loss|k(8|32|128)_repair_(median|p99)_vs_kernel|'
-headline+='.*scaling.*|.*_v6_.*|ns_per_decision|nak64_parse_checksum'
+headline+='(nak|spm)_drain_pps_w[0-9]+|(nak|spm)_(scaling|capacity)_w[0-9]+_vs_w1|.*scaling.*|.*_v6_.*|ns_per_decision|nak64_parse_checksum'
 headline+=')$'
 metrics=${BENCH_TABLE_METRICS:-$headline}
 [ "$all" = 1 ] && metrics='.'
