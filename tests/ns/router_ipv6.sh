@@ -261,8 +261,8 @@ mkdir -p "$LAB_DIR/bin"
 for t in iptables-restore iptables-save; do ln -sf "$(command -v $t)" "$LAB_DIR/bin/$t"; done
 ROUTER_CMD="env PATH=$LAB_DIR/bin $(lab_router_cmd)" router_start "$LAB_DIR/ipt.conf" || exit 1
 check "without ip6tables: IPv4 intercepted, IPv6 not, saying why" jtrue \
-	"show ip pgm router dataplane json" "j['intercepts_ipv4'] and not j['intercepts_ipv6'] and
-	'ip6tables-restore is not installed' in j['ipv6_unavailable'] and j['ipv6_install_failures'] >= 1"
+	"show ip pgm router dataplane json" "(j['intercepts_ipv4'] and not j['intercepts_ipv6'] and
+	'ip6tables-restore is not installed' in j['ipv6_unavailable'] and j['ipv6_install_failures'] >= 1)"
 check "without ip6tables: show ip pgm router dataplane says so" eval \
 	"cli 'show ip pgm router dataplane' | grep -q 'IPv6 not intercepted (.*ip6tables-restore is not installed'"
 check "without ip6tables: logged" grep -q 'ip6tables-restore is not installed' "$DLOG"
