@@ -82,7 +82,7 @@ if [ -z "$BENCH_CPU_ROUTER" ]; then
 fi
 
 [ -x "$BENCH_BIN/ip-flood" ] || lab_die "missing $BENCH_BIN/ip-flood (make tools)"
-bench_lab_init "fwd${SFX#_}"
+bench_lab_init "fwd${SFX:+6}"
 # The trace instance goes before the lab (whose cleanup removes the directory it is reached from).
 trap 'bench_softirq_trace_end; lab_cleanup' EXIT
 trap 'bench_softirq_trace_end; lab_cleanup; trap - INT; kill -INT $$' INT
@@ -99,7 +99,7 @@ if ! bench_softirq_trace_begin "$BENCH_CPU_ROUTER"; then
 	for k in $KINDS; do bench_missing "${k}_added_ns" "$BENCH_SIDE_REASON"; done
 	exit 0
 fi
-runs="$BENCH_RESULTS/fwd${SFX#_}-runs.csv"
+runs="$BENCH_RESULTS/fwd${SFX:+6}-runs.csv"
 echo "kind,rep,side,sent,router_rx,tx_a,tx_b,queued,rule_matches,softirq_ns,softirqs,user_ns,softirq_on_user_ns,ns_per_packet,status" >"$runs"
 
 declare -A NS MISSING FAILED WHY

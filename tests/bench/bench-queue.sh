@@ -101,7 +101,7 @@ for regime in $REGIMES; do
 	done
 done
 
-bench_lab_init "queue${SFX#_}"
+bench_lab_init "queue${SFX:+6}"
 bench_topo_fanout 1 1
 bench_steer_lan_rx r1
 SRC=$TOPO_SOURCE_ADDR
@@ -110,7 +110,7 @@ ROUTER_A=$(lab_addr r1 eth1) # the router's address on the receivers' LAN: where
 summary="$BENCH_RESULTS/queue-summary.csv" # for plot-queue.gp (IPv4's)
 [ -n "$SFX" ] && summary=/dev/null
 echo "scenario,acceptall_capacity,pgmrouterd_capacity,ratio,acceptall_instructions,pgmrouterd_instructions" >"$summary"
-runs="$BENCH_RESULTS/queue${SFX#_}-runs.csv"
+runs="$BENCH_RESULTS/queue${SFX:+6}-runs.csv"
 echo "scenario,rep,side,capacity_pps,ns_per_packet,handled,matched,cpu_share,seconds,status" >"$runs"
 GSI=0
 
