@@ -150,6 +150,8 @@ void rules_config_default(struct rules_config *cfg)
 	cfg->udp_ports.r[0].hi = PGM_DEFAULT_UDP_MCAST_PORT;
 	snprintf(cfg->iptables_restore, sizeof(cfg->iptables_restore), "iptables-restore");
 	snprintf(cfg->iptables_save, sizeof(cfg->iptables_save), "iptables-save");
+	snprintf(cfg->ip6tables_restore, sizeof(cfg->ip6tables_restore), "ip6tables-restore");
+	snprintf(cfg->ip6tables_save, sizeof(cfg->ip6tables_save), "ip6tables-save");
 	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++) {
 		const struct rules_police *d = rules_police_default[k];
 
@@ -362,16 +364,77 @@ void rules_ipt_parse_save(
 }
 
 /*
- * u32: only the first fragment carries the header: the fragment offset, the low 13 bits of the
- * 32-bit word at 4, is 0; "0>>22&0x3C" is the IP header length; from there "@" moves to the PGM
- * header (or the UDP header), and N>>24&0x0F is the low nibble of the byte at N, the PGM type.
+ * How one family's chains read the PGM type (rules_layout.h): a shape is where the PGM (or UDP)
+ * header starts. IPv4 has one: behind the IP header, first fragment only. IPv6 has two: right
+ * behind the IPv6 header, and behind one hop-by-hop, routing or destination options header
+ * (a Router Alert). The u32 match reads fixed offsets, and hops over one header by its length
+ * field; PGM behind anything longer is not read and so never queued (rules.h).
  */
-#define IPT_U32_TYPE "4&0x1FFF=0&&0>>22&0x3C@%u>>24&0x0F="
+struct ipt_fam {
+	enum rules_family family;
+	unsigned nshapes;
+	const char *mcast; /* the multicast range for -d */
+};
+
+static const struct ipt_fam ipt_fams[RULES_FAMILY_COUNT] = {
+	[RULES_IPV4] = {RULES_IPV4, 1, "224.0.0.0/4"},
+	[RULES_IPV6] = {RULES_IPV6, 2, "ff00::/8"},
+};
+
+/* The type match of one shape and encapsulation. */
+struct ipt_match {
+	const struct ipt_fam *f;
+	unsigned shape;
+	bool udp;
+};
+
+/* Datagrams shorter than this (what -m length compares: the whole datagram) cannot hold a PGM
+   header in any shape. */
+static unsigned ipt_short_len(const struct ipt_fam *f, bool udp)
+{
+	return rules_short_datagram_len(udp) + (f->family == RULES_IPV6 ? 20 : 0);
+}
+
+/*
+ * The u32 test up to the type list ("...=" then "0x4,0x5"):
+ *  - IPv4: only the first fragment carries the header: the fragment offset, the low 13 bits
+ *    of the 32-bit word at 4, is 0; "0>>22&0x3C" is the IP header length; from there "@"
+ *    moves to the PGM header (or the UDP header), and N>>24&0x0F is the low nibble of the
+ *    byte at N, the PGM type.
+ *  - IPv6, shape 0: the next header (byte 6) is PGM (UDP), whose header is at 40.
+ *  - IPv6, shape 1: the next header is hop-by-hop, routing or destination options (0, 43, 60),
+ *    whose own next header (byte 40) is PGM (UDP); "40>>13&0x7F8" is its length field (byte
+ *    41, in 8-byte units after the first 8) times 8, and "@" moves past it: the PGM header is
+ *    at 48 from there.
+ * odata_len: first the datagram long enough to hold the PGM header (IPv4's total length,
+ * IPv6's payload length; behind an extension header u32 cannot tell, reading the type needs
+ * 8 bytes of the PGM header).
+ */
+static void ipt_u32_type(struct rules_text *b, const struct ipt_match *m, bool odata_len)
+{
+	unsigned proto = m->udp ? 17 : RULES_IPPROTO_PGM, off = (m->udp ? 8 : 0) + 4;
+
+	if (m->f->family == RULES_IPV4) {
+		if (odata_len)
+			rules_text_printf(
+				b, "0&0xFFFF=%u:65535&&", rules_short_datagram_len(m->udp));
+		rules_text_printf(b, "4&0x1FFF=0&&0>>22&0x3C@%u>>24&0x0F=", off);
+	} else if (m->shape == 0) {
+		if (odata_len)
+			rules_text_printf(
+				b, "4>>16=%u:65535&&", rules_short_datagram_len(m->udp) - 20);
+		rules_text_printf(b, "4>>8&0xFF=%u&&%u>>24&0x0F=", proto, 40 + off);
+	} else {
+		rules_text_printf(b,
+			"4>>8&0xFF=0,43,60&&40>>24=%u&&40>>13&0x7F8@%u>>24&0x0F=", proto, 48 + off);
+	}
+}
 
 static void ipt_type_match(
-	struct rules_text *b, const uint8_t *types, unsigned ntypes, unsigned pgm_offset)
+	struct rules_text *b, const struct ipt_match *m, const uint8_t *types, unsigned ntypes)
 {
-	rules_text_printf(b, "-m u32 --u32 \"" IPT_U32_TYPE, pgm_offset);
+	rules_text_printf(b, "-m u32 --u32 \"");
+	ipt_u32_type(b, m, false);
 	for (unsigned i = 0; i < ntypes; i++)
 		rules_text_printf(b, "%s0x%X", i ? "," : "", types[i]);
 	rules_text_printf(b, "\" ");
@@ -419,7 +482,8 @@ static void ipt_queue(struct rules_text *b, const struct rules_config *cfg)
 /*
  * The hashlimit table of a class and key: "NAME-nak-s" per source, "NAME-nak3" for the third
  * interface of the list (hashlimit has no mode per interface: each interface's rule has a
- * table of one bucket). At most 15 characters: the rules' name is cut to 7.
+ * table of one bucket). At most 15 characters: the rules' name is cut to 7. The kernel keeps
+ * each family's tables apart, so the ip6tables rules use the same names.
  */
 static const char *ipt_police_name(const struct rules_config *cfg, unsigned k, int ifindex,
 	char *buf, size_t len)
@@ -440,8 +504,8 @@ static const char *ipt_police_name(const struct rules_config *cfg, unsigned k, i
  * bucket then).
  */
 static void ipt_police(struct rules_text *b, const struct rules_config *cfg,
-	void (*start)(struct rules_text *b, const void *arg), const void *arg,
-	const uint8_t *types, unsigned ntypes, unsigned off, int ifindex)
+	void (*start)(struct rules_text *b, const void *arg), const void *arg, const uint8_t *types,
+	unsigned ntypes, const struct ipt_match *m, int ifindex)
 {
 	for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++) {
 		uint8_t mine[4];
@@ -458,7 +522,7 @@ static void ipt_police(struct rules_text *b, const struct rules_config *cfg,
 			if (p->rate == 0 || (!src && ifindex < 0))
 				continue;
 			start(b, arg);
-			ipt_type_match(b, mine, n, off);
+			ipt_type_match(b, m, mine, n);
 			rules_text_printf(b,
 				"-m hashlimit --hashlimit-above %u/sec --hashlimit-burst %u "
 				"%s--hashlimit-name %s --hashlimit-htable-max %u "
@@ -470,19 +534,93 @@ static void ipt_police(struct rules_text *b, const struct rules_config *cfg,
 	}
 }
 
+/* One interface's rules at a hook, for one encapsulation and shape. */
+static void ipt_if_rules(struct rules_text *b, const struct rules_config *cfg, const char *chain,
+	const struct rules_hook *h, const char *ifname, int ifindex, const struct ipt_match *m)
+{
+	const char *mc = m->f->mcast;
+	char dst[64], transit[96];
+	struct ipt_start st = {cfg, chain, h, ifname, m->udp, ""};
+
+	snprintf(dst, sizeof(dst), "-d %s ", mc);
+	snprintf(transit, sizeof(transit), "! -d %s -m addrtype ! --dst-type LOCAL ", mc);
+	ipt_police(b, cfg, ipt_start_cb, &st, h->types, h->ntypes, m, ifindex);
+	ipt_rule_start(b, cfg, chain, h, ifname, m->udp);
+	ipt_type_match(b, m, h->types, h->ntypes);
+	ipt_queue(b, cfg);
+	st.extra = dst;
+	ipt_police(b, cfg, ipt_start_cb, &st, h->mcast_types, h->nmcast_types, m, ifindex);
+	if (h->nmcast_types > 0) {
+		/* -d is a native match in iptables-nft (addrtype MULTICAST is the same test
+		   through the compat layer) */
+		ipt_rule_start(b, cfg, chain, h, ifname, m->udp);
+		rules_text_printf(b, "%s", dst);
+		ipt_type_match(b, m, h->mcast_types, h->nmcast_types);
+		ipt_queue(b, cfg);
+	}
+	st.extra = transit;
+	ipt_police(b, cfg, ipt_start_cb, &st, h->transit_types, h->ntransit_types, m, ifindex);
+	if (h->ntransit_types > 0) {
+		/* unicast past us: NAKs to the source directly */
+		ipt_rule_start(b, cfg, chain, h, ifname, m->udp);
+		rules_text_printf(b, "%s", transit);
+		ipt_type_match(b, m, h->transit_types, h->ntransit_types);
+		ipt_queue(b, cfg);
+	}
+}
+
+/* The rules for what the daemon replicates (SPM, RDATA to a group), from any interface, for one
+   encapsulation and shape. */
+static void ipt_repl_rules(struct rules_text *b, const struct rules_config *cfg, const char *chain,
+	const struct rules_hook *h, const char *const *ifnames, size_t count,
+	const struct ipt_match *m)
+{
+	char dst[64];
+	struct ipt_start st = {cfg, chain, h, NULL, m->udp, dst};
+
+	snprintf(dst, sizeof(dst), "-d %s ", m->f->mcast);
+	/* per source from anywhere; per interface on those with assist */
+	ipt_police(b, cfg, ipt_start_cb, &st, h->repl_types, h->nrepl_types, m, -1);
+	for (size_t i = 0; i < count; i++) {
+		struct ipt_start sti = st;
+		struct rules_config only_if = *cfg;
+
+		for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++)
+			only_if.police[k][RULES_POLICE_SOURCE].rate = 0;
+		sti.ifname = ifnames[i];
+		ipt_police(
+			b, &only_if, ipt_start_cb, &sti, h->repl_types, h->nrepl_types, m, (int)i);
+	}
+	rules_text_printf(b, "-A %s ", chain);
+	ipt_proto(b, cfg, m->udp);
+	rules_text_printf(b, "%s", dst);
+	ipt_type_match(b, m, h->repl_types, h->nrepl_types);
+	ipt_queue(b, cfg);
+}
 
 char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_state *current,
 	const char *const *ifnames, size_t count, bool install)
 {
+	return rules_ipt_script_family(cfg, RULES_IPV4, current, ifnames, count, install);
+}
+
+char *rules_ipt_script_family(const struct rules_config *cfg, enum rules_family family,
+	const struct rules_ipt_state *current, const char *const *ifnames, size_t count,
+	bool install)
+{
 	char names[RULES_IPT_CHAIN_COUNT][32];
 	struct rules_text b = {0};
+	const struct ipt_fam *f;
 
-	if (!rules_name_valid(cfg->name) || (install && !rules_ifnames_valid(ifnames, count)))
+	if ((unsigned)family >= RULES_FAMILY_COUNT || !rules_name_valid(cfg->name) ||
+		(install && !rules_ifnames_valid(ifnames, count)))
 		return NULL;
+	f = &ipt_fams[family];
 	for (unsigned c = 0; c < RULES_IPT_CHAIN_COUNT; c++)
 		rules_ipt_chain_name(cfg, c, names[c], sizeof(names[c]));
 	rules_text_printf(&b,
-		"# %s interception rules, generated; one commit of the mangle table.\n", cfg->name);
+		"# %s interception rules%s, generated; one commit of the mangle table.\n",
+		cfg->name, family == RULES_IPV6 ? " (ip6tables)" : "");
 	rules_text_printf(&b, "*mangle\n");
 	if (install) {
 		/* Declaring a chain creates it, or flushes it when an earlier run left it. */
@@ -496,58 +634,31 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 				continue;
 
 			/* ODATA (long enough to be one) returns at once: every packet of the fast
-			   path walks one rule per hook, not one per interface. */
+			   path walks one rule per hook and shape, not one per interface. */
 			for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
-				rules_text_printf(&b, "-A %s ", names[c]);
-				ipt_proto(&b, cfg, udp);
-				rules_text_printf(&b,
-					"-m u32 --u32 \"0&0xFFFF=%u:65535&&" IPT_U32_TYPE "0x%X\" "
-					"-j RETURN\n",
-					rules_short_datagram_len(udp), udp ? 8 + 4 : 4,
-					RULES_T_ODATA);
+				for (unsigned s = 0; s < f->nshapes; s++) {
+					struct ipt_match m = {f, s, udp};
+
+					rules_text_printf(&b, "-A %s ", names[c]);
+					ipt_proto(&b, cfg, udp);
+					rules_text_printf(&b, "-m u32 --u32 \"");
+					ipt_u32_type(&b, &m, true);
+					rules_text_printf(&b, "0x%X\" -j RETURN\n", RULES_T_ODATA);
+				}
 			}
 			for (size_t i = 0; i < count; i++) {
 				for (int udp = 0; udp <= (cfg->udp ? 1 : 0); udp++) {
-					unsigned off = udp ? 8 + 4 : 4;
-					struct ipt_start st = {cfg, names[c], h, ifnames[i], udp, ""};
+					for (unsigned s = 0; s < f->nshapes; s++) {
+						struct ipt_match m = {f, s, udp};
 
-					ipt_police(&b, cfg, ipt_start_cb, &st, h->types, h->ntypes, off,
-						(int)i);
-					ipt_rule_start(&b, cfg, names[c], h, ifnames[i], udp);
-					ipt_type_match(&b, h->types, h->ntypes, off);
-					ipt_queue(&b, cfg);
-					st.extra = "-d 224.0.0.0/4 ";
-					ipt_police(&b, cfg, ipt_start_cb, &st, h->mcast_types,
-						h->nmcast_types, off, (int)i);
-					if (h->nmcast_types > 0) {
-						/* -d is a native match in iptables-nft (addrtype
-						   MULTICAST is the same test through the compat
-						   layer) */
-						ipt_rule_start(
-							&b, cfg, names[c], h, ifnames[i], udp);
-						rules_text_printf(&b, "-d 224.0.0.0/4 ");
-						ipt_type_match(
-							&b, h->mcast_types, h->nmcast_types, off);
-						ipt_queue(&b, cfg);
-					}
-					st.extra = "! -d 224.0.0.0/4 -m addrtype ! --dst-type LOCAL ";
-					ipt_police(&b, cfg, ipt_start_cb, &st, h->transit_types,
-						h->ntransit_types, off, (int)i);
-					if (h->ntransit_types > 0) {
-						/* unicast past us: NAKs to the source directly */
-						ipt_rule_start(
-							&b, cfg, names[c], h, ifnames[i], udp);
-						rules_text_printf(&b, "! -d 224.0.0.0/4 -m addrtype "
-								      "! --dst-type LOCAL ");
-						ipt_type_match(&b, h->transit_types,
-							h->ntransit_types, off);
-						ipt_queue(&b, cfg);
+						ipt_if_rules(&b, cfg, names[c], h, ifnames[i],
+							(int)i, &m);
 					}
 					/* too short for a PGM header (u32 cannot read the type):
 					   malformed whatever it is, so the daemon counts it */
 					ipt_rule_start(&b, cfg, names[c], h, ifnames[i], udp);
 					rules_text_printf(&b, "-m length --length 0:%u ",
-						rules_short_datagram_len(udp) - 1);
+						ipt_short_len(f, udp) - 1);
 					ipt_queue(&b, cfg);
 				}
 			}
@@ -555,26 +666,11 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 			for (int udp = 0;
 				count > 0 && h->nrepl_types > 0 && udp <= (cfg->udp ? 1 : 0);
 				udp++) {
-				struct ipt_start st = {cfg, names[c], h, NULL, udp, "-d 224.0.0.0/4 "};
+				for (unsigned s = 0; s < f->nshapes; s++) {
+					struct ipt_match m = {f, s, udp};
 
-				/* per source from anywhere; per interface on those with assist */
-				ipt_police(&b, cfg, ipt_start_cb, &st, h->repl_types, h->nrepl_types,
-					udp ? 8 + 4 : 4, -1);
-				for (size_t i = 0; i < count; i++) {
-					struct ipt_start sti = st;
-					struct rules_config only_if = *cfg;
-
-					for (unsigned k = 0; k < RULES_POLICE_CLASS_COUNT; k++)
-						only_if.police[k][RULES_POLICE_SOURCE].rate = 0;
-					sti.ifname = ifnames[i];
-					ipt_police(&b, &only_if, ipt_start_cb, &sti, h->repl_types,
-						h->nrepl_types, udp ? 8 + 4 : 4, (int)i);
+					ipt_repl_rules(&b, cfg, names[c], h, ifnames, count, &m);
 				}
-				rules_text_printf(&b, "-A %s ", names[c]);
-				ipt_proto(&b, cfg, udp);
-				rules_text_printf(&b, "-d 224.0.0.0/4 ");
-				ipt_type_match(&b, h->repl_types, h->nrepl_types, udp ? 8 + 4 : 4);
-				ipt_queue(&b, cfg);
 			}
 		}
 		/* Exactly one jump per hook, first in the built-in chain, so rules placed
@@ -610,20 +706,30 @@ char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_st
 
 char *rules_ipt_probe_script(const struct rules_config *cfg)
 {
+	return rules_ipt_probe_script_family(cfg, RULES_IPV4);
+}
+
+char *rules_ipt_probe_script_family(const struct rules_config *cfg, enum rules_family family)
+{
 	struct rules_text b = {0};
+	struct ipt_match m = {&ipt_fams[family == RULES_IPV6 ? RULES_IPV6 : RULES_IPV4], 1, false};
 	char name[48];
 
 	if (!rules_name_valid(cfg->name))
 		return NULL;
+	if (family == RULES_IPV4)
+		m.shape = 0;
 	rules_ipt_chain_name(cfg, RULES_IPT_PRE, name, sizeof(name));
 	/* A chain of our own, created, given a queue rule and deleted in one commit: the kernel
-	 * checks the NFQUEUE target and the u32 match, nothing stays. */
+	 * checks the NFQUEUE target, the u32 (for IPv6 its widest test, the one behind an
+	 * extension header) and addrtype matches, nothing stays. */
 	strncat(name, "-PROBE", sizeof(name) - strlen(name) - 1);
 	rules_text_printf(&b, "*mangle\n:%s - [0:0]\n", name);
+	rules_text_printf(&b, "-A %s -p %u ", name, RULES_IPPROTO_PGM);
+	ipt_type_match(&b, &m, (const uint8_t[]){RULES_T_SPM}, 1);
 	rules_text_printf(&b,
-		"-A %s -p %u -m u32 --u32 \"4&0x1FFF=0&&0>>22&0x3C@4>>24&0x0F=0x0\" "
 		"-m addrtype --dst-type LOCAL -j NFQUEUE --queue-num %u --queue-bypass\n",
-		name, RULES_IPPROTO_PGM, cfg->queue_num);
+		cfg->queue_num);
 	rules_text_printf(&b, "-F %s\n-X %s\nCOMMIT\n", name, name);
 	return rules_text_finish(&b);
 }
@@ -799,7 +905,8 @@ struct rules {
 	bool installed;
 	char nft_reason[600];	 /* why nftables is not used ("" if it is) */
 	char queue_reason[300];	 /* why its queue statement is not (xtables target) */
-	bool ipt_created_mangle; /* the mangle table did not exist before our first install */
+	/* per family: the mangle table did not exist before our first install */
+	bool ipt_created_mangle[RULES_FAMILY_COUNT];
 	/* per family: rules in place, why not, failed installs and updates */
 	bool family_installed[RULES_FAMILY_COUNT];
 	char family_reason[RULES_FAMILY_COUNT][300];
@@ -917,29 +1024,39 @@ static bool have_net_admin(void)
 	return ok;
 }
 
-static int run_ipt_restore(struct rules *r, const char *script, struct tool_result *res)
+/* The family's tool: iptables-restore or ip6tables-restore (save: -save). */
+static char *ipt_tool(struct rules *r, enum rules_family family, bool save)
 {
-	char *argv[] = {r->cfg.iptables_restore, "--noflush", NULL};
+	if (family == RULES_IPV6)
+		return save ? r->cfg.ip6tables_save : r->cfg.ip6tables_restore;
+	return save ? r->cfg.iptables_save : r->cfg.iptables_restore;
+}
+
+static int run_ipt_restore(
+	struct rules *r, enum rules_family family, const char *script, struct tool_result *res)
+{
+	char *argv[] = {ipt_tool(r, family, false), "--noflush", NULL};
 
 	return run_tool(argv, script, res);
 }
 
-/* Reads our part of the mangle table. Returns 0, or -1 with err set. */
-static int ipt_read_state(struct rules *r, struct rules_ipt_state *st, char *err, size_t errlen)
+/* Reads our part of the family's mangle table. Returns 0, or -1 with err set. */
+static int ipt_read_state(struct rules *r, enum rules_family family, struct rules_ipt_state *st,
+	char *err, size_t errlen)
 {
-	char *argv[] = {r->cfg.iptables_save, "-t", "mangle", NULL};
+	char *argv[] = {ipt_tool(r, family, true), "-t", "mangle", NULL};
 	struct tool_result res;
 	char line[200];
 
 	if (run_tool(argv, NULL, &res) < 0) {
-		snprintf(err, errlen, "rules: cannot run %s: %s", r->cfg.iptables_save,
-			strerror(res.exec_errno));
+		snprintf(
+			err, errlen, "rules: cannot run %s: %s", argv[0], strerror(res.exec_errno));
 		tool_result_free(&res);
 		return -1;
 	}
 	if (res.status != 0) {
 		first_error_line(res.errtext, line, sizeof(line));
-		snprintf(err, errlen, "rules: %s failed: %s", r->cfg.iptables_save, line);
+		snprintf(err, errlen, "rules: %s failed: %s", argv[0], line);
 		tool_result_free(&res);
 		return -1;
 	}
@@ -977,10 +1094,11 @@ static bool nft_probe(struct rules *r)
 	return false;
 }
 
-/* Probes iptables; returns 0 or -1 with err naming the cause. */
-static int ipt_probe(struct rules *r, char *err, size_t errlen)
+/* Probes iptables (ip6tables); returns 0 or -1 with err naming the cause. */
+static int ipt_probe(struct rules *r, enum rules_family family, char *err, size_t errlen)
 {
-	char *script = rules_ipt_probe_script(&r->cfg);
+	char *script = rules_ipt_probe_script_family(&r->cfg, family);
+	const char *tool = ipt_tool(r, family, false);
 	struct tool_result res;
 	char line[200];
 	int rc = -1;
@@ -989,19 +1107,19 @@ static int ipt_probe(struct rules *r, char *err, size_t errlen)
 		snprintf(err, errlen, "rules: invalid chain name \"%s\"", r->cfg.name);
 		return -1;
 	}
-	if (run_ipt_restore(r, script, &res) < 0) {
+	if (run_ipt_restore(r, family, script, &res) < 0) {
 		if (res.exec_errno == ENOENT)
 			snprintf(err, errlen, "rules: %s is not installed (not found in PATH)",
-				r->cfg.iptables_restore);
+				tool);
 		else
-			snprintf(err, errlen, "rules: cannot run %s: %s", r->cfg.iptables_restore,
+			snprintf(err, errlen, "rules: cannot run %s: %s", tool,
 				strerror(res.exec_errno));
 	} else if (res.status != 0) {
 		first_error_line(res.errtext, line, sizeof(line));
 		snprintf(err, errlen,
-			"rules: iptables cannot install an NFQUEUE rule (kernel without NFQUEUE, "
+			"rules: %s cannot install an NFQUEUE rule (kernel without NFQUEUE, "
 			"u32 or addrtype support?): %s",
-			line);
+			family == RULES_IPV6 ? "ip6tables" : "iptables", line);
 	} else {
 		rc = 0;
 	}
@@ -1043,9 +1161,9 @@ static int nft_apply(struct rules *r, const char *const *ifnames, size_t count, 
 }
 
 /* "iptables-save v1.8.9 (nf_tables)": the flavour that keeps its tables in nftables. */
-static bool ipt_is_nf_tables(struct rules *r)
+static bool ipt_is_nf_tables(struct rules *r, enum rules_family family)
 {
-	char *argv[] = {r->cfg.iptables_save, "--version", NULL};
+	char *argv[] = {ipt_tool(r, family, true), "--version", NULL};
 	struct tool_result res;
 	bool yes;
 
@@ -1055,13 +1173,13 @@ static bool ipt_is_nf_tables(struct rules *r)
 	return yes;
 }
 
-/* Whether nftables holds an "ip mangle" table: 1 yes, 0 no, -1 cannot tell. With
- * iptables-nft, iptables-save prints an empty skeleton for a table that does not exist. */
-static int nft_mangle_exists(void)
+/* Whether nftables holds an "ip mangle" ("ip6 mangle") table: 1 yes, 0 no, -1 cannot tell.
+ * With iptables-nft, iptables-save prints an empty skeleton for a table that does not exist. */
+static int nft_mangle_exists(enum rules_family family)
 {
 	char ignored[256];
 
-	return rules_nft_table_exists("mangle", ignored, sizeof(ignored));
+	return rules_nft_table_exists(family, "mangle", ignored, sizeof(ignored));
 }
 
 /*
@@ -1069,28 +1187,30 @@ static int nft_mangle_exists(void)
  * chains again, delete it so the ruleset is as it was. Anything else in it (someone started using
  * it meanwhile) keeps it.
  */
-static void ipt_drop_empty_mangle(struct rules *r)
+static void ipt_drop_empty_mangle(struct rules *r, enum rules_family family)
 {
 	struct rules_ipt_state st;
 	char ignored[256];
 
-	if (ipt_read_state(r, &st, ignored, sizeof(ignored)) < 0 || !st.table_present ||
+	if (ipt_read_state(r, family, &st, ignored, sizeof(ignored)) < 0 || !st.table_present ||
 		!st.nf_tables || st.foreign_content)
 		return;
-	if (rules_nft_table_delete("mangle", ignored, sizeof(ignored)) == 0)
-		r->ipt_created_mangle = false;
+	if (rules_nft_table_delete(family, "mangle", ignored, sizeof(ignored)) == 0)
+		r->ipt_created_mangle[family] = false;
 }
 
-static int ipt_apply(struct rules *r, const char *const *ifnames, size_t count, bool install,
-	char *err, size_t errlen)
+/* One family's chains: installed for the interfaces, or removed. */
+static int ipt_apply_family(struct rules *r, enum rules_family family, const char *const *ifnames,
+	size_t count, bool install, char *err, size_t errlen)
 {
+	const char *tool = ipt_tool(r, family, false);
 	struct rules_ipt_state st;
 	struct tool_result res;
 	char line[200];
 	char *script;
 	int rc = -1;
 
-	if (ipt_read_state(r, &st, err, errlen) < 0)
+	if (ipt_read_state(r, family, &st, err, errlen) < 0)
 		return -1;
 	if (!install) {
 		bool any = false;
@@ -1100,34 +1220,76 @@ static int ipt_apply(struct rules *r, const char *const *ifnames, size_t count, 
 		if (!any)
 			return 0;
 	}
-	script = rules_ipt_script(&r->cfg, &st, ifnames, count, install);
+	script = rules_ipt_script_family(&r->cfg, family, &st, ifnames, count, install);
 	if (script == NULL) {
 		snprintf(err, errlen,
 			"rules: an interface name cannot be used in a rule, or no "
 			"memory");
 		return -1;
 	}
-	if (run_ipt_restore(r, script, &res) < 0)
-		snprintf(err, errlen, "rules: cannot run %s: %s", r->cfg.iptables_restore,
-			strerror(res.exec_errno));
+	if (run_ipt_restore(r, family, script, &res) < 0)
+		snprintf(err, errlen, "rules: cannot run %s: %s", tool, strerror(res.exec_errno));
 	else if (res.status != 0) {
 		first_error_line(res.errtext, line, sizeof(line));
-		snprintf(err, errlen, "rules: %s failed to %s the chains: %s",
-			r->cfg.iptables_restore, install ? "install" : "remove", line);
+		snprintf(err, errlen, "rules: %s failed to %s the chains: %s", tool,
+			install ? "install" : "remove", line);
 	} else
 		rc = 0;
 	tool_result_free(&res);
 	free(script);
-	if (rc == 0 && !install && r->ipt_created_mangle)
-		ipt_drop_empty_mangle(r);
-	if (rc == 0 && install) {
-		r->family_installed[RULES_IPV4] = true;
-		r->family_installed[RULES_IPV6] = false;
-		r->family_failures[RULES_IPV6]++;
-		snprintf(r->family_reason[RULES_IPV6], sizeof(r->family_reason[RULES_IPV6]),
-			"the iptables backend intercepts IPv4 only");
-	}
+	if (rc == 0 && !install && r->ipt_created_mangle[family])
+		ipt_drop_empty_mangle(r, family);
 	return rc;
+}
+
+/*
+ * The iptables chains, then the ip6tables ones: ip6tables missing, or refusing the chains (a
+ * kernel without ip6tables' mangle table, NFQUEUE, u32 or addrtype for IPv6), costs IPv6
+ * interception only. Its failure is kept and counted, not returned; its removal fails quietly
+ * where the family never existed. ip6tables is probed at every install that finds the IPv6
+ * chains absent, so an IPv6 failure never touches the IPv4 chains.
+ */
+static int ipt_apply(struct rules *r, const char *const *ifnames, size_t count, bool install,
+	char *err, size_t errlen)
+{
+	char why[300];
+
+	if (!install) {
+		int rc = ipt_apply_family(r, RULES_IPV4, NULL, 0, false, err, errlen);
+
+		(void)ipt_apply_family(r, RULES_IPV6, NULL, 0, false, why, sizeof(why));
+		return rc;
+	}
+	if (ipt_apply_family(r, RULES_IPV4, ifnames, count, true, err, errlen) < 0)
+		return -1;
+	r->family_installed[RULES_IPV4] = true;
+	if (!r->family_installed[RULES_IPV6]) {
+		/* before the probe, which creates the mangle table if it was missing */
+		if (!r->ipt_created_mangle[RULES_IPV6])
+			r->ipt_created_mangle[RULES_IPV6] = ipt_is_nf_tables(r, RULES_IPV6) &&
+							    nft_mangle_exists(RULES_IPV6) == 0;
+		if (ipt_probe(r, RULES_IPV6, why, sizeof(why)) < 0)
+			goto v6_failed;
+	}
+	if (ipt_apply_family(r, RULES_IPV6, ifnames, count, true, why, sizeof(why)) < 0)
+		goto v6_failed;
+	r->family_installed[RULES_IPV6] = true;
+	r->family_reason[RULES_IPV6][0] = '\0';
+	return 0;
+v6_failed:
+	/* An update refused: the previous chains stay, as the nftables backend's table does.
+	   A first install refused: an earlier run's chains go, nothing half there. */
+	if (!r->family_installed[RULES_IPV6]) {
+		char ignored[256];
+
+		(void)ipt_apply_family(r, RULES_IPV6, NULL, 0, false, ignored, sizeof(ignored));
+	}
+	r->family_installed[RULES_IPV6] = false;
+	r->family_failures[RULES_IPV6]++;
+	snprintf(r->family_reason[RULES_IPV6], sizeof(r->family_reason[RULES_IPV6]),
+		"the iptables backend cannot install the ip6tables chains: %.200s",
+		strncmp(why, "rules: ", 7) == 0 ? why + 7 : why);
+	return 0;
 }
 
 /* Removes the other backend's leftovers of an earlier run, quietly: that backend's tool may be
@@ -1195,8 +1357,9 @@ int rules_install(struct rules *r, enum rules_backend want, const char *const *i
 	if (chosen == RULES_BACKEND_IPTABLES) {
 		/* Before the probe, which creates the mangle table if it was missing. */
 		if (!r->installed)
-			r->ipt_created_mangle = ipt_is_nf_tables(r) && nft_mangle_exists() == 0;
-		if (ipt_probe(r, err, errlen) < 0) {
+			r->ipt_created_mangle[RULES_IPV4] = ipt_is_nf_tables(r, RULES_IPV4) &&
+							    nft_mangle_exists(RULES_IPV4) == 0;
+		if (ipt_probe(r, RULES_IPV4, err, errlen) < 0) {
 			if (want == RULES_BACKEND_AUTO && r->nft_reason[0] != '\0') {
 				size_t used = strlen(err);
 
@@ -1394,6 +1557,18 @@ int rules_read_counters(struct rules *r, struct rules_counters *c, char *err, si
 	if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
 		rules_parse_ipt_counters(&r->cfg, res.out ? res.out : "", c);
 		rc = 0;
+	}
+	if (rc == 0 && r->family_installed[RULES_IPV6]) {
+		struct rules_counters six;
+
+		tool_result_free(&res);
+		argv[0] = r->cfg.ip6tables_save;
+		rc = -1;
+		if (run_tool(argv, NULL, &res) == 0 && res.status == 0) {
+			rules_parse_ipt_counters(&r->cfg, res.out ? res.out : "", &six);
+			rules_counters_add(c, &six, RULES_IPV6);
+			rc = 0;
+		}
 	}
 	if (rc < 0) {
 		if (res.exec_errno)

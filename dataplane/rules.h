@@ -39,10 +39,11 @@
  *    rules use the queue statement when the kernel has it (CONFIG_NFT_QUEUE), otherwise the
  *    xtables NFQUEUE target through nft_compat, as iptables-nft does; every match is native.
  *  - iptables (the xtables NFQUEUE target with the u32 match, either iptables flavour): for
- *    kernels without nf_tables. With iptables-nft, the first use of the mangle table creates it
- *    with its built-in chains; if it did not exist before our install and holds nothing but empty
- *    ACCEPT built-in chains at removal, removal deletes it again, so the ruleset is exactly as
- *    before.
+ *    kernels without nf_tables; the same chains in ip6tables for IPv6 (dataplane/README: which
+ *    extension headers the PGM type is read behind). With iptables-nft (and ip6tables-nft),
+ *    the first use of the mangle table creates it with its built-in chains; if it did not exist
+ *    before our install and holds nothing but empty ACCEPT built-in chains at removal, removal
+ *    deletes it again, so the ruleset is exactly as before.
  * rules_install() with RULES_BACKEND_AUTO probes nftables first by committing a throw-away
  * table that holds a queue rule (queue statement, then xtables target), and falls back to
  * iptables.
@@ -120,9 +121,12 @@ struct rules_config {
 	uint16_t workers;
 	bool udp;			/* also intercept PGM over UDP */
 	struct pgm_port_set udp_ports; /* its destination ports, default 3055-3056 */
-	/* The iptables backend's tools, looked up in PATH when not absolute. */
+	/* The iptables backend's tools, looked up in PATH when not absolute; the ip6tables ones
+	   for the IPv6 chains. */
 	char iptables_restore[64];
 	char iptables_save[64];
+	char ip6tables_restore[64];
+	char ip6tables_save[64];
 	/* per class and key; defaults in rules_config_default */
 	struct rules_police police[RULES_POLICE_CLASS_COUNT][RULES_POLICE_KEY_COUNT];
 };
@@ -185,7 +189,13 @@ const char *rules_ipt_chain_name(
  * interfaces (install), or removes every trace of them (install = false). */
 char *rules_ipt_script(const struct rules_config *cfg, const struct rules_ipt_state *current,
 	const char *const *ifnames, size_t count, bool install);
+/* The same for either family: the ip6 one is for ip6tables-restore (dataplane/README: how the
+ * PGM type is read behind IPv6 extension headers). */
+char *rules_ipt_script_family(const struct rules_config *cfg, enum rules_family family,
+	const struct rules_ipt_state *current, const char *const *ifnames, size_t count,
+	bool install);
 char *rules_ipt_probe_script(const struct rules_config *cfg);
+char *rules_ipt_probe_script_family(const struct rules_config *cfg, enum rules_family family);
 
 /* ---- applying ---- */
 

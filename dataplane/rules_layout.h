@@ -152,10 +152,11 @@ int rules_nft_commit(const struct rules_config *cfg, enum rules_family family,
 int rules_nft_probe(
 	const struct rules_config *cfg, enum rules_nft_queue q, char *err, size_t errlen);
 
-/* Table `ip NAME`: 1 exists, 0 does not, -1 cannot tell (err set). */
-int rules_nft_table_exists(const char *name, char *err, size_t errlen);
-/* Deletes table `ip NAME` if it exists (the mangle table iptables-nft created for us). */
-int rules_nft_table_delete(const char *name, char *err, size_t errlen);
+/* Table `ip NAME` (`ip6 NAME`): 1 exists, 0 does not, -1 cannot tell (err set). */
+int rules_nft_table_exists(enum rules_family family, const char *name, char *err, size_t errlen);
+/* Deletes table `ip NAME` (`ip6 NAME`) if it exists (the mangle table iptables-nft created for
+ * us). */
+int rules_nft_table_delete(enum rules_family family, const char *name, char *err, size_t errlen);
 
 /* Packets and bytes of the queue rules, per hook, from a rule dump of the family's table. */
 int rules_nft_read_counters(const struct rules_config *cfg, enum rules_family family,

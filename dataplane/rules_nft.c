@@ -1545,9 +1545,9 @@ static int ignore_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int rules_nft_table_exists(const char *name, char *err, size_t errlen)
+int rules_nft_table_exists(enum rules_family family, const char *name, char *err, size_t errlen)
 {
-	struct batch b = {.seq = (uint32_t)time(NULL)};
+	struct batch b = {.seq = (uint32_t)time(NULL), .ipv6 = family == RULES_IPV6};
 	struct nlmsghdr *nlh = nft_msg(&b, NFT_MSG_GETTABLE, NLM_F_ACK);
 	int rc;
 
@@ -1566,9 +1566,9 @@ int rules_nft_table_exists(const char *name, char *err, size_t errlen)
 	return rc == 0 ? 1 : -1;
 }
 
-int rules_nft_table_delete(const char *name, char *err, size_t errlen)
+int rules_nft_table_delete(enum rules_family family, const char *name, char *err, size_t errlen)
 {
-	return commit_layout(RULES_IPV4, name, NULL, RULES_NFT_QUEUE_XT, 0, err, errlen);
+	return commit_layout(family, name, NULL, RULES_NFT_QUEUE_XT, 0, err, errlen);
 }
 
 struct dump_ctx {

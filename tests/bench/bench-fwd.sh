@@ -19,9 +19,23 @@
 # rate at which the router forwarded every packet sent onto both receiver LANs, found by
 # stepping pgm-flood's rate (lib.sh bench_zero_loss: an unpaced step, then bisection between
 # nothing and the rate it reached).
+# Then the same over IPv6, in an IPv6 lab of its own (LAB_IPV6=1: IPv6 forwarding and smcroute's
+# IPv6 routes against the daemon's ip6 interception): the ODATA kinds as odata76_v6 and
+# odata1444_v6, their rows named so (odata76_v6_added_ns, odata76_v6_cpu_ratio_goal, ...),
+# judged as IPv4's. Knobs: BENCH_FWD_FAMILIES (default "4 6"; "6" runs only the IPv6 part),
+# BENCH_FWD6_KINDS (default "odata76 odata1444"; smoke odata76), BENCH_FWD6_ZL_SIZES (zero-loss
+# searches over IPv6: none by default).
 #
 #   bench-fwd.sh [--smoke]
 set -u
+if [ -z "${BENCH_FWD_FAMILY:-}" ]; then
+	rc=0
+	for fam in ${BENCH_FWD_FAMILIES:-4 6}; do
+		BENCH_FWD_FAMILY=$fam bash "$0" "$@" || rc=1
+	done
+	exit $rc
+fi
+[ "$BENCH_FWD_FAMILY" = 6 ] && export LAB_IPV6=1
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 bench_begin fwd "$@"
@@ -45,6 +59,21 @@ if [ "$BENCH_SMOKE" = 1 ]; then
 	BENCH_BISECT_FIRST=$RATE # one zero-loss step at the cost runs' rate
 fi
 GROUP=239.192.0.1
+SFX="" # the rows' family: "" IPv4, _v6
+if [ "$BENCH_FWD_FAMILY" = 6 ]; then
+	SFX=_v6
+	GROUP=ff0e::8000:1
+	KINDS=${BENCH_FWD6_KINDS:-"odata76 odata1444"}
+	[ "$BENCH_SMOKE" = 1 ] && KINDS=${BENCH_FWD6_KINDS:-odata76}
+	ZL_SIZES=${BENCH_FWD6_ZL_SIZES:-}
+	for k in $KINDS $ZL_SIZES; do
+		case $k in odata*) ;; *) lab_die "BENCH_FWD6_KINDS: only the ODATA kinds run over IPv6" ;; esac
+	done
+	lab_groups "$GROUP"
+fi
+# KIND_v6 over IPv6
+KINDS=$(for k in $KINDS; do echo "$k$SFX"; done)
+ZL_SIZES=$(for k in $ZL_SIZES; do echo "$k$SFX"; done)
 TCP_SEG=1448 # TCP payload of a full segment on these links (MTU 1500, time stamps on)
 
 if [ -z "$BENCH_CPU_ROUTER" ]; then
@@ -53,7 +82,7 @@ if [ -z "$BENCH_CPU_ROUTER" ]; then
 fi
 
 [ -x "$BENCH_BIN/ip-flood" ] || lab_die "missing $BENCH_BIN/ip-flood (make tools)"
-bench_lab_init fwd
+bench_lab_init "fwd${SFX:+6}"
 # The trace instance goes before the lab (whose cleanup removes the directory it is reached from).
 trap 'bench_softirq_trace_end; lab_cleanup' EXIT
 trap 'bench_softirq_trace_end; lab_cleanup; trap - INT; kill -INT $$' INT
@@ -70,7 +99,7 @@ if ! bench_softirq_trace_begin "$BENCH_CPU_ROUTER"; then
 	for k in $KINDS; do bench_missing "${k}_added_ns" "$BENCH_SIDE_REASON"; done
 	exit 0
 fi
-runs="$BENCH_RESULTS/fwd-runs.csv"
+runs="$BENCH_RESULTS/fwd${SFX:+6}-runs.csv"
 echo "kind,rep,side,sent,router_rx,tx_a,tx_b,queued,rule_matches,softirq_ns,softirqs,user_ns,softirq_on_user_ns,ns_per_packet,status" >"$runs"
 
 declare -A NS MISSING FAILED WHY
@@ -80,14 +109,14 @@ FATAL=""
 # the receiver got, and 0).
 traffic() {
 	local kind=$1 secs=$2 rate=$3 out ready pid gsi
-	case $kind in
+	case ${kind%_v6} in
 	odata76 | odata1444)
 		# one SPM makes the session known to the daemon, then ODATA only (SPM copies are the
 		# queue path's, priced by bench-queue)
 		gsi=$(bench_next_gsi)
 		bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m spm:1 -n 1 --gsi-base "$gsi" >/dev/null
 		out=$(bench_flood s1 -s "$SRC" -d "$GROUP" -i eth0 -m odata:1 --gsi-base "$gsi" \
-			-z "$([ "$kind" = odata76 ] && echo 32 || echo 1400)" -r "$rate" -T "$secs")
+			-z "$([ "${kind%_v6}" = odata76 ] && echo 32 || echo 1400)" -r "$rate" -T "$secs")
 		echo "$(lab_kv sent "$out") 1"
 		;;
 	udp)
@@ -199,7 +228,7 @@ for rep in $(seq 1 "$BENCH_REPS"); do
 		if [ "$rep" -le "$ZL_REPS" ]; then
 			for kind in $ZL_SIZES; do
 				read -r pps mbps limit <<<"$(bench_zero_loss "$ZL_STEPS" "$ZL_SECONDS" \
-					"$([ "$kind" = odata76 ] && echo 32 || echo 1400)")"
+					"$([ "${kind%_v6}" = odata76 ] && echo 32 || echo 1400)")"
 				bench_log "zero-loss $kind rep $rep $side: $pps pps, $mbps Mbit/s (limit: $limit)"
 				bench_raw "${kind}_${side}_zero_loss_pps" "$rep" "$pps" pps ok
 				ZL_PPS[$kind,$side]="${ZL_PPS[$kind,$side]:-} $pps"

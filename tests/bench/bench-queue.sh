@@ -26,9 +26,23 @@
 # pgmrouterd / accept-all per repetition; target >= 0.80 (README). Then instructions per packet
 # under callgrind (user space, fixed packet count at a low rate, the measured phase only) and
 # where they go.
+# Then the nak scenario over IPv6, in an IPv6 lab of its own (LAB_IPV6=1: the receiver's NAKs to
+# the router's IPv6 address, the source's NCFs to an IPv6 group, through the ip6 interception
+# rules): cases nak_v6 and nak_v6_burst, rows named so (nak_v6_pgmrouterd_ratio, ...), no perf
+# or callgrind. Knobs: BENCH_QUEUE_FAMILIES (default "4 6"; "6" runs only the IPv6 part),
+# BENCH_QUEUE6_SCENARIOS (default nak), BENCH_QUEUE6_REGIMES (default "paced burst"; smoke
+# paced).
 #
 #   bench-queue.sh [--smoke]
 set -u
+if [ -z "${BENCH_QUEUE_FAMILY:-}" ]; then
+	rc=0
+	for fam in ${BENCH_QUEUE_FAMILIES:-4 6}; do
+		BENCH_QUEUE_FAMILY=$fam bash "$0" "$@" || rc=1
+	done
+	exit $rc
+fi
+[ "$BENCH_QUEUE_FAMILY" = 6 ] && export LAB_IPV6=1
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 bench_begin queue "$@"
@@ -64,27 +78,39 @@ fi
 CG_SCENARIOS=${CG_SCENARIOS:-$SCENARIOS}
 # The regimes: paced (the offered rate, the consumer mostly idle) and burst (saturated).
 REGIMES=${BENCH_QUEUE_REGIMES:-"paced burst"}
+SFX="" # the rows' family: "" IPv4, _v6
+GROUP=239.192.0.1
+if [ "$BENCH_QUEUE_FAMILY" = 6 ]; then
+	SFX=_v6
+	GROUP=ff0e::8000:1
+	lab_groups "$GROUP"
+	SCENARIOS=${BENCH_QUEUE6_SCENARIOS:-nak}
+	REGIMES=${BENCH_QUEUE6_REGIMES:-"paced burst"}
+	[ "$BENCH_SMOKE" = 1 ] && REGIMES=${BENCH_QUEUE6_REGIMES:-paced}
+	CG_SCENARIOS=""
+	PERF_SCENARIOS=""
+fi
 CASES=""
 for regime in $REGIMES; do
 	for scenario in $SCENARIOS; do
 		case $regime in
-		paced) CASES="$CASES $scenario" ;;
-		burst) CASES="$CASES ${scenario}_burst" ;;
+		paced) CASES="$CASES $scenario$SFX" ;;
+		burst) CASES="$CASES ${scenario}${SFX}_burst" ;;
 		*) lab_die "BENCH_QUEUE_REGIMES: no regime $regime (paced, burst)" ;;
 		esac
 	done
 done
 
-bench_lab_init queue
+bench_lab_init "queue${SFX:+6}"
 bench_topo_fanout 1 1
 bench_steer_lan_rx r1
 SRC=$TOPO_SOURCE_ADDR
-GROUP=239.192.0.1
 RECV=$(lab_addr a1 eth0)
 ROUTER_A=$(lab_addr r1 eth1) # the router's address on the receivers' LAN: where NAKs go
-summary="$BENCH_RESULTS/queue-summary.csv" # for plot-queue.gp
+summary="$BENCH_RESULTS/queue-summary.csv" # for plot-queue.gp (IPv4's)
+[ -n "$SFX" ] && summary=/dev/null
 echo "scenario,acceptall_capacity,pgmrouterd_capacity,ratio,acceptall_instructions,pgmrouterd_instructions" >"$summary"
-runs="$BENCH_RESULTS/queue-runs.csv"
+runs="$BENCH_RESULTS/queue${SFX:+6}-runs.csv"
 echo "scenario,rep,side,capacity_pps,ns_per_packet,handled,matched,cpu_share,seconds,status" >"$runs"
 GSI=0
 
@@ -146,8 +172,12 @@ burst() {
 	echo "sent=$sent seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 }
 
-# A case is a scenario in a regime: SCENARIO (paced) or SCENARIO_burst.
-case_scenario() { echo "${1%_burst}"; }
+# A case is a scenario in a regime: SCENARIO (paced) or SCENARIO_burst (over IPv6: SCENARIO_v6,
+# SCENARIO_v6_burst).
+case_scenario() {
+	local c=${1%_burst}
+	echo "${c%_v6}"
+}
 
 # measured_phase CASE PID: the measured phase's traffic, paced or in bursts.
 measured_phase() {
@@ -337,9 +367,11 @@ perf_one() {
 }
 
 PERF_FREQ=2999
-PERF_SCENARIOS=${PERF_SCENARIOS:-$SCENARIOS}
-[ "$BENCH_SMOKE" = 1 ] && PERF_SCENARIOS="nak"
-if ! command -v perf >/dev/null || ! perf record -q -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
+PERF_SCENARIOS=${PERF_SCENARIOS-$SCENARIOS}
+[ "$BENCH_SMOKE" = 1 ] && [ -z "$SFX" ] && PERF_SCENARIOS="nak"
+if [ -z "$PERF_SCENARIOS" ]; then
+	: # none (the IPv6 part)
+elif ! command -v perf >/dev/null || ! perf record -q -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
 	bench_missing perf "perf (linux-perf) not installed or cannot sample here"
 else
 	for scenario in $PERF_SCENARIOS; do
@@ -429,7 +461,9 @@ callgrind_one() {
 }
 
 declare -A CG_TOTAL
-if ! command -v callgrind_control >/dev/null; then
+if [ -z "$CG_SCENARIOS" ]; then
+	: # none (the IPv6 part)
+elif ! command -v callgrind_control >/dev/null; then
 	bench_missing callgrind "valgrind (callgrind) not installed"
 else
 	for scenario in $CG_SCENARIOS; do

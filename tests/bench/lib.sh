@@ -477,15 +477,20 @@ bench_queue_drain_timed() {
 }
 
 # bench_rule_matches ROUTER: packets the interception rules' queue rules matched so far
-# (queued or, fail-open and bypass, accepted unassisted), over every backend's rules: the
-# counters of the nftables table's queue rules and of the iptables NFQUEUE rules.
+# (queued or, fail-open and bypass, accepted unassisted), over every backend's rules and both
+# families: the counters of the nftables tables' queue rules and of the iptables and ip6tables
+# NFQUEUE rules.
 bench_rule_matches() {
 	local n m
-	n=$(lab_exec "$1" iptables-save -c -t mangle 2>/dev/null |
-		awk '/NFQUEUE/ { if (match($0, /^\[[0-9]+:/)) n += substr($0, 2, RLENGTH - 2) }
+	n=$({
+		lab_exec "$1" iptables-save -c -t mangle 2>/dev/null
+		lab_exec "$1" ip6tables-save -c -t mangle 2>/dev/null
+	} | awk '/NFQUEUE/ { if (match($0, /^\[[0-9]+:/)) n += substr($0, 2, RLENGTH - 2) }
 			END { printf "%.0f\n", n }')
-	m=$(lab_exec "$1" nft list table ip pgmrouter 2>/dev/null |
-		awk '/queue num/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
+	m=$({
+		lab_exec "$1" nft list table ip pgmrouter 2>/dev/null
+		lab_exec "$1" nft list table ip6 pgmrouter 2>/dev/null
+	} | awk '/queue num/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
 			END { printf "%.0f\n", n }')
 	echo $((${n:-0} + ${m:-0}))
 }

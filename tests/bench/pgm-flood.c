@@ -1,7 +1,9 @@
 /*
  * pgm-flood: a PGM packet generator for the benchmarks. Builds valid PGM packets with the wire
- * codec's builders (checksums included) and sends them as whole IPv4 datagrams through one raw
+ * codec's builders (checksums included) and sends them as whole IP datagrams through one raw
  * socket with sendmmsg(), as fast as possible or at a paced rate, for a count or a duration.
+ * IPv4 or IPv6, by the addresses given (all of one family; IPv6 datagrams come whole from the
+ * codec's pgm_build_ip, as pgm-inject sends them; -A is then the hop-by-hop Router Alert).
  *
  *   pgm-flood -s SRC -d DST [options]
  *
@@ -106,7 +108,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: pgm-flood -s SRC -d DST [options]\n"
-		"  -s, --src ADDR        IP source address (this host's)\n"
+		"  -s, --src ADDR        IP source address (this host's), IPv4 or IPv6\n"
 		"  -d, --dst ADDR        IP destination: the group, or a router/source for NAKs\n"
 		"  -i, --interface IF    egress interface for multicast (default: by route)\n"
 		"  -m, --mix SPEC        type weights, e.g. odata:1000,spm:1 (types odata rdata\n"
@@ -133,7 +135,7 @@ static void usage(FILE *out)
 		"                        source addresses from -s on (a NAK storm; default 1)\n"
 		"      --spm-lead N      SPM_LEAD (default 0: the last data SQN sent on the TSI)\n"
 		"      --ttl N           IP TTL (default 16)\n"
-		"  -A, --router-alert    IP Router Alert option\n"
+		"  -A, --router-alert    IP Router Alert option (IPv6: hop-by-hop header)\n"
 		"  -b, --batch N         datagrams per sendmmsg (default 64, at most 256)\n");
 }
 
@@ -152,14 +154,10 @@ static bool parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *ou
 	return true;
 }
 
-static bool parse_ip4(const char *text, struct pgm_nla *nla)
+/* An IPv4 or IPv6 address. */
+static bool parse_ip(const char *text, struct pgm_nla *nla)
 {
-	struct in_addr a;
-
-	if (inet_pton(AF_INET, text, &a) != 1)
-		return false;
-	pgm_nla_from_ip4(nla, &a);
-	return true;
+	return pgm_nla_parse(nla, text);
 }
 
 static bool parse_mix(const char *text, unsigned weight[K_COUNT])
@@ -261,10 +259,10 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 
 		switch (c) {
 		case 's':
-			ok = have_src = parse_ip4(optarg, &o->src);
+			ok = have_src = parse_ip(optarg, &o->src);
 			break;
 		case 'd':
-			ok = have_dst = parse_ip4(optarg, &o->dst);
+			ok = have_dst = parse_ip(optarg, &o->dst);
 			break;
 		case 'i':
 			o->ifname = optarg;
@@ -318,10 +316,10 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 			o->nak_list = (unsigned)v;
 			break;
 		case O_NLA_SRC:
-			ok = parse_ip4(optarg, &o->nla_src);
+			ok = parse_ip(optarg, &o->nla_src);
 			break;
 		case O_NLA_GRP:
-			ok = parse_ip4(optarg, &o->nla_grp);
+			ok = parse_ip(optarg, &o->nla_grp);
 			break;
 		case O_SPM_SQN:
 			ok = parse_u64(optarg, 0, UINT32_MAX, &v);
@@ -369,6 +367,10 @@ static int parse_options(int argc, char **argv, struct flood_options *o)
 	}
 	if (optind != argc || !have_src || !have_dst) {
 		usage(stderr);
+		return -1;
+	}
+	if (o->src.afi != o->dst.afi) {
+		fprintf(stderr, "pgm-flood: -s and -d must be of one family\n");
 		return -1;
 	}
 	if (o->nla_src.afi == 0)
@@ -428,7 +430,8 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 			per_tsi = lists > 0 ? flood_rand(st) % lists : 0;
 		}
 	}
-	size_t ip_header = 20 + (o->router_alert ? 4 : 0);
+	bool v6 = o->src.afi == PGM_AFI_IP6;
+	size_t ip_header = v6 ? 40 + (o->router_alert ? 8 : 0) : 20 + (o->router_alert ? 4 : 0);
 	uint8_t *tpdu = slot + ip_header;
 	size_t tpdu_cap = cap - ip_header, tpdu_len = 0, len;
 	struct pgm_build_options opts;
@@ -488,9 +491,10 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 		return 0;
 	memset(&ip, 0, sizeof(ip));
 	ip.src = o->src;
-	memcpy(&src4, ip.src.addr, sizeof(src4));
+	/* --srcs: the address's last 32 bits count up (all of IPv4's) */
+	memcpy(&src4, ip.src.addr + (v6 ? 12 : 0), sizeof(src4));
 	src4 = htonl(ntohl(src4) + src_index);
-	memcpy(ip.src.addr, &src4, sizeof(src4));
+	memcpy(ip.src.addr + (v6 ? 12 : 0), &src4, sizeof(src4));
 	ip.dst = o->dst;
 	ip.ttl = o->ttl;
 	ip.id = st->ip_id++;
@@ -502,7 +506,9 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 
 static int open_socket(const struct flood_options *o)
 {
-	int fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	bool v6 = o->src.afi == PGM_AFI_IP6;
+	/* IPPROTO_RAW: the header is ours in either family (IPV6_HDRINCL is implied) */
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_RAW, IPPROTO_RAW);
 	int sndbuf = 4 << 20;
 
 	if (fd < 0) {
@@ -512,17 +518,19 @@ static int open_socket(const struct flood_options *o)
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf));
 	if (o->ifname != NULL) {
 		struct ip_mreqn mreq;
+		int ifindex = (int)if_nametoindex(o->ifname), mc;
 
 		memset(&mreq, 0, sizeof(mreq));
-		mreq.imr_ifindex = (int)if_nametoindex(o->ifname);
+		mreq.imr_ifindex = ifindex;
 		if (mreq.imr_ifindex == 0) {
 			fprintf(stderr, "pgm-flood: no interface %s\n", o->ifname);
 			close(fd);
 			return -1;
 		}
-		if (setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &mreq, sizeof(mreq)) != 0 ||
-			setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, o->ifname,
-				(socklen_t)strlen(o->ifname)) != 0) {
+		mc = v6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &ifindex, sizeof(ifindex))
+			: setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &mreq, sizeof(mreq));
+		if (mc != 0 || setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, o->ifname,
+				       (socklen_t)strlen(o->ifname)) != 0) {
 			fprintf(stderr, "pgm-flood: binding to %s: %s\n", o->ifname,
 				strerror(errno));
 			close(fd);
@@ -554,7 +562,8 @@ int main(int argc, char **argv)
 	enum flood_kind kinds[FLOOD_MAX_BATCH];
 	struct flood_options o;
 	struct flood_state st;
-	struct sockaddr_in dst;
+	struct sockaddr_storage dst;
+	socklen_t dst_len;
 	uint64_t total = 0, attempted = 0;
 	double start, end, next_time, cpu_start;
 	int fd, rc = 0;
@@ -573,8 +582,19 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(tsdu); i++)
 		tsdu[i] = (uint8_t)(i * 7 + 1);
 	memset(&dst, 0, sizeof(dst));
-	dst.sin_family = AF_INET;
-	memcpy(&dst.sin_addr, o.dst.addr, 4);
+	if (o.dst.afi == PGM_AFI_IP6) {
+		struct sockaddr_in6 *d6 = (struct sockaddr_in6 *)&dst;
+
+		d6->sin6_family = AF_INET6;
+		memcpy(&d6->sin6_addr, o.dst.addr, 16);
+		dst_len = sizeof(*d6);
+	} else {
+		struct sockaddr_in *d4 = (struct sockaddr_in *)&dst;
+
+		d4->sin_family = AF_INET;
+		memcpy(&d4->sin_addr, o.dst.addr, 4);
+		dst_len = sizeof(*d4);
+	}
 
 	start = now_seconds();
 	cpu_start = cpu_seconds();
@@ -613,7 +633,7 @@ int main(int argc, char **argv)
 			iov[n].iov_len = len;
 			memset(&msgs[n], 0, sizeof(msgs[n]));
 			msgs[n].msg_hdr.msg_name = &dst;
-			msgs[n].msg_hdr.msg_namelen = sizeof(dst);
+			msgs[n].msg_hdr.msg_namelen = dst_len;
 			msgs[n].msg_hdr.msg_iov = &iov[n];
 			msgs[n].msg_hdr.msg_iovlen = 1;
 		}

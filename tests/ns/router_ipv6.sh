@@ -6,7 +6,10 @@
 # data source, with the hop-by-hop Router Alert; exactly one NAK goes upstream, from the
 # router's global address on up0 to the SPM's path address (the source), repeated only until an
 # NCF comes from upstream; RDATA goes only where it was asked for; ODATA reaches everyone and
-# never enters the queue. tshark decodes every packet the router sent.
+# never enters the queue. tshark decodes every packet the router sent. Then with the iptables
+# backend (ip6tables chains): NAKs, one behind a hop-by-hop Router Alert, confirmed; ODATA never
+# queued; the chains removed at exit; and without ip6tables, IPv4 alone with IPv6's absence
+# shown and logged.
 #
 #   src (s0 2001:db8:1::2) --- (up0 2001:db8:1::1) rtr (d1 2001:db8:2::1) --- (dn 2001:db8:2::2) r1
 #                                                      (d2 2001:db8:3::1) --- (dn 2001:db8:3::2) r2
@@ -215,5 +218,56 @@ check "r1: tshark decodes the router's $a NCFs, SPMs and RDATA, every checksum g
 read -r a g b <<<"$(from_router "$LAB_DIR/src.pcap" "ipv6.src == $UP6")"
 check "src: tshark decodes the router's $a NAKs, every checksum good, nothing flagged" \
 	test "$a" -ge 2 -a "$g" = "$a" -a "$b" = 0
+
+# ---- the iptables backend: the same packet path through ip6tables chains ----
+kill -TERM "$DAEMON_PID"
+lab_wait_pid "$DAEMON_PID" 10
+router_conf "$LAB_DIR/ipt.conf" "ip pgm router backend iptables" "ip pgm router ncf-interval 0"
+router_start "$LAB_DIR/ipt.conf" || exit 1
+check "iptables: IPv4 and IPv6 intercepted" jtrue "show ip pgm router dataplane json" \
+	"j['intercepts_ipv4'] and j['intercepts_ipv6'] and j['ipv6_unavailable'] == ''"
+check "iptables: our chains in ip6tables, no nftables table of ours" eval \
+	"lab_exec rtr ip6tables-save -t mangle | grep -q '^:PGMROUTER-IN' &&
+	 ! lab_exec rtr nft list tables | grep -q pgmrouter"
+inj src s0 --src $S6 --dst $G6 --type spm --sqn 2 --trail 1 --lead 40
+check "iptables: the SPM makes the session" lab_poll 10 jtrue "show ip pgm router state json" \
+	"len(sess) == 1 and sess[0]['source'] == '$S6'"
+inj r1 dn --src $R16 --dst $D16 --type nak --sqn 31 --nak-src $S6 --nak-grp $G6
+check "iptables: a NAK to the router is confirmed" wait_ev 10 d1 ncf-sent 1
+inj r1 dn --src $R16 --dst $D16 --type nak --sqn 33 --nak-src $S6 --nak-grp $G6 --ra
+check "iptables: one behind a hop-by-hop Router Alert too" wait_ev 10 d1 ncf-sent 2
+check "iptables: the ip6tables input rules matched both" jtrue "show ip pgm router dataplane json" \
+	"j['rules_matched']['input_ipv6'] >= 2"
+# r1's received packets (ip -s link: the line after "RX:")
+r1_rx() { lab_exec r1 ip -s link show dn | awk 'f { print $2; exit } /RX:/ { f = 1 }'; }
+q_before=$(dp "j['queue_stats']['packets']")
+k_before=$(queue_counters rtr 113 | awk '{ print $4 }')
+rx_before=$(r1_rx)
+inj src s0 --src $S6 --dst $G6 --type odata --sqn 41 --trail 1 --count 5 --sqn-step 1
+inj src s0 --src $S6 --dst $G6 --type odata --sqn 46 --trail 1 --count 5 --sqn-step 1 --ra
+check "iptables: ODATA (also behind a Router Alert) forwarded to r1" lab_poll 10 eval \
+	"[ \$(r1_rx) -ge $((rx_before + 10)) ]"
+sleep 0.3
+check "iptables: ODATA never queued (daemon $q_before, kernel $k_before)" eval \
+	"[ \"\$(dp \"j['queue_stats']['packets']\")\" = '$q_before' ] &&
+	 [ \"\$(queue_counters rtr 113 | awk '{ print \$4 }')\" = '$k_before' ]"
+kill -TERM "$DAEMON_PID"
+lab_wait_pid "$DAEMON_PID" 10
+check "iptables: removed at exit from ip6tables and iptables" eval \
+	"! lab_exec rtr ip6tables-save | grep -q PGMROUTER && ! lab_exec rtr iptables-save | grep -q PGMROUTER"
+
+# ---- iptables without ip6tables: IPv4 alone, IPv6's absence said ----
+mkdir -p "$LAB_DIR/bin"
+for t in iptables-restore iptables-save; do ln -sf "$(command -v $t)" "$LAB_DIR/bin/$t"; done
+ROUTER_CMD="env PATH=$LAB_DIR/bin $(lab_router_cmd)" router_start "$LAB_DIR/ipt.conf" || exit 1
+check "without ip6tables: IPv4 intercepted, IPv6 not, saying why" jtrue \
+	"show ip pgm router dataplane json" "(j['intercepts_ipv4'] and not j['intercepts_ipv6'] and
+	'ip6tables-restore is not installed' in j['ipv6_unavailable'] and j['ipv6_install_failures'] >= 1)"
+check "without ip6tables: show ip pgm router dataplane says so" eval \
+	"cli 'show ip pgm router dataplane' | grep -q 'IPv6 not intercepted (.*ip6tables-restore is not installed'"
+check "without ip6tables: logged" grep -q 'ip6tables-restore is not installed' "$DLOG"
+kill -TERM "$DAEMON_PID"
+lab_wait_pid "$DAEMON_PID" 10
+check "without ip6tables: removed at exit" eval "! lab_exec rtr iptables-save | grep -q PGMROUTER"
 [ "$NS_FAILS" -gt 0 ] && { log "daemon log:"; sed 's/^/    /' "$DLOG" | tail -40; }
 finish

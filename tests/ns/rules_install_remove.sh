@@ -18,10 +18,14 @@ lab_exec a iptables -t mangle -N OTHER-CHAIN
 lab_exec a iptables -t mangle -A OTHER-CHAIN -j RETURN
 lab_exec a iptables -A INPUT -p udp --dport 9 -j DROP
 lab_exec a iptables -A FORWARD -p 113 -j ACCEPT
+lab_exec a ip6tables -t mangle -A PREROUTING -p tcp --dport 22 -j ACCEPT
+lab_exec a ip6tables -A INPUT -p 113 -j ACCEPT
 lab_exec a nft add table inet someone
 lab_exec a nft add chain inet someone c '{ type filter hook forward priority 10; policy accept; }'
 lab_exec a nft add rule inet someone c ip protocol 113 counter
 saved_rules a >"$LAB_DIR/ipt.before"
+saved6() { lab_exec "$1" ip6tables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'; }
+saved6 a >"$LAB_DIR/ipt6.before"
 lab_exec a nft list table inet someone >"$LAB_DIR/nft.before"
 
 # our_table NAME: our nftables table as nft lists it, counters zeroed, without nft's comment
@@ -186,6 +190,19 @@ check "policing: per source and per interface, dropping" sh -c "
 check "no queue rule matches ODATA (type 4)" sh -c "
 	! grep NFQUEUE $LAB_DIR/ipt.installed | grep -o '&0xf=[0-9a-fx,]*' | grep -q 0x4"
 check "iptables: everyone else's rules unchanged" sh -c "grep -v PGMROUTER $LAB_DIR/ipt.installed | diff -q $LAB_DIR/ipt.before - >/dev/null"
+saved6 a >"$LAB_DIR/ipt6.installed"
+check "ip6tables: the same 2 chains, our jumps first in PREROUTING and INPUT" sh -c "
+	[ \$(grep -c '^:PGMROUTER-' $LAB_DIR/ipt6.installed) = 2 ] &&
+	grep -m1 '^-A PREROUTING ' $LAB_DIR/ipt6.installed | grep -q 'PGMROUTER-PRE' &&
+	grep -m1 '^-A INPUT ' $LAB_DIR/ipt6.installed | grep -q 'PGMROUTER-IN'"
+check "ip6tables: ODATA returns first in each chain (IP, UDP; two shapes each)" sh -c "
+	for c in PRE IN; do
+		grep '^-A PGMROUTER-'\$c' ' $LAB_DIR/ipt6.installed | head -n 4 | grep -c '=0x4\" -j RETURN\$' | grep -qx 4 || exit 1
+	done"
+check "ip6tables: no queue rule matches ODATA (type 4); multicast is ff00::/8" sh -c "
+	! grep NFQUEUE $LAB_DIR/ipt6.installed | grep -o '&0xf=[0-9a-fx,]*' | grep -q 0x4 &&
+	grep -q -- '-d ff00::/8' $LAB_DIR/ipt6.installed && ! grep -q 224.0.0.0 $LAB_DIR/ipt6.installed"
+check "ip6tables: everyone else's rules unchanged" sh -c "grep -v PGMROUTER $LAB_DIR/ipt6.installed | diff -q $LAB_DIR/ipt6.before - >/dev/null"
 check "iptables: no nftables table of ours" sh -c "! ip netns exec $(lab_ns a) nft list tables | grep -q pgmrouter"
 
 lab_exec a "$H" rules-install --backend iptables --if a2 --queue 21 >/dev/null 2>&1
@@ -204,6 +221,8 @@ check "iptables after nftables: the table is gone" sh -c "
 lab_exec a "$H" rules-remove
 saved_rules a >"$LAB_DIR/ipt.after"
 check "after remove: iptables exactly as before" diff "$LAB_DIR/ipt.before" "$LAB_DIR/ipt.after"
+saved6 a >"$LAB_DIR/ipt6.after"
+check "after remove: ip6tables exactly as before" diff "$LAB_DIR/ipt6.before" "$LAB_DIR/ipt6.after"
 check "after remove: the other nft table exactly as before" others_unchanged
 
 # A failing install (the tool refuses the real script, not the probe) removes leftovers.
@@ -224,7 +243,8 @@ lab_exec a env PATH="$LAB_DIR/bin:$PATH" "$H" rules-install --backend iptables -
 check "injected failure reported with the tool's message" \
 	grep -q 'failed to install the chains: .*injected failure' "$LAB_DIR/fail.out"
 check "after a failed install nothing of ours is left" \
-	sh -c "! ip netns exec $(lab_ns a) iptables-save | grep -q PGMROUTER"
+	sh -c "! ip netns exec $(lab_ns a) iptables-save | grep -q PGMROUTER &&
+		! ip netns exec $(lab_ns a) ip6tables-save | grep -q PGMROUTER"
 check "after a failed install the rest is as before" \
 	sh -c "saved=\$(ip netns exec $(lab_ns a) iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'); [ \"\$saved\" = \"\$(cat $LAB_DIR/ipt.before)\" ]"
 lab_exec a env PATH=/nonexistent "$H" rules-install --backend iptables --if a1 >/dev/null 2>"$LAB_DIR/nopath.err"
@@ -238,6 +258,7 @@ for backend in auto iptables; do
 	lab_exec c "$H" consume --queue 22 --if c1 --backend $backend --timeout 1 >"$LAB_DIR/pristine.out" 2>&1
 	check "pristine ($backend): the run installed rules" grep -q '^rules backend=' "$LAB_DIR/pristine.out"
 	check "pristine ($backend): iptables-save empty afterwards" test -z "$(lab_exec c iptables-save)"
+	check "pristine ($backend): ip6tables-save empty afterwards" test -z "$(lab_exec c ip6tables-save)"
 	check "pristine ($backend): nft ruleset empty afterwards" test -z "$(lab_exec c nft list ruleset)"
 done
 

@@ -276,7 +276,8 @@ static int cmd_rules_script(const struct opts *o)
 		s = rules_nft_script_family(&cfg, o->family6 ? RULES_IPV6 : RULES_IPV4,
 			(const char *const *)o->ifs, o->nifs, !o->remove);
 	else if (o->backend == RULES_BACKEND_IPTABLES)
-		s = rules_ipt_script(&cfg, &none, (const char *const *)o->ifs, o->nifs, !o->remove);
+		s = rules_ipt_script_family(&cfg, o->family6 ? RULES_IPV6 : RULES_IPV4, &none,
+			(const char *const *)o->ifs, o->nifs, !o->remove);
 	else
 		die("rules-script needs --backend nft or iptables%s", "");
 	if (s == NULL)
@@ -296,10 +297,13 @@ static int cmd_rules_install(const struct opts *o)
 	if (rc < 0)
 		warn_err(err);
 	else
-		printf("backend=%s queue=\"%s\" nft_unavailable=\"%s\"\n",
+		printf("backend=%s queue=\"%s\" nft_unavailable=\"%s\" ipv6=%s "
+		       "ipv6_unavailable=\"%s\"\n",
 			rules_backend_name(rules_backend(r)),
 			rules_backend_detail(r, detail, sizeof(detail)),
-			rules_nft_unavailable_reason(r));
+			rules_nft_unavailable_reason(r),
+			rules_family_installed(r, RULES_IPV6) ? "yes" : "no",
+			rules_family_unavailable_reason(r, RULES_IPV6));
 	rules_free(r);
 	return rc < 0 ? 1 : 0;
 }

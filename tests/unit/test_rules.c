@@ -289,6 +289,94 @@ static bool lines_with_also(const char *text, const char *needle, const char *al
 	return true;
 }
 
+/* The ip6tables script: the same chains, the PGM type read right behind the IPv6 header and
+   behind one extension header, ODATA returning first in either place and never queued. */
+START_TEST(test_ipt6_script)
+{
+	struct rules_config cfg = police_config(3);
+	struct rules_ipt_state none = {0};
+	char *s = rules_ipt_script_family(&cfg, RULES_IPV6, &none, one_if, 1, true);
+	const char *odata[] = {
+		"-p 113 -m u32 --u32 \"4>>16=16:65535&&4>>8&0xFF=113&&44>>24&0x0F=0x4\" -j "
+		"RETURN\n",
+		"-p 113 -m u32 --u32 "
+		"\"4>>8&0xFF=0,43,60&&40>>24=113&&40>>13&0x7F8@52>>24&0x0F=0x4\" -j RETURN\n",
+		"--dports 3055,3056 -m u32 --u32 \"4>>16=24:65535&&4>>8&0xFF=17&&52>>24&0x0F=0x4\" "
+		"-j RETURN\n",
+		"--dports 3055,3056 -m u32 --u32 "
+		"\"4>>8&0xFF=0,43,60&&40>>24=17&&40>>13&0x7F8@60>>24&0x0F=0x4\" -j RETURN\n",
+	};
+	const char *pre, *in;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(strstr(s, "(ip6tables)"));
+	ck_assert_ptr_null(strstr(s, "224.0.0.0/4"));
+	ck_assert_ptr_null(strstr(s, "0x1FFF")); /* no IPv4 fragment test */
+	/* each chain starts with the four ODATA returns: IP and UDP, each shape */
+	pre = strstr(s, "-A PGMROUTER-PRE ");
+	in = strstr(s, "-A PGMROUTER-IN ");
+	ck_assert_ptr_nonnull(pre);
+	ck_assert_ptr_nonnull(in);
+	for (unsigned k = 0; k < 4; k++) {
+		const char *p = strstr(pre, odata[k]), *q = strstr(in, odata[k]);
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_ptr_nonnull(q);
+		ck_assert_uint_eq(count(pre, "\n") - count(p, "\n"), k);
+		ck_assert_uint_eq(count(in, "\n") - count(q, "\n"), k);
+	}
+	ck_assert_uint_eq(count(s, "-j RETURN"), 8);
+	/* ODATA is never queued nor policed: no type list with 4 outside the returns */
+	ck_assert(lines_with_also(s, "=0x4", "-j RETURN"));
+	ck_assert(lines_with_also(s, ",0x4", "-j RETURN"));
+	/* every queue and police rule reads the type in one of the two shapes */
+	ck_assert(lines_with_also(s, "NFQUEUE", "-A PGMROUTER-"));
+	ck_assert_uint_eq(
+		count(s, "-d ff00::/8 -m u32 --u32 \"4>>8&0xFF=113&&44>>24&0x0F=0x8,0x9\""), 3);
+	ck_assert_uint_eq(
+		count(s, "-d ff00::/8 -m u32 --u32 "
+			 "\"4>>8&0xFF=0,43,60&&40>>24=113&&40>>13&0x7F8@52>>24&0x0F=0x8,0x9\""),
+		3);
+	ck_assert_uint_eq(count(s, "! -d ff00::/8 -m addrtype ! --dst-type LOCAL"), 3 * 2 * 2);
+	/* too short for a PGM header in any shape: 40 + 16 (+ 8) bytes */
+	ck_assert_uint_eq(count(s, "-p 113 -m length --length 0:55 -j NFQUEUE"), 1);
+	ck_assert_uint_eq(count(s, "-m length --length 0:63 -j NFQUEUE"), 2);
+	ck_assert_uint_eq(
+		count(s, "-m addrtype --dst-type LOCAL -m length --length 0:55 -j NFQUEUE"), 1);
+	/* the replicated SPM and RDATA from any interface, each shape and encapsulation */
+	ck_assert_uint_eq(count(s, "-A PGMROUTER-PRE -p 113 -d ff00::/8 -m u32"), 4);
+	ck_assert_uint_eq(count(s, "-A PGMROUTER-PRE -p udp -m multiport --dports 3055,3056 -d "
+				   "ff00::/8 -m u32"),
+		4);
+	/* policing by source address, in front of the queue rules, same table names as IPv4 */
+	ck_assert(lines_with_also(s, "hashlimit", "-j DROP"));
+	ck_assert_uint_gt(count(s, "--hashlimit-mode srcip --hashlimit-name pgmrout-nak-s"), 0);
+	ck_assert_uint_gt(count(s, "--hashlimit-name pgmrout-nak0 "), 0);
+	/* one jump per hook */
+	ck_assert_uint_eq(count(s, "-I PREROUTING 1 -j PGMROUTER-PRE\n"), 1);
+	ck_assert_uint_eq(count(s, "-I INPUT 1 -j PGMROUTER-IN\n"), 1);
+	free(s);
+
+	/* the probe checks the widest test; removal is the IPv4 one's */
+	s = rules_ipt_probe_script_family(&cfg, RULES_IPV6);
+	ck_assert_ptr_nonnull(strstr(s, "40>>13&0x7F8@52>>24&0x0F=0x0\" -m addrtype"));
+	ck_assert_ptr_nonnull(strstr(s, "-X PGMROUTER-PRE-PROBE\nCOMMIT\n"));
+	free(s);
+	{
+		struct rules_ipt_state st = {0};
+		char *a, *b;
+
+		st.chain_present[RULES_IPT_PRE] = st.chain_present[RULES_IPT_IN] = true;
+		st.jumps[RULES_IPT_PRE] = st.jumps[RULES_IPT_IN] = 1;
+		a = rules_ipt_script_family(&cfg, RULES_IPV6, &st, NULL, 0, false);
+		b = rules_ipt_script(&cfg, &st, NULL, 0, false);
+		ck_assert_str_eq(strchr(a, '\n'), strchr(b, '\n'));
+		free(a);
+		free(b);
+	}
+}
+END_TEST
+
 START_TEST(test_every_rule_has_bypass_and_no_odata)
 {
 	struct rules_config cfg = config(9);
@@ -1397,6 +1485,7 @@ int main(void)
 	tcase_add_test(tc, test_nft6_script_exact);
 	tcase_add_test(tc, test_nft6_police_and_batch);
 	tcase_add_test(tc, test_ipt_script_exact);
+	tcase_add_test(tc, test_ipt6_script);
 	tcase_add_test(tc, test_every_rule_has_bypass_and_no_odata);
 	tcase_add_test(tc, test_udp_off_and_single_port);
 	tcase_add_test(tc, test_port_set_parse);
