@@ -218,6 +218,14 @@ static inline void route_count(uint64_t *counter)
  * off the route's incoming interface, is left to the kernel (it asks the routing daemon, or
  * drops it and reports the wrong interface), unassisted and counted.
  *
+ * An (S,G) route that lists its own incoming interface among the outgoing ones: ip_mr_forward
+ * skips the arrival interface for (*,G) entries only, so the kernel sends an (S,G) copy back
+ * out of it. That copy is made here too, unchanged but for the TTL, as a router without assist
+ * would send it: the interface is upstream of the session, its hosts hear the source without
+ * this router, and an SPM naming the router would send their NAKs where none is handled.
+ * Because the copy is unchanged, the route's one rewritten copy is never handed to the kernel
+ * when the route also leads back (the kernel would send it out of both).
+ *
  * Returns the verdict for the original. CP_ACCEPT_REWRITTEN: accept it rewritten, a->rwbuf
  * with *rw_len bytes (the route's one copy).
  */
@@ -259,7 +267,7 @@ static enum cp_verdict replicate(
 	for (unsigned i = r->noifs; i-- > 0;) {
 		struct repl_copy *c;
 
-		if (r->oif[i] == in || ttl <= r->ttl[i])
+		if (ttl <= r->ttl[i])
 			continue; /* as ip_mr_forward: TTL must exceed the interface's threshold */
 		c = &copies[ncopies++];
 		c->oif = r->oif[i];
