@@ -615,9 +615,15 @@ static unsigned repl_sent_spm(struct offline *o, const char *ifname, char *path,
 	return ip.ttl;
 }
 
-static void repl_route(struct offline *o, const int *oifs, unsigned n)
+/* A route to 239.192.0.1 from src (NULL: a (*,G)) coming in on up, out of oifs. */
+static void repl_route(struct offline *o, const char *src, const int *oifs, unsigned n)
 {
-	struct mfc_route r = {.src = nla("198.18.1.10"), .grp = nla("239.192.0.1"), .iif = 1};
+	struct mfc_route r = {.grp = nla("239.192.0.1"), .iif = 1};
+
+	if (src != NULL)
+		r.src = nla(src);
+	else
+		r.src.afi = PGM_AFI_IP; /* 0.0.0.0 */
 
 	for (unsigned i = 0; i < n; i++) {
 		r.oif[r.noifs] = oifs[i];
@@ -635,7 +641,7 @@ START_TEST(repl_sg_own_iif_copy_unchanged)
 	const int oifs[] = {1, 2, 3};
 	char path[64];
 
-	repl_route(o, oifs, 3);
+	repl_route(o, "198.18.1.10", oifs, 3);
 	repl_spm(o, 1);
 	ck_assert_uint_eq(repl_sent_spm(o, "a", path, sizeof(path)), 15);
 	ck_assert_str_eq(path, "198.18.2.1");
@@ -657,7 +663,7 @@ START_TEST(repl_sg_own_iif_no_single_shortcut)
 	const int oifs[] = {1, 2};
 	char path[64];
 
-	repl_route(o, oifs, 2);
+	repl_route(o, "198.18.1.10", oifs, 2);
 	repl_spm(o, 1);
 	ck_assert_uint_eq(assist_stats(offline_assist(o))->repl_single, 0);
 	ck_assert_uint_eq(assist_stats(offline_assist(o))->replicated, 1);
@@ -666,6 +672,45 @@ START_TEST(repl_sg_own_iif_no_single_shortcut)
 	ck_assert_uint_eq(repl_sent_spm(o, "up", path, sizeof(path)), 15);
 	ck_assert_str_eq(path, "198.18.1.10");
 	ck_assert_uint_eq(offline_sent(o, "b", NULL, NULL), 0);
+	repl_close(o);
+}
+END_TEST
+
+/* A (*,G) carries a datagram only when it lists the arrival interface (FRR's pimd lists the
+   (*,G)'s incoming interface for this; the source host's own IGMP join does it too), and
+   ip_mr_forward never sends a (*,G) copy back out of it. Neither does the daemon: the copies go
+   out of a and b with their own paths, none out of up. */
+START_TEST(repl_star_g_no_copy_back)
+{
+	struct offline *o = repl_open();
+	const int oifs[] = {1, 2, 3};
+	char path[64];
+
+	repl_route(o, NULL, oifs, 3);
+	repl_spm(o, 1);
+	ck_assert_uint_eq(repl_sent_spm(o, "a", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.2.1");
+	ck_assert_uint_eq(repl_sent_spm(o, "b", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.3.1");
+	ck_assert_uint_eq(offline_sent(o, "up", NULL, NULL), 0);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->copies, 2);
+	repl_close(o);
+}
+END_TEST
+
+/* A (*,G) out of up (the arrival interface) and a: the route's one copy is a's, and the kernel
+   forwards the rewritten original by the same (*,G), out of a only (the one-copy shortcut). */
+START_TEST(repl_star_g_single_shortcut)
+{
+	struct offline *o = repl_open();
+	const int oifs[] = {1, 2};
+
+	repl_route(o, NULL, oifs, 2);
+	repl_spm(o, 1);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->repl_single, 1);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->replicated, 0);
+	ck_assert_uint_eq(offline_sent(o, "up", NULL, NULL), 0);
+	ck_assert_uint_eq(offline_sent(o, "a", NULL, NULL), 0);
 	repl_close(o);
 }
 END_TEST
@@ -687,6 +732,8 @@ int main(void)
 	tcase_add_test(tc, kernel_sg_lists_own_iif);
 	tcase_add_test(tc, repl_sg_own_iif_copy_unchanged);
 	tcase_add_test(tc, repl_sg_own_iif_no_single_shortcut);
+	tcase_add_test(tc, repl_star_g_no_copy_back);
+	tcase_add_test(tc, repl_star_g_single_shortcut);
 	tcase_add_test(tc, kernel_no_entry_and_steps);
 	tcase_add_test(tc, ipv6_routes);
 	tcase_add_test(tc, families_apart);
