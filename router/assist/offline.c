@@ -15,6 +15,10 @@ struct offline_if {
 	struct pgm_nla addr;
 	uint32_t prefix;
 	int ifindex;
+	/* what the router sent out of it: how many datagrams, the last one (tests) */
+	uint64_t sent;
+	uint8_t last[1500];
+	size_t last_len;
 };
 
 struct offline {
@@ -41,11 +45,19 @@ static int env_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len,
 {
 	struct offline *o = ctx;
 
-	(void)ifindex;
-	(void)datagram;
-	(void)len;
-	(void)ttl;
 	o->sent++;
+	for (size_t i = 0; i < o->nifs; i++)
+		if (o->ifs[i].ifindex == ifindex) {
+			struct offline_if *oif = &o->ifs[i];
+
+			oif->sent++;
+			oif->last_len = len < sizeof(oif->last) ? len : sizeof(oif->last);
+			memcpy(oif->last, datagram, oif->last_len);
+			/* IPv4's TTL as the environment's send replaces it (the header checksum
+			   left as it was) */
+			if (ttl != 0 && oif->last_len > 8)
+				oif->last[8] = ttl;
+		}
 	return 1;
 }
 
@@ -245,6 +257,20 @@ int offline_packet(struct offline *o, const uint8_t *datagram, size_t len, const
 		return -1;
 	}
 	(void)assist_packet(o->a, &p, &rw, &rw_len);
+	return 0;
+}
+
+uint64_t offline_sent(
+	const struct offline *o, const char *ifname, const uint8_t **last, size_t *last_len)
+{
+	for (size_t i = 0; i < o->nifs; i++)
+		if (strcmp(o->ifs[i].name, ifname) == 0) {
+			if (last != NULL)
+				*last = o->ifs[i].last;
+			if (last_len != NULL)
+				*last_len = o->ifs[i].last_len;
+			return o->ifs[i].sent;
+		}
 	return 0;
 }
 

@@ -31,6 +31,10 @@ int offline_packet(struct offline *o, const uint8_t *datagram, size_t len, const
 /* A multicast route that replaces, for its group (and source unless 0.0.0.0), the one made
    from the interfaces. 0, or -1 without memory. */
 int offline_route_add(struct offline *o, const struct mfc_route *r);
+/* The datagrams the router sent out of the interface named ifname, and the last of them (its
+   first 1500 bytes, the TTL as sent) in *last, *last_len (either may be NULL). */
+uint64_t offline_sent(
+	const struct offline *o, const char *ifname, const uint8_t **last, size_t *last_len);
 /* Moves the clock forward and runs the timers due. */
 void offline_advance(struct offline *o, uint64_t us);
 

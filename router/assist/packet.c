@@ -218,6 +218,16 @@ static inline void route_count(uint64_t *counter)
  * off the route's incoming interface, is left to the kernel (it asks the routing daemon, or
  * drops it and reports the wrong interface), unassisted and counted.
  *
+ * An (S,G) route that lists its own incoming interface among the outgoing ones: ip_mr_forward
+ * skips the arrival interface for (*,G) entries only (a (*,G) carries a datagram only when it
+ * lists the arrival interface, and never sends it back there), so the kernel sends an (S,G)
+ * copy back out of it. That copy is made here too, unchanged but for the TTL, as a router
+ * without assist would send it: the interface is upstream of the session, its hosts hear the
+ * source without this router, and an SPM naming the router would send their NAKs where none is
+ * handled. Because the copy is unchanged, the route's one rewritten copy is never handed to the
+ * kernel when the route also leads back (the kernel would send it out of both). A (*,G) copy
+ * back upstream would also mislead PIM-SM there (dataplane/README).
+ *
  * Returns the verdict for the original. CP_ACCEPT_REWRITTEN: accept it rewritten, a->rwbuf
  * with *rw_len bytes (the route's one copy).
  */
@@ -233,6 +243,7 @@ static enum cp_verdict replicate(
 	bool oif_assisted[MFC_MAX_OIFS];
 	unsigned ncopies = 0;
 	bool all_unchanged = true;
+	bool any_source;
 
 	/* not parseable: handled once, not once per copy, so it is counted once */
 	if (pgm_parse(p->datagram + ip->pgm_offset, ip->pgm_len,
@@ -247,6 +258,7 @@ static enum cp_verdict replicate(
 		a->stats.repl_wrong_if++;
 		return CP_ACCEPT;
 	}
+	any_source = mfc_route_any_source(r);
 	assisted = cp_if_assisted(a->cp, in);
 	for (unsigned i = 0; i < r->noifs; i++) {
 		oif_assisted[i] = r->oif[i] != in && cp_if_assisted(a->cp, r->oif[i]);
@@ -259,8 +271,10 @@ static enum cp_verdict replicate(
 	for (unsigned i = r->noifs; i-- > 0;) {
 		struct repl_copy *c;
 
-		if (r->oif[i] == in || ttl <= r->ttl[i])
-			continue; /* as ip_mr_forward: TTL must exceed the interface's threshold */
+		/* as ip_mr_forward: never back out of a (*,G)'s arrival interface; the TTL must
+		   exceed the interface's threshold */
+		if ((r->oif[i] == in && any_source) || ttl <= r->ttl[i])
+			continue;
 		c = &copies[ncopies++];
 		c->oif = r->oif[i];
 		c->res.verdict = CP_ACCEPT;

@@ -3,16 +3,24 @@
  * RTNL_FAMILY_IP6MR as the kernel sends them (RTA_TABLE, RTA_SRC, RTA_DST, RTA_IIF,
  * RTA_MULTIPATH with the TTL or hop-limit threshold in rtnh_hops), (S,G) before (*,G), removal,
  * other tables, the two families kept apart, malformed messages counted, and a table large
- * enough to grow.
+ * enough to grow; the kernel's rules for which entry a datagram meets, and the copies the
+ * daemon makes along an (S,G) entry that lists its own incoming interface.
  */
 #include <arpa/inet.h>
 #include <check.h>
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/command.h"
+#include "cli/config.h"
+#include "cli/settings.h"
 #include "dataplane/mfc.h"
+#include "router/assist/assist_internal.h"
+#include "router/assist/offline.h"
+#include "router/vty/pgm_vty.h"
 #include "tests/unit/check_run.h"
 
 struct oif {
@@ -514,6 +522,199 @@ START_TEST(kernel_no_entry_and_steps)
 }
 END_TEST
 
+/* An (S,G) entry may list its own incoming interface among the outgoing ones (smcroute takes
+   `mroute from eth0 ... to eth0 eth1` as written; FRR's pimd leaves it out of an (S,G)).
+   rtnetlink reports it as the kernel holds it (mr_fill_mroute: every vif with ttls < 255), and
+   the entry serves datagrams arriving on that interface like any (S,G). ip_mr_forward skips
+   the arrival interface for (*,G) entries only ("For (*,G) entry, don't forward to the
+   incoming interface"): an (S,G) copy goes back out of it. */
+START_TEST(kernel_sg_lists_own_iif)
+{
+	struct mfc *m = mfc_new();
+	const struct oif sg[] = {{2, 1}, {3, 1}};
+	const struct mfc_route *r;
+
+	add_route(m, "198.18.1.2", "239.192.0.1", 2, sg, 2);
+	r = match(m, "198.18.1.2", "239.192.0.1", 2);
+	ck_assert_ptr_nonnull(r);
+	ck_assert(src_is(r, "198.18.1.2"));
+	ck_assert_int_eq(r->iif, 2);
+	ck_assert_uint_eq(r->noifs, 2);
+	ck_assert_int_eq(r->oif[0], 2); /* mirrored as the kernel reports it, iif included */
+	ck_assert_int_eq(r->oif[1], 3);
+	/* arriving on the other outgoing interface: off the incoming one */
+	ck_assert_int_eq(match(m, "198.18.1.2", "239.192.0.1", 3)->iif, 2);
+	mfc_free(m);
+}
+END_TEST
+
+/* ---- the copies along such an entry (router/assist/packet.c replicate) ---- */
+
+/* Router assist on up (ifindex 1, the source's LAN), a (2) and b (3), offline. */
+static struct offline *repl_open(void)
+{
+	static const char *const ifs[] = {"up=198.18.1.1/24", "a=198.18.2.1/24", "b=198.18.3.1/24"};
+	struct assist_conf conf;
+	struct offline *o;
+	char err[256];
+
+	cmd_engine_init();
+	pgm_vty_init();
+	ck_assert_int_eq(pgm_conf_from_cfg(cfg_running(), &conf), 0);
+	o = offline_replay_open(&conf, ifs, 3, true, err, sizeof(err));
+	assist_conf_free(&conf);
+	ck_assert_msg(o != NULL, "%s", err);
+	return o;
+}
+
+static void repl_close(struct offline *o)
+{
+	offline_free(o);
+	cfg_free();
+	cmd_engine_free();
+	settings_free();
+}
+
+/* An SPM of 198.18.1.10 to 239.192.0.1, TTL 16, arriving on up before routing. */
+static void repl_spm(struct offline *o, uint32_t sqn)
+{
+	struct pgm_header_params h = {.sport = 1234, .dport = 7500, .gsi = {1, 2, 3, 4, 5, 6}};
+	struct pgm_ip_params ip = {.src = nla("198.18.1.10"),
+		.dst = nla("239.192.0.1"),
+		.ttl = 16,
+		.router_alert = true};
+	struct pgm_nla path = nla("198.18.1.10");
+	uint8_t tpdu[256], datagram[512];
+	size_t len;
+	char err[128];
+
+	len = pgm_build_spm(tpdu, sizeof(tpdu), &h, sqn, 1, sqn, &path, NULL);
+	ck_assert_uint_gt(len, 0);
+	len = pgm_build_ip(datagram, sizeof(datagram), &ip, tpdu, len);
+	ck_assert_uint_gt(len, 0);
+	ck_assert_int_eq(offline_packet(o, datagram, len, "up", "*", err, sizeof(err)), 0);
+}
+
+/* The SPM sent out of ifname last: its path NLA and TTL (0, "-" when none was sent). */
+static unsigned repl_sent_spm(struct offline *o, const char *ifname, char *path, size_t cap)
+{
+	const uint8_t *d;
+	size_t len;
+	struct pgm_udp_ports ports;
+	struct pgm_ip ip;
+	struct pgm_packet pkt;
+
+	snprintf(path, cap, "-");
+	if (offline_sent(o, ifname, &d, &len) == 0)
+		return 0;
+	pgm_udp_ports_default(&ports);
+	ck_assert_int_eq(pgm_parse_ip(d, len, &ports, &ip), PGM_ERR_OK);
+	ck_assert_int_eq(pgm_parse(d + ip.pgm_offset, ip.pgm_len, 0, &pkt), PGM_ERR_OK);
+	ck_assert_int_eq(pkt.type, PGM_SPM);
+	ck_assert(inet_ntop(AF_INET, pkt.path.addr, path, (socklen_t)cap) != NULL);
+	return ip.ttl;
+}
+
+/* A route to 239.192.0.1 from src (NULL: a (*,G)) coming in on up, out of oifs. */
+static void repl_route(struct offline *o, const char *src, const int *oifs, unsigned n)
+{
+	struct mfc_route r = {.grp = nla("239.192.0.1"), .iif = 1};
+
+	if (src != NULL)
+		r.src = nla(src);
+	else
+		r.src.afi = PGM_AFI_IP; /* 0.0.0.0 */
+
+	for (unsigned i = 0; i < n; i++) {
+		r.oif[r.noifs] = oifs[i];
+		r.ttl[r.noifs++] = 1;
+	}
+	ck_assert_int_eq(offline_route_add(o, &r), 0);
+}
+
+/* The kernel would send an (S,G) copy back out of the incoming interface: the daemon makes it,
+   unchanged but for the TTL (the source's own path: the hosts there are upstream of this
+   router), beside the assisted copies with their own paths. */
+START_TEST(repl_sg_own_iif_copy_unchanged)
+{
+	struct offline *o = repl_open();
+	const int oifs[] = {1, 2, 3};
+	char path[64];
+
+	repl_route(o, "198.18.1.10", oifs, 3);
+	repl_spm(o, 1);
+	ck_assert_uint_eq(repl_sent_spm(o, "a", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.2.1");
+	ck_assert_uint_eq(repl_sent_spm(o, "b", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.3.1");
+	ck_assert_uint_eq(repl_sent_spm(o, "up", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.1.10");
+	ck_assert_uint_eq(offline_sent(o, "up", NULL, NULL), 1);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->copies, 3);
+	repl_close(o);
+}
+END_TEST
+
+/* One assisted copy and the incoming interface: handing the rewritten original to the kernel
+   (the one-copy shortcut) would send a's path back out of up too. The copies are made here. */
+START_TEST(repl_sg_own_iif_no_single_shortcut)
+{
+	struct offline *o = repl_open();
+	const int oifs[] = {1, 2};
+	char path[64];
+
+	repl_route(o, "198.18.1.10", oifs, 2);
+	repl_spm(o, 1);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->repl_single, 0);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->replicated, 1);
+	ck_assert_uint_eq(repl_sent_spm(o, "a", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.2.1");
+	ck_assert_uint_eq(repl_sent_spm(o, "up", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.1.10");
+	ck_assert_uint_eq(offline_sent(o, "b", NULL, NULL), 0);
+	repl_close(o);
+}
+END_TEST
+
+/* A (*,G) carries a datagram only when it lists the arrival interface (FRR's pimd lists the
+   (*,G)'s incoming interface for this; the source host's own IGMP join does it too), and
+   ip_mr_forward never sends a (*,G) copy back out of it. Neither does the daemon: the copies go
+   out of a and b with their own paths, none out of up. */
+START_TEST(repl_star_g_no_copy_back)
+{
+	struct offline *o = repl_open();
+	const int oifs[] = {1, 2, 3};
+	char path[64];
+
+	repl_route(o, NULL, oifs, 3);
+	repl_spm(o, 1);
+	ck_assert_uint_eq(repl_sent_spm(o, "a", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.2.1");
+	ck_assert_uint_eq(repl_sent_spm(o, "b", path, sizeof(path)), 15);
+	ck_assert_str_eq(path, "198.18.3.1");
+	ck_assert_uint_eq(offline_sent(o, "up", NULL, NULL), 0);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->copies, 2);
+	repl_close(o);
+}
+END_TEST
+
+/* A (*,G) out of up (the arrival interface) and a: the route's one copy is a's, and the kernel
+   forwards the rewritten original by the same (*,G), out of a only (the one-copy shortcut). */
+START_TEST(repl_star_g_single_shortcut)
+{
+	struct offline *o = repl_open();
+	const int oifs[] = {1, 2};
+
+	repl_route(o, NULL, oifs, 2);
+	repl_spm(o, 1);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->repl_single, 1);
+	ck_assert_uint_eq(assist_stats(offline_assist(o))->replicated, 0);
+	ck_assert_uint_eq(offline_sent(o, "up", NULL, NULL), 0);
+	ck_assert_uint_eq(offline_sent(o, "a", NULL, NULL), 0);
+	repl_close(o);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mfc");
@@ -528,6 +729,11 @@ int main(void)
 	tcase_add_test(tc, kernel_sg_hit);
 	tcase_add_test(tc, kernel_star_g_matching_iif);
 	tcase_add_test(tc, kernel_star_g_on_oif);
+	tcase_add_test(tc, kernel_sg_lists_own_iif);
+	tcase_add_test(tc, repl_sg_own_iif_copy_unchanged);
+	tcase_add_test(tc, repl_sg_own_iif_no_single_shortcut);
+	tcase_add_test(tc, repl_star_g_no_copy_back);
+	tcase_add_test(tc, repl_star_g_single_shortcut);
 	tcase_add_test(tc, kernel_no_entry_and_steps);
 	tcase_add_test(tc, ipv6_routes);
 	tcase_add_test(tc, families_apart);
