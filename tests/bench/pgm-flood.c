@@ -93,6 +93,9 @@ struct flood_state {
 	unsigned total_weight;
 	uint16_t ip_id;
 	uint64_t rng; /* xorshift64* state (--random) */
+	/* --random with --srcs: the draw of a packet's first copy, kept for its other sources */
+	uint32_t drawn_tsi[K_COUNT];
+	uint64_t drawn_per_tsi[K_COUNT];
 };
 
 /* xorshift64*: fast, good enough to spread probes evenly over a table. */
@@ -422,13 +425,19 @@ static size_t build_next(const struct flood_options *o, struct flood_state *st, 
 	uint64_t spm_index = per_tsi; /* SPM_SQN - --spm-sqn */
 
 	if (o->random) {
-		tsi_index = (uint32_t)(flood_rand(st) % o->tsis);
-		spm_index = seq;
-		if (kind == K_NAK || kind == K_NCF) {
-			uint64_t lists = o->sqn_span / (1 + o->nak_list);
+		/* One draw per packet: with --srcs its copies from the other sources repeat it. */
+		if (src_index == 0) {
+			st->drawn_tsi[kind] = (uint32_t)(flood_rand(st) % o->tsis);
+			if (kind == K_NAK || kind == K_NCF) {
+				uint64_t lists = o->sqn_span / (1 + o->nak_list);
 
-			per_tsi = lists > 0 ? flood_rand(st) % lists : 0;
+				st->drawn_per_tsi[kind] = lists > 0 ? flood_rand(st) % lists : 0;
+			}
 		}
+		tsi_index = st->drawn_tsi[kind];
+		spm_index = seq;
+		if (kind == K_NAK || kind == K_NCF)
+			per_tsi = st->drawn_per_tsi[kind];
 	}
 	bool v6 = o->src.afi == PGM_AFI_IP6;
 	size_t ip_header = v6 ? 40 + (o->router_alert ? 8 : 0) : 20 + (o->router_alert ? 4 : 0);
