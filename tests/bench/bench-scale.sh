@@ -56,14 +56,8 @@ ip pgm router rexmit-session-share 100
 ip pgm router session-rate 0"
 BENCH_NO_POLICE=1
 
-bench_lab_init scale
-bench_topo_fanout 1 1
-SRC=$TOPO_SOURCE_ADDR
-GROUP=239.192.0.1
-RECV=$(lab_addr a1 eth0)
-ROUTER_A=$(lab_addr r1 eth1)
-runs="$BENCH_RESULTS/scale-runs.csv"
-echo "rep,order,table,entries,reached,rss0_kb,rss_kb,mem0_bytes,mem_bytes,seed_ms,seed_passes,ns_per_packet,fail_open,status" >"$runs"
+bench_lab_fanout_runs scale scale-runs.csv \
+	"rep,order,table,entries,reached,rss0_kb,rss_kb,mem0_bytes,mem_bytes,seed_ms,seed_passes,ns_per_packet,fail_open,status"
 csv="$BENCH_RESULTS/scale.csv"
 GSI=100
 SPM_SQN=1
