@@ -111,7 +111,7 @@ probe() {
 	pid=${BENCH_SIDE_PID[r1]}
 	[ "$PROBE_COUNTS" = 1 ] && k0=$(probe_counts)
 	if [ -n "$PERF_DIR" ] && [ "$PROBE_COUNTS" = 1 ]; then
-		perf record -F 499 -g -p "$pid" -o "$PERF_DIR/perf.$n.$SEED.data" >/dev/null 2>&1 &
+		perf record -F 2999 -g -p "$pid" -o "$PERF_DIR/perf.$n.$SEED.data" >/dev/null 2>&1 &
 		perf_pid=$!
 	fi
 	for i in $(seq 1 "$PROBE_RUNS"); do
@@ -234,6 +234,9 @@ job() {
 		sessions | acceptall_spm) read -r ns drops _ <<<"$(probe spm "${n}")" ;;
 		*) read -r ns drops naks elim fwd ncfs <<<"$(probe nak "$n")" ;;
 		esac
+		# probe ran in a subshell: its seeds (SEED + 1 ...) are used up here, so that every
+		# job draws its own (they were the same three for every job)
+		SEED=$((SEED + PROBE_RUNS))
 		bench_side_down "$side" r1
 		if [ "$side" = pgmrouterd ] && [ "${reached:-0}" -lt $((n * 9 / 10)) ]; then
 			status="short"
