@@ -185,41 +185,75 @@ void assist_foreach_if(const struct assist *a, cp_if_cb cb, void *ctx)
 
 /* ---- sessions ---- */
 
-struct session_ctx {
+/* A core's view of a session or repair state passed on, its interface masks in the numbering of
+ * this object's core. */
+struct translated {
 	const struct assist *a;
 	const struct cp *core;
-	cp_session_cb cb;
+	cp_session_cb session_cb;
+	cp_repair_cb repair_cb;
 	void *ctx;
 };
 
 static void session_translated(void *arg, const struct cp_session_view *v)
 {
-	struct session_ctx *c = arg;
+	struct translated *c = arg;
 	struct cp_session_view t = *v;
 
 	t.unreach_mask = main_mask(c->a, c->core, v->unreach_mask);
 	t.transit_mask = main_mask(c->a, c->core, v->transit_mask);
-	c->cb(c->ctx, &t);
+	c->session_cb(c->ctx, &t);
+}
+
+static void repair_translated(void *arg, const struct cp_repair_view *v)
+{
+	struct translated *c = arg;
+	struct cp_repair_view t = *v;
+
+	t.if_mask = main_mask(c->a, c->core, v->if_mask);
+	t.repaired_mask = main_mask(c->a, c->core, v->repaired_mask);
+	c->repair_cb(c->ctx, &t);
+}
+
+/*
+ * Every core in turn, under its lock: view(o, t, arg) with t translating core o's views, until
+ * one returns true (the core held what was asked). Returns whether one did.
+ */
+static bool each_core_translated(const struct assist *a, struct translated t,
+	bool (*view)(struct assist *o, struct translated *t, const void *arg), const void *arg)
+{
+	bool found = false;
+
+	for (unsigned i = 0; i < ncores(a) && !found; i++) {
+		struct assist *o = core_owner(a, i);
+
+		t.core = o->cp;
+		assist_lock(o);
+		found = view(o, &t, arg);
+		assist_unlock(o);
+	}
+	return found;
+}
+
+/* The session of key in core o: what its view's callback asks next goes to o (`viewing`). */
+static bool session_in(struct assist *o, struct translated *t, const void *key)
+{
+	struct assist *a = (struct assist *)t->a;
+	bool found;
+
+	a->viewing = o;
+	found = cp_session_view_key(o->cp, key, session_translated, t);
+	a->viewing = NULL;
+	return found;
 }
 
 bool assist_session_view_key(
 	const struct assist *a, const struct cp_session_key *key, cp_session_cb cb, void *ctx)
 {
-	bool found = false;
-
 	if (a->nshards == 0)
 		return cp_session_view_key(a->cp, key, cb, ctx);
-	for (unsigned i = 0; i < ncores(a) && !found; i++) {
-		struct assist *o = core_owner(a, i);
-		struct session_ctx c = {.a = a, .core = o->cp, .cb = cb, .ctx = ctx};
-
-		assist_lock(o);
-		((struct assist *)a)->viewing = o;
-		found = cp_session_view_key(o->cp, key, session_translated, &c);
-		((struct assist *)a)->viewing = NULL;
-		assist_unlock(o);
-	}
-	return found;
+	return each_core_translated(
+		a, (struct translated){.a = a, .session_cb = cb, .ctx = ctx}, session_in, key);
 }
 
 /* A key with what cp_foreach_session orders by. */
@@ -328,46 +362,37 @@ void assist_foreach_session(
 	free(keys);
 }
 
-struct repair_ctx {
-	const struct assist *a;
-	const struct cp *core;
-	cp_repair_cb cb;
-	void *ctx;
+/* A session's repair states: the TSI and address family asked. */
+struct repairs_key {
+	const struct pgm_tsi *tsi;
+	uint16_t afi;
 };
 
-static void repair_translated(void *arg, const struct cp_repair_view *v)
+static bool repairs_in(struct assist *o, struct translated *t, const void *arg)
 {
-	struct repair_ctx *c = arg;
-	struct cp_repair_view t = *v;
+	const struct repairs_key *k = arg;
 
-	t.if_mask = main_mask(c->a, c->core, v->if_mask);
-	t.repaired_mask = main_mask(c->a, c->core, v->repaired_mask);
-	c->cb(c->ctx, &t);
+	cp_foreach_repair(o->cp, k->tsi, k->afi, repair_translated, t);
+	return false; /* the session is in one core: the others have none of its states */
 }
 
 void assist_foreach_repair(
 	const struct assist *a, const struct pgm_tsi *tsi, uint16_t afi, cp_repair_cb cb, void *ctx)
 {
+	struct translated t = {.a = a, .repair_cb = cb, .ctx = ctx};
+	struct repairs_key k = {.tsi = tsi, .afi = afi};
+
 	if (a->nshards == 0) {
 		cp_foreach_repair(a->cp, tsi, afi, cb, ctx);
 		return;
 	}
 	/* inside a session's view: the core that holds it, whose lock is held */
 	if (a->viewing != NULL) {
-		struct repair_ctx c = {.a = a, .core = a->viewing->cp, .cb = cb, .ctx = ctx};
-
-		cp_foreach_repair(a->viewing->cp, tsi, afi, repair_translated, &c);
+		t.core = a->viewing->cp;
+		repairs_in(a->viewing, &t, &k);
 		return;
 	}
-	/* the session is in one core: the others have no repair state of it */
-	for (unsigned i = 0; i < ncores(a); i++) {
-		struct assist *o = core_owner(a, i);
-		struct repair_ctx c = {.a = a, .core = o->cp, .cb = cb, .ctx = ctx};
-
-		assist_lock(o);
-		cp_foreach_repair(o->cp, tsi, afi, repair_translated, &c);
-		assist_unlock(o);
-	}
+	each_core_translated(a, t, repairs_in, &k);
 }
 
 /* ---- clear ---- */
@@ -383,7 +408,9 @@ void assist_clear_counters(struct assist *a, int ifindex)
 	}
 }
 
-size_t assist_clear_repair_states(struct assist *a, const struct pgm_nla *group)
+/* clear(core, what) in every core under its lock: the entries cleared in all. */
+static size_t clear_all(struct assist *a,
+	size_t (*clear)(struct cp *cp, const struct pgm_nla *what), const struct pgm_nla *what)
 {
 	size_t n = 0;
 
@@ -391,22 +418,18 @@ size_t assist_clear_repair_states(struct assist *a, const struct pgm_nla *group)
 		struct assist *o = core_owner(a, i);
 
 		assist_lock(o);
-		n += cp_clear_repair_states(o->cp, group);
+		n += clear(o->cp, what);
 		assist_unlock(o);
 	}
 	return n;
 }
 
+size_t assist_clear_repair_states(struct assist *a, const struct pgm_nla *group)
+{
+	return clear_all(a, cp_clear_repair_states, group);
+}
+
 size_t assist_clear_dlrs(struct assist *a, const struct pgm_nla *dlr)
 {
-	size_t n = 0;
-
-	for (unsigned i = 0; i < ncores(a); i++) {
-		struct assist *o = core_owner(a, i);
-
-		assist_lock(o);
-		n += cp_clear_dlrs(o->cp, dlr);
-		assist_unlock(o);
-	}
-	return n;
+	return clear_all(a, cp_clear_dlrs, dlr);
 }

@@ -49,14 +49,8 @@ fi
 command -v tshark >/dev/null || lab_die "tshark not installed"
 command -v dumpcap >/dev/null || lab_die "dumpcap not installed"
 
-bench_lab_init rstrt
-bench_topo_fanout 1 1
-SRC=$TOPO_SOURCE_ADDR
-GROUP=239.192.0.1
-RECV=$(lab_addr a1 eth0)
-ROUTER_A=$(lab_addr r1 eth1)
-runs="$BENCH_RESULTS/restart-runs.csv"
-echo "side,rep,up_ms,ncf_ms,sessions_ms,sessions_before,sessions_after,status" >"$runs"
+bench_lab_fanout_runs rstrt restart-runs.csv \
+	"side,rep,up_ms,ncf_ms,sessions_ms,sessions_before,sessions_after,status"
 GSI=200
 PIN_SEND=()
 [ -n "$BENCH_CPU_SEND" ] && PIN_SEND=(taskset -c "$BENCH_CPU_SEND")

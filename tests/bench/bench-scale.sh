@@ -10,7 +10,17 @@
 #                 the source's NCF lists 100 ms behind them (confirmed states live
 #                 NAK_RDATA_IVL, 10 s); memory per state as above, and the CPU time per NAK of a
 #                 probe that asks again for SQNs drawn at random over every state (a lookup in
-#                 the full table)
+#                 the full table). Every probe NAK does the same work at every size: it finds
+#                 its state confirmed and eliminating (the benchmark sets NAK_ELIM_IVL to
+#                 NAK_RDATA_IVL, 10 s, and ncf-interval 0), so it is eliminated and confirmed
+#                 with an NCF. With the default NAK_ELIM_IVL (100 ms) a probe NAK went upstream
+#                 (new request: forwarded, repeated, given up after NAK_RPT_IVL) unless an
+#                 earlier probe NAK had asked for the same SQN, and 30,000 probe NAKs over 10,080
+#                 states repeat most SQNs, over 1,008,000 almost none: the share forwarded, and
+#                 with it the work per NAK, grew with the table (README, 4. Scale).
+#                 BENCH_SCALE_NAK_PROBE=forward keeps the defaults (that probe). Each daemon's
+#                 probe counts (NAKs, eliminated, forwarded, NCFs) are kept; a duplicate probe
+#                 in which under 95 % of the NAKs were eliminated fails its check (probe_mix).
 # Every measurement is a fresh daemon: one per size and repetition, the sizes of a repetition
 # in a shuffled order (logged), so neither the order nor a daemon's warm-up follows the size.
 # Baselines in the same repetition: the accept-all consumer on the same probes (the queue path
@@ -55,28 +65,55 @@ ip pgm router rexmit-interface-share 100
 ip pgm router rexmit-session-share 100
 ip pgm router session-rate 0"
 BENCH_NO_POLICE=1
+NAK_PROBE=${BENCH_SCALE_NAK_PROBE:-duplicate}
+case $NAK_PROBE in
+duplicate)
+	BENCH_ROUTER_EXTRA_CONFIG="$BENCH_ROUTER_EXTRA_CONFIG
+ip pgm router nak-eliminate-interval 10000
+ip pgm router ncf-interval 0"
+	;;
+forward) ;;
+*) lab_die "BENCH_SCALE_NAK_PROBE: duplicate or forward, not $NAK_PROBE" ;;
+esac
+# BENCH_SCALE_PERF=DIR: perf record (cpu-clock, call graphs) of the daemon during each NAK probe,
+# perf.{states}.{seed}.data there; for reading, not for figures (it adds to the time measured).
+PERF_DIR=${BENCH_SCALE_PERF:-}
+if [ -n "$PERF_DIR" ]; then
+	command -v perf >/dev/null || lab_die "BENCH_SCALE_PERF: perf not installed"
+	mkdir -p "$PERF_DIR" || lab_die "BENCH_SCALE_PERF: cannot make $PERF_DIR"
+fi
 
-bench_lab_init scale
-bench_topo_fanout 1 1
-SRC=$TOPO_SOURCE_ADDR
-GROUP=239.192.0.1
-RECV=$(lab_addr a1 eth0)
-ROUTER_A=$(lab_addr r1 eth1)
-runs="$BENCH_RESULTS/scale-runs.csv"
-echo "rep,order,table,entries,reached,rss0_kb,rss_kb,mem0_bytes,mem_bytes,seed_ms,seed_passes,ns_per_packet,fail_open,status" >"$runs"
+bench_lab_fanout_runs scale scale-runs.csv \
+	"rep,order,table,entries,reached,rss0_kb,rss_kb,mem0_bytes,mem_bytes,seed_ms,seed_passes,ns_per_packet,fail_open,naks,eliminated,forwarded,ncfs,status"
 csv="$BENCH_RESULTS/scale.csv"
 GSI=100
 SPM_SQN=1
 SEED=0
 
-# probe KIND N: PROBE_RUNS probe floods against the side up in r1; prints "ns fail_open": the
-# median ns of the consumer's CPU time per queued packet and the packets accepted by fail-open
-# (the socket's drops) in all runs.
+# probe_counts: the daemon's counters of NAKs received, eliminated, forwarded and NCFs sent.
+probe_counts() {
+	local ev
+	for ev in nak-received nak-eliminated nak-forwarded ncf-sent; do
+		echo -n "$(bench_pgmrouterd_event_total r1 "$ev") "
+	done
+}
+
+# probe KIND N: PROBE_RUNS probe floods against the side up in r1; prints "ns fail_open naks
+# eliminated forwarded ncfs": the median ns of the consumer's CPU time per queued packet, the
+# packets accepted by fail-open (the socket's drops) in all runs, and with PROBE_COUNTS=1 (a
+# daemon with repair states) its counters' growth over all runs: NAKs received, eliminated,
+# forwarded, NCFs sent (read before the first run and after the last, outside the CPU time
+# measured; "-" otherwise).
 #   spm N     SPMs to sessions drawn at random from 0..N-1 of GSI $GSI (new SPM SQNs each time)
 #   nak N     NAKs for SQNs drawn at random from the seeded ones of $REPAIR_TSIS sessions
 probe() {
-	local kind=$1 n=$2 pid c0 c1 q0 q1 i vals="" drops=0
+	local kind=$1 n=$2 pid c0 c1 q0 q1 i vals="" drops=0 k0="" k1="" perf_pid=""
 	pid=${BENCH_SIDE_PID[r1]}
+	[ "$PROBE_COUNTS" = 1 ] && k0=$(probe_counts)
+	if [ -n "$PERF_DIR" ] && [ "$PROBE_COUNTS" = 1 ]; then
+		perf record -F 2999 -g -p "$pid" -o "$PERF_DIR/perf.$n.$SEED.data" >/dev/null 2>&1 &
+		perf_pid=$!
+	fi
 	for i in $(seq 1 "$PROBE_RUNS"); do
 		SEED=$((SEED + 1))
 		bench_queue_drain r1
@@ -103,8 +140,16 @@ probe() {
 		drops=$((drops + d))
 		vals="$vals $v"
 	done
+	if [ -n "$perf_pid" ]; then
+		kill -INT "$perf_pid" 2>/dev/null
+		wait "$perf_pid"
+	fi
+	[ "$PROBE_COUNTS" = 1 ] && k1=$(probe_counts)
 	# shellcheck disable=SC2086
-	echo "$(bench_stats $vals | awk '{ print ($6 > 0 ? $1 : "nan") }') $drops"
+	echo "$(bench_stats $vals | awk '{ print ($6 > 0 ? $1 : "nan") }') $drops" \
+		"$(awk -v a="$k0" -v b="$k1" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
+			for (i = 1; i <= 4; i++)
+				printf "%s%s", (n == 4 && y[i] != "" ? y[i] - x[i] : "-"), (i < 4 ? " " : "\n") }')"
 }
 
 # seed_sessions N: one SPM for each of sessions 0..N-1 (those that exist get a new SQN); again,
@@ -150,9 +195,12 @@ declare -A NS BPE DBPE REACHED RSS STATUS
 job() {
 	local rep=$1 order=$2 table=$3 n=$4 side=pgmrouterd key="$3,$4" status=ok
 	local rss0="" rss="" mem0="" mem="" reached="" seed_ms="" ns="" drops=0 start
+	local naks=- elim=- fwd=- ncfs=-
 	SEEDED_PASSES=0
 	GSI=$((GSI + 1))
 	case $table in acceptall_*) side=acceptall ;; esac
+	PROBE_COUNTS=0
+	[ "$table" = repair_states ] && PROBE_COUNTS=1
 	if ! bench_side_up "$side" r1; then
 		status="side_down"
 		bench_log "rep $rep $table $n: $side did not come up: $BENCH_SIDE_REASON"
@@ -183,21 +231,28 @@ job() {
 		fi
 		# The probe within the states' lifetime: NAK_RDATA_IVL (10 s) from their confirmation.
 		case $table in
-		sessions | acceptall_spm) read -r ns drops <<<"$(probe spm "${n}")" ;;
-		*) read -r ns drops <<<"$(probe nak "$n")" ;;
+		sessions | acceptall_spm) read -r ns drops _ <<<"$(probe spm "${n}")" ;;
+		*) read -r ns drops naks elim fwd ncfs <<<"$(probe nak "$n")" ;;
 		esac
+		# probe ran in a subshell: its seeds (SEED + 1 ...) are used up here, so that every
+		# job draws its own (they were the same three for every job)
+		SEED=$((SEED + PROBE_RUNS))
 		bench_side_down "$side" r1
 		if [ "$side" = pgmrouterd ] && [ "${reached:-0}" -lt $((n * 9 / 10)) ]; then
 			status="short"
 		elif ! [[ $ns =~ ^[0-9.]+$ ]]; then
 			status="no_probe"
+		elif [ "$table" = repair_states ] && [ "$NAK_PROBE" = duplicate ] &&
+			! awk -v n="$naks" -v e="$elim" 'BEGIN { exit !(n > 0 && e >= 0.95 * n) }'; then
+			status="probe_mix" # states ran out, or NAKs went upstream: not the lookup alone
 		fi
 	fi
 	bench_log "rep $rep #$order $table $n: $status; reached ${reached:--}, RSS ${rss0:--} ->" \
 		"${rss:--} kB, memory_bytes ${mem0:--} -> ${mem:--}, seeded in ${seed_ms:--} ms" \
 		"(${SEEDED_PASSES:-0} passes)," \
-		"probe ${ns:--} ns/packet, fail-open $drops"
-	echo "$rep,$order,$table,$n,${reached:-},${rss0:-},${rss:-},${mem0:-},${mem:-},${seed_ms:-},$SEEDED_PASSES,${ns:-},$drops,$status" >>"$runs"
+		"probe ${ns:--} ns/packet, fail-open $drops; probe NAKs $naks: eliminated $elim," \
+		"forwarded $fwd, NCFs $ncfs"
+	echo "$rep,$order,$table,$n,${reached:-},${rss0:-},${rss:-},${mem0:-},${mem:-},${seed_ms:-},$SEEDED_PASSES,${ns:-},$drops,${naks#-},${elim#-},${fwd#-},${ncfs#-},$status" >>"$runs"
 	STATUS[$key]="${STATUS[$key]:-} $status"
 	REACHED[$key]="${REACHED[$key]:-} ${reached:-nan}"
 	RSS[$key]="${RSS[$key]:-} ${rss:-nan}"

@@ -1,7 +1,7 @@
 /*
  * Control-plane benchmark: decisions per second on one core (NAK storm, constrained RDATA
- * forwarding, SPM copies), memory per TSI and per repair state, and timer cost per expiring
- * entry as the table grows.
+ * forwarding, SPM copies), memory per TSI and per repair state, timer cost per expiring entry
+ * as the table grows, and bench-scale's NAK probe without the I/O.
  *
  *   build/bench/bench_control [--smoke]
  *
@@ -379,6 +379,81 @@ static void bench_timers(uint32_t n)
 	cp_free(cp);
 }
 
+/*
+ * bench-scale's NAK probe in memory: `states` confirmed repair states over 16 sessions, then
+ * NAKs for SQNs drawn at random over all of them, 50 us apart (20,000/s), the timers run every
+ * millisecond as the daemon runs them. duplicate: NAK_ELIM_IVL as long as NAK_RDATA_IVL and no
+ * NCF interval, so every probe NAK is eliminated and confirmed, the same work at every size;
+ * else the defaults, where a NAK for a state past its elimination goes upstream (repeated, then
+ * given up after NAK_RPT_IVL) unless an earlier probe NAK asked for it. ns per probe NAK, the
+ * timers' work included, and actions (NCFs, NAKs upstream, repeats) per probe NAK.
+ */
+static void bench_nak_probe(uint32_t states, uint32_t probes, bool duplicate)
+{
+	enum { SESSIONS = 16 };
+	const char *mode = duplicate ? "duplicate" : "forward";
+	uint32_t per = states / SESSIONS;
+	uint64_t rng = 0x9E3779B97F4A7C15ull;
+	/* The states' deadlines 10 s on stay below the next multiple of 2^24 us: crossing one
+	   moves every entry of the timer wheel's level 4 down a level at once (a million at
+	   1,008,000 states, a fixed cost of the clock, not of the probe's NAKs). */
+	cp_time_t now = ((cp_time_t)7 << 24) + CP_SEC(1);
+	struct cp_config cfg;
+	struct cp_stats st;
+	struct cp *cp;
+	char metric[64];
+	double t0, t;
+	struct pkt p;
+
+	cp_config_default(&cfg);
+	cfg.memory_budget_mb = 0; /* no budget, no quotas: every state fits */
+	cfg.repair_if_share = 0;
+	cfg.repair_session_share = 0;
+	if (duplicate) {
+		cfg.if_defaults.nak_elim_ivl_ms = cfg.if_defaults.nak_rdata_ivl_ms;
+		cfg.if_defaults.ncf_ivl_ms = 0;
+	}
+	cp = new_core(&cfg);
+	add_sessions(cp, SESSIONS, now);
+	for (uint32_t q = 0; q < per; q++) {
+		for (uint32_t s = 0; s < SESSIONS; s++) {
+			make_nak(&p, PGM_NAK, s, 100 + q);
+			feed(cp, &p, 2, 0, now);
+			make_nak(&p, PGM_NCF, s, 100 + q);
+			feed(cp, &p, 1, 0, now);
+		}
+	}
+	now += CP_MS(500); /* the defaults' NAK_ELIM_IVL over, before the clock starts */
+	cp_timers(cp, now);
+	cp_get_stats(cp, &st);
+	if (st.repair_states != (size_t)per * SESSIONS) {
+		fprintf(stderr, "bench_control: %zu states of %u\n", st.repair_states,
+			per * SESSIONS);
+		exit(1);
+	}
+	actions_emitted = 0;
+	t0 = seconds();
+	for (uint32_t i = 0; i < probes; i++) {
+		uint64_t r;
+
+		rng ^= rng >> 12; /* xorshift64* */
+		rng ^= rng << 25;
+		rng ^= rng >> 27;
+		r = rng * 0x2545F4914F6CDD1Dull;
+		make_nak(&p, PGM_NAK, (uint32_t)(r % SESSIONS), 100 + (uint32_t)((r >> 8) % per));
+		feed(cp, &p, 2, 0, now);
+		now += 50;
+		if (i % 20 == 19)
+			cp_timers(cp, now);
+	}
+	t = seconds() - t0;
+	snprintf(metric, sizeof(metric), "ns_per_nak_%s_%u", mode, per * SESSIONS);
+	row("control_nak_probe", metric, t * 1e9 / probes, "ns");
+	snprintf(metric, sizeof(metric), "actions_per_nak_%s_%u", mode, per * SESSIONS);
+	row("control_nak_probe", metric, (double)actions_emitted / probes, "ratio");
+	cp_free(cp);
+}
+
 int main(int argc, char **argv)
 {
 	bool smoke = argc > 1 && strcmp(argv[1], "--smoke") == 0;
@@ -395,6 +470,10 @@ int main(int argc, char **argv)
 		bench_memory(1000, 10000);
 		bench_timers(10000);
 		bench_timers(20000);
+		bench_nak_probe(1008, 3000, true);
+		bench_nak_probe(10080, 3000, true);
+		bench_nak_probe(1008, 3000, false);
+		bench_nak_probe(10080, 3000, false);
 	} else {
 		bench_nak_storm(100, 1000, 16);
 		bench_rdata(100, 1000);
@@ -403,6 +482,12 @@ int main(int argc, char **argv)
 		bench_timers(10000);
 		bench_timers(100000);
 		bench_timers(1000000);
+		/* bench-scale's sizes and probe: 30,000 NAKs (three runs of 0.5 s at 20,000/s) */
+		bench_nak_probe(10080, 30000, true);
+		bench_nak_probe(100800, 30000, true);
+		bench_nak_probe(1008000, 30000, true);
+		bench_nak_probe(10080, 30000, false);
+		bench_nak_probe(1008000, 30000, false);
 	}
 	return 0;
 }

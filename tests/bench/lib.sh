@@ -1033,6 +1033,18 @@ bench_queue_addrs() {
 	ROUTER_A=$(lab_addr r1 eth1)
 }
 
+# bench_lab_fanout_runs TAG RUNS_CSV HEADER: the lab TAG (bench_lab_init) with the fan-out
+# topology of one receiver on each of LANs a and b (bench_topo_fanout 1 1), the addresses
+# bench_queue_addrs sets, and the per-run file $BENCH_RESULTS/RUNS_CSV begun with its HEADER
+# line; `runs` names it (bench-restart, bench-scale).
+bench_lab_fanout_runs() {
+	bench_lab_init "$1"
+	bench_topo_fanout 1 1
+	bench_queue_addrs
+	runs="$BENCH_RESULTS/$2"
+	echo "$3" >"$runs"
+}
+
 # bench_queue_seed_session GSI [TSIS]: three SPMs of the session (GSI base GSI), or of each of
 # TSIS sessions (pgm-flood --tsis: GSIs whose last byte is 0 .. TSIS - 1), with a leading edge far
 # ahead, so every NAK of the scenarios is inside the transmit window.
