@@ -387,6 +387,7 @@ END_TEST
 #define SRC_A "198.18.1.50" /* cp_test_nak's receiver */
 #define SRC_B "198.18.1.51"
 #define SRC_C "198.18.1.52"
+#define SRC_D "198.18.1.53"
 
 /* The test defaults (NAK_ELIM_IVL 1000 ms) with a crossing window of `cross_ms`. */
 static void setup_crossing(uint32_t cross_ms, uint32_t elim_ms)
@@ -583,6 +584,81 @@ START_TEST(test_7_8_crossing_window_bounds)
 }
 END_TEST
 
+/*
+ * The rule is per interface: while the repair still waits for a copy on another interface
+ * (FORWARDING), a NAK on an interface that had its copy, from a source new to the SQN, within
+ * the window counted from the copy, crossed the repair as well. It used to go upstream as a new
+ * request, and the source repaired again.
+ */
+START_TEST(test_7_8_crossing_while_forwarding)
+{
+	struct cp_repair_view r;
+
+	/* A NAKs on both (one source in the filter keeps false positives rare, as above) */
+	setup_crossing(100, 1000);
+	ck_assert_int_eq(nak_from(t0, 50, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(1), 50, CP_TEST_D2, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(2), 50, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(3), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_FORWARDING);
+	ck_assert_uint_eq(r.repaired_mask, cp_test_mask(CP_TEST_D1));
+	cp_test_clear(&env);
+	/* B on d1 crossed the copy d1 had: confirmed, not forwarded, d2 still waits */
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
+	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in FORWARDING -> FORWARDING "
+				       "(eliminated: crossed the repair on its way)"));
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_CROSSED_REPAIR), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NAK_FORWARDED), 1);
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_FORWARDING);
+	ck_assert_uint_eq(r.if_mask, cp_test_mask(CP_TEST_D1) | cp_test_mask(CP_TEST_D2));
+	ck_assert_uint_eq(r.repaired_mask, cp_test_mask(CP_TEST_D1));
+	/* d2's copy completes the repair, held for the window from then */
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(61), 50, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
+	ck_assert(cp_test_logged(&env, "sqn 50: RDATA in FORWARDING -> REPAIRED (every interface "
+				       "repaired, crossing window)"));
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
+
+	/* the same source again, another interface without its copy, or past the window (100 ms
+	 * from the copy at 3 ms): new requests, as before */
+	ck_assert_int_eq(nak_from(t0 + CP_MS(200), 51, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(200), 51, CP_TEST_D2, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(202), 51, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(203), 51, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(210), 51, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
+	ck_assert(cp_test_logged(&env, "sqn 51: NAK on d1 in FORWARDING -> PENDING (forwarded, "
+				       "new request after repair)"));
+
+	ck_assert_int_eq(nak_from(t0 + CP_MS(300), 52, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(300), 52, CP_TEST_D2, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(302), 52, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(303), 52, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(403) - 1, 52, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 52");
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(403), 52, CP_TEST_D1, SRC_D), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 52; NAK up 52");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 2);
+
+	/* without a window: RFC 3208 7.8, every NAK after the first copy is a new request */
+	setup_crossing(0, 1000);
+	ck_assert_int_eq(nak_from(t0, 50, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(1), 50, CP_TEST_D2, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(2), 50, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(3), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(10), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 0);
+	ck_assert(cp_check(env.cp, NULL, 0));
+}
+END_TEST
+
 /* The NAK sources are per state: a source that NAKed another SQN is new to this one, and an
  * NCF for a repaired SQN makes it wait again like any repaired state (7.8). */
 START_TEST(test_7_8_crossing_sources_per_sqn)
@@ -640,6 +716,7 @@ int main(void)
 	tcase_add_test(tc, test_7_8_crossing_other_interface_is_new);
 	tcase_add_test(tc, test_7_8_crossing_window_bounds);
 	tcase_add_test(tc, test_7_8_crossing_sources_per_sqn);
+	tcase_add_test(tc, test_7_8_crossing_while_forwarding);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
