@@ -451,7 +451,7 @@ struct nak_run {
  * router that had no state when the RDATA passed it and NAKs for the first time within the
  * window (the same). Hence a window of a few round trips, not NAK_ELIM_IVL.
  */
-static uint32_t nak_src_bits(const struct cp *cp, const struct pgm_nla *src)
+uint32_t cp_nak_src_bits(const struct cp *cp, const struct pgm_nla *src)
 {
 	uint64_t w[2] = {0, 0};
 	uint64_t h;
@@ -567,7 +567,7 @@ bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x)
 }
 
 /*
- * Did the NAK cross the repair (see nak_src_bits)? The rule is per interface, so it holds while
+ * Did the NAK cross the repair (see cp_nak_src_bits)? The rule is per interface, so it holds while
  * the repair is still forwarding as well (FORWARDING: copies went out on some interfaces, others
  * still wait for theirs): a NAK on an interface that had its copy is told apart the same way.
  * Repaired state lives just the window; a forwarding one counts it from its first copy (the
@@ -638,7 +638,7 @@ void cp_nak(
 	}
 	run.from_dlr = cp_from_offtree_dlr(s, in);
 	run.bit = cp_iface_bit(in_if);
-	run.src_bits = nak_src_bits(cp, &in->ip->src);
+	run.src_bits = cp_nak_src_bits(cp, &in->ip->src);
 	run.receiver = !pgm_nla_equal(&pkt->nak_src, &s->source);
 	if_cfg = cp_iface_config(cp, in_if);
 	ncf_ivl = CP_MS(if_cfg->ncf_ivl_ms);
