@@ -857,6 +857,8 @@ bool cp_sqn_in_window(const struct cp *cp, const struct cp_session *s, uint32_t 
 unsigned cp_packet_sqns(const struct pgm_packet *pkt, uint32_t sqns[1 + PGM_MAX_NAK_LIST]);
 /* The same as steps of a NAK or NNAK: no state yet, all upstream. */
 unsigned cp_nak_steps(const struct pgm_packet *pkt, struct cp_nak_step steps[1 + PGM_MAX_NAK_LIST]);
+/* The bits of a NAK's IP source in a repair state's filter of its NAKers (nak_srcs). */
+uint32_t cp_nak_src_bits(const struct cp *cp, const struct pgm_nla *src);
 
 /* session.c */
 struct cp_session_ext *cp_session_ext(struct cp_session *s); /* allocates; NULL without memory */

@@ -29,9 +29,10 @@
 /* clang-format off */
 const struct cp_fsm_row cp_fsm_table[] = {
 	/* NAKs (7.2-7.4): forwarded unless the state eliminates them; a PENDING state always
-	 * does, a FORWARDING one never: the repair went by, it is a new request (7.8). Repaired
-	 * state (the crossing window) eliminates only a NAK that crossed the repair: on an
-	 * interface that had its copy, from a source that had not NAKed the SQN here (nak.c) */
+	 * does, a FORWARDING one never: the repair went by, it is a new request (7.8). With a
+	 * crossing window, forwarding and repaired state eliminate only a NAK that crossed the
+	 * repair: on an interface that had its copy, from a source that had not NAKed the SQN
+	 * here, within the window (nak.c) */
 	{X,	CP_EV_NAK,		cp_fsm_nak_first,		TO(PENDING),
 		"NAK on %s in NONE -> PENDING (forwarded)"},
 	{O,	CP_EV_NAK,		cp_fsm_nak_again,		TO(PENDING),
@@ -42,6 +43,8 @@ const struct cp_fsm_row cp_fsm_table[] = {
 		"NAK on %s in FORWARDING -> PENDING (forwarded, new request after repair)"},
 	{R,	CP_EV_NAK,		cp_fsm_nak_after_repair,	TO(PENDING),
 		"NAK on %s in REPAIRED -> PENDING (forwarded, new request after repair)"},
+	{F,	CP_EV_NAK_CROSSED,	cp_fsm_nak_crossed,		TO(SAME),
+		"NAK on %s in FORWARDING -> FORWARDING (%s: crossed the repair on its way)"},
 	{R,	CP_EV_NAK_CROSSED,	cp_fsm_nak_crossed,		TO(SAME),
 		"NAK on %s in REPAIRED -> REPAIRED (%s: crossed the repair on its way)"},
 	{P,	CP_EV_NAK_DUPLICATE,	cp_fsm_nak_duplicate,		TO(SAME),

@@ -451,7 +451,7 @@ struct nak_run {
  * router that had no state when the RDATA passed it and NAKs for the first time within the
  * window (the same). Hence a window of a few round trips, not NAK_ELIM_IVL.
  */
-static uint32_t nak_src_bits(const struct cp *cp, const struct pgm_nla *src)
+uint32_t cp_nak_src_bits(const struct cp *cp, const struct pgm_nla *src)
 {
 	uint64_t w[2] = {0, 0};
 	uint64_t h;
@@ -566,20 +566,38 @@ bool cp_fsm_nak_dlr_fallback(struct cp *cp, struct cp_fsm *x)
 	return nak_forwarded(cp, x);
 }
 
+/*
+ * Did the NAK cross the repair (see cp_nak_src_bits)? The rule is per interface, so it holds while
+ * the repair is still forwarding as well (FORWARDING: copies went out on some interfaces, others
+ * still wait for theirs): a NAK on an interface that had its copy is told apart the same way.
+ * Repaired state lives just the window; a forwarding one counts it from its first copy (the
+ * copies of one RDATA come together, and rdata_end is the linger from that copy).
+ */
+static bool nak_crossed(const struct cp *cp, const struct cp_session *s, const struct cp_repair *r,
+	const struct nak_run *run, cp_time_t now)
+{
+	uint32_t cross_ms;
+
+	if (r->phase != CP_PHASE_FORWARDING || (r->repaired_mask & run->bit) == 0 ||
+		(!run->receiver && (r->nak_srcs & run->src_bits) == run->src_bits))
+		return false;
+	if ((r->flags & CP_REPAIR_HELD) != 0)
+		return true;
+	cross_ms = cp_crossing_ms(cp, s);
+	return cross_ms != 0 &&
+	       now + CP_MS(cp->cfg.rdata_linger_ms) < r->rdata_end + CP_MS(cross_ms);
+}
+
 /* The event of a NAK for state r (NULL: none). */
-static enum cp_repair_event nak_event(
+static enum cp_repair_event nak_event(const struct cp *cp, const struct cp_session *s,
 	const struct cp_repair *r, const struct nak_run *run, cp_time_t now)
 {
 	if (r == NULL)
 		return CP_EV_NAK;
 	if (run->from_dlr && (r->flags & CP_REPAIR_DLR_OFF) != 0)
 		return CP_EV_NAK_FROM_DLR;
-	if ((r->flags & CP_REPAIR_HELD) != 0)
-		return (r->repaired_mask & run->bit) != 0 &&
-				       (run->receiver ||
-					       (r->nak_srcs & run->src_bits) != run->src_bits)
-			       ? CP_EV_NAK_CROSSED
-			       : CP_EV_NAK;
+	if (nak_crossed(cp, s, r, run, now))
+		return CP_EV_NAK_CROSSED;
 	return cp_repair_eliminating(r, now) ? CP_EV_NAK_DUPLICATE : CP_EV_NAK;
 }
 
@@ -620,7 +638,7 @@ void cp_nak(
 	}
 	run.from_dlr = cp_from_offtree_dlr(s, in);
 	run.bit = cp_iface_bit(in_if);
-	run.src_bits = nak_src_bits(cp, &in->ip->src);
+	run.src_bits = cp_nak_src_bits(cp, &in->ip->src);
 	run.receiver = !pgm_nla_equal(&pkt->nak_src, &s->source);
 	if_cfg = cp_iface_config(cp, in_if);
 	ncf_ivl = CP_MS(if_cfg->ncf_ivl_ms);
@@ -634,7 +652,7 @@ void cp_nak(
 		cp_fsm_state(cp, &x, st->id);
 		x.sqn = st->sqn;
 		run.step = st;
-		st->row = cp_repair_fsm(cp, &x, nak_event(x.r, &run, now));
+		st->row = cp_repair_fsm(cp, &x, nak_event(cp, s, x.r, &run, now));
 		if (st->row == NULL)
 			continue;
 		st->id = x.id;

@@ -752,6 +752,18 @@ void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed)
 	rs->batching = false;
 }
 
+int rawsock_send_first(
+	struct rawsock *rs, int ifindex, const void *datagram, size_t len, uint8_t ttl)
+{
+	bool batching = rs->batching;
+	int rc;
+
+	rs->batching = false;
+	rc = rawsock_send_common(rs, ifindex, datagram, len, ttl != 0 ? ttl : (uint8_t)rs->cfg.ttl);
+	rs->batching = batching;
+	return rc;
+}
+
 void rawsock_set_failed_fn(struct rawsock *rs, rawsock_failed_fn fn, void *ctx)
 {
 	rs->failed_fn = fn;

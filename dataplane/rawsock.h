@@ -109,6 +109,13 @@ void rawsock_batch_begin(struct rawsock *rs);
  */
 void rawsock_batch_send(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
 void rawsock_batch_end(struct rawsock *rs, uint64_t *sent, uint64_t *failed);
+/*
+ * rawsock_send() (ttl 0) or rawsock_send_ttl() that sends now even in a batch, ahead of what is
+ * queued, which stays queued: an NCF leaves before the NAKs upstream of its receive round. 0 or
+ * -1 as those.
+ */
+int rawsock_send_first(
+	struct rawsock *rs, int ifindex, const void *datagram, size_t len, uint8_t ttl);
 void rawsock_get_stats(const struct rawsock *rs, struct rawsock_stats *st);
 /*
  * Called for every datagram the kernel refused, sent alone or in a batch, with the interface it

@@ -103,9 +103,12 @@ struct assist_env {
 	   forwarded copy goes from the packet's own buffer): 1 sent, 0 queued (the environment
 	   reports the outcome later with assist_count_sent), -1 refused. */
 	int (*send)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
-	/* Sends what send queued, now: an NCF answers its NAK before the rest of a receive round
-	   and anything that can wait. NULL: send never queues. */
+	/* Sends what send queued, now (an NCF without send_first). NULL: send never queues. */
 	void (*send_now)(void *ctx);
+	/* send, but now, ahead of what send queued, which stays queued: an NCF answers its NAK
+	   before the rest of a receive round and anything that can wait (the NAK upstream). 1
+	   sent, -1 refused. NULL: send, then send_now. */
+	int (*send_first)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
 	/* The multicast route a datagram from src to group arriving on in_ifindex follows by the
 	   kernel's rules (replication), or NULL; in_ifindex 0: any (where the route comes in).
 	   Writable for its counters. */

@@ -29,7 +29,6 @@ struct assist {
 	struct assist_stats stats;
 	unsigned lines;	      /* debug categories wanted, 1 << enum log_category */
 	unsigned cp_log_mask; /* and the core's kinds of lines that follows from it */
-	bool in_packet;	      /* the core's actions answer a packet (not its timers) */
 	uint8_t rwbuf[ASSIST_MAX_DATAGRAM]; /* a rewritten datagram */
 	uint8_t tpdu[ASSIST_MAX_DATAGRAM];  /* an action's TPDU */
 	uint8_t txbuf[ASSIST_MAX_DATAGRAM]; /* a datagram built or copied to be sent */

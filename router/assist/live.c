@@ -629,6 +629,16 @@ static void env_send_now(void *ctx)
 	sends_flush_queued(ctx);
 }
 
+/* An NCF: out now, ahead of the NAKs upstream its round queued (assist_env.send_first). */
+static int env_send_first(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl)
+{
+	struct live_path *p = ctx;
+
+	if (__atomic_load_n(&p->l->capture, __ATOMIC_RELAXED) != NULL)
+		capture_sent(p, datagram, len, ttl);
+	return rawsock_send_first(p->raw, ifindex, datagram, len, ttl) < 0 ? -1 : 1;
+}
+
 static void sends_batch_end(struct live_path *p)
 {
 	uint64_t sent, failed;
@@ -1224,6 +1234,7 @@ static void main_env(struct assist_env *env, struct live_path *p)
 		.send = env_send,
 		.source = env_source,
 		.send_now = env_send_now,
+		.send_first = env_send_first,
 		.route = env_route,
 		.route_sources = env_route_sources,
 		.routes = env_routes,

@@ -49,15 +49,16 @@ static bool own_address(struct assist *a, const struct cp_action *act, struct pg
 }
 
 /*
- * What must not wait for the end of its receive round: an NCF (a receiver waiting for it
- * re-NAKs) and a NAK (or NNAK) sent upstream for a packet that just came in (the repair waits
- * for it; in a storm the round holds up to 32 more packets). The repeats the timers send are
- * batched as before.
+ * What must not wait: an NCF (a receiver waiting for it re-NAKs) leaves at once, ahead of what
+ * its receive round queued before it. The rest of the round's output, the NAKs upstream among
+ * it, leaves at the round's end, one sendmmsg() per output socket before the round's verdicts:
+ * at most one recvmmsg batch later, and the NCFs of the batch's other NAKs no longer wait behind
+ * a send of each NAK upstream (issue 27; tests/bench/README). The timers' repeats are batched
+ * as before.
  */
-static bool leaves_at_once(const struct assist *a, const struct cp_action *act)
+static bool leaves_first(const struct cp_action *act)
 {
-	return act->type == CP_ACT_NCF ||
-		((act->type == CP_ACT_NAK || act->type == CP_ACT_NNAK) && a->in_packet);
+	return act->type == CP_ACT_NCF;
 }
 
 void assist_on_action(void *ctx, const struct cp_action *act)
@@ -99,11 +100,14 @@ void assist_on_action(void *ctx, const struct cp_action *act)
 	}
 	if (assist_wants(a, LOG_CAT_PACKETS))
 		print_action(a, act, a->tpdu, tpdu_len);
-	rc = a->env.send(a->env.ctx, act->ifindex, a->txbuf, len, 0);
+	if (leaves_first(act) && a->env.send_first != NULL)
+		rc = a->env.send_first(a->env.ctx, act->ifindex, a->txbuf, len, 0);
+	else
+		rc = a->env.send(a->env.ctx, act->ifindex, a->txbuf, len, 0);
 	if (rc < 0)
 		a->stats.send_failed++;
 	else if (rc > 0)
 		a->stats.originated++; /* queued: counted when sent (assist_count_sent) */
-	else if (leaves_at_once(a, act) && a->env.send_now != NULL)
+	else if (leaves_first(act) && a->env.send_now != NULL)
 		a->env.send_now(a->env.ctx);
 }

@@ -79,9 +79,7 @@ static inline __attribute__((always_inline)) void through_core(struct assist *a,
 		.transit = transit,
 	};
 
-	a->in_packet = true;
 	cp_packet(a->cp, &in, res);
-	a->in_packet = false;
 	if (assist_wants(a, LOG_CAT_PACKETS))
 		print_packet(a, ip, pkt, in_ifindex, out_ifindex, res);
 }

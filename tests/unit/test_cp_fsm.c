@@ -29,8 +29,9 @@ static const struct {
 	{CP_EV_NAK, X | O | NN | F | R},
 	/* FORWARDING and NNAK state never eliminate (7.8, 9.5.3.2); no state eliminates nothing */
 	{CP_EV_NAK_DUPLICATE, P | O},
-	/* repaired state kept for the crossing window eliminates only NAKs that crossed it */
-	{CP_EV_NAK_CROSSED, R},
+	/* forwarding state, and repaired state kept for the crossing window, eliminate only
+	 * NAKs that crossed the repair on an interface that had its copy */
+	{CP_EV_NAK_CROSSED, F | R},
 	/* NNAK state was never redirected; without state the DLR's NAK is a NAK like others */
 	{CP_EV_NAK_FROM_DLR, P | O | F | R},
 	{CP_EV_NNAK, X | P | O | F | NN | R},

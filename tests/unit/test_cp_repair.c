@@ -3,9 +3,11 @@
  * RDATA forwarding).
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/cp_internal.h"
 #include "tests/unit/cp_test_fixture.h"
 #include "tests/unit/check_run.h"
 
@@ -385,7 +387,6 @@ END_TEST
 /* ---- NAKs that crossed the repair (the crossing window, nak.c) ---- */
 
 #define SRC_A "198.18.1.50" /* cp_test_nak's receiver */
-#define SRC_B "198.18.1.51"
 #define SRC_C "198.18.1.52"
 
 /* The test defaults (NAK_ELIM_IVL 1000 ms) with a crossing window of `cross_ms`. */
@@ -409,6 +410,28 @@ static enum cp_verdict nak_from(cp_time_t t, uint32_t sqn, int in, const char *s
 	return cp_test_send(&env, &p, in, 0);
 }
 
+/* An address of 198.18.1.60-250 whose filter bits (cp_nak_src_bits, under this run's random
+ * key) are not all among those of the sources given: a source the filter takes for new. */
+static const char *source_new_to(const char *a, const char *b)
+{
+	static char text[2][32];
+	static unsigned next;
+	struct pgm_nla na = cp_test_nla(a), nb = cp_test_nla(b);
+	uint32_t known = cp_nak_src_bits(env.cp, &na) | cp_nak_src_bits(env.cp, &nb);
+	char *t = text[next++ % 2];
+
+	for (unsigned host = 60; host <= 250; host++) {
+		struct pgm_nla n;
+
+		snprintf(t, sizeof(text[0]), "198.18.1.%u", host);
+		n = cp_test_nla(t);
+		if ((cp_nak_src_bits(env.cp, &n) & ~known) != 0)
+			return t;
+	}
+	ck_abort_msg("no source new to the filter");
+	return NULL;
+}
+
 /* A NAK from A on d1, the source's NCF, the RDATA at t0 + 3 ms to d1. The caller clears. */
 static void repaired_on_d1(uint32_t sqn)
 {
@@ -426,9 +449,11 @@ static void repaired_on_d1(uint32_t sqn)
  */
 START_TEST(test_7_8_crossing_nak_eliminated)
 {
+	const char *b;
 	struct cp_repair_view r;
 
 	setup_crossing(100, 1000);
+	b = source_new_to(SRC_A, SRC_A);
 	repaired_on_d1(50);
 	ck_assert(cp_test_logged(&env, "sqn 50: RDATA in FORWARDING -> REPAIRED (every interface "
 				       "repaired, crossing window)"));
@@ -439,7 +464,7 @@ START_TEST(test_7_8_crossing_nak_eliminated)
 	ck_assert_uint_eq(r.rdata_end, t0 + CP_MS(103));
 	cp_test_clear(&env);
 	/* B's NAK crossed the repair (past ncf-interval: its NCF goes) */
-	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, b), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
 	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in REPAIRED -> REPAIRED (eliminated: "
 				       "crossed the repair on its way)"));
@@ -468,9 +493,11 @@ END_TEST
  * for its other branch (e2e tree-loss), a receiver whose repair was lost below us. */
 START_TEST(test_7_8_crossing_same_source_again_is_new)
 {
+	const char *b;
 	struct cp_repair_view r;
 
 	setup_crossing(100, 1000);
+	b = source_new_to(SRC_A, SRC_A);
 	repaired_on_d1(50);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, SRC_A), CP_DROP);
@@ -485,10 +512,10 @@ START_TEST(test_7_8_crossing_same_source_again_is_new)
 	/* a crossing NAK's source is known from then on: its next NAK is a new request too */
 	repaired_on_d1(51);
 	cp_test_clear(&env);
-	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 51, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 51, CP_TEST_D1, b), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d1 51");
 	cp_test_clear(&env);
-	ck_assert_int_eq(nak_from(t0 + CP_MS(70), 51, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(70), 51, CP_TEST_D1, b), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 1);
 	ck_assert(cp_check(env.cp, NULL, 0));
@@ -547,39 +574,124 @@ END_TEST
 /* After the window, or with none (0, and never longer than NAK_ELIM_IVL): a new request. */
 START_TEST(test_7_8_crossing_window_bounds)
 {
+	const char *b;
 	setup_crossing(100, 1000);
+	b = source_new_to(SRC_A, SRC_A);
 	repaired_on_d1(50);
 	cp_test_timers(&env, t0 + CP_MS(103));
 	cp_test_clear(&env);
-	ck_assert_int_eq(nak_from(t0 + CP_MS(103), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(103), 50, CP_TEST_D1, b), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
 	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in NONE -> PENDING (forwarded)"));
 	/* the state's own deadline ends it on the packet path too, timers late or not */
 	repaired_on_d1(51);
 	cp_test_clear(&env);
-	ck_assert_int_eq(nak_from(t0 + CP_MS(103), 51, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(103), 51, CP_TEST_D1, b), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
 
 	/* 0: exactly RFC 3208 7.8, the state goes with the last copy */
 	setup_crossing(0, 1000);
+	b = source_new_to(SRC_A, SRC_A);
 	repaired_on_d1(50);
 	ck_assert(!cp_test_repair(&env, 50, NULL));
 	ck_assert(cp_test_logged(&env, "sqn 50: RDATA in FORWARDING -> deleted (every interface "
 				       "repaired)"));
 	cp_test_clear(&env);
-	ck_assert_int_eq(nak_from(t0 + CP_MS(4), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(4), 50, CP_TEST_D1, b), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
 
 	/* at most NAK_ELIM_IVL; none when elimination is off */
 	setup_crossing(100, 40);
+	b = source_new_to(SRC_A, SRC_A);
 	repaired_on_d1(50);
 	cp_test_timers(&env, t0 + CP_MS(43) - 1);
 	ck_assert(cp_test_repair(&env, 50, NULL));
 	cp_test_timers(&env, t0 + CP_MS(43));
 	ck_assert(!cp_test_repair(&env, 50, NULL));
 	setup_crossing(100, 0);
+	b = source_new_to(SRC_A, SRC_A);
 	repaired_on_d1(50);
 	ck_assert(!cp_test_repair(&env, 50, NULL));
+}
+END_TEST
+
+/*
+ * The rule is per interface: while the repair still waits for a copy on another interface
+ * (FORWARDING), a NAK on an interface that had its copy, from a source new to the SQN, within
+ * the window counted from the copy, crossed the repair as well. It used to go upstream as a new
+ * request, and the source repaired again.
+ */
+START_TEST(test_7_8_crossing_while_forwarding)
+{
+	struct cp_repair_view r;
+	const char *b, *d;
+
+	/* A NAKs on both interfaces, B and D are new to the filter whatever the key */
+	setup_crossing(100, 1000);
+	b = source_new_to(SRC_A, SRC_A);
+	ck_assert_int_eq(nak_from(t0, 50, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(1), 50, CP_TEST_D2, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(2), 50, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(3), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_FORWARDING);
+	ck_assert_uint_eq(r.repaired_mask, cp_test_mask(CP_TEST_D1));
+	cp_test_clear(&env);
+	/* B (new to the filter) on d1 crossed the copy d1 had: confirmed, not forwarded, d2 still
+	 * waits */
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, b), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
+	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in FORWARDING -> FORWARDING "
+				       "(eliminated: crossed the repair on its way)"));
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_CROSSED_REPAIR), 1);
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_NAK_FORWARDED), 1);
+	ck_assert(cp_test_repair(&env, 50, &r));
+	ck_assert_int_eq(r.phase, CP_PHASE_FORWARDING);
+	ck_assert_uint_eq(r.if_mask, cp_test_mask(CP_TEST_D1) | cp_test_mask(CP_TEST_D2));
+	ck_assert_uint_eq(r.repaired_mask, cp_test_mask(CP_TEST_D1));
+	/* d2's copy completes the repair, held for the window from then */
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(61), 50, CP_TEST_UP, CP_TEST_D2), CP_ACCEPT);
+	ck_assert(cp_test_logged(&env, "sqn 50: RDATA in FORWARDING -> REPAIRED (every interface "
+				       "repaired, crossing window)"));
+	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_REPAIR_COMPLETED), 1);
+
+	/* the same source again, another interface without its copy, or past the window (100 ms
+	 * from the copy at 3 ms): new requests, as before */
+	ck_assert_int_eq(nak_from(t0 + CP_MS(200), 51, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(200), 51, CP_TEST_D2, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(202), 51, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(203), 51, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(210), 51, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
+	ck_assert(cp_test_logged(&env, "sqn 51: NAK on d1 in FORWARDING -> PENDING (forwarded, "
+				       "new request after repair)"));
+
+	ck_assert_int_eq(nak_from(t0 + CP_MS(300), 52, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(300), 52, CP_TEST_D2, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(302), 52, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(303), 52, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(403) - 1, 52, CP_TEST_D1, b), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 52");
+	cp_test_clear(&env);
+	d = source_new_to(SRC_A, b);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(403), 52, CP_TEST_D1, d), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 52; NAK up 52");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 2);
+
+	/* without a window: RFC 3208 7.8, every NAK after the first copy is a new request */
+	setup_crossing(0, 1000);
+	ck_assert_int_eq(nak_from(t0, 50, CP_TEST_D1, SRC_A), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(1), 50, CP_TEST_D2, SRC_A), CP_DROP);
+	ck_assert_int_eq(ncf_at(t0 + CP_MS(2), 50, CP_TEST_UP), CP_DROP);
+	ck_assert_int_eq(rdata_at(t0 + CP_MS(3), 50, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
+	cp_test_clear(&env);
+	ck_assert_int_eq(
+		nak_from(t0 + CP_MS(10), 50, CP_TEST_D1, source_new_to(SRC_A, SRC_A)), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 0);
+	ck_assert(cp_check(env.cp, NULL, 0));
 }
 END_TEST
 
@@ -587,13 +699,15 @@ END_TEST
  * NCF for a repaired SQN makes it wait again like any repaired state (7.8). */
 START_TEST(test_7_8_crossing_sources_per_sqn)
 {
+	const char *b;
 	struct cp_repair_view r;
 
 	setup_crossing(100, 1000);
-	ck_assert_int_eq(nak_from(t0, 60, CP_TEST_D1, SRC_B), CP_DROP);
+	b = source_new_to(SRC_A, SRC_A);
+	ck_assert_int_eq(nak_from(t0, 60, CP_TEST_D1, b), CP_DROP);
 	repaired_on_d1(50);
 	cp_test_clear(&env);
-	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, SRC_B), CP_DROP);
+	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, b), CP_DROP);
 	ck_assert_str_eq(ACTIONS(), "NCF d1 50");
 	cp_test_clear(&env);
 	ck_assert_int_eq(ncf_at(t0 + CP_MS(61), 50, CP_TEST_UP), CP_DROP);
@@ -640,6 +754,7 @@ int main(void)
 	tcase_add_test(tc, test_7_8_crossing_other_interface_is_new);
 	tcase_add_test(tc, test_7_8_crossing_window_bounds);
 	tcase_add_test(tc, test_7_8_crossing_sources_per_sqn);
+	tcase_add_test(tc, test_7_8_crossing_while_forwarding);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -215,6 +215,56 @@ START_TEST(test_batch_refuses_malformed_at_once)
 }
 END_TEST
 
+/* In a batch, rawsock_send_first() sends at once, ahead of what is queued, which stays queued
+ * for the batch's end (an NCF before the NAKs upstream of its receive round). */
+START_TEST(test_send_first_goes_ahead_of_the_batch)
+{
+	struct rawsock_config cfg;
+	struct rawsock *rs;
+	struct rawsock_stats st;
+	char err[256];
+	uint8_t dgram[64];
+	uint32_t tags[8];
+	uint8_t ttls[8];
+	uint64_t sent, failed;
+	size_t len;
+	int rx;
+
+	if (!rawsock_test_netns())
+		return;
+	rawsock_config_default(&cfg);
+	cfg.ttl = 33;
+	rs = rawsock_open(&cfg, err, sizeof(err));
+	ck_assert_msg(rs != NULL, "%s", err);
+	rx = socket(AF_INET, SOCK_RAW, PROTO_PGM);
+	ck_assert_int_ge(rx, 0);
+	rawsock_batch_begin(rs);
+	len = rawsock_test_datagram(dgram, htonl(INADDR_LOOPBACK), 1);
+	ck_assert_int_eq(rawsock_send(rs, 0, dgram, len), 0);
+	len = rawsock_test_datagram(dgram, htonl(INADDR_LOOPBACK), 2);
+	ck_assert_int_eq(rawsock_send_first(rs, 0, dgram, len, 0), 0);
+	/* gone already, the queued one not */
+	ck_assert_uint_eq(rawsock_test_receive(rx, tags, ttls, 8), 1);
+	ck_assert_uint_eq(tags[0], 2);
+	ck_assert_uint_eq(ttls[0], 33);
+	len = rawsock_test_datagram(dgram, htonl(INADDR_LOOPBACK), 3);
+	ck_assert_int_eq(rawsock_send_first(rs, 0, dgram, len, 9), 0);
+	ck_assert_int_eq(rawsock_send(rs, 0, dgram, len), 0); /* the batch still queues */
+	rawsock_batch_end(rs, &sent, &failed);
+	ck_assert_uint_eq(sent, 2);
+	ck_assert_uint_eq(failed, 0);
+	ck_assert_uint_eq(rawsock_test_receive(rx, tags, ttls, 8), 3);
+	ck_assert_uint_eq(tags[0], 3);
+	ck_assert_uint_eq(ttls[0], 9);
+	ck_assert_uint_eq(tags[1], 1);
+	ck_assert_uint_eq(tags[2], 3);
+	rawsock_get_stats(rs, &st);
+	ck_assert_uint_eq(st.packets, 4);
+	close(rx);
+	rawsock_close(rs);
+}
+END_TEST
+
 START_TEST(test_send_ttl_replaces_the_ttl_and_leaves_the_buffer)
 {
 	struct rawsock_config cfg;
@@ -590,6 +640,7 @@ int main(void)
 	tcase_add_test(tc, test_batch_delivers_in_order_and_counts_like_single_sends);
 	tcase_add_test(tc, test_batch_refuses_malformed_at_once);
 	tcase_add_test(tc, test_send_ttl_replaces_the_ttl_and_leaves_the_buffer);
+	tcase_add_test(tc, test_send_first_goes_ahead_of_the_batch);
 	tcase_add_test(tc, test_link_layer_makes_the_frame_the_ip_stack_makes);
 	tcase_add_test(tc, test_link_layer_unicast_to_a_confirmed_neighbour_only);
 	tcase_add_test(tc, test_link_table_grows_and_refuses_bad_indexes);

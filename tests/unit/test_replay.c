@@ -147,49 +147,59 @@ START_TEST(test_replay_clock_never_goes_back)
 }
 END_TEST
 
-/* An environment that queues what it is given, as the live one does within a receive round. */
-static unsigned queued, ncfs_queued, ncfs_sent_now, ncfs_behind, naks_queued, naks_sent_now,
-	naks_behind;
-static bool ncf_waiting, nak_waiting;
+/* An environment that queues what it is given, as the live one does within a receive round, and
+ * sends what it is given to send first at once. */
+static unsigned ncfs_queued, ncfs_first, naks_queued, naks_sent_now, naks_first, others_first;
+
+static uint8_t pgm_type(const uint8_t *datagram, size_t len)
+{
+	struct pgm_ip ip;
+
+	if (pgm_parse_ip(datagram, len, NULL, &ip) != PGM_ERR_OK || ip.pgm_len <= 4)
+		return 0xff;
+	return datagram[ip.pgm_offset + 4];
+}
 
 static int queueing_send(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl)
 {
-	struct pgm_ip ip;
+	uint8_t type = pgm_type(datagram, len);
 
 	(void)ctx;
 	(void)ifindex;
 	(void)ttl;
-	if (ncf_waiting)
-		ncfs_behind++; /* something else queued while an NCF still waits */
-	if (nak_waiting)
-		naks_behind++; /* or while a NAK upstream waits */
-	queued++;
-	if (pgm_parse_ip(datagram, len, NULL, &ip) == PGM_ERR_OK && ip.pgm_len > 4) {
-		if (datagram[ip.pgm_offset + 4] == PGM_NCF) {
-			ncfs_queued++;
-			ncf_waiting = true;
-		} else if (datagram[ip.pgm_offset + 4] == PGM_NAK) {
-			naks_queued++;
-			nak_waiting = true;
-		}
-	}
+	if (type == PGM_NCF)
+		ncfs_queued++;
+	else if (type == PGM_NAK)
+		naks_queued++;
 	return 0;
+}
+
+static int queueing_send_first(
+	void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl)
+{
+	uint8_t type = pgm_type(datagram, len);
+
+	(void)ctx;
+	(void)ifindex;
+	(void)ttl;
+	if (type == PGM_NCF)
+		ncfs_first++;
+	else if (type == PGM_NAK)
+		naks_first++;
+	else
+		others_first++;
+	return 1;
 }
 
 static void queueing_send_now(void *ctx)
 {
 	(void)ctx;
-	if (ncf_waiting)
-		ncfs_sent_now++;
-	if (nak_waiting)
-		naks_sent_now++;
-	ncf_waiting = nak_waiting = false;
-	queued = 0;
+	naks_sent_now += naks_queued;
 }
 
-/* Every NCF leaves at once, before the NAK upstream or anything else its NAK's round makes
- * (issue 27: NCFs waited for the end of a receive round, up to a whole recvmmsg batch), and
- * the NAK upstream right after it (the source's repair waits for it). */
+/* Every NCF leaves at once, ahead of whatever its NAK's round queued (issue 27: NCFs waited
+ * for the end of a receive round, up to a whole recvmmsg batch, then behind a send of each NAK
+ * upstream); the NAKs upstream, and everything else, wait for the round's end. */
 START_TEST(test_replay_ncf_sent_at_once)
 {
 	static const char *const ifs[] = {"up=198.18.1.1/24", "a=198.18.2.1/24"};
@@ -211,20 +221,20 @@ START_TEST(test_replay_ncf_sent_at_once)
 	a = offline_assist(o);
 	a->env.send = queueing_send;
 	a->env.send_now = queueing_send_now;
+	a->env.send_first = queueing_send_first;
 	rc = offline_replay_file(o, "tests/fixtures/openpgm-ip.pcap", err, sizeof(err));
 	fflush(stdout);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
 	close(devnull);
 	ck_assert_msg(rc == 0, "%s", err);
-	ck_assert_uint_gt(ncfs_queued, 0);
-	ck_assert_uint_eq(ncfs_sent_now, ncfs_queued);
-	ck_assert_uint_eq(ncfs_behind, 0);
-	ck_assert(!ncf_waiting);
-	/* the NAKs forwarded upstream for the receivers' NAKs leave at once too */
+	ck_assert_uint_gt(ncfs_first, 0);
+	ck_assert_uint_eq(ncfs_queued, 0);
+	/* the NAKs forwarded upstream for the receivers' NAKs wait for the round's end */
 	ck_assert_uint_gt(naks_queued, 0);
-	ck_assert_uint_eq(naks_behind, 0);
-	ck_assert_uint_eq(naks_sent_now, naks_queued);
+	ck_assert_uint_eq(naks_first, 0);
+	ck_assert_uint_eq(naks_sent_now, 0);
+	ck_assert_uint_eq(others_first, 0);
 	assist_conf_free(&conf);
 	offline_free(o);
 	cfg_free();
