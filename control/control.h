@@ -468,6 +468,11 @@ void cp_count_send_failed(struct cp *cp, int ifindex);
  * current 64 µs block, otherwise the start of the timing-wheel slot holding it, so a far timer
  * may take a few early (harmless) cp_timers calls, each costing a bounded amount of work.
  * UINT64_MAX when nothing is pending.
+ * When the clock crosses a boundary of a far wheel level holding many timers (a million repair
+ * states in one 16.8 s slot), one call moves a bounded number of them (CP_WHEEL_CASCADE_BUDGET
+ * per wheel) and the deadline returned is the time of this run (not after `now`): call again at
+ * once, with the same time or a later one. Timers due meanwhile run late by at most the time
+ * those calls take; nothing else on the thread waits for the whole move.
  */
 cp_time_t cp_timers(struct cp *cp, cp_time_t now);
 cp_time_t cp_next_deadline(struct cp *cp);

@@ -131,12 +131,29 @@ static inline uint32_t cp_htab_head(const struct cp_htab *tab, uint32_t i)
  * to the microsecond. Advancing the wheel moves the passed slots' entries down a level or onto
  * the expired list; an entry moves at most once per level, so the cost per expiring entry does
  * not depend on how many entries the wheel holds. Occupancy bitmaps skip empty slots.
+ *
+ * The move (the cascade) is bounded per call: the passed slots' lists go onto a backlog list
+ * (lower levels first: due sooner) and one cp_wheel_advance() re-places at most cascade_budget
+ * of its entries, the rest on the next calls; while the backlog is not empty cp_wheel_next()
+ * answers the wheel's time, so the caller comes back at once. A million entries in one level-4
+ * slot (2^24 us) are then a few hundred short calls instead of one of tens of ms. An entry due
+ * while the backlog drains fires late by at most the drain time (the calls it takes to reach it);
+ * an entry on the backlog can be rescheduled or cancelled as on any list.
  */
 #define CP_WHEEL_BITS	       6
 #define CP_WHEEL_SLOTS	       64
 #define CP_WHEEL_LEVELS	       11
 #define CP_WHEEL_SENTINELS     (CP_WHEEL_LEVELS * CP_WHEEL_SLOTS + 2)
 #define CP_WHEEL_SENTINEL_BASE 0xffff0000u
+#define CP_WHEEL_BACKLOG       (CP_WHEEL_LEVELS * CP_WHEEL_SLOTS + 1) /* its sentinel's index */
+/*
+ * Entries re-placed per cp_wheel_advance() at most. A million entries moved in one call took
+ * 23 ms (23 ns each); 4096 per call, about 0.1 ms at that cost, measured 0.2 ms at most per
+ * cp_timers call (bench_control --cascade, tests/bench/README section 4). A build may override it.
+ */
+#ifndef CP_WHEEL_CASCADE_BUDGET
+#define CP_WHEEL_CASCADE_BUDGET 4096
+#endif
 
 struct cp_tnode {
 	uint32_t next, prev; /* CP_NIL when not scheduled */
@@ -154,6 +171,7 @@ struct cp_wheel {
 	   after the wheel advances or a list it may have come from empties */
 	cp_time_t next;
 	bool next_valid;
+	uint32_t cascade_budget; /* CP_WHEEL_CASCADE_BUDGET; UINT32_MAX: unbounded (benchmarks) */
 };
 
 void cp_wheel_init(
@@ -161,12 +179,23 @@ void cp_wheel_init(
 /* (Re)schedules id at deadline; a deadline not after the wheel's time expires at once. */
 void cp_wheel_schedule(struct cp_wheel *wheel, uint32_t id, cp_time_t deadline);
 void cp_wheel_cancel(struct cp_wheel *wheel, uint32_t id); /* no-op when not scheduled */
-/* Moves every entry with deadline <= now to the expired list. */
+/*
+ * Moves every entry with deadline <= now to the expired list, but re-places at most
+ * cascade_budget entries of the cascade's backlog per call: while cp_wheel_cascading(), entries
+ * due may still sit on the backlog, and further calls (at now or later) take them on.
+ */
 void cp_wheel_advance(struct cp_wheel *wheel, cp_time_t now);
 /* Takes the next expired entry off the wheel, or CP_NIL. */
 uint32_t cp_wheel_pop_expired(struct cp_wheel *wheel);
-/* A time at or before the earliest deadline; UINT64_MAX when empty. */
+/* A time at or before the earliest deadline (the wheel's time while cascading); UINT64_MAX
+   when empty. */
 cp_time_t cp_wheel_next(struct cp_wheel *wheel);
+
+/* A cascade's backlog is waiting for the next cp_wheel_advance(). */
+static inline bool cp_wheel_cascading(const struct cp_wheel *w)
+{
+	return w->sentinel[CP_WHEEL_BACKLOG].next != CP_WHEEL_SENTINEL_BASE + CP_WHEEL_BACKLOG;
+}
 
 static inline void cp_tnode_init(struct cp_tnode *n)
 {

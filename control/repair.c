@@ -571,11 +571,10 @@ static void send_repeat(
  */
 void cp_repairs_flush_repeats(struct cp *cp)
 {
-	size_t i = 0;
+	size_t i = 0, used = cp->repeat_count;
 
-	if (cp->repeat_count == 0)
-		return;
-	qsort(cp->repeats, cp->repeat_count, sizeof(*cp->repeats), repeat_cmp);
+	if (used != 0)
+		qsort(cp->repeats, used, sizeof(*cp->repeats), repeat_cmp);
 	while (i < cp->repeat_count) {
 		struct cp_session *s = cp_session_at(cp, cp->repeats[i].session);
 		unsigned n = 1;
@@ -590,8 +589,12 @@ void cp_repairs_flush_repeats(struct cp *cp)
 		i += n;
 	}
 	cp->repeat_count = 0;
-	if (cp->repeat_cap > 4096) {
-		/* a burst of repeats is over; keep the steady-state buffer small */
+	/*
+	 * A burst of repeats is over: keep the steady-state buffer small. A burst may span several
+	 * runs, the timer wheel moving a bounded number of timers per run (cp_internal.h): its
+	 * buffer goes too once a run uses less than a quarter of it.
+	 */
+	if (cp->repeat_cap > 4096 || (cp->repeat_cap > 256 && used < cp->repeat_cap / 4)) {
 		free(cp->repeats);
 		cp->repeats = NULL;
 		cp->repeat_cap = 0;

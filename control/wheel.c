@@ -4,14 +4,15 @@
  * Level l holds entries whose deadline first differs from the wheel's time in 6-bit digit l; the
  * slot is that digit of the deadline. So level 0 is exact, and every entry of level l is due
  * before any entry of level l + 1. Lists are circular and doubly linked through ids; every slot
- * has a sentinel node with an id of its own, so unlinking needs no slot lookup.
+ * has a sentinel node with an id of its own, so unlinking needs no slot lookup. A cascade goes
+ * through a backlog list, a bounded part of it per advance (cp_internal.h).
  */
 #include <string.h>
 
 #include "control/cp_internal.h"
 
 #define EXPIRED_LIST (CP_WHEEL_LEVELS * CP_WHEEL_SLOTS)
-#define SCRATCH_LIST (EXPIRED_LIST + 1)
+#define BACKLOG_LIST CP_WHEEL_BACKLOG
 
 static inline uint32_t sentinel_id(unsigned index)
 {
@@ -62,7 +63,7 @@ static void unlink_node(struct cp_wheel *w, struct cp_tnode *n)
 		if (index < EXPIRED_LIST)
 			w->pending[index / CP_WHEEL_SLOTS] &=
 				~((uint64_t)1 << (index % CP_WHEEL_SLOTS));
-		if (index <= EXPIRED_LIST)
+		if (index <= BACKLOG_LIST)
 			w->next_valid = false;
 	}
 	n->next = n->prev = CP_NIL;
@@ -86,6 +87,7 @@ void cp_wheel_init(struct cp_wheel *w, struct cp_tnode *(*node)(void *ctx, uint3
 	w->next_valid = true;
 	w->node = node;
 	w->ctx = ctx;
+	w->cascade_budget = CP_WHEEL_CASCADE_BUDGET;
 }
 
 /* Places a node that is not on any list, relative to the wheel's current time. */
@@ -153,12 +155,11 @@ static inline uint64_t slot_range(unsigned from, unsigned to)
 	return upto & ~(((uint64_t)1 << (from + 1)) - 1);
 }
 
-void cp_wheel_advance(struct cp_wheel *w, cp_time_t now)
+/* Moves the entries of every slot passed from the wheel's time to `now` onto the backlog. */
+static void pass_slots(struct cp_wheel *w, cp_time_t now)
 {
 	cp_time_t old = w->now;
 
-	if (now <= old)
-		return;
 	for (unsigned level = 0; level < CP_WHEEL_LEVELS; level++) {
 		unsigned shift = level * CP_WHEEL_BITS, upper = shift + CP_WHEEL_BITS;
 		unsigned old_digit = (unsigned)(old >> shift) & (CP_WHEEL_SLOTS - 1);
@@ -181,13 +182,26 @@ void cp_wheel_advance(struct cp_wheel *w, cp_time_t now)
 			unsigned slot = (unsigned)__builtin_ctzll(passed);
 
 			passed &= passed - 1;
-			list_splice(w, level * CP_WHEEL_SLOTS + slot, SCRATCH_LIST);
+			list_splice(w, level * CP_WHEEL_SLOTS + slot, BACKLOG_LIST);
 		}
 	}
 	w->now = now;
 	w->next_valid = false;
-	while (!list_empty(w, SCRATCH_LIST)) {
-		uint32_t id = w->sentinel[SCRATCH_LIST].next;
+}
+
+/*
+ * The backlog is re-placed relative to the wheel's time whenever its turn comes: place() puts an
+ * entry at the level its deadline's first differing digit from that time says, or on the
+ * expired list once due, so entries left from an earlier call are right after the clock moved.
+ * A later pass's entries go behind what is left (FIFO): an entry waits for the entries ahead of
+ * it, cascade_budget per call, and so is late by at most the time those calls take.
+ */
+void cp_wheel_advance(struct cp_wheel *w, cp_time_t now)
+{
+	if (now > w->now)
+		pass_slots(w, now);
+	for (uint32_t left = w->cascade_budget; left != 0 && !list_empty(w, BACKLOG_LIST); left--) {
+		uint32_t id = w->sentinel[BACKLOG_LIST].next;
 		struct cp_tnode *n = node_of(w, id);
 
 		unlink_node(w, n);
@@ -210,7 +224,7 @@ uint32_t cp_wheel_pop_expired(struct cp_wheel *w)
 /* The answer without the cache. */
 static cp_time_t wheel_next(const struct cp_wheel *w)
 {
-	if (!list_empty(w, EXPIRED_LIST))
+	if (!list_empty(w, EXPIRED_LIST) || !list_empty(w, BACKLOG_LIST))
 		return w->now;
 	for (unsigned level = 0; level < CP_WHEEL_LEVELS; level++) {
 		/* the lowest occupied slot; all are after the current digit */

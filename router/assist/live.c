@@ -64,6 +64,7 @@ struct live_path {
 	/* The time the packets of one receive round are handled at (packet_now) */
 	cp_time_t pkt_now;
 	bool pkt_now_fresh;
+	cp_time_t timers_at; /* the time the last control-plane timer run was for */
 	uint64_t round_packets, max_round_packets;
 	/* A worker on a thread of its own */
 	bool threaded;
@@ -1138,11 +1139,19 @@ static void on_nfq_packet(void *ctx, struct nfqueue *q, const struct nfqueue_pac
 		log_debug(LOG_CAT_DATAPLANE, "verdict for packet %u not sent", np->id);
 }
 
-/* When the control plane's timers next need a run: on the grid, UINT64_MAX for never. */
+/*
+ * When the control plane's timers next need a run: on the grid, UINT64_MAX for never. A deadline
+ * not after the last run's time means that run left work (a timer wheel's cascade is moved a
+ * bounded part per run): the next run is then a microsecond after it, not on the grid, so the
+ * loop comes back to it at its next turn, after the packets ready by then, and a million moved
+ * entries take a few hundred turns, not as many milliseconds.
+ */
 static cp_time_t cp_timer_due(struct live_path *p)
 {
 	cp_time_t next = cp_next_deadline(assist_cp(p->a));
 
+	if (next <= p->timers_at)
+		return p->timers_at + 1;
 	if (next != UINT64_MAX && next <= UINT64_MAX - CP_TIMER_TICK_US)
 		next = (next + CP_TIMER_TICK_US - 1) / CP_TIMER_TICK_US * CP_TIMER_TICK_US;
 	return next;
@@ -1166,7 +1175,8 @@ static void on_cp_timer(struct ev_loop *loop, void *arg)
 	path_enter(p);
 	assist_log_sync(p->a);
 	sends_batch_begin(p);
-	assist_timers(p->a, ev_time_now());
+	p->timers_at = ev_time_now();
+	assist_timers(p->a, p->timers_at);
 	sends_batch_end(p);
 	cp_timer_rearm(p);
 	path_leave(p);
@@ -1210,8 +1220,10 @@ static void on_nfq_readable(struct ev_loop *loop, int fd, unsigned events, void 
 	} else {
 		/* Timers due by the last packet's time run now, their packets sent with the
 		   round's: under a steady load the timer then seldom needs a wakeup of its own. */
-		if (p->round_packets != 0 && cp_timer_due(p) <= p->pkt_now)
+		if (p->round_packets != 0 && cp_timer_due(p) <= p->pkt_now) {
+			p->timers_at = p->pkt_now;
 			assist_timers(p->a, p->pkt_now);
+		}
 		sends_batch_end(p);
 	}
 	if (p->round_packets > p->max_round_packets)

@@ -1,13 +1,14 @@
 /*
  * Control-plane benchmark: decisions per second on one core (NAK storm, constrained RDATA
  * forwarding, SPM copies), memory per TSI and per repair state, timer cost per expiring entry
- * as the table grows, and bench-scale's NAK probe without the I/O.
+ * as the table grows, bench-scale's NAK probe without the I/O, and the longest timer run while
+ * the clock crosses the timer wheel slot of a million states' deadlines.
  *
- *   build/bench/bench_control [--smoke]
+ *   build/bench/bench_control [--smoke | --cascade]
  *
  * Prints CSV rows "benchmark,metric,value,unit" on stdout. Times are the thread's CPU time.
  * --smoke uses small sizes and finishes well within a second; its figures are only a sanity
- * check.
+ * check. --cascade runs only the timer rows and the cascade.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "control/control.h"
+#include "control/cp_internal.h" /* the timer wheel's cascade budget, for the baseline */
 
 #define NIFS 8 /* 1 upstream + 7 downstream, all assisted */
 
@@ -37,6 +39,19 @@ static double seconds(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The timers due at `now`, as the daemon runs them: a run that reports itself due again (a
+ * timer wheel's cascade moves a bounded part per run) is followed by another at once.
+ */
+static cp_time_t run_timers(struct cp *cp, cp_time_t now)
+{
+	cp_time_t next;
+
+	while ((next = cp_timers(cp, now)) <= now)
+		;
+	return next;
 }
 
 static void row(const char *bench, const char *metric, double value, const char *unit)
@@ -352,20 +367,20 @@ static void bench_timers(uint32_t n)
 		fprintf(stderr, "bench_control: %zu states created of %u\n", st.repair_states, n);
 		exit(1);
 	}
-	cp_timers(cp, base + CP_SEC(1) - 1);
+	run_timers(cp, base + CP_SEC(1) - 1);
 	t0 = seconds();
 	for (cp_time_t now = base + CP_SEC(1); now <= base + CP_SEC(2); now += step)
-		cp_timers(cp, now);
+		run_timers(cp, now);
 	t_elim = seconds() - t0;
 	cp_get_stats(cp, &st);
 	if (st.repair_states != n) {
 		fprintf(stderr, "bench_control: %zu states left of %u\n", st.repair_states, n);
 		exit(1);
 	}
-	cp_timers(cp, base + CP_SEC(10) - 1);
+	run_timers(cp, base + CP_SEC(10) - 1);
 	t0 = seconds();
 	for (cp_time_t now = base + CP_SEC(10); now <= base + CP_SEC(11); now += step)
-		cp_timers(cp, now);
+		run_timers(cp, now);
 	t_delete = seconds() - t0;
 	cp_get_stats(cp, &st);
 	if (st.repair_states != 0) {
@@ -395,8 +410,9 @@ static void bench_nak_probe(uint32_t states, uint32_t probes, bool duplicate)
 	uint32_t per = states / SESSIONS;
 	uint64_t rng = 0x9E3779B97F4A7C15ull;
 	/* The states' deadlines 10 s on stay below the next multiple of 2^24 us: crossing one
-	   moves every entry of the timer wheel's level 4 down a level at once (a million at
-	   1,008,000 states, a fixed cost of the clock, not of the probe's NAKs). */
+	   moves every entry of the timer wheel's level 4 down a level (a million at 1,008,000
+	   states, spread over runs of a bounded size but a cost of the clock, not of the probe's
+	   NAKs: bench_cascade measures it). */
 	cp_time_t now = ((cp_time_t)7 << 24) + CP_SEC(1);
 	struct cp_config cfg;
 	struct cp_stats st;
@@ -424,7 +440,7 @@ static void bench_nak_probe(uint32_t states, uint32_t probes, bool duplicate)
 		}
 	}
 	now += CP_MS(500); /* the defaults' NAK_ELIM_IVL over, before the clock starts */
-	cp_timers(cp, now);
+	run_timers(cp, now);
 	cp_get_stats(cp, &st);
 	if (st.repair_states != (size_t)per * SESSIONS) {
 		fprintf(stderr, "bench_control: %zu states of %u\n", st.repair_states,
@@ -444,7 +460,7 @@ static void bench_nak_probe(uint32_t states, uint32_t probes, bool duplicate)
 		feed(cp, &p, 2, 0, now);
 		now += 50;
 		if (i % 20 == 19)
-			cp_timers(cp, now);
+			run_timers(cp, now);
 	}
 	t = seconds() - t0;
 	snprintf(metric, sizeof(metric), "ns_per_nak_%s_%u", mode, per * SESSIONS);
@@ -454,16 +470,152 @@ static void bench_nak_probe(uint32_t states, uint32_t probes, bool duplicate)
 	cp_free(cp);
 }
 
+struct cascade_run {
+	double max_call; /* seconds: the longest cp_timers call */
+	double total;	 /* seconds: all calls from the crossing */
+	unsigned calls;	 /* cp_timers calls until the backlog was gone */
+};
+
+/*
+ * `states` confirmed repair states whose NAK_RDATA_IVL ends fall in one level-4 slot of the
+ * timer wheel (2^24 us), then the clock walked in 1 ms steps across that slot's start, as the
+ * daemon runs the timers: when a run reports itself due again (a cascade's backlog), it is
+ * called again at once. `unbounded`: the cascade budget off, every entry moved in one call (the
+ * wheel before the budget). The longest single cp_timers call, and the total from the crossing.
+ */
+static struct cascade_run cascade_once(uint32_t states, bool unbounded)
+{
+	enum { SESSIONS = 16 };
+	uint32_t per = states / SESSIONS;
+	const cp_time_t boundary = (cp_time_t)8 << 24;
+	cp_time_t now = boundary - CP_SEC(2);
+	struct cascade_run run = {0, 0, 0};
+	struct cp_config cfg;
+	struct cp_stats st;
+	struct cp *cp;
+	struct pkt p;
+
+	cp_config_default(&cfg);
+	cfg.memory_budget_mb = 0;
+	cfg.repair_if_share = 0;
+	cfg.repair_session_share = 0;
+	cp = new_core(&cfg);
+	if (unbounded)
+		cp->repair_wheel.cascade_budget = UINT32_MAX;
+	add_sessions(cp, SESSIONS, now);
+	for (uint32_t q = 0; q < per; q++) {
+		for (uint32_t s = 0; s < SESSIONS; s++) {
+			make_nak(&p, PGM_NAK, s, 100 + q);
+			feed(cp, &p, 2, 0, now);
+			make_nak(&p, PGM_NCF, s, 100 + q);
+			feed(cp, &p, 1, 0, now);
+		}
+	}
+	run_timers(cp, now + CP_MS(500)); /* NAK_ELIM_IVL over: each re-armed for NAK_RDATA_IVL */
+	run_timers(cp, boundary - CP_MS(1));
+	cp_get_stats(cp, &st);
+	if (st.repair_states != (size_t)per * SESSIONS ||
+		now + CP_MS(500) + CP_MS(cfg.if_defaults.nak_rdata_ivl_ms) <= boundary) {
+		fprintf(stderr, "bench_control: %zu states of %u, or not past the boundary\n",
+			st.repair_states, per * SESSIONS);
+		exit(1);
+	}
+	for (now = boundary; now < boundary + CP_MS(20); now += CP_MS(1)) {
+		cp_time_t next;
+
+		do {
+			double t0 = seconds(), t;
+
+			next = cp_timers(cp, now);
+			t = seconds() - t0;
+			run.total += t;
+			if (t > run.max_call)
+				run.max_call = t;
+			if (next <= now)
+				run.calls++;
+		} while (next <= now);
+	}
+	run.calls++; /* the last, which left no backlog */
+	if (cp_wheel_cascading(&cp->repair_wheel)) {
+		fprintf(stderr, "bench_control: the cascade did not finish\n");
+		exit(1);
+	}
+	cp_free(cp);
+	return run;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The cascade as bounded against the baseline (unbounded), alternating, `reps` times each: the
+ * longest call's median, min and max, the ratio of the medians, the calls the backlog took and
+ * the total time from the crossing per moved entry.
+ */
+static void bench_cascade(uint32_t states, unsigned reps)
+{
+	double bounded[8], unbounded[8], per_entry[2] = {0, 0};
+	unsigned calls = 0;
+	char metric[64];
+
+	if (reps > 8)
+		reps = 8;
+	for (unsigned r = 0; r < reps; r++) {
+		struct cascade_run a = cascade_once(states, r % 2 != 0);
+		struct cascade_run b = cascade_once(states, r % 2 == 0);
+		struct cascade_run *u = r % 2 != 0 ? &a : &b, *k = r % 2 != 0 ? &b : &a;
+
+		unbounded[r] = u->max_call;
+		bounded[r] = k->max_call;
+		per_entry[0] += u->total / states / reps;
+		per_entry[1] += k->total / states / reps;
+		calls = k->calls;
+	}
+	qsort(bounded, reps, sizeof(double), cmp_double);
+	qsort(unbounded, reps, sizeof(double), cmp_double);
+	snprintf(metric, sizeof(metric), "max_call_us_unbounded_%u", states);
+	row("control_cascade", metric, unbounded[reps / 2] * 1e6, "us");
+	snprintf(metric, sizeof(metric), "max_call_us_unbounded_min_%u", states);
+	row("control_cascade", metric, unbounded[0] * 1e6, "us");
+	snprintf(metric, sizeof(metric), "max_call_us_unbounded_max_%u", states);
+	row("control_cascade", metric, unbounded[reps - 1] * 1e6, "us");
+	snprintf(metric, sizeof(metric), "max_call_us_budget_%u", states);
+	row("control_cascade", metric, bounded[reps / 2] * 1e6, "us");
+	snprintf(metric, sizeof(metric), "max_call_us_budget_min_%u", states);
+	row("control_cascade", metric, bounded[0] * 1e6, "us");
+	snprintf(metric, sizeof(metric), "max_call_us_budget_max_%u", states);
+	row("control_cascade", metric, bounded[reps - 1] * 1e6, "us");
+	snprintf(metric, sizeof(metric), "max_call_ratio_%u", states);
+	row("control_cascade", metric, bounded[reps / 2] / unbounded[reps / 2], "ratio");
+	snprintf(metric, sizeof(metric), "budget_calls_%u", states);
+	row("control_cascade", metric, calls, "count");
+	snprintf(metric, sizeof(metric), "ns_per_state_unbounded_%u", states);
+	row("control_cascade", metric, per_entry[0] * 1e9, "ns");
+	snprintf(metric, sizeof(metric), "ns_per_state_budget_%u", states);
+	row("control_cascade", metric, per_entry[1] * 1e9, "ns");
+}
+
 int main(int argc, char **argv)
 {
 	bool smoke = argc > 1 && strcmp(argv[1], "--smoke") == 0;
+	bool cascade = argc > 1 && strcmp(argv[1], "--cascade") == 0;
 
-	if (argc > 1 && !smoke) {
-		fprintf(stderr, "usage: bench_control [--smoke]\n");
+	if (argc > 1 && !smoke && !cascade) {
+		fprintf(stderr, "usage: bench_control [--smoke | --cascade]\n");
 		return 2;
 	}
 	printf("benchmark,metric,value,unit\n");
-	if (smoke) {
+	if (cascade) {
+		/* the timer rows and the cascade alone */
+		bench_timers(10000);
+		bench_timers(100000);
+		bench_timers(1000000);
+		bench_cascade(1008000, 3);
+	} else if (smoke) {
 		bench_nak_storm(20, 50, 8);
 		bench_rdata(20, 50);
 		bench_spm(200, 10);
@@ -474,6 +626,7 @@ int main(int argc, char **argv)
 		bench_nak_probe(10080, 3000, true);
 		bench_nak_probe(1008, 3000, false);
 		bench_nak_probe(10080, 3000, false);
+		bench_cascade(10080, 1);
 	} else {
 		bench_nak_storm(100, 1000, 16);
 		bench_rdata(100, 1000);
@@ -488,6 +641,7 @@ int main(int argc, char **argv)
 		bench_nak_probe(1008000, 30000, true);
 		bench_nak_probe(10080, 30000, false);
 		bench_nak_probe(1008000, 30000, false);
+		bench_cascade(1008000, 3);
 	}
 	return 0;
 }

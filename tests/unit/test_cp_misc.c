@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/cp_internal.h" /* CP_WHEEL_CASCADE_BUDGET */
 #include "tests/unit/cp_test_fixture.h"
 #include "tests/unit/check_run.h"
 
@@ -253,7 +254,11 @@ START_TEST(test_memory_returned_after_storm)
 	/* a storm of repeats grows the repeat buffer for a moment */
 	cp_test_clear(&env);
 	cp_test_timers(&env, t0 + CP_MS(200));
-	ck_assert_uint_eq(cp_test_count_actions(&env, CP_ACT_NAK), (5000 + 62) / 63);
+	/* NAK lists of 63; the wheel moves CP_WHEEL_CASCADE_BUDGET timers per run, and lists are
+	   per run: a run that ends mid-way sends its part short */
+	ck_assert_uint_ge(cp_test_count_actions(&env, CP_ACT_NAK), (5000 + 62) / 63);
+	ck_assert_uint_le(cp_test_count_actions(&env, CP_ACT_NAK),
+		(5000 + 62) / 63 + (5000 - 1) / CP_WHEEL_CASCADE_BUDGET);
 	cp_test_timers(&env, t0 + CP_SEC(3));
 	cp_get_stats(env.cp, &st);
 	ck_assert_uint_eq(st.repair_states, 0);
@@ -680,6 +685,43 @@ START_TEST(test_ncf_advertises_configured_nak_bo_ivl)
 }
 END_TEST
 
+/*
+ * More repair states than a timer run moves at once (CP_WHEEL_CASCADE_BUDGET) in one level-4
+ * slot of the wheel: the run at the slot's start leaves the rest for the next and says so by
+ * returning its own time; the next finishes, and nothing expires early meanwhile.
+ */
+START_TEST(test_timer_cascade_bounded_per_run)
+{
+	enum { N = CP_WHEEL_CASCADE_BUDGET + 1000 };
+	struct cp_config cfg;
+	cp_time_t boundary, next;
+	unsigned runs = 0;
+
+	cp_config_default(&cfg);
+	cfg.memory_budget_mb = 0;
+	cfg.repair_if_share = cfg.repair_session_share = 0;
+	t0 = cp_test_restart(&env, &cfg, 0);
+	boundary = ((t0 >> 24) + 1) << 24;
+	ck_assert_uint_gt(cp_test_timers(&env, boundary - CP_MS(1)), boundary - CP_MS(1));
+	for (uint32_t i = 0; i < N; i++)
+		cp_test_nak_at(&env, boundary - CP_MS(1), PGM_NCF, 100 + i, NULL, 0, CP_TEST_UP);
+	ck_assert_uint_eq(cp_test_repair_count(&env), N);
+	/* every state's first deadline is past the boundary, within the next 2^24 us */
+	ck_assert_uint_eq(cp_next_deadline(env.cp), boundary);
+	env.now = boundary;
+	do {
+		next = cp_timers(env.cp, boundary);
+		runs++;
+		ck_assert_uint_eq(cp_test_repair_count(&env), N);
+	} while (next <= boundary && runs < 100);
+	ck_assert_uint_eq(runs, 2);
+	ck_assert_uint_gt(next, boundary);
+	/* and they expire as before */
+	cp_test_timers(&env, boundary + CP_SEC(100));
+	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
+}
+END_TEST
+
 START_TEST(test_no_emit_callback)
 {
 	struct cp *cp = cp_new(NULL, NULL, NULL);
@@ -718,6 +760,7 @@ int main(void)
 	tcase_add_test(tc, test_multicast_nak_accepted_unchanged);
 	tcase_add_test(tc, test_14_1_poll_never_forwarded);
 	tcase_add_test(tc, test_14_polr);
+	tcase_add_test(tc, test_timer_cascade_bounded_per_run);
 	tcase_add_test(tc, test_other_types_pass);
 	tcase_add_test(tc, test_repair_limit_bounds_memory);
 	tcase_add_test(tc, test_memory_returned_after_storm);

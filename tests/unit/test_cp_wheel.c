@@ -51,6 +51,8 @@ static cp_time_t random_delay(void)
 /* The next deadline as cp_wheel_next() defines it, from the wheel's bitmaps (nothing expired). */
 static cp_time_t next_from_bitmaps(const struct cp_wheel *w)
 {
+	if (cp_wheel_cascading(w))
+		return w->now;
 	for (unsigned level = 0; level < CP_WHEEL_LEVELS; level++) {
 		unsigned shift = level * CP_WHEEL_BITS, upper = shift + CP_WHEEL_BITS;
 
@@ -61,11 +63,30 @@ static cp_time_t next_from_bitmaps(const struct cp_wheel *w)
 	return UINT64_MAX;
 }
 
+static bool on_backlog[NODES];
+
+/* Marks the entries on the cascade's backlog in on_backlog; returns how many. */
+static size_t mark_backlog(const struct cp_wheel *w)
+{
+	const uint32_t head = CP_WHEEL_SENTINEL_BASE + CP_WHEEL_BACKLOG;
+	size_t n = 0;
+
+	memset(on_backlog, 0, sizeof(on_backlog));
+	for (uint32_t id = w->sentinel[CP_WHEEL_BACKLOG].next; id != head; id = nodes[id].next) {
+		REQUIRE(id < NODES && !on_backlog[id], "backlog list broken at %u", id);
+		on_backlog[id] = true;
+		n++;
+	}
+	return n;
+}
+
 static void check_against_reference(struct cp_wheel *w)
 {
 	cp_time_t min = UINT64_MAX;
 	size_t count = 0;
 	uint32_t id;
+
+	mark_backlog(w);
 
 	/* everything due has been popped, in any order, and nothing else */
 	while ((id = cp_wheel_pop_expired(w)) != CP_NIL) {
@@ -77,7 +98,9 @@ static void check_against_reference(struct cp_wheel *w)
 	for (unsigned i = 0; i < NODES; i++) {
 		if (!ref_scheduled[i])
 			continue;
-		REQUIRE(ref_deadline[i] > w->now, "node %u due at %llu, wheel at %llu", i,
+		/* a due entry not popped yet waits on the cascade's backlog */
+		REQUIRE(ref_deadline[i] > w->now || on_backlog[i],
+			"node %u due at %llu, wheel at %llu", i,
 			(unsigned long long)ref_deadline[i], (unsigned long long)w->now);
 		REQUIRE(cp_tnode_scheduled(&nodes[i]), "node %u lost", i);
 		count++;
@@ -91,7 +114,8 @@ static void check_against_reference(struct cp_wheel *w)
 	if (count == 0)
 		REQUIRE(cp_wheel_next(w) == UINT64_MAX, "next deadline of an empty wheel");
 	else
-		REQUIRE(cp_wheel_next(w) <= min && cp_wheel_next(w) >= w->now,
+		REQUIRE((cp_wheel_next(w) <= min || cp_wheel_next(w) == w->now) &&
+				cp_wheel_next(w) >= w->now,
 			"next %llu, earliest %llu, now %llu", (unsigned long long)cp_wheel_next(w),
 			(unsigned long long)min, (unsigned long long)w->now);
 }
@@ -136,6 +160,168 @@ START_TEST(test_wheel_matches_reference)
 		cp_wheel_advance(&w, cp_wheel_next(&w) > w.now ? cp_wheel_next(&w) : w.now + 1);
 		check_against_reference(&w);
 	}
+}
+END_TEST
+
+static size_t list_length(const struct cp_wheel *w, unsigned index)
+{
+	size_t n = 0;
+
+	for (uint32_t id = w->sentinel[index].next; id != CP_WHEEL_SENTINEL_BASE + index;
+		id = nodes[id].next)
+		n++;
+	return n;
+}
+
+/*
+ * Advances the wheel; no advance re-places more entries than its budget. Counted from outside:
+ * the entries of the slots the advance passes (those starting at or before `now`) and those on
+ * the backlog before it, less those on the backlog after it.
+ */
+static void advance_bounded(struct cp_wheel *w, cp_time_t now)
+{
+	size_t moving = list_length(w, CP_WHEEL_BACKLOG), placed;
+
+	for (unsigned level = 0; level < CP_WHEEL_LEVELS && now > w->now; level++) {
+		unsigned shift = level * CP_WHEEL_BITS, upper = shift + CP_WHEEL_BITS;
+		cp_time_t base = upper < 64 ? (w->now >> upper) << upper : 0;
+
+		for (unsigned slot = 0; slot < CP_WHEEL_SLOTS; slot++)
+			if ((base | (cp_time_t)slot << shift) <= now)
+				moving += list_length(w, level * CP_WHEEL_SLOTS + slot);
+	}
+	cp_wheel_advance(w, now);
+	placed = moving - list_length(w, CP_WHEEL_BACKLOG);
+	REQUIRE(placed <= w->cascade_budget, "one advance placed %zu, budget %u", placed,
+		w->cascade_budget);
+}
+
+/*
+ * Bounded cascades against the reference model: bunches of entries whose deadlines fall in one
+ * slot of levels 2 to 4, a small budget, the clock crossing those slots' boundaries so that the
+ * backlog outlasts many advances, and entries rescheduled or cancelled while on the backlog.
+ * Every entry fires once (a second pop finds it unscheduled in the model), never before its
+ * deadline, and each advance places at most the budget.
+ */
+START_TEST(test_wheel_backlog_matches_reference)
+{
+	static struct cp_wheel w;
+	cp_time_t now = ((cp_time_t)3 << 24) + 12345;
+	size_t max_backlog = 0;
+	unsigned backlog_touched = 0;
+
+	rng_state = 0x5DEECE66Dull + (uint64_t)_i * 7919u;
+	for (unsigned i = 0; i < NODES; i++) {
+		cp_tnode_init(&nodes[i]);
+		ref_scheduled[i] = false;
+	}
+	cp_wheel_init(&w, test_node, NULL);
+	w.cascade_budget = 1 + (uint32_t)(rng() % 24);
+	cp_wheel_advance(&w, now);
+	for (unsigned round = 0; round < 400; round++) {
+		unsigned k, n;
+
+		if (round % 40 == 0) {
+			/* a bunch in one slot of level 2, 3 or 4 ahead of the clock */
+			unsigned level = 2 + (unsigned)(rng() % 3), shift = level * CP_WHEEL_BITS;
+			cp_time_t slot = ((now >> shift) + 1 + rng() % 2) << shift;
+
+			for (k = 0; k < 600; k++) {
+				uint32_t id = (uint32_t)(rng() % NODES);
+				cp_time_t d = slot + (rng() & (((cp_time_t)1 << shift) - 1));
+
+				cp_wheel_schedule(&w, id, d);
+				ref_scheduled[id] = true;
+				ref_deadline[id] = d;
+			}
+		}
+		/* schedule, reschedule and cancel, mostly of entries on the backlog */
+		n = (unsigned)mark_backlog(&w);
+		if (n > max_backlog)
+			max_backlog = n;
+		for (k = 0; k < 20; k++) {
+			uint32_t id = (uint32_t)(rng() % NODES);
+
+			for (unsigned tries = 0; n != 0 && !on_backlog[id] && tries < 50; tries++)
+				id = (uint32_t)(rng() % NODES);
+			if (on_backlog[id])
+				backlog_touched++;
+			if (rng() % 4 == 0) {
+				cp_wheel_cancel(&w, id);
+				ref_scheduled[id] = false;
+			} else {
+				cp_time_t d = rng() % 8 == 0 ? now - (rng() % 3)
+							     : now + random_delay() % CP_SEC(40);
+
+				cp_wheel_schedule(&w, id, d);
+				ref_scheduled[id] = true;
+				ref_deadline[id] = d;
+			}
+			on_backlog[id] = false;
+		}
+		check_against_reference(&w);
+		/* small steps, and now and then across a level-3 or level-4 boundary */
+		if (round % 40 == 20)
+			now = ((now >> 24) + 1) << 24;
+		else if (round % 10 == 5)
+			now = ((now >> 18) + 1) << 18;
+		else
+			now += rng() % 3 == 0 ? 0 : rng() % 5000;
+		advance_bounded(&w, now);
+		check_against_reference(&w);
+	}
+	/* the test did what it says: long backlogs, touched while there */
+	ck_assert_uint_gt(max_backlog, 10 * w.cascade_budget);
+	ck_assert_uint_gt(backlog_touched, 1000);
+	/* drain: following cp_wheel_next reaches every entry */
+	for (unsigned guard = 0; w.count != 0; guard++) {
+		REQUIRE(guard < 1000000, "the wheel does not drain");
+		advance_bounded(&w, cp_wheel_next(&w) > w.now ? cp_wheel_next(&w) : w.now + 1);
+		check_against_reference(&w);
+	}
+	ck_assert(!cp_wheel_cascading(&w));
+}
+END_TEST
+
+/*
+ * A thousand entries in one level-4 slot and a budget of 16: crossing the slot's boundary places
+ * 16 per advance, cp_wheel_next() answers the wheel's time until all are placed, and the entries
+ * due then fire on the following calls without the clock moving.
+ */
+START_TEST(test_wheel_cascade_budget)
+{
+	static struct cp_wheel w;
+	const cp_time_t slot = (cp_time_t)5 << 24;
+	unsigned calls = 0, fired = 0;
+	uint32_t id;
+
+	for (unsigned i = 0; i < NODES; i++)
+		cp_tnode_init(&nodes[i]);
+	cp_wheel_init(&w, test_node, NULL);
+	ck_assert_uint_eq(w.cascade_budget, CP_WHEEL_CASCADE_BUDGET);
+	w.cascade_budget = 16;
+	cp_wheel_advance(&w, slot - CP_SEC(1));
+	for (unsigned i = 0; i < 1000; i++)
+		cp_wheel_schedule(&w, i, slot + (i % 10 == 0 ? 0 : CP_SEC(1) + i * 1000));
+	ck_assert_uint_eq(cp_wheel_next(&w), slot);
+	advance_bounded(&w, slot);
+	ck_assert(cp_wheel_cascading(&w));
+	ck_assert_uint_eq(cp_wheel_next(&w), slot);
+	for (calls = 1; cp_wheel_cascading(&w); calls++) {
+		ck_assert_uint_eq(cp_wheel_next(&w), slot);
+		while ((id = cp_wheel_pop_expired(&w)) != CP_NIL) {
+			ck_assert_uint_eq(id % 10, 0);
+			fired++;
+		}
+		advance_bounded(&w, slot);
+	}
+	while ((id = cp_wheel_pop_expired(&w)) != CP_NIL)
+		fired++;
+	ck_assert_uint_eq(calls, (1000 + 15) / 16);
+	ck_assert_uint_eq(fired, 100);
+	ck_assert_uint_eq(w.count, 900);
+	ck_assert_uint_gt(cp_wheel_next(&w), slot);
+	ck_assert_uint_le(cp_wheel_next(&w), slot + CP_SEC(1) + 1000);
 }
 END_TEST
 
@@ -359,6 +545,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_wheel_matches_reference, 0, 4);
+	tcase_add_loop_test(tc, test_wheel_backlog_matches_reference, 0, 4);
+	tcase_add_test(tc, test_wheel_cascade_budget);
 	tcase_add_test(tc, test_wheel_exact_edges);
 	tcase_add_test(tc, test_pool_and_table);
 	tcase_add_test(tc, test_table_grows_incrementally);
