@@ -661,6 +661,18 @@ void cp_nak(
 			run.ncf = true;
 	}
 
+	/* 9.3.3: forwarded intact unless every SQN is eliminated (pending ones count as such);
+	 * 15.3.2: not at all while our upstream neighbour is unreachable. Made before the NCF:
+	 * the repair waits for it (the environment decides what leaves at once, assist output) */
+	if (run.forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
+		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
+		run.forward = false;
+	} else if (run.forward) {
+		cp_forward_naks(cp, in, s, steps, n);
+	} else {
+		cp_count(cp, in_if, s, CP_C_NAK_ELIMINATED, n);
+	}
+
 	/* 7.2: every NAK is confirmed at once, unless an identical NCF just went out there */
 	if (run.ncf) {
 		for (unsigned i = 0; i < n; i++) {
@@ -671,19 +683,8 @@ void cp_nak(
 	} else {
 		cp_count(cp, in_if, s, CP_C_NCF_RATE_LIMITED, 1);
 	}
-
-	/* 9.3.3: forwarded intact unless every SQN is eliminated (pending ones count as such);
-	 * 15.3.2: not at all while our upstream neighbour is unreachable */
-	if (run.forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
-		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
-		run.forward = false;
-	} else if (run.forward) {
-		cp_forward_naks(cp, in, s, steps, n);
-		if (upstream && !run.from_dlr)
-			cp_dlr_discover(cp, s, now);
-	} else {
-		cp_count(cp, in_if, s, CP_C_NAK_ELIMINATED, n);
-	}
+	if (run.forward && upstream && !run.from_dlr)
+		cp_dlr_discover(cp, s, now);
 
 	if (cp_log_enabled(cp, CP_LOG_EVENT)) {
 		char ifname[CP_IFNAME_LEN + 8];

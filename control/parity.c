@@ -45,12 +45,13 @@ static void stateless(struct cp *cp, const struct cp_packet *in, struct cp_iface
 	struct cp_session *s, const struct cp_nak_step *steps, unsigned n)
 {
 	cp_count(cp, in_if, s, CP_C_PARITY_PASSTHROUGH, 1);
-	if (in->pkt->type == PGM_NAK)
-		cp_send_ncf(cp, in, in_if, s, 0);
+	/* the NAK upstream before the NCF, as for selective NAKs (cp_nak) */
 	if ((s->flags & CP_SESSION_SUSPENDED) != 0)
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
 	else
 		cp_forward_naks(cp, in, s, steps, n);
+	if (in->pkt->type == PGM_NAK)
+		cp_send_ncf(cp, in, in_if, s, 0);
 }
 
 /* A parity NAK, NNAK or NCF being handled: what the actions of its entries' rows share. */
@@ -253,20 +254,23 @@ void cp_parity_nak(struct cp *cp, const struct cp_packet *in, struct cp_iface *i
 		cp_fsm_state(cp, &x, cp_parity_find(cp, sid, x.sqn));
 		cp_repair_fsm(cp, &x, parity_nak_event(cp, x.r, &run, from_dlr, in->now));
 	}
-	cp_send_ncf(cp, in, in_if, s, run.ncf_cnt);
+	/* the NAK upstream before the NCF, as for selective NAKs (cp_nak) */
 	if (run.forward && (s->flags & CP_SESSION_SUSPENDED) != 0) {
 		cp_count(cp, in_if, s, CP_C_NAK_SUSPENDED, 1);
 	} else if (run.forward) {
-		bool upstream = false;
-
 		cp_forward_naks(cp, in, s, steps, n);
 		cp_count(cp, in_if, s, CP_C_PARITY_NAK_FORWARDED, 1);
-		for (unsigned i = 0; i < n; i++)
-			upstream = upstream || steps[i].dest == CP_DEST_UPSTREAM;
-		if (upstream && !from_dlr)
-			cp_dlr_discover(cp, s, in->now);
 	} else {
 		cp_count(cp, in_if, s, CP_C_NAK_ELIMINATED, n);
+	}
+	cp_send_ncf(cp, in, in_if, s, run.ncf_cnt);
+	if (run.forward && (s->flags & CP_SESSION_SUSPENDED) == 0 && !from_dlr) {
+		bool upstream = false;
+
+		for (unsigned i = 0; i < n; i++)
+			upstream = upstream || steps[i].dest == CP_DEST_UPSTREAM;
+		if (upstream)
+			cp_dlr_discover(cp, s, in->now);
 	}
 }
 

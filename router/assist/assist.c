@@ -155,6 +155,7 @@ void assist_count_sent(struct assist *a, uint64_t sent, uint64_t failed)
 {
 	a->stats.originated += sent;
 	a->stats.send_failed += failed;
+	a->nak_went_first = false; /* what was queued has left: a new batch begins */
 }
 
 void assist_add_stats(struct assist *a, const struct assist_stats *st)

@@ -32,6 +32,9 @@ struct assist {
 	uint8_t rwbuf[ASSIST_MAX_DATAGRAM]; /* a rewritten datagram */
 	uint8_t tpdu[ASSIST_MAX_DATAGRAM];  /* an action's TPDU */
 	uint8_t txbuf[ASSIST_MAX_DATAGRAM]; /* a datagram built or copied to be sent */
+	/* A NAK upstream left at once since the environment last sent what it queued (output.c,
+	   leaves_first): the rest of that batch's NAKs upstream are queued. */
+	bool nak_went_first;
 };
 
 /* output.c: the core's sink */

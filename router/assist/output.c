@@ -49,16 +49,26 @@ static bool own_address(struct assist *a, const struct cp_action *act, struct pg
 }
 
 /*
- * What must not wait: an NCF (a receiver waiting for it re-NAKs) leaves at once, ahead of what
- * its receive round queued before it. The rest of the round's output, the NAKs upstream among
- * it, leaves at the round's end, one sendmmsg() per output socket before the round's verdicts:
- * at most one recvmmsg batch later, and the NCFs of the batch's other NAKs no longer wait behind
- * a send of each NAK upstream (issue 27; tests/bench/README). The timers' repeats are batched
- * as before.
+ * What leaves at once, ahead of what its receive round queued, and in the order the core made it
+ * (issue 27; tests/bench/README, "The NAK upstream ahead of its NCF"):
+ *  - a NAK (or NNAK) forwarded upstream for a NAK received, the first since the environment last
+ *    sent its queue: the repair waits for it at the source, while the NCF only has to come
+ *    before the receivers' NAK_RPT_IVL (seconds). The core makes it before its NCF, so it is not
+ *    held up by the NCF's multicast onto a LAN of receivers;
+ *  - every NCF (a receiver waiting for it re-NAKs).
+ * The rest, a batch's other NAKs upstream among it, leaves at the batch's end, one sendmmsg()
+ * per output socket before its verdicts: under load a batch holds many NAKs, and their NCFs do
+ * not wait behind a send of each NAK upstream. The timers' repeats are batched as before.
  */
-static bool leaves_first(const struct cp_action *act)
+static bool leaves_first(struct assist *a, const struct cp_action *act)
 {
-	return act->type == CP_ACT_NCF;
+	if (act->type == CP_ACT_NCF)
+		return true;
+	if ((act->type != CP_ACT_NAK && act->type != CP_ACT_NNAK) || act->packet == NULL ||
+		a->nak_went_first)
+		return false;
+	a->nak_went_first = true;
+	return true;
 }
 
 void assist_on_action(void *ctx, const struct cp_action *act)
@@ -66,6 +76,7 @@ void assist_on_action(void *ctx, const struct cp_action *act)
 	struct assist *a = ctx;
 	struct pgm_ip_params p = {0};
 	size_t tpdu_len, len;
+	bool first;
 	int rc;
 
 	tpdu_len = cp_action_tpdu(act, a->tpdu, sizeof(a->tpdu));
@@ -100,7 +111,8 @@ void assist_on_action(void *ctx, const struct cp_action *act)
 	}
 	if (assist_wants(a, LOG_CAT_PACKETS))
 		print_action(a, act, a->tpdu, tpdu_len);
-	if (leaves_first(act) && a->env.send_first != NULL)
+	first = leaves_first(a, act);
+	if (first && a->env.send_first != NULL)
 		rc = a->env.send_first(a->env.ctx, act->ifindex, a->txbuf, len, 0);
 	else
 		rc = a->env.send(a->env.ctx, act->ifindex, a->txbuf, len, 0);
@@ -108,6 +120,6 @@ void assist_on_action(void *ctx, const struct cp_action *act)
 		a->stats.send_failed++;
 	else if (rc > 0)
 		a->stats.originated++; /* queued: counted when sent (assist_count_sent) */
-	else if (leaves_first(act) && a->env.send_now != NULL)
+	else if (first && a->env.send_now != NULL)
 		a->env.send_now(a->env.ctx);
 }

@@ -199,6 +199,77 @@ START_TEST(ipv4_unchanged)
 }
 END_TEST
 
+/* What leaves at once (issue 27): the first NAK upstream forwarded for a received NAK since the
+ * environment last sent its queue, then its NCF; a second NAK upstream of the same batch and the
+ * timers' repeats queue for the batch's end; every NCF at once. */
+static char order[16];
+static unsigned norder;
+
+static int order_send(void *ctx, int ifindex, const uint8_t *d, size_t len, uint8_t ttl)
+{
+	(void)ctx;
+	(void)ifindex;
+	(void)d;
+	(void)len;
+	(void)ttl;
+	ck_assert_uint_lt(norder, sizeof(order) - 1);
+	order[norder++] = 'q'; /* queued */
+	return 0;
+}
+
+static int order_send_first(void *ctx, int ifindex, const uint8_t *d, size_t len, uint8_t ttl)
+{
+	struct pgm_packet pkt;
+	struct pgm_ip ip;
+
+	(void)ctx;
+	(void)ifindex;
+	(void)ttl;
+	ck_assert_uint_lt(norder, sizeof(order) - 1);
+	ck_assert_int_eq(pgm_parse_datagram(d, len, &ports, 0, &ip, &pkt), PGM_ERR_OK);
+	order[norder++] = pkt.type == PGM_NCF ? 'C' : pkt.type == PGM_NAK ? 'N' : '?';
+	return 1;
+}
+
+START_TEST(nak_upstream_first_once_per_batch)
+{
+	static const struct assist_env env = {.now = fake_now,
+		.send = order_send,
+		.send_first = order_send_first,
+		.lines_wanted = no_lines,
+		.line = no_line,
+		.if_lookup = no_if};
+	struct assist *a = assist_new(&env);
+	struct pgm_nla v4 = nla("198.18.1.1");
+	struct pgm_packet received; /* stands for the NAK the actions answer */
+	struct cp_action nak = action(CP_ACT_NAK, NULL, "198.18.1.2");
+	struct cp_action ncf = action(CP_ACT_NCF, "198.18.1.2", "239.192.0.1");
+	struct cp_action repeat;
+
+	ck_assert_ptr_nonnull(a);
+	assist_if_added(a, 2, "up0", &v4);
+	memset(&received, 0, sizeof(received));
+	nak.nak_src = ncf.nak_src = nla("198.18.1.2");
+	nak.nak_grp = ncf.nak_grp = nla("239.192.0.1");
+	repeat = nak;
+	nak.packet = &received; /* forwarded for a NAK received (built from the fields) */
+	norder = 0;
+	memset(order, 0, sizeof(order));
+	/* a batch: two NAKs, each forwarded and confirmed, and a timer's repeat */
+	assist_on_action(a, &nak);
+	assist_on_action(a, &ncf);
+	assist_on_action(a, &nak);
+	assist_on_action(a, &ncf);
+	assist_on_action(a, &repeat);
+	/* the environment sent its queue: the next batch */
+	assist_count_sent(a, 2, 0);
+	assist_on_action(a, &nak);
+	assist_on_action(a, &ncf);
+	ck_assert_str_eq(order, "NCqCqNC");
+	assist_free(a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("assist_output");
@@ -207,6 +278,7 @@ int main(void)
 	tcase_add_test(tc, ncf_ipv6_from_data_source_with_router_alert);
 	tcase_add_test(tc, nak_ipv6_from_the_kernels_source);
 	tcase_add_test(tc, ipv4_unchanged);
+	tcase_add_test(tc, nak_upstream_first_once_per_batch);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

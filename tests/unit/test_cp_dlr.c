@@ -135,9 +135,9 @@ START_TEST(test_9_5_3_2_upstream_dlr_learned_and_used)
 	ck_assert_uint_eq(v.dlr_upstream_learned, t0);
 	ck_assert(!v.dlr_upstream_parity);
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
-	assert_dst(1, UP_DLR);
-	ck_assert(env.actions[1].from_packet);
+	ck_assert_str_eq(ACTIONS(), "NAK up 17; NCF d1 17");
+	assert_dst(0, UP_DLR);
+	ck_assert(env.actions[0].from_packet);
 	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_NAK_REDIRECTED), 1);
 	ck_assert(cp_test_repair(&env, 17, &r));
 	ck_assert_int_eq(r.dlr, 1);
@@ -205,7 +205,7 @@ START_TEST(test_9_5_3_unusable_polrs)
 	ck_assert_int_eq(polr_at(t0, 1, UP_DLR, CP_TEST_UP, CP_TEST_GROUP, false), CP_DROP);
 	ck_assert_uint_eq(session().dlr_upstream.afi, 0);
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
-	assert_dst(1, CP_TEST_UPSTREAM);
+	assert_dst(0, CP_TEST_UPSTREAM);
 }
 END_TEST
 
@@ -240,7 +240,7 @@ START_TEST(test_9_5_3_2_unconfirmed_dlr_dropped_at_nak_rpt_ivl)
 	/* never back to a DLR for those SQNs, even a new one */
 	learn_upstream(false);
 	ck_assert_int_eq(nak_at(t0 + CP_SEC(5), 19, CP_TEST_D1), CP_DROP);
-	assert_dst(1, UP_DLR);
+	assert_dst(0, UP_DLR);
 }
 END_TEST
 
@@ -253,7 +253,7 @@ START_TEST(test_9_5_3_1_discovery_poll)
 	restart_with(true, true);
 	ck_assert_int_eq(nak_at(t0, 5, CP_TEST_D1), CP_DROP);
 	ck_assert_str_eq(
-		ACTIONS(), "NCF d1 5; NAK up 5; POLL d1 1 rpt; POLL d2 1 rpt; POLL d3 1 rpt");
+		ACTIONS(), "NAK up 5; NCF d1 5; POLL d1 1 rpt; POLL d2 1 rpt; POLL d3 1 rpt");
 	a = &env.actions[2];
 	ck_assert_uint_eq(a->poll_s_type, 1); /* PGM_POLL_DLR */
 	ck_assert_uint_eq(a->poll_round, 0);
@@ -300,20 +300,20 @@ START_TEST(test_9_5_3_2_offtree_redirect_and_own_interface)
 
 	learn_offtree(false);
 	ck_assert_int_eq(nak_at(t0 + CP_SEC(1), 20, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 20; NAK d2 20");
-	assert_dst(1, OFF_DLR);
+	ck_assert_str_eq(ACTIONS(), "NAK d2 20; NCF d1 20");
+	assert_dst(0, OFF_DLR);
 	ck_assert(cp_test_repair(&env, 20, &r));
 	ck_assert_int_eq(r.dlr, 2);
 	/* lost on the DLR's own link too: upstream */
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0 + CP_SEC(1), 21, OFF_IF), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 21; NAK up 21");
-	assert_dst(1, CP_TEST_UPSTREAM);
+	ck_assert_str_eq(ACTIONS(), "NAK up 21; NCF d2 21");
+	assert_dst(0, CP_TEST_UPSTREAM);
 	ck_assert_uint_eq(cp_test_if_ev(&env, OFF_IF, CP_C_DLR_OWN_INTERFACE), 1);
 	/* upstream DLRs are preferred */
 	learn_upstream(false);
 	ck_assert_int_eq(nak_at(t0 + CP_SEC(1), 22, CP_TEST_D1), CP_DROP);
-	assert_dst(1, UP_DLR);
+	assert_dst(0, UP_DLR);
 }
 END_TEST
 
@@ -326,8 +326,8 @@ START_TEST(test_9_5_3_2_nak_from_the_dlr_goes_upstream)
 	cp_test_clear(&env);
 	/* the DLR confirms, then lacks the data itself and NAKs it */
 	ck_assert_int_eq(nak_from(t0 + CP_SEC(1) + 10, PGM_NAK, 20, OFF_IF, OFF_DLR), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 20; NAK up 20");
-	assert_dst(1, CP_TEST_UPSTREAM);
+	ck_assert_str_eq(ACTIONS(), "NAK up 20; NCF d2 20");
+	assert_dst(0, CP_TEST_UPSTREAM);
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_DLR_NAK_FALLBACK), 1);
 	ck_assert(cp_test_repair(&env, 20, &r));
 	ck_assert_int_eq(r.dlr, 0);
@@ -335,7 +335,7 @@ START_TEST(test_9_5_3_2_nak_from_the_dlr_goes_upstream)
 	/* the DLR is kept for other SQNs */
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0 + CP_SEC(1) + 20, 23, CP_TEST_D3), CP_DROP);
-	assert_dst(1, OFF_DLR);
+	assert_dst(0, OFF_DLR);
 	/* repeats of 20 go upstream, of 23 to the DLR */
 	cp_test_clear(&env);
 	cp_test_timers(&env, t0 + CP_SEC(1) + CP_MS(300));
@@ -448,7 +448,7 @@ START_TEST(test_9_5_3_list_split_by_destination)
 	cp_test_nak(&p, PGM_NAK, 30, list, 2);
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
 	/* one NCF with the list; the NAK split: 31 upstream, 30 and 32 to the DLR, built */
-	ck_assert_str_eq(ACTIONS(), "NCF d1 30,31,32; NAK up 31 rpt; NAK d2 30,32 rpt");
+	ck_assert_str_eq(ACTIONS(), "NAK up 31 rpt; NAK d2 30,32 rpt; NCF d1 30,31,32");
 }
 END_TEST
 
@@ -540,7 +540,7 @@ START_TEST(test_9_5_3_2_parity_fallback_and_nnak)
 	cp_test_nak(&p, PGM_NAK, 64 | 1, NULL, 0);
 	p.pkt.opt_flags |= PGM_OPT_PARITY;
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 65; NAK d2 65");
+	ck_assert_str_eq(ACTIONS(), "NAK d2 65; NCF d1 65");
 	/* its NNAK for them is forwarded although the group has state */
 	cp_test_clear(&env);
 	cp_test_nak(&p, PGM_NNAK, 64 | 1, NULL, 0);
@@ -557,7 +557,7 @@ START_TEST(test_9_5_3_2_parity_fallback_and_nnak)
 	p.ip.src = cp_test_nla(OFF_DLR);
 	p.ip.dst = cp_test_nla("198.18.2.1");
 	ck_assert_int_eq(cp_test_send(&env, &p, OFF_IF, 0), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 65; NAK up 65");
+	ck_assert_str_eq(ACTIONS(), "NAK up 65; NCF d2 65");
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_DLR_NAK_FALLBACK), 1);
 	/* and a parity NCF unicast from it confirms nothing (the group is no longer its) */
 	cp_test_nak(&p, PGM_NCF, 64 | 1, NULL, 0);

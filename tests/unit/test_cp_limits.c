@@ -133,7 +133,7 @@ START_TEST(test_ncf_flood_leaves_naks_their_ncf)
 	ck_assert_uint_gt(cp_test_if_ev(&env, CP_TEST_UP, CP_C_REPAIR_SESSION_QUOTA), 0);
 	cp_test_clear(&env);
 	nak_k(PGM_NAK, TEST_K, 20000, NULL, 0, CP_TEST_D1, t0 + CP_MS(1));
-	ck_assert_str_eq(ACTIONS(), "NCF d1 20000; NAK up 20000");
+	ck_assert_str_eq(ACTIONS(), "NAK up 20000; NCF d1 20000");
 	ck_assert(has_state(TEST_K, 20000));
 	/* while the flood goes on in other sessions, every NAK from another LAN is the same */
 	for (unsigned k = 1; k <= 8; k++) {
@@ -148,7 +148,7 @@ START_TEST(test_ncf_flood_leaves_naks_their_ncf)
 	for (uint32_t sqn = 30000; sqn < 30100; sqn++) {
 		cp_test_clear(&env);
 		nak_k(PGM_NAK, TEST_K, sqn, NULL, 0, CP_TEST_D2, t0 + CP_MS(4));
-		snprintf(want, sizeof(want), "NCF d2 %u; NAK up %u", sqn, sqn);
+		snprintf(want, sizeof(want), "NAK up %u; NCF d2 %u", sqn, sqn);
 		ck_assert_str_eq(ACTIONS(), want);
 	}
 	ck_assert_uint_le(total_states(), 6300);
@@ -167,7 +167,7 @@ START_TEST(test_nak_at_limit_confirmed_and_forwarded)
 	for (uint32_t sqn = 100; sqn < 120; sqn++) {
 		cp_test_clear(&env);
 		nak_k(PGM_NAK, TEST_K, sqn, NULL, 0, CP_TEST_D1, t0 + CP_MS(sqn));
-		snprintf(want, sizeof(want), "NCF d1 %u; NAK up %u", sqn, sqn);
+		snprintf(want, sizeof(want), "NAK up %u; NCF d1 %u", sqn, sqn);
 		ck_assert_str_eq(ACTIONS(), want);
 	}
 	ck_assert_uint_le(total_states(), 10);
@@ -179,12 +179,12 @@ START_TEST(test_nak_at_limit_confirmed_and_forwarded)
 
 		cp_test_clear(&env);
 		nak_k(PGM_NAK, TEST_K, 200, list, 3, CP_TEST_D1, t0 + CP_MS(200));
-		ck_assert_str_eq(ACTIONS(), "NCF d1 200,201,202,203; NAK up 200,201,202,203");
+		ck_assert_str_eq(ACTIONS(), "NAK up 200,201,202,203; NCF d1 200,201,202,203");
 	}
 	/* a NAK without state is not eliminated: the duplicate goes upstream again */
 	cp_test_clear(&env);
 	nak_k(PGM_NAK, TEST_K, 119, NULL, 0, CP_TEST_D1, t0 + CP_MS(300));
-	ck_assert_str_eq(ACTIONS(), "NCF d1 119; NAK up 119");
+	ck_assert_str_eq(ACTIONS(), "NAK up 119; NCF d1 119");
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_ELIMINATED), 0);
 }
 END_TEST
@@ -221,7 +221,7 @@ START_TEST(test_quotas_hold)
 	/* another LAN still gets state, in a session with room */
 	cp_test_clear(&env);
 	nak_k(PGM_NAK, 5, 7, NULL, 0, CP_TEST_D2, t0 + CP_MS(2));
-	ck_assert_str_eq(ACTIONS(), "NCF d2 7; NAK up 7");
+	ck_assert_str_eq(ACTIONS(), "NAK up 7; NCF d2 7");
 	ck_assert(has_state(5, 7));
 	/* one session's NAKs from every LAN stop at the session's share */
 	for (uint32_t sqn = 1000; sqn < 1400; sqn++)
@@ -259,7 +259,7 @@ START_TEST(test_eviction_order)
 	/* d2 NAKs: the oldest anticipated goes first, then the NNAK-created ones */
 	cp_test_clear(&env);
 	nak_k(PGM_NAK, 5, 20, NULL, 0, CP_TEST_D2, t0 + CP_MS(8));
-	ck_assert_str_eq(ACTIONS(), "NCF d2 20; NAK up 20");
+	ck_assert_str_eq(ACTIONS(), "NAK up 20; NCF d2 20");
 	ck_assert(has_state(5, 20));
 	ck_assert(!has_state(1, 10));
 	ck_assert(has_state(1, 11));
@@ -276,7 +276,7 @@ START_TEST(test_eviction_order)
 	/* every state is live: d3's NAK takes the oldest of d1, which holds as many as any */
 	cp_test_clear(&env);
 	nak_k(PGM_NAK, 7, 30, NULL, 0, CP_TEST_D3, t0 + CP_MS(12));
-	ck_assert_str_eq(ACTIONS(), "NCF d3 30; NAK up 30");
+	ck_assert_str_eq(ACTIONS(), "NAK up 30; NCF d3 30");
 	ck_assert(has_state(7, 30));
 	ck_assert(!has_state(3, 10));
 	ck_assert(has_state(3, 11));

@@ -30,9 +30,9 @@ START_TEST(test_9_3_3_list_one_ncf_one_forward)
 	struct cp_repair_view r;
 
 	ck_assert_int_eq(list_at(t0, PGM_NAK, 10, list, 2, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 10,11,12; NAK up 10,11,12");
-	ck_assert(env.actions[0].from_packet);
+	ck_assert_str_eq(ACTIONS(), "NAK up 10,11,12; NCF d1 10,11,12");
 	ck_assert(env.actions[1].from_packet);
+	ck_assert(env.actions[0].from_packet);
 	for (uint32_t sqn = 10; sqn <= 12; sqn++) {
 		ck_assert(cp_test_repair(&env, sqn, &r));
 		ck_assert_int_eq(r.phase, CP_PHASE_PENDING);
@@ -64,7 +64,7 @@ START_TEST(test_9_3_3_list_forwarded_when_any_sqn_not_eliminating)
 	ck_assert_int_eq(one_at(t0, PGM_NAK, 11, CP_TEST_D1), CP_DROP);
 	cp_test_clear(&env);
 	ck_assert_int_eq(list_at(t0 + CP_MS(100), PGM_NAK, 10, list, 2, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 10,11,12; NAK up 10,11,12");
+	ck_assert_str_eq(ACTIONS(), "NAK up 10,11,12; NCF d2 10,11,12");
 	/* the pending ones keep their timers, the new one starts */
 	ck_assert(cp_test_repair(&env, 10, &r));
 	ck_assert_uint_eq(r.rpt_end, t0 + CP_MS(2000));
@@ -92,7 +92,7 @@ START_TEST(test_9_3_3_list_eliminated_when_all_eliminating)
 	/* once 11 stops eliminating, the list goes up again */
 	cp_test_clear(&env);
 	ck_assert_int_eq(list_at(t0 + CP_MS(1000), PGM_NAK, 10, list, 1, CP_TEST_D3), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d3 10,11; NAK up 10,11");
+	ck_assert_str_eq(ACTIONS(), "NAK up 10,11; NCF d3 10,11");
 }
 END_TEST
 
@@ -108,7 +108,7 @@ START_TEST(test_9_3_3_list_ncf_rate_limit)
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NCF_RATE_LIMITED), 1);
 	/* a list with an SQN not yet confirmed there: sent */
 	ck_assert_int_eq(list_at(t0 + CP_MS(2), PGM_NAK, 10, l2, 2, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 10,11,12; NAK up 10,11,12");
+	ck_assert_str_eq(ACTIONS(), "NAK up 10,11,12; NCF d1 10,11,12");
 }
 END_TEST
 
@@ -123,7 +123,7 @@ START_TEST(test_9_3_3_limit_leaves_sqns_stateless)
 	cfg.repair_if_share = cfg.repair_session_share = 100;
 	cp_set_config(env.cp, &cfg);
 	ck_assert_int_eq(list_at(t0, PGM_NAK, 10, list, 2, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 10,11,12; NAK up 10,11,12");
+	ck_assert_str_eq(ACTIONS(), "NAK up 10,11,12; NCF d1 10,11,12");
 	ck_assert_uint_eq(cp_test_repair_count(&env), 2);
 	ck_assert(!cp_test_repair(&env, 12, NULL));
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_REPAIR_LIMIT), 1);
@@ -205,7 +205,7 @@ START_TEST(test_9_5_3_2_nnak_state_never_eliminates_a_nak)
 	ck_assert_int_eq(one_at(t0, PGM_NNAK, 20, CP_TEST_D1), CP_DROP);
 	cp_test_clear(&env);
 	ck_assert_int_eq(one_at(t0 + CP_MS(10), PGM_NAK, 20, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 20; NAK up 20");
+	ck_assert_str_eq(ACTIONS(), "NAK up 20; NCF d1 20");
 	ck_assert(cp_test_logged(&env, "NAK on d1 in OUTSTANDING -> PENDING (forwarded, state was "
 				       "NNAK-created)"));
 	ck_assert(cp_test_repair(&env, 20, &r));
@@ -289,10 +289,10 @@ START_TEST(test_11_6_parity_nak_stateless)
 	cp_test_nak(&p, PGM_NAK, 0x43, NULL, 0);
 	p.pkt.opt_flags |= PGM_OPT_PARITY;
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 67; NAK up 67");
-	ck_assert(env.actions[0].parity);
-	ck_assert_uint_eq(env.actions[0].pkt_cnt, 0); /* the NAK's own count stays */
+	ck_assert_str_eq(ACTIONS(), "NAK up 67; NCF d1 67");
 	ck_assert(env.actions[1].parity);
+	ck_assert_uint_eq(env.actions[1].pkt_cnt, 0); /* the NAK's own count stays */
+	ck_assert(env.actions[0].parity);
 	ck_assert_uint_eq(cp_test_repair_count(&env), 0);
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_PARITY_PASSTHROUGH), 1);
 }
@@ -310,10 +310,10 @@ START_TEST(test_11_6_parity_nak_with_group_size)
 	cp_test_nak(&p, PGM_NAK, 0x43, NULL, 0); /* TG 0x40, 3 + 1 packets */
 	p.pkt.opt_flags |= PGM_OPT_PARITY;
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 67; NAK up 67");
-	ck_assert(env.actions[0].parity);
-	ck_assert_uint_eq(env.actions[0].pkt_cnt, 3);
+	ck_assert_str_eq(ACTIONS(), "NAK up 67; NCF d1 67");
 	ck_assert(env.actions[1].parity);
+	ck_assert_uint_eq(env.actions[1].pkt_cnt, 3);
+	ck_assert(env.actions[0].parity);
 	ck_assert_uint_eq(cp_test_repair_count(&env), 1); /* per group: test_cp_parity */
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_PARITY_NAK_UNIQUE), 1);
 }

@@ -58,9 +58,9 @@ START_TEST(test_9_opx_invalidate_on_forwarded_copies)
 	cp_test_add_option(&p, UNKNOWN_OPT, PGM_OPX_IGNORE);
 	cp_test_add_option(&p, UNKNOWN_OPT + 1, PGM_OPX_INVALIDATE);
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 6; NAK up 6");
-	ck_assert_uint_eq(env.actions[1].opt_invalid_mask, 1u << 2);
-	ck_assert_uint_eq(env.actions[0].opt_invalid_mask, 0);
+	ck_assert_str_eq(ACTIONS(), "NAK up 6; NCF d1 6");
+	ck_assert_uint_eq(env.actions[0].opt_invalid_mask, 1u << 2);
+	ck_assert_uint_eq(env.actions[1].opt_invalid_mask, 0);
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_UP, CP_C_OPX_INVALIDATED), 1);
 	/* packets the kernel routes: ODATA, for one */
 	cp_test_data(&p, PGM_ODATA, 7);
@@ -676,9 +676,9 @@ START_TEST(test_ncf_advertises_configured_nak_bo_ivl)
 	cfg.nak_bo_ivl_us = 40000;
 	cp_if_set_config(env.cp, CP_TEST_D1, &cfg);
 	ck_assert_int_eq(nak_at(t0, 5, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 5; NAK up 5");
-	ck_assert(env.actions[0].nak_bo_ivl);
-	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_us, 40000);
+	ck_assert_str_eq(ACTIONS(), "NAK up 5; NCF d1 5");
+	ck_assert(env.actions[1].nak_bo_ivl);
+	ck_assert_uint_eq(env.actions[1].nak_bo_ivl_us, 40000);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0, 5, CP_TEST_D2), CP_DROP);
 	ck_assert(!env.actions[0].nak_bo_ivl);

@@ -37,9 +37,9 @@ START_TEST(test_7_2_nak_confirmed_and_forwarded)
 	struct cp_repair_view r;
 
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
+	ck_assert_str_eq(ACTIONS(), "NAK up 17; NCF d1 17");
 	/* 7.2, 8.3: multicast to the group on the arrival interface, data source as IP source */
-	ncf = &env.actions[0];
+	ncf = &env.actions[1];
 	ck_assert(ncf->from_packet);
 	ck_assert(ncf->router_alert);
 	ck_assert(pgm_nla_equal(&ncf->ip_src, &source));
@@ -51,7 +51,7 @@ START_TEST(test_7_2_nak_confirmed_and_forwarded)
 	ck_assert(!ncf->udp);
 	ck_assert(!ncf->nak_bo_ivl);
 	/* 7.3, 7.7: unicast to the upstream neighbour on the upstream interface, from us */
-	nak = &env.actions[1];
+	nak = &env.actions[0];
 	ck_assert(nak->from_packet);
 	ck_assert_int_eq(nak->ifindex, CP_TEST_UP);
 	ck_assert_uint_eq(nak->ip_src.afi, 0);
@@ -141,10 +141,10 @@ START_TEST(test_7_7_nak_naming_the_router_openpgm)
 	cp_test_nak(&p, PGM_NAK, 17, NULL, 0);
 	p.pkt.nak_src = cp_test_nla("198.18.1.1"); /* d1's address */
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
-	ck_assert(pgm_nla_equal(&env.actions[0].ip_src, &source));
-	ck_assert(env.actions[1].nak_src_rewrite);
-	ck_assert(pgm_nla_equal(&env.actions[1].nak_src, &source));
+	ck_assert_str_eq(ACTIONS(), "NAK up 17; NCF d1 17");
+	ck_assert(pgm_nla_equal(&env.actions[1].ip_src, &source));
+	ck_assert(env.actions[0].nak_src_rewrite);
+	ck_assert(pgm_nla_equal(&env.actions[0].nak_src, &source));
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_SRC_PATH), 1);
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_ADDRESS_MISMATCH), 0);
 	/* d2's address arriving on d1 is no address this receiver could have learned */
@@ -158,8 +158,8 @@ START_TEST(test_7_7_nak_naming_the_router_openpgm)
 	cp_test_clear(&env);
 	cp_test_nak(&p, PGM_NAK, 19, NULL, 0);
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 19; NAK up 19");
-	ck_assert(!env.actions[1].nak_src_rewrite);
+	ck_assert_str_eq(ACTIONS(), "NAK up 19; NCF d1 19");
+	ck_assert(!env.actions[0].nak_src_rewrite);
 }
 END_TEST
 
@@ -341,7 +341,7 @@ START_TEST(test_13_6_solicited_spm_restores_assist)
 	cp_test_send(&env, &p, CP_TEST_UP, 0);
 	cp_test_clear(&env);
 	ck_assert_int_eq(unknown_nak(CP_TEST_D1, "198.18.1.1", false), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
+	ck_assert_str_eq(ACTIONS(), "NAK up 17; NCF d1 17");
 }
 END_TEST
 
@@ -442,7 +442,7 @@ START_TEST(test_7_3_expiry_without_timer_run)
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0 + CP_MS(2000), 17, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 17; NAK up 17");
+	ck_assert_str_eq(ACTIONS(), "NAK up 17; NCF d2 17");
 	ck_assert_uint_eq(cp_test_global_ev(&env, CP_C_NAK_RETRY_EXPIRED), 1);
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_UNIQUE), 2);
 }
@@ -530,7 +530,7 @@ START_TEST(test_7_4_elimination_cycle)
 	/* exactly when NAK_ELIM_IVL ends, the next duplicate is forwarded */
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(confirmed + CP_MS(1000), 17, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 17; NAK up 17");
+	ck_assert_str_eq(ACTIONS(), "NAK up 17; NCF d2 17");
 	ck_assert(cp_test_logged(&env, "NAK on d2 in OUTSTANDING -> PENDING (forwarded, "
 				       "elimination over)"));
 	ck_assert(cp_test_repair(&env, 17, &r));
@@ -633,19 +633,19 @@ START_TEST(test_1_2_5_router_alert_per_interface)
 	struct cp_if_config cfg;
 
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
-	ck_assert(env.actions[0].router_alert);
+	ck_assert_str_eq(ACTIONS(), "NAK up 17; NCF d1 17");
+	ck_assert(env.actions[1].router_alert);
 	cp_if_config_default(&cfg);
 	cfg.router_alert = false;
 	cp_if_set_config(env.cp, CP_TEST_D2, &cfg);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0, 18, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 18; NAK up 18");
-	ck_assert(!env.actions[0].router_alert);
+	ck_assert_str_eq(ACTIONS(), "NAK up 18; NCF d2 18");
+	ck_assert(!env.actions[1].router_alert);
 	/* the other interfaces keep it */
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0, 19, CP_TEST_D1), CP_DROP);
-	ck_assert(env.actions[0].router_alert);
+	ck_assert(env.actions[1].router_alert);
 }
 END_TEST
 
@@ -666,14 +666,14 @@ START_TEST(test_7_3_udp_encapsulation_kept)
 	p.ip.udp_dport = 3055;
 	p.ip.router_alert = true;
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 17; NAK up 17");
-	ck_assert(env.actions[0].udp);
-	ck_assert_uint_eq(env.actions[0].udp_sport, 40000);
-	ck_assert_uint_eq(env.actions[0].udp_dport, 3056);
+	ck_assert_str_eq(ACTIONS(), "NAK up 17; NCF d1 17");
 	ck_assert(env.actions[1].udp);
-	ck_assert_uint_eq(env.actions[1].udp_sport, 41000);
-	ck_assert_uint_eq(env.actions[1].udp_dport, 3055);
-	ck_assert(env.actions[1].router_alert);
+	ck_assert_uint_eq(env.actions[1].udp_sport, 40000);
+	ck_assert_uint_eq(env.actions[1].udp_dport, 3056);
+	ck_assert(env.actions[0].udp);
+	ck_assert_uint_eq(env.actions[0].udp_sport, 41000);
+	ck_assert_uint_eq(env.actions[0].udp_dport, 3055);
+	ck_assert(env.actions[0].router_alert);
 	/* repeats keep the NAK's ports */
 	cp_test_clear(&env);
 	cp_test_timers(&env, t0 + CP_MS(200));
@@ -708,9 +708,9 @@ START_TEST(test_7_3_udp_session_repeat_ports)
 	p.ip.udp_sport = 41000;
 	p.ip.udp_dport = 3055;
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
-	ck_assert(env.actions[0].udp);
-	ck_assert_uint_eq(env.actions[0].udp_sport, 3055);
-	ck_assert_uint_eq(env.actions[0].udp_dport, 41000);
+	ck_assert(env.actions[1].udp);
+	ck_assert_uint_eq(env.actions[1].udp_sport, 3055);
+	ck_assert_uint_eq(env.actions[1].udp_dport, 41000);
 }
 END_TEST
 

@@ -74,13 +74,13 @@ START_TEST(test_11_6_nak_creates_group_state_and_parity_ncf)
 	struct cp_repair_view r;
 
 	ck_assert_int_eq(pnak_at(t0, PGM_NAK, TG | 2, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 66; NAK up 66");
-	ck_assert(env.actions[0].parity);
-	ck_assert_uint_eq(env.actions[0].pkt_cnt, 2);
-	ck_assert_uint_eq(env.actions[0].tgs, 8);
+	ck_assert_str_eq(ACTIONS(), "NAK up 66; NCF d1 66");
 	ck_assert(env.actions[1].parity);
-	ck_assert(env.actions[1].from_packet);
-	ck_assert(!env.actions[1].pkt_cnt_rewrite); /* its own count is the largest */
+	ck_assert_uint_eq(env.actions[1].pkt_cnt, 2);
+	ck_assert_uint_eq(env.actions[1].tgs, 8);
+	ck_assert(env.actions[0].parity);
+	ck_assert(env.actions[0].from_packet);
+	ck_assert(!env.actions[0].pkt_cnt_rewrite); /* its own count is the largest */
 	r = tg_state();
 	ck_assert_uint_eq(r.pkt_cnt, 3);
 	ck_assert_int_eq(r.phase, CP_PHASE_PENDING);
@@ -104,7 +104,7 @@ START_TEST(test_11_6_elimination_and_largest_count)
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_PARITY_NAK_ELIMINATED), 1);
 	cp_test_clear(&env);
 	ck_assert_int_eq(pnak_at(t0, PGM_NAK, TG | 4, CP_TEST_D3), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d3 68; NAK up 68");
+	ck_assert_str_eq(ACTIONS(), "NAK up 68; NCF d3 68");
 	ck_assert_uint_eq(tg_state().pkt_cnt, 5);
 	/* d1 asks for fewer now: the NCF carries what d1 is known to want (3) */
 	cp_test_clear(&env);
@@ -114,7 +114,7 @@ START_TEST(test_11_6_elimination_and_largest_count)
 	/* d2 raises its count above the largest: forwarded with the new largest, rewritten */
 	cp_test_clear(&env);
 	ck_assert_int_eq(pnak_at(t0, PGM_NAK, TG | 6, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 70; NAK up 70");
+	ck_assert_str_eq(ACTIONS(), "NAK up 70; NCF d2 70");
 	ck_assert_uint_eq(tg_state().pkt_cnt, 7);
 	ck_assert_uint_eq(cp_test_tsi_ev(&env, CP_C_PARITY_NAK_FORWARDED), 3);
 }
@@ -138,11 +138,11 @@ START_TEST(test_11_6_forwarded_with_largest_after_elim)
 	/* after ELIM, forwarded with the largest known count (6): NAK_PKT_CNT rewritten */
 	cp_test_clear(&env);
 	ck_assert_int_eq(pnak_at(t0 + 10 + CP_SEC(1), PGM_NAK, TG | 1, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 65; NAK up 69");
-	ck_assert(env.actions[1].from_packet);
-	ck_assert(env.actions[1].pkt_cnt_rewrite);
-	ck_assert_uint_eq(env.actions[1].pkt_cnt, 5);
-	ck_assert_uint_eq(env.actions[1].tgs, 8);
+	ck_assert_str_eq(ACTIONS(), "NAK up 69; NCF d2 65");
+	ck_assert(env.actions[0].from_packet);
+	ck_assert(env.actions[0].pkt_cnt_rewrite);
+	ck_assert_uint_eq(env.actions[0].pkt_cnt, 5);
+	ck_assert_uint_eq(env.actions[0].tgs, 8);
 	/* its repeats carry the largest count too */
 	cp_test_clear(&env);
 	cp_test_timers(&env, t0 + 10 + CP_SEC(1) + CP_MS(200));
@@ -184,7 +184,7 @@ START_TEST(test_11_6_unsolicited_parity_ncf_anticipates)
 	ck_assert_str_eq(ACTIONS(), "NCF d1 66");
 	cp_test_clear(&env);
 	ck_assert_int_eq(pnak_at(t0 + 20, PGM_NAK, TG | 3, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 67; NAK up 67");
+	ck_assert_str_eq(ACTIONS(), "NAK up 67; NCF d2 67");
 }
 END_TEST
 
@@ -275,8 +275,8 @@ START_TEST(test_11_6_parity_list)
 	p.pkt.opt_flags |= PGM_OPT_PARITY;
 	ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
 	/* one state per group; the list is built again with each group's largest count */
-	ck_assert_str_eq(ACTIONS(), "NCF d1 66,73; NAK up 66,73 rpt");
-	ck_assert(env.actions[1].parity);
+	ck_assert_str_eq(ACTIONS(), "NAK up 66,73 rpt; NCF d1 66,73");
+	ck_assert(env.actions[0].parity);
 	ck_assert_uint_eq(cp_test_repair_count(&env), 2);
 }
 END_TEST
@@ -354,7 +354,7 @@ START_TEST(test_9_5_3_1_parity_only_to_parity_dlrs)
 
 	learn_upstream_dlr(false);
 	ck_assert_int_eq(pnak_at(t0, PGM_NAK, TG | 1, CP_TEST_D1), CP_DROP);
-	ck_assert(pgm_nla_equal(&env.actions[1].ip_dst, &up));
+	ck_assert(pgm_nla_equal(&env.actions[0].ip_dst, &up));
 	cp_test_clear(&env);
 	/* selective NAKs still go to it */
 	{
@@ -363,13 +363,13 @@ START_TEST(test_9_5_3_1_parity_only_to_parity_dlrs)
 		cp_test_nak(&p, PGM_NAK, 0x3f, NULL, 0);
 		ck_assert_int_eq(cp_test_send(&env, &p, CP_TEST_D1, 0), CP_DROP);
 	}
-	ck_assert(pgm_nla_equal(&env.actions[1].ip_dst, &dlr));
+	ck_assert(pgm_nla_equal(&env.actions[0].ip_dst, &dlr));
 	/* a parity-capable one gets parity NAKs */
 	cp_clear_dlrs(env.cp, NULL);
 	learn_upstream_dlr(true);
 	cp_test_clear(&env);
 	ck_assert_int_eq(pnak_at(t0, PGM_NAK, 0x80 | 1, CP_TEST_D1), CP_DROP);
-	ck_assert(pgm_nla_equal(&env.actions[1].ip_dst, &dlr));
+	ck_assert(pgm_nla_equal(&env.actions[0].ip_dst, &dlr));
 }
 END_TEST
 
@@ -399,7 +399,7 @@ START_TEST(test_9_5_3_2_offtree_parity_rdata)
 	/* d1 and d3 want 1 parity packet; both NAKs go to the DLR */
 	ck_assert_int_eq(pnak_at(t0 + 10, PGM_NAK, TG | 0, CP_TEST_D1), CP_DROP);
 	ck_assert_int_eq(pnak_at(t0 + 10, PGM_NAK, TG | 0, CP_TEST_D3), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 64; NAK d2 64; NCF d3 64");
+	ck_assert_str_eq(ACTIONS(), "NAK d2 64; NCF d1 64; NCF d3 64");
 	cp_test_clear(&env);
 	/* its unicast parity RDATA is re-sourced onto d1 and d3, and the state is done */
 	cp_test_data(&p, PGM_RDATA, TG | 0);

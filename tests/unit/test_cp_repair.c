@@ -58,7 +58,7 @@ START_TEST(test_7_5_unsolicited_ncf_anticipates)
 	/* then the first duplicate goes upstream */
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0 + CP_MS(1000), 30, CP_TEST_D2), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 30; NAK up 30");
+	ck_assert_str_eq(ACTIONS(), "NAK up 30; NCF d2 30");
 }
 END_TEST
 
@@ -304,7 +304,7 @@ START_TEST(test_7_8_nak_after_repair_is_new)
 	cp_test_clear(&env);
 	/* a receiver on d1 lost the repair: a new request, forwarded; d2 still waits */
 	ck_assert_int_eq(nak_at(t0 + CP_MS(100), 50, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert_str_eq(ACTIONS(), "NAK up 50; NCF d1 50");
 	ck_assert(cp_test_logged(&env, "NAK on d1 in FORWARDING -> PENDING (forwarded, new request "
 				       "after repair)"));
 	ck_assert(cp_test_repair(&env, 50, &r));
@@ -501,7 +501,7 @@ START_TEST(test_7_8_crossing_same_source_again_is_new)
 	repaired_on_d1(50);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 50, CP_TEST_D1, SRC_A), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert_str_eq(ACTIONS(), "NAK up 50; NCF d1 50");
 	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in REPAIRED -> PENDING (forwarded, new "
 				       "request after repair)"));
 	ck_assert(cp_test_repair(&env, 50, &r));
@@ -516,7 +516,7 @@ START_TEST(test_7_8_crossing_same_source_again_is_new)
 	ck_assert_str_eq(ACTIONS(), "NCF d1 51");
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(70), 51, CP_TEST_D1, b), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
+	ck_assert_str_eq(ACTIONS(), "NAK up 51; NCF d1 51");
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 1);
 	ck_assert(cp_check(env.cp, NULL, 0));
 }
@@ -551,7 +551,7 @@ START_TEST(test_7_8_crossing_openpgm_follow_up)
 	repaired_on_d1(52);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(60), 52, CP_TEST_D1, SRC_A), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 52; NAK up 52");
+	ck_assert_str_eq(ACTIONS(), "NAK up 52; NCF d1 52");
 }
 END_TEST
 
@@ -562,7 +562,7 @@ START_TEST(test_7_8_crossing_other_interface_is_new)
 	repaired_on_d1(50);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(10), 50, CP_TEST_D2, SRC_C), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d2 50; NAK up 50");
+	ck_assert_str_eq(ACTIONS(), "NAK up 50; NCF d2 50");
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 0);
 	/* the repair then goes to d2 only */
 	ck_assert_int_eq(ncf_at(t0 + CP_MS(12), 50, CP_TEST_UP), CP_DROP);
@@ -581,13 +581,13 @@ START_TEST(test_7_8_crossing_window_bounds)
 	cp_test_timers(&env, t0 + CP_MS(103));
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(103), 50, CP_TEST_D1, b), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert_str_eq(ACTIONS(), "NAK up 50; NCF d1 50");
 	ck_assert(cp_test_logged(&env, "sqn 50: NAK on d1 in NONE -> PENDING (forwarded)"));
 	/* the state's own deadline ends it on the packet path too, timers late or not */
 	repaired_on_d1(51);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(103), 51, CP_TEST_D1, b), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
+	ck_assert_str_eq(ACTIONS(), "NAK up 51; NCF d1 51");
 
 	/* 0: exactly RFC 3208 7.8, the state goes with the last copy */
 	setup_crossing(0, 1000);
@@ -598,7 +598,7 @@ START_TEST(test_7_8_crossing_window_bounds)
 				       "repaired)"));
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(4), 50, CP_TEST_D1, b), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert_str_eq(ACTIONS(), "NAK up 50; NCF d1 50");
 
 	/* at most NAK_ELIM_IVL; none when elimination is off */
 	setup_crossing(100, 40);
@@ -663,7 +663,7 @@ START_TEST(test_7_8_crossing_while_forwarding)
 	ck_assert_int_eq(rdata_at(t0 + CP_MS(203), 51, CP_TEST_UP, CP_TEST_D1), CP_ACCEPT);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(210), 51, CP_TEST_D1, SRC_A), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 51; NAK up 51");
+	ck_assert_str_eq(ACTIONS(), "NAK up 51; NCF d1 51");
 	ck_assert(cp_test_logged(&env, "sqn 51: NAK on d1 in FORWARDING -> PENDING (forwarded, "
 				       "new request after repair)"));
 
@@ -677,7 +677,7 @@ START_TEST(test_7_8_crossing_while_forwarding)
 	cp_test_clear(&env);
 	d = source_new_to(SRC_A, b);
 	ck_assert_int_eq(nak_from(t0 + CP_MS(403), 52, CP_TEST_D1, d), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 52; NAK up 52");
+	ck_assert_str_eq(ACTIONS(), "NAK up 52; NCF d1 52");
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 2);
 
 	/* without a window: RFC 3208 7.8, every NAK after the first copy is a new request */
@@ -689,7 +689,7 @@ START_TEST(test_7_8_crossing_while_forwarding)
 	cp_test_clear(&env);
 	ck_assert_int_eq(
 		nak_from(t0 + CP_MS(10), 50, CP_TEST_D1, source_new_to(SRC_A, SRC_A)), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 50; NAK up 50");
+	ck_assert_str_eq(ACTIONS(), "NAK up 50; NCF d1 50");
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_NAK_CROSSED_REPAIR), 0);
 	ck_assert(cp_check(env.cp, NULL, 0));
 }

@@ -35,7 +35,7 @@ static const struct cp_test_step nak_storm_two_lans[] = {
 	{MS(0),     "SPM 1",    "up", "d2", "rewrite", ""},
 	{MS(0),     "SPM 1",    "up", "d3", "rewrite", ""},
 	{MS(0),     "SPM 1",    "up", "na", "accept",  ""},
-	{MS(100),   "NAK 17",   "d1", NULL, "drop",    "NCF d1 17; NAK up 17"},
+	{MS(100),   "NAK 17",   "d1", NULL, "drop",    "NAK up 17; NCF d1 17"},
 	{MS(105),   "NAK 17",   "d1", NULL, "drop",    ""},
 	{MS(110),   "NAK 17",   "d2", NULL, "drop",    "NCF d2 17"},
 	{MS(120),   "NAK 17",   "d1", NULL, "drop",    ""},
@@ -80,7 +80,7 @@ static const struct cp_test_step anticipation[] = {
 	{MS(350), "RDATA 31", "up", "d2", "drop",    ""},
 	/* an NCF from downstream is not ours */
 	{MS(400), "NCF 32",   "d1", NULL, "drop",    ""},
-	{MS(410), "NAK 32",   "d2", NULL, "drop",    "NCF d2 32; NAK up 32"},
+	{MS(410), "NAK 32",   "d2", NULL, "drop",    "NAK up 32; NCF d2 32"},
 };
 /* clang-format on */
 
@@ -98,12 +98,12 @@ END_TEST
 static const struct cp_test_step renak_after_elimination[] = {
 	/* time    packet      in    out   verdict    actions */
 	{MS(0),    "SPM 1",    "up", "d1", "rewrite", ""},
-	{MS(0),    "NAK 40",   "d1", NULL, "drop",    "NCF d1 40; NAK up 40"},
+	{MS(0),    "NAK 40",   "d1", NULL, "drop",    "NAK up 40; NCF d1 40"},
 	{MS(50),   "NCF 40",   "up", NULL, "drop",    ""},
 	{MS(500),  "NAK 40",   "d2", NULL, "drop",    "NCF d2 40"},
 	{MS(1049), "NAK 40",   "d2", NULL, "drop",    "NCF d2 40"},
 	{MS(1050), "timers",   NULL, NULL, NULL,      ""},
-	{MS(2050), "NAK 40",   "d1", NULL, "drop",    "NCF d1 40; NAK up 40"},
+	{MS(2050), "NAK 40",   "d1", NULL, "drop",    "NAK up 40; NCF d1 40"},
 	{MS(2060), "NAK 40",   "d2", NULL, "drop",    "NCF d2 40"},
 	{MS(2249), "timers",   NULL, NULL, NULL,      ""},
 	{MS(2250), "timers",   NULL, NULL, NULL,      "NAK up 40 rpt"},
@@ -129,8 +129,8 @@ END_TEST
 static const struct cp_test_step unconfirmed[] = {
 	/* time    packet     in    out   verdict    actions */
 	{MS(0),    "SPM 1",   "up", "d1", "rewrite", ""},
-	{MS(0),    "NAK 7,8", "d1", NULL, "drop",    "NCF d1 7,8; NAK up 7,8"},
-	{MS(100),  "NAK 9",   "d2", NULL, "drop",    "NCF d2 9; NAK up 9"},
+	{MS(0),    "NAK 7,8", "d1", NULL, "drop",    "NAK up 7,8; NCF d1 7,8"},
+	{MS(100),  "NAK 9",   "d2", NULL, "drop",    "NAK up 9; NCF d2 9"},
 	{MS(200),  "timers",  NULL, NULL, NULL,      "NAK up 7,8 rpt"},
 	{MS(300),  "timers",  NULL, NULL, NULL,      "NAK up 9 rpt"},
 	{MS(400),  "timers",  NULL, NULL, NULL,      "NAK up 7,8 rpt"},
@@ -142,7 +142,7 @@ static const struct cp_test_step unconfirmed[] = {
 	{MS(2100), "timers",  NULL, NULL, NULL,      ""},
 	{MS(2200), "NCF 7",   "up", NULL, "drop",    ""},
 	{MS(2300), "NAK 7",   "d1", NULL, "drop",    "NCF d1 7"},
-	{MS(2300), "NAK 8",   "d1", NULL, "drop",    "NCF d1 8; NAK up 8"},
+	{MS(2300), "NAK 8",   "d1", NULL, "drop",    "NAK up 8; NCF d1 8"},
 };
 /* clang-format on */
 
@@ -159,7 +159,7 @@ END_TEST
 static const struct cp_test_step path_change[] = {
 	/* time   packet                   in    out   verdict    actions */
 	{MS(0),   "SPM 1",                 "up", "d1", "rewrite", ""},
-	{MS(0),   "NAK 50",                "d1", NULL, "drop",    "NCF d1 50; NAK up 50"},
+	{MS(0),   "NAK 50",                "d1", NULL, "drop",    "NAK up 50; NCF d1 50"},
 	{MS(100), "route d3",              NULL, NULL, NULL,      ""},
 	{MS(100), "SPM 2 path=198.18.3.9", "d3", "d1", "rewrite", ""},
 	{MS(200), "timers",                NULL, NULL, NULL,      "NAK d3 50 rpt"},
@@ -170,7 +170,7 @@ static const struct cp_test_step path_change[] = {
 	{MS(700), "RDATA 50",              "up", "d1", "drop",    ""},
 	{MS(700), "RDATA 50",              "d3", "d1", "accept",  ""},
 	/* NAKs from the old upstream side are now ordinary downstream NAKs */
-	{MS(800), "NAK 51",                "up", NULL, "drop",    "NCF up 51; NAK d3 51"},
+	{MS(800), "NAK 51",                "up", NULL, "drop",    "NAK d3 51; NCF up 51"},
 	{MS(800), "NAK 52",                "d3", NULL, "drop",    ""},
 };
 /* clang-format on */
@@ -189,11 +189,11 @@ END_TEST
 static const struct cp_test_step lists[] = {
 	/* time   packet          in    out   verdict    actions */
 	{MS(0),   "SPM 1",        "up", "d1", "rewrite", ""},
-	{MS(0),   "NAK 60",       "d1", NULL, "drop",    "NCF d1 60; NAK up 60"},
-	{MS(10),  "NAK 60,61,62", "d2", NULL, "drop",    "NCF d2 60,61,62; NAK up 60,61,62"},
+	{MS(0),   "NAK 60",       "d1", NULL, "drop",    "NAK up 60; NCF d1 60"},
+	{MS(10),  "NAK 60,61,62", "d2", NULL, "drop",    "NAK up 60,61,62; NCF d2 60,61,62"},
 	{MS(20),  "NCF 60,61,62", "up", NULL, "drop",    ""},
 	{MS(30),  "NAK 60,61,62", "d3", NULL, "drop",    "NCF d3 60,61,62"},
-	{MS(40),  "NAK 61,63",    "d1", NULL, "drop",    "NCF d1 61,63; NAK up 61,63"},
+	{MS(40),  "NAK 61,63",    "d1", NULL, "drop",    "NAK up 61,63; NCF d1 61,63"},
 	{MS(50),  "RDATA 61",     "up", "d3", "accept",  ""},
 	{MS(50),  "RDATA 61",     "up", "d1", "accept",  ""},
 	{MS(50),  "RDATA 61",     "up", "d2", "accept",  ""},
@@ -236,8 +236,8 @@ static const struct cp_test_step nnaks[] = {
 	{MS(0),    "SPM 1",      "up", "d1", "rewrite", ""},
 	{MS(0),    "NNAK 70,71", "d2", NULL, "drop",    "NNAK up 70,71"},
 	{MS(10),   "NNAK 70",    "d2", NULL, "drop",    ""},
-	{MS(20),   "NAK 70",     "d1", NULL, "drop",    "NCF d1 70; NAK up 70"},
-	{MS(30),   "NAK 71",     "d1", NULL, "drop",    "NCF d1 71; NAK up 71"},
+	{MS(20),   "NAK 70",     "d1", NULL, "drop",    "NAK up 70; NCF d1 70"},
+	{MS(30),   "NAK 71",     "d1", NULL, "drop",    "NAK up 71; NCF d1 71"},
 	{MS(40),   "NNAK 70",    "d2", NULL, "drop",    ""},
 	{MS(50),   "NCF 70,71",  "up", NULL, "drop",    ""},
 	{MS(60),   "RDATA 70",   "up", "d2", "drop",    ""},
@@ -258,7 +258,7 @@ END_TEST
 static const struct cp_test_step udp[] = {
 	/* time   packet        in    out   verdict    actions */
 	{MS(0),   "SPM 1 udp",  "up", "d1", "rewrite", ""},
-	{MS(0),   "NAK 80 udp", "d1", NULL, "drop",    "NCF d1 80; NAK up 80"},
+	{MS(0),   "NAK 80 udp", "d1", NULL, "drop",    "NAK up 80; NCF d1 80"},
 	{MS(200), "timers",     NULL, NULL, NULL,      "NAK up 80 rpt"},
 };
 /* clang-format on */

@@ -90,8 +90,8 @@ START_TEST(test_15_3_1_dup_nak_max_then_unicast_ncfs)
 	/* from now on NAKs on d1 get unicast NCFs with OPT_NBR_UNREACH and OPT_PATH_NLA */
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0 + 10, 18, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 18; NAK up 18");
-	a = &env.actions[0];
+	ck_assert_str_eq(ACTIONS(), "NAK up 18; NCF d1 18");
+	a = &env.actions[1];
 	ck_assert(a->nbr_unreach);
 	ck_assert_uint_eq(a->ip_src.afi, 0); /* from us */
 	{
@@ -196,7 +196,7 @@ START_TEST(test_15_3_2_ncf_from_upstream_suspends_and_sends_special_spm)
 	ck_assert(!suspended());
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0 + CP_MS(300), 31, CP_TEST_D1), CP_DROP);
-	ck_assert_str_eq(ACTIONS(), "NCF d1 31; NAK up 31");
+	ck_assert_str_eq(ACTIONS(), "NAK up 31; NCF d1 31");
 }
 END_TEST
 
@@ -264,9 +264,9 @@ START_TEST(test_15_2_1_configured_value_in_ncfs_and_spms)
 	cfg.if_defaults.nak_bo_ivl_us = 150000;
 	restart(&cfg);
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
-	ck_assert(env.actions[0].nak_bo_ivl);
-	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_us, 150000);
-	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_sqn, 0);
+	ck_assert(env.actions[1].nak_bo_ivl);
+	ck_assert_uint_eq(env.actions[1].nak_bo_ivl_us, 150000);
+	ck_assert_uint_eq(env.actions[1].nak_bo_ivl_sqn, 0);
 	/* a forwarded SPM carrying the parent's value gets ours */
 	cp_test_spm(&p, 5, 0, 0x80000000u);
 	cp_test_add_option(&p, PGM_OPT_NAK_BO_IVL, 0);
@@ -290,7 +290,7 @@ START_TEST(test_15_2_1_tuning_doubles_and_halves)
 	cfg.if_defaults.ncf_ivl_ms = 0;
 	restart(&cfg);
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP); /* new: probe 1 */
-	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_us, 100000);
+	ck_assert_uint_eq(env.actions[1].nak_bo_ivl_us, 100000);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP); /* first duplicate: x2 */
 	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_us, 200000);
@@ -301,7 +301,7 @@ START_TEST(test_15_2_1_tuning_doubles_and_halves)
 	/* d2 keeps its own value */
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0, 40, CP_TEST_D2), CP_DROP);
-	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_us, 100000);
+	ck_assert_uint_eq(env.actions[1].nak_bo_ivl_us, 100000);
 	/* the SPM copy on d1 carries the tuned value */
 	cp_test_spm(&p, 5, 0, 0x80000000u);
 	cp_test_add_option(&p, PGM_OPT_NAK_BO_IVL, 0);
@@ -313,7 +313,7 @@ START_TEST(test_15_2_1_tuning_doubles_and_halves)
 	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_NAK_BO_IVL_LOWERED), 1);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0, 20, CP_TEST_D1), CP_DROP);
-	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_us, 100000);
+	ck_assert_uint_eq(env.actions[1].nak_bo_ivl_us, 100000);
 	/* bounded: never above the maximum, nor below the minimum */
 	for (uint32_t sqn = 100; sqn < 110; sqn++) {
 		ck_assert_int_eq(nak_at(t0, sqn, CP_TEST_D1), CP_DROP);
@@ -321,12 +321,12 @@ START_TEST(test_15_2_1_tuning_doubles_and_halves)
 	}
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0, 200, CP_TEST_D1), CP_DROP);
-	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_us, 400000);
+	ck_assert_uint_eq(env.actions[1].nak_bo_ivl_us, 400000);
 	for (uint32_t sqn = 300; sqn < 340; sqn++)
 		ck_assert_int_eq(nak_at(t0, sqn, CP_TEST_D1), CP_DROP);
 	cp_test_clear(&env);
 	ck_assert_int_eq(nak_at(t0, 400, CP_TEST_D1), CP_DROP);
-	ck_assert_uint_eq(env.actions[0].nak_bo_ivl_us, 25000);
+	ck_assert_uint_eq(env.actions[1].nak_bo_ivl_us, 25000);
 }
 END_TEST
 

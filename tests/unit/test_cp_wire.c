@@ -234,7 +234,7 @@ START_TEST(test_wire_nak_gives_ncf_and_forwards_intact)
 	ck_assert_int_eq(feed(&d, CP_TEST_D1, 0), CP_DROP);
 	ck_assert_uint_eq(env.nactions, 2);
 
-	build_action(&env.actions[0], &d, &ncf);
+	build_action(&env.actions[1], &d, &ncf);
 	ck_assert_uint_eq(ncf.pkt.type, PGM_NCF);
 	ck_assert(ncf.ip.router_alert);
 	ck_assert(pgm_nla_equal(&ncf.ip.src, &src));
@@ -247,7 +247,7 @@ START_TEST(test_wire_nak_gives_ncf_and_forwards_intact)
 	ck_assert_uint_eq(ncf.pkt.opt.nak_list_count, 2);
 	ck_assert_uint_eq(pgm_opt_nak_list_sqn(&ncf.pkt.opt, 1), 19);
 
-	build_action(&env.actions[1], &d, &nak);
+	build_action(&env.actions[0], &d, &nak);
 	ck_assert_uint_eq(nak.pkt.type, PGM_NAK);
 	ck_assert(pgm_nla_equal(&nak.ip.src, &up_addr));
 	ck_assert_uint_eq(nak.pkt.tpdu_len, d.pkt.tpdu_len);
@@ -341,10 +341,10 @@ START_TEST(test_wire_udp_encapsulation)
 	ck_assert(d.ip.udp);
 	ck_assert_int_eq(feed(&d, CP_TEST_D1, 0), CP_DROP);
 	ck_assert_uint_eq(env.nactions, 2);
-	build_action(&env.actions[0], &d, &out);
+	build_action(&env.actions[1], &d, &out);
 	ck_assert(out.ip.udp);
 	ck_assert_uint_eq(out.ip.udp_dport, PGM_DEFAULT_UDP_MCAST_PORT);
-	build_action(&env.actions[1], &d, &out);
+	build_action(&env.actions[0], &d, &out);
 	ck_assert(out.ip.udp);
 	ck_assert_uint_eq(out.ip.udp_dport, PGM_DEFAULT_UDP_UCAST_PORT);
 }
