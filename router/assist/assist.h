@@ -105,9 +105,9 @@ struct assist_env {
 	int (*send)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
 	/* Sends what send queued, now (an NCF without send_first). NULL: send never queues. */
 	void (*send_now)(void *ctx);
-	/* send, but now, ahead of what send queued, which stays queued: an NCF answers its NAK
-	   before the rest of a receive round and anything that can wait (the NAK upstream). 1
-	   sent, -1 refused. NULL: send, then send_now. */
+	/* send, but now, ahead of what send queued, which stays queued: a batch's first NAK
+	   upstream (the repair waits for it) and every NCF leave before the rest of a receive
+	   round and anything that can wait. 1 sent, -1 refused. NULL: send, then send_now. */
 	int (*send_first)(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl);
 	/* The multicast route a datagram from src to group arriving on in_ifindex follows by the
 	   kernel's rules (replication), or NULL; in_ifindex 0: any (where the route comes in).

@@ -630,7 +630,7 @@ static void env_send_now(void *ctx)
 	sends_flush_queued(ctx);
 }
 
-/* An NCF: out now, ahead of the NAKs upstream its round queued (assist_env.send_first). */
+/* Out now, ahead of what its round queued (assist_env.send_first): an NCF, a first NAK upstream. */
 static int env_send_first(void *ctx, int ifindex, const uint8_t *datagram, size_t len, uint8_t ttl)
 {
 	struct live_path *p = ctx;
