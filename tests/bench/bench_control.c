@@ -175,6 +175,22 @@ static void add_sessions(struct cp *cp, uint32_t n, cp_time_t now)
 	}
 }
 
+/* `per` confirmed repair states in each of the first `sessions` sessions: SQNs 100 onwards, each
+ * NAKed on interface 2 and confirmed from upstream. */
+static void add_confirmed_states(struct cp *cp, uint32_t sessions, uint32_t per, cp_time_t now)
+{
+	struct pkt p;
+
+	for (uint32_t q = 0; q < per; q++) {
+		for (uint32_t s = 0; s < sessions; s++) {
+			make_nak(&p, PGM_NAK, s, 100 + q);
+			feed(cp, &p, 2, 0, now);
+			make_nak(&p, PGM_NCF, s, 100 + q);
+			feed(cp, &p, 1, 0, now);
+		}
+	}
+}
+
 /*
  * NAK storm: for each of `sqns` lost packets of each session, `receivers` receivers on the 7
  * downstream interfaces NAK it (in a shuffled order), the upstream confirms, and time moves on.
@@ -431,14 +447,7 @@ static void bench_nak_probe(uint32_t states, uint32_t probes, bool duplicate)
 	}
 	cp = new_core(&cfg);
 	add_sessions(cp, SESSIONS, now);
-	for (uint32_t q = 0; q < per; q++) {
-		for (uint32_t s = 0; s < SESSIONS; s++) {
-			make_nak(&p, PGM_NAK, s, 100 + q);
-			feed(cp, &p, 2, 0, now);
-			make_nak(&p, PGM_NCF, s, 100 + q);
-			feed(cp, &p, 1, 0, now);
-		}
-	}
+	add_confirmed_states(cp, SESSIONS, per, now);
 	now += CP_MS(500); /* the defaults' NAK_ELIM_IVL over, before the clock starts */
 	run_timers(cp, now);
 	cp_get_stats(cp, &st);
@@ -493,7 +502,6 @@ static struct cascade_run cascade_once(uint32_t states, bool unbounded)
 	struct cp_config cfg;
 	struct cp_stats st;
 	struct cp *cp;
-	struct pkt p;
 
 	cp_config_default(&cfg);
 	cfg.memory_budget_mb = 0;
@@ -503,14 +511,7 @@ static struct cascade_run cascade_once(uint32_t states, bool unbounded)
 	if (unbounded)
 		cp->repair_wheel.cascade_budget = UINT32_MAX;
 	add_sessions(cp, SESSIONS, now);
-	for (uint32_t q = 0; q < per; q++) {
-		for (uint32_t s = 0; s < SESSIONS; s++) {
-			make_nak(&p, PGM_NAK, s, 100 + q);
-			feed(cp, &p, 2, 0, now);
-			make_nak(&p, PGM_NCF, s, 100 + q);
-			feed(cp, &p, 1, 0, now);
-		}
-	}
+	add_confirmed_states(cp, SESSIONS, per, now);
 	run_timers(cp, now + CP_MS(500)); /* NAK_ELIM_IVL over: each re-armed for NAK_RDATA_IVL */
 	run_timers(cp, boundary - CP_MS(1));
 	cp_get_stats(cp, &st);
@@ -577,18 +578,17 @@ static void bench_cascade(uint32_t states, unsigned reps)
 	}
 	qsort(bounded, reps, sizeof(double), cmp_double);
 	qsort(unbounded, reps, sizeof(double), cmp_double);
-	snprintf(metric, sizeof(metric), "max_call_us_unbounded_%u", states);
-	row("control_cascade", metric, unbounded[reps / 2] * 1e6, "us");
-	snprintf(metric, sizeof(metric), "max_call_us_unbounded_min_%u", states);
-	row("control_cascade", metric, unbounded[0] * 1e6, "us");
-	snprintf(metric, sizeof(metric), "max_call_us_unbounded_max_%u", states);
-	row("control_cascade", metric, unbounded[reps - 1] * 1e6, "us");
-	snprintf(metric, sizeof(metric), "max_call_us_budget_%u", states);
-	row("control_cascade", metric, bounded[reps / 2] * 1e6, "us");
-	snprintf(metric, sizeof(metric), "max_call_us_budget_min_%u", states);
-	row("control_cascade", metric, bounded[0] * 1e6, "us");
-	snprintf(metric, sizeof(metric), "max_call_us_budget_max_%u", states);
-	row("control_cascade", metric, bounded[reps - 1] * 1e6, "us");
+	for (int side = 0; side < 2; side++) {
+		const double *v = side == 0 ? unbounded : bounded;
+		const char *name = side == 0 ? "unbounded" : "budget";
+
+		snprintf(metric, sizeof(metric), "max_call_us_%s_%u", name, states);
+		row("control_cascade", metric, v[reps / 2] * 1e6, "us");
+		snprintf(metric, sizeof(metric), "max_call_us_%s_min_%u", name, states);
+		row("control_cascade", metric, v[0] * 1e6, "us");
+		snprintf(metric, sizeof(metric), "max_call_us_%s_max_%u", name, states);
+		row("control_cascade", metric, v[reps - 1] * 1e6, "us");
+	}
 	snprintf(metric, sizeof(metric), "max_call_ratio_%u", states);
 	row("control_cascade", metric, bounded[reps / 2] / unbounded[reps / 2], "ratio");
 	snprintf(metric, sizeof(metric), "budget_calls_%u", states);
