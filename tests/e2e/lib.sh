@@ -752,8 +752,16 @@ e2e_rt() {
 		END { print n + 0 }' "$file"
 }
 
-# e2e_rt_errors ROUTER: every error counter of every interface, summed.
-e2e_rt_errors() { e2e_rt "$1" '*' errors '*'; }
+# e2e_rt_errors ROUTER: every error counter of every interface, summed. The counters that are
+# not zero go to stderr by name ("r1 packet errors: eth0 bad-checksum 2"): a failed check's
+# log says which.
+e2e_rt_errors() {
+	local n
+	n=$(e2e_rt "$1" '*' errors '*')
+	[ "$n" = 0 ] || echo "$1 packet errors: $(awk '$2 == "errors" && $4 > 0 { printf "%s%s %s %s", s, $1, $3, $4; s = ", " }' \
+		"$LAB_DIR/traffic.$1.tsv")" >&2
+	echo "$n"
+}
 
 # e2e_record_routers: in the "with" variant, a row per router interface with what the router
 # counted there: NAKs received, NCFs sent and withheld by the rate limit, NAKs sent upstream,
