@@ -18,7 +18,10 @@
 # (median and p99), NAKs at the source per lost packet at most 1.05 at K = 128.
 #
 # BENCH_STORM_KS (default "8 32 128"), BENCH_STORM_SIDES (default "kernel pgmrouterd"): for
-# experiments. BENCH_STORM_KEEP=DIR keeps each run's captures, send and repair logs and the
+# experiments; with "kernel acceptall pgmrouterd" also the least any NFQUEUE network element
+# costs a repair (the accept-all consumer on the daemon's rules: the receivers NAK the source,
+# the NAK and the RDATA pass through the queue) and pgmrouterd against it, rows
+# k{K}_acceptall_*_vs_kernel and k{K}_pgmrouterd_*_vs_acceptall. BENCH_STORM_KEEP=DIR keeps each run's captures, send and repair logs and the
 # daemon's log with its repair state events (debug ip pgm router events) in DIR, to attribute
 # every NAK that reached the source to a cause.
 #
@@ -224,9 +227,7 @@ ci() {
 for k in $KS; do
 	for rep in $(seq 1 "$BENCH_REPS"); do
 		# shellcheck disable=SC2086
-		set -- $SIDES
-		[ $((rep % 2)) = 0 ] && [ $# = 2 ] && set -- "$2" "$1"
-		for side in "$@"; do
+		for side in $(bench_rotation "$rep" $SIDES); do
 			[ -n "${MISSING[$side]:-}" ] && continue
 			run_one "$k" "$side" "$rep"
 		done
@@ -283,6 +284,23 @@ for k in $KS; do
 		bench_row "k${k}_repair_mean_vs_kernel_lo" "$lo" "x kernel (95% bootstrap)"
 		bench_row "k${k}_repair_mean_vs_kernel_hi" "$hi" "x kernel (95% bootstrap)"
 	fi
+	# With the accept-all side among the sides (BENCH_STORM_SIDES): the same figures against the
+	# least any NFQUEUE network element costs a repair, the NAK and the RDATA through the queue
+	# and a consumer that only accepts them (no goal: what the goals above leave to the design).
+	case " $SIDES " in *" acceptall "*)
+		for m in rmed:repair_median rp99:repair_p99 rmean:repair_mean; do
+			for pair in kernel:acceptall acceptall:pgmrouterd; do
+				read -r est lo hi n <<<"$(bench_ratio_ci "${M[$k,${pair%%:*},${m%%:*}]:-}" \
+					"${M[$k,${pair#*:},${m%%:*}]:-}")"
+				[ "$n" = 0 ] && continue
+				r="k${k}_${pair#*:}_${m#*:}_vs_${pair%%:*}"
+				bench_row "$r" "$est" "x ${pair%%:*} (geometric mean of $n repetitions)"
+				bench_row "${r}_lo" "$lo" "x ${pair%%:*} (95% bootstrap)"
+				bench_row "${r}_hi" "$hi" "x ${pair%%:*} (95% bootstrap)"
+			done
+		done
+		;;
+	esac
 	if [ "$k" = 128 ]; then
 		read -r est lo hi n <<<"$(bench_mean_ci ${M[$k,pgmrouterd,nak]:-})"
 		bench_verdict "k${k}_naks_at_source_per_loss_goal" "$lo" "$hi" 1.05 "$n"
