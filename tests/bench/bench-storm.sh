@@ -21,9 +21,9 @@
 # experiments; with "kernel acceptall pgmrouterd" also the least any NFQUEUE network element
 # costs a repair (the accept-all consumer on the daemon's rules: the receivers NAK the source,
 # the NAK and the RDATA pass through the queue) and pgmrouterd against it, rows
-# k{K}_acceptall_*_vs_kernel and k{K}_pgmrouterd_*_vs_acceptall. BENCH_STORM_KEEP=DIR keeps each run's captures, send and repair logs and the
-# daemon's log with its repair state events (debug ip pgm router events) in DIR, to attribute
-# every NAK that reached the source to a cause.
+# k{K}_acceptall_*_vs_kernel and k{K}_pgmrouterd_*_vs_acceptall. BENCH_STORM_KEEP=DIR keeps each
+# run's captures, send and repair logs and the daemon's log with its repair state events (debug ip
+# pgm router events) in DIR, to attribute every NAK that reached the source to a cause.
 #
 #   bench-storm.sh [--smoke]
 set -u
@@ -212,6 +212,17 @@ run_one() {
 	add "$k,$side,hrdata" "$(hop "$hoprdata")"
 }
 
+# ratio_rows ROW BASE SIDE FIGURE: rows ROW, ROW_lo and ROW_hi, SIDE's FIGURE (rmed, rp99, ...)
+# over BASE's at the current K: the per-repetition ratios' geometric mean and its bootstrap
+# interval; est, lo, hi and n stay set for a verdict (n 0: no pair, no rows).
+ratio_rows() {
+	read -r est lo hi n <<<"$(bench_ratio_ci "${M[$k,$2,$4]:-}" "${M[$k,$3,$4]:-}")"
+	[ "$n" = 0 ] && return
+	bench_row "$1" "$est" "x $2 (geometric mean of $n repetitions)"
+	bench_row "${1}_lo" "$lo" "x $2 (95% bootstrap)"
+	bench_row "${1}_hi" "$hi" "x $2 (95% bootstrap)"
+}
+
 # ci METRIC UNIT VALUE...: rows METRIC_mean, _lo, _hi: the mean over the repetitions and its 95 %
 # interval (bootstrap, bench_mean_ci).
 ci() {
@@ -267,37 +278,20 @@ for k in $KS; do
 	# Goals: repair with assist no worse than without (the ratio's whole interval at most 1),
 	# judged on the per-repetition ratios' geometric mean and its bootstrap interval.
 	for m in rmed:repair_median rp99:repair_p99; do
-		read -r est lo hi n <<<"$(bench_ratio_ci "${M[$k,kernel,${m%%:*}]:-}" "${M[$k,pgmrouterd,${m%%:*}]:-}")"
-		if [ "$n" != 0 ]; then
-			bench_row "k${k}_${m#*:}_vs_kernel" "$est" "x kernel (geometric mean of $n repetitions)"
-			bench_row "k${k}_${m#*:}_vs_kernel_lo" "$lo" "x kernel (95% bootstrap)"
-			bench_row "k${k}_${m#*:}_vs_kernel_hi" "$hi" "x kernel (95% bootstrap)"
-		fi
+		ratio_rows "k${k}_${m#*:}_vs_kernel" kernel pgmrouterd "${m%%:*}"
 		bench_verdict "k${k}_${m#*:}_goal" "$lo" "$hi" 1 "$n"
 	done
 	# The mean time to repair, a figure without a goal: the source's repairs leave on its next
 	# library call (tests/bench/README, 3.), so every repair time moves in steps of the send
 	# interval and a run's median and p99 jump by whole steps; the mean follows small shifts.
-	read -r est lo hi n <<<"$(bench_ratio_ci "${M[$k,kernel,rmean]:-}" "${M[$k,pgmrouterd,rmean]:-}")"
-	if [ "$n" != 0 ]; then
-		bench_row "k${k}_repair_mean_vs_kernel" "$est" "x kernel (geometric mean of $n repetitions)"
-		bench_row "k${k}_repair_mean_vs_kernel_lo" "$lo" "x kernel (95% bootstrap)"
-		bench_row "k${k}_repair_mean_vs_kernel_hi" "$hi" "x kernel (95% bootstrap)"
-	fi
+	ratio_rows "k${k}_repair_mean_vs_kernel" kernel pgmrouterd rmean
 	# With the accept-all side among the sides (BENCH_STORM_SIDES): the same figures against the
 	# least any NFQUEUE network element costs a repair, the NAK and the RDATA through the queue
 	# and a consumer that only accepts them (no goal: what the goals above leave to the design).
 	case " $SIDES " in *" acceptall "*)
 		for m in rmed:repair_median rp99:repair_p99 rmean:repair_mean; do
-			for pair in kernel:acceptall acceptall:pgmrouterd; do
-				read -r est lo hi n <<<"$(bench_ratio_ci "${M[$k,${pair%%:*},${m%%:*}]:-}" \
-					"${M[$k,${pair#*:},${m%%:*}]:-}")"
-				[ "$n" = 0 ] && continue
-				r="k${k}_${pair#*:}_${m#*:}_vs_${pair%%:*}"
-				bench_row "$r" "$est" "x ${pair%%:*} (geometric mean of $n repetitions)"
-				bench_row "${r}_lo" "$lo" "x ${pair%%:*} (95% bootstrap)"
-				bench_row "${r}_hi" "$hi" "x ${pair%%:*} (95% bootstrap)"
-			done
+			ratio_rows "k${k}_acceptall_${m#*:}_vs_kernel" kernel acceptall "${m%%:*}"
+			ratio_rows "k${k}_pgmrouterd_${m#*:}_vs_acceptall" acceptall pgmrouterd "${m%%:*}"
 		done
 		;;
 	esac
