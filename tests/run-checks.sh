@@ -18,6 +18,8 @@ for s in $stages; do
 		failed="$failed $s"
 	fi
 done
+# Passed on a second run: named at the end whatever the outcome (tests/e2e/run.sh, E2E_RETRIES).
+cat "$logs"/*.log | grep -A 20 'FLAKY' | grep -E 'FLAKY|^    ' | head -n 20
 if [ -z "$failed" ]; then
 	echo "=== check: all stages passed"
 	exit 0
