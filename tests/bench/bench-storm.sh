@@ -24,6 +24,8 @@
 # k{K}_acceptall_*_vs_kernel and k{K}_pgmrouterd_*_vs_acceptall. BENCH_STORM_KEEP=DIR keeps each
 # run's captures, send and repair logs and the daemon's log with its repair state events (debug ip
 # pgm router events) in DIR, to attribute every NAK that reached the source to a cause.
+# BENCH_STORM_SEND_ARGS: more options for the source on every side, e.g. --repair-at-once (the
+# source repairs when the NAK arrives, not with its next message: tests/bench/README).
 #
 #   bench-storm.sh [--smoke]
 set -u
@@ -124,7 +126,7 @@ run_one() {
 	# shellcheck disable=SC2086
 	lab_spawn s1 "$LAB_DIR/send.out" ${BENCH_CPU_SEND:+taskset -c "$BENCH_CPU_SEND"} $NICE \
 		"$LAB_PEERS/pgm-send" -n "$SRC;$GROUP" -c "$COUNT" -r "$RATE" -I "$rep" \
-		--linger 2000 -T "$timeout" --send-log "$sendlog"
+		--linger 2000 -T "$timeout" --send-log "$sendlog" ${BENCH_STORM_SEND_ARGS:-}
 	spid=$LAB_PID
 	lab_wait_pid "$spid" "$((timeout + 10))"
 	# The source is gone: whatever a receiver still lacks now never comes. Up to 10 s more for

@@ -7,6 +7,9 @@
  *  - every socket option, PGM_NOBLOCK included, must be set before pgm_connect;
  *  - a source sends repairs only from inside pgm_recv, one per call, so the loop keeps calling it
  *    and polls on the library's descriptors (the repair notification fd among them);
+ *  - a NAK read by pgm_recv queues its repair and signals nothing: in non-blocking mode the
+ *    repair leaves at the start of the next pgm_recv call (the next message's, at the paced
+ *    rate), where the library's blocking mode calls again at once (--repair-at-once);
  *  - the library's rate limiter bursts a second's worth of traffic at low rates, so this program
  *    paces the messages itself and gives the library limit headroom for repairs.
  */
@@ -33,6 +36,7 @@ struct send_options {
 	uint64_t timeout_s;
 	uint64_t sndbuf;
 	const char *send_log; /* "SEQ SENT_US" per original message */
+	bool repair_at_once;  /* a pgm_recv that read input is followed by another at once */
 };
 
 static void usage(FILE *out)
@@ -71,6 +75,9 @@ static void usage(FILE *out)
 		"      --tpdu N          largest TPDU, PGM_MTU (default 1500)\n"
 		"      --send-log FILE   write \"SEQ MICROSECONDS\" for every message sent (the\n"
 		"                        monotonic clock, when pgm_send returned)\n"
+		"      --repair-at-once  call pgm_recv again right after a call that read input, so\n"
+		"                        a NAK's repair leaves at once (as in OpenPGM's blocking\n"
+		"                        mode) instead of with the next message or timer\n"
 		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
 }
 
@@ -89,6 +96,7 @@ static int parse_options(int argc, char **argv, struct send_options *o)
 		PEER_OPT_U64("spm-ambient", 0, &o->spm_ambient_ms, 10, 600000),
 		PEER_OPT_U64("sndbuf", 0, &o->sndbuf, 4096, 1u << 30),
 		PEER_OPT_STRING("send-log", 0, &o->send_log),
+		PEER_OPT_FLAG("repair-at-once", 0, &o->repair_at_once),
 	};
 
 	*o = (struct send_options){
@@ -239,7 +247,7 @@ int main(int argc, char **argv)
 	uint64_t start_us, deadline_us, next_send_us, interval_us, last_sent_us = 0;
 	FILE *send_log = NULL;
 	uint64_t send_block_until = 0;
-	bool want_pollout = false, timed_out = false;
+	bool want_pollout = false, timed_out = false, woke = false;
 	const char *result;
 	int rc;
 
@@ -346,6 +354,11 @@ int main(int argc, char **argv)
 			continue;
 		if (status == PGM_IO_STATUS_ERROR || status == PGM_IO_STATUS_EOF)
 			break;
+		/* The call after a wakeup sends the repair of a NAK that the wakeup's call read. */
+		if (o.repair_at_once && woke) {
+			woke = false;
+			continue;
+		}
 
 		/* Sleep until the library, the pacer, the linger or the deadline needs us. */
 		now = now_microseconds();
@@ -366,6 +379,7 @@ int main(int argc, char **argv)
 			break;
 		if (writable)
 			want_pollout = false;
+		woke = true;
 	}
 
 	if (timed_out)
