@@ -19,7 +19,7 @@ for s in $stages; do
 	fi
 done
 # Passed on a second run: named at the end whatever the outcome (tests/e2e/run.sh, E2E_RETRIES).
-cat "$logs"/*.log | grep -A 20 'FLAKY' | grep -E 'FLAKY|^    ' | head -n 20
+grep -h '^!!! e2e: FLAKY' "$logs"/*.log | head -n 20
 if [ -z "$failed" ]; then
 	echo "=== check: all stages passed"
 	exit 0

@@ -58,6 +58,7 @@ for s in "${scenarios[@]}"; do
 		continue
 	fi
 	attempt=1
+	first=""
 	while :; do
 		# Own session, so a timeout ends the scenario's trap handler cleanly (TERM, then KILL).
 		# A scenario with more cases may ask for more time (a file `timeout`, seconds).
@@ -65,12 +66,15 @@ for s in "${scenarios[@]}"; do
 		rc=${PIPESTATUS[0]}
 		line=$(grep '^E2E-RESULT ' "$logdir/$s.log" | tail -n 1)
 		if [ "$rc" = 0 ] || [ "$attempt" -gt "$retries" ]; then
+			# Passed after failing: FLAKY in the summary, with the first failure's checks.
+			[ "$rc" != 0 ] || [ -z "$first" ] || flaky+=("$s: $first")
 			break
 		fi
-		# Kept for the summary: what failed the first time, by check.
-		flaky+=("$s: $(grep -E '^--- FAILED|packet errors:' "$logdir/$s.log" | head -n 5 | paste -sd ';' -)")
-		[ -n "${flaky[-1]#*: }" ] || flaky[-1]="$s: exit $rc${line:+, $line}"
-		echo "!!! e2e: $s failed (exit $rc); running it once more (E2E_RETRIES=$retries)"
+		if [ -z "$first" ]; then
+			first=$(grep -E '^--- FAILED|packet errors:' "$logdir/$s.log" | head -n 5 | paste -sd ';' -)
+			first=${first:-exit $rc${line:+, $line}}
+		fi
+		echo "!!! e2e: $s failed (exit $rc); running it again (E2E_RETRIES=$retries)"
 		attempt=$((attempt + 1))
 	done
 	get() { echo "$line" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2 }'; }
@@ -96,8 +100,8 @@ if printf '%s\n' "${summary[@]}" | grep -q '|skipped|'; then
 		"router assist was not tested"
 fi
 if [ ${#flaky[@]} -gt 0 ]; then
-	echo "!!! e2e: FLAKY: failed, then passed when run again (the first run's failed checks):"
-	printf '    %s\n' "${flaky[@]}"
+	# One line each, for make check's last lines (tests/run-checks.sh)
+	printf '!!! e2e: FLAKY (failed, then passed when run again): %s\n' "${flaky[@]}"
 fi
 if [ -n "$left" ]; then
 	echo "!!! e2e: the runs left namespaces behind:"

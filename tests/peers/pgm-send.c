@@ -36,7 +36,7 @@ struct send_options {
 	uint64_t timeout_s;
 	uint64_t sndbuf;
 	const char *send_log; /* "SEQ SENT_US" per original message */
-	bool repair_at_once;  /* a pgm_recv that read input is followed by another at once */
+	bool repair_at_once;  /* the pgm_recv after a wakeup is followed by another at once */
 };
 
 static void usage(FILE *out)
@@ -75,7 +75,7 @@ static void usage(FILE *out)
 		"      --tpdu N          largest TPDU, PGM_MTU (default 1500)\n"
 		"      --send-log FILE   write \"SEQ MICROSECONDS\" for every message sent (the\n"
 		"                        monotonic clock, when pgm_send returned)\n"
-		"      --repair-at-once  call pgm_recv again right after a call that read input, so\n"
+		"      --repair-at-once  call pgm_recv once more right after each wakeup's call, so\n"
 		"                        a NAK's repair leaves at once (as in OpenPGM's blocking\n"
 		"                        mode) instead of with the next message or timer\n"
 		"Exit: 0 all sent and lingered, 2 timeout, 64 usage, 70 setup failure.\n");
