@@ -17,15 +17,15 @@
 # Goals (README, Verdicts): time to repair with pgmrouterd no worse than without at every K
 # (median and p99), NAKs at the source per lost packet at most 1.05 at K = 128.
 #
-# BENCH_STORM_KS (default "8 32 128"), BENCH_STORM_SIDES (default "kernel pgmrouterd", and at
-# K = 8 "kernel acceptall pgmrouterd"): with the accept-all side also the least any NFQUEUE
-# network element costs a repair (the accept-all consumer on the daemon's rules: the receivers
-# NAK the source, the NAK and the RDATA pass through the queue) and pgmrouterd against it, rows
-# k{K}_acceptall_*_vs_kernel and k{K}_pgmrouterd_*_vs_acceptall, and the repair goals judged for
-# the accept-all consumer too (k{K}_acceptall_repair_*_goal): where the floor itself fails a
-# goal, no network element on this data plane meets it in this lab (README, Verdicts). BENCH_STORM_KEEP=DIR keeps each
-# run's captures, send and repair logs and the daemon's log with its repair state events (debug ip
-# pgm router events) in DIR, to attribute every NAK that reached the source to a cause.
+# BENCH_STORM_KS (default "8 32 128"), BENCH_STORM_SIDES (default "kernel acceptall pgmrouterd"):
+# the accept-all side is the least any NFQUEUE network element costs a repair (the accept-all
+# consumer on the daemon's rules: the receivers NAK the source, the NAK and the RDATA pass through
+# the queue), with rows k{K}_acceptall_*_vs_kernel and k{K}_pgmrouterd_*_vs_acceptall and the
+# repair goals judged for it too (k{K}_acceptall_repair_*_goal): where the floor itself fails a
+# goal, no network element on this data plane meets it in this lab (tests/bench/README).
+# BENCH_STORM_KEEP=DIR keeps each run's captures, send and repair logs and the daemon's log with
+# its repair state events (debug ip pgm router events) in DIR, to attribute every NAK that reached
+# the source to a cause.
 # BENCH_STORM_SEND_ARGS: more options for the source on every side, e.g. --repair-at-once (the
 # source repairs when the NAK arrives, not with its next message: tests/bench/README).
 #
@@ -43,18 +43,10 @@ bench_begin storm "$@"
 # a higher priority (nice -10), so neither side's answers wait behind the receivers' work.
 NICE="nice -n -10"
 
-SIDES=${BENCH_STORM_SIDES:-"kernel pgmrouterd"}
+# The accept-all side is the floor (below): a repair goal it fails itself is out of reach of any
+# network element on this data plane in this lab, and the run says so in code.
+SIDES=${BENCH_STORM_SIDES:-"kernel acceptall pgmrouterd"}
 KS=${BENCH_STORM_KS:-"8 32 128"}
-# k_sides K: the sides run at K. At K = 8 the kernel's source already sees about one NAK per
-# loss, so router assist has little to save and the queue's own round trip is what is left of
-# the repair goals: the floor runs beside them there unless the sides are chosen.
-k_sides() {
-	if [ -z "${BENCH_STORM_SIDES:-}" ] && [ "$1" = 8 ]; then
-		echo "kernel acceptall pgmrouterd"
-	else
-		echo "$SIDES"
-	fi
-}
 COUNT=1500 # messages per run
 RATE=500   # messages per second
 LOSS_EVERY=30
@@ -250,15 +242,14 @@ ci() {
 }
 
 for k in $KS; do
-	ksides=$(k_sides "$k")
 	for rep in $(seq 1 "$BENCH_REPS"); do
 		# shellcheck disable=SC2086
-		for side in $(bench_rotation "$rep" $ksides); do
+		for side in $(bench_rotation "$rep" $SIDES); do
 			[ -n "${MISSING[$side]:-}" ] && continue
 			run_one "$k" "$side" "$rep"
 		done
 	done
-	for side in $ksides; do
+	for side in $SIDES; do
 		if [ -n "${MISSING[$side]:-}" ]; then
 			bench_missing "k${k}_${side}" "${MISSING[$side]}"
 			continue
@@ -300,11 +291,12 @@ for k in $KS; do
 	# library call (tests/bench/README, 3.), so every repair time moves in steps of the send
 	# interval and a run's median and p99 jump by whole steps; the mean follows small shifts.
 	ratio_rows "k${k}_repair_mean_vs_kernel" kernel pgmrouterd rmean
-	# With the accept-all side among the sides: the same figures against the least any NFQUEUE
-	# network element costs a repair, the NAK and the RDATA through the queue and a consumer
-	# that only accepts them, and the goals above judged for it: a FAIL there says the goal is
-	# below what this data plane can do in this lab, whatever the network element does.
-	case " $ksides " in *" acceptall "*)
+	# With the accept-all side among the sides (the default): the same figures against the
+	# least any NFQUEUE network element costs a repair, the NAK and the RDATA through the queue
+	# and a consumer that only accepts them, and the goals above judged for it: a FAIL there
+	# says the goal is below what this data plane can do in this lab, whatever the network
+	# element does.
+	case " $SIDES " in *" acceptall "*)
 		for m in rmed:repair_median rp99:repair_p99 rmean:repair_mean; do
 			ratio_rows "k${k}_acceptall_${m#*:}_vs_kernel" kernel acceptall "${m%%:*}"
 			[ "${m%%:*}" = rmean ] || bench_verdict "k${k}_acceptall_${m#*:}_goal" "$lo" "$hi" 1 "$n"
@@ -322,7 +314,7 @@ for k in $KS; do
 			# shellcheck disable=SC2086
 			bench_series "k${k}_${m#*:}_ratio" "x kernel" $ratios
 		else
-			bench_missing "k${k}_${m#*:}_ratio" "$(for side in $ksides; do
+			bench_missing "k${k}_${m#*:}_ratio" "$(for side in $SIDES; do
 				r=${MISSING[$side]:-${FAILED[$k,$side]:-}}
 				[ -n "$r" ] && echo "$side: $r"
 			done | head -n 1)"
