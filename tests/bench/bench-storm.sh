@@ -229,16 +229,17 @@ ratio_rows() {
 	bench_row "${1}_hi" "$hi" "x $2 (95% bootstrap)"
 }
 
-# ci METRIC UNIT VALUE...: rows METRIC_mean, _lo, _hi: the mean over the repetitions and its 95 %
-# interval (bootstrap, bench_mean_ci).
+# ci METRIC UNIT VALUE...: rows METRIC_mean, METRIC_mean_lo and METRIC_mean_hi: the mean over the
+# repetitions and its 95 % interval (bootstrap, bench_mean_ci); METRIC_lo and METRIC_hi are the
+# median's (bench_series).
 ci() {
 	local metric=$1 unit=$2 est lo hi n
 	shift 2
 	read -r est lo hi n <<<"$(bench_mean_ci "$@")"
 	[ "$n" = 0 ] && return
 	bench_row "${metric}_mean" "$est" "$unit (mean of $n repetitions)"
-	bench_row "${metric}_lo" "$lo" "$unit (95% bootstrap)"
-	bench_row "${metric}_hi" "$hi" "$unit (95% bootstrap)"
+	bench_row "${metric}_mean_lo" "$lo" "$unit (95% bootstrap)"
+	bench_row "${metric}_mean_hi" "$hi" "$unit (95% bootstrap)"
 }
 
 for k in $KS; do

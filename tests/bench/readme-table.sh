@@ -16,7 +16,8 @@
 # metric's name): what each benchmark compares with its baseline, in a few rows each (the
 # router's added ns per forwarded packet, queue and ceiling ratios, NCF latency against the
 # floor, restart, memory and probe cost at a million entries, the storm's NAKs and repair
-# times, worker scaling, the IPv6 figures, the control plane's ns per decision).
+# times (and the accept-all floor's), worker scaling, the IPv6 figures, the control plane's ns
+# per decision).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -54,6 +55,7 @@ headline+='(burst|storm)_pgmrouterd_recovery_ms|ncf_vs_cold|sessions_vs_cold|'
 headline+='sessions_1000000_daemon_bytes_per_session|repair_states_1008000_daemon_bytes_per_state|'
 headline+='sessions_1000000_cost_ratio|repair_states_1008000_cost_ratio|'
 headline+='k(8|32|128)_pgmrouterd_naks_at_source_per_loss|k(8|32|128)_repair_(median|p99|mean)_vs_kernel|'
+headline+='k(8|32|128)_acceptall_repair_(median|p99)_vs_kernel|'
 headline+='(nak|spm)_drain_pps_w[0-9]+|(nak|spm)_(scaling|capacity)_w[0-9]+_vs_w1|.*scaling.*|.*_v6_.*|ns_per_decision|nak64_parse_checksum'
 headline+=')$'
 metrics=${BENCH_TABLE_METRICS:-$headline}
