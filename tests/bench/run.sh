@@ -131,6 +131,10 @@ wrong=$({
 	awk -F, '$NF == "wrong_behaviour" { print $4 "," $5 " (rep " $6 ")" }' "$results/raw.csv"
 } | tr '\n' ' ')
 [ -n "$wrong" ] && failed="$failed (wrong behaviour: $wrong)"
+# A metric is one row: two rows of one name (one benchmark writing two figures under it) would
+# leave every reader of results.csv to take one of them for the other.
+dups=$(cut -d, -f1,2 "$csv" | sort | uniq -d | head -n 5 | tr '\n' ' ')
+[ -n "$dups" ] && failed="$failed (rows named twice: $dups)"
 verdicts=$(grep -E ',(PASS|FAIL|INCONCLUSIVE),' "$csv")
 if [ -n "$verdicts" ]; then
 	echo "goals:"
