@@ -338,7 +338,11 @@ void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_sessio
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_session *s, uint32_t parity_cnt)
 {
-	bool unreach = s->ext != NULL && (s->ext->unreach_mask & cp_iface_bit(in_if)) != 0;
+	const struct pgm_nla *own = cp_if_addr_for(in_if, cp_session_afi(s), NULL);
+	/* 15.3.2 needs our address on the interface, of the session's family, to send from and to
+	   name in OPT_PATH_NLA: without one the NAKer gets the multicast NCF, as on any interface */
+	bool unreach = s->ext != NULL && (s->ext->unreach_mask & cp_iface_bit(in_if)) != 0 &&
+		       own->afi != 0;
 	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
 	unsigned n = cp_packet_sqns(in->pkt, sqns);
 	struct cp_action act;
@@ -356,7 +360,7 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
 		act.ip_src.afi = 0;
 		act.ip_dst = in->ip->src;
 		act.nbr_unreach = true;
-		act.path = *cp_if_addr_for(in_if, cp_session_afi(s), NULL);
+		act.path = *own;
 	}
 	if (unreach && in->ip->udp) {
 		act.udp = true;

@@ -116,6 +116,36 @@ START_TEST(test_15_3_1_dup_nak_max_then_unicast_ncfs)
 }
 END_TEST
 
+/* A NAK on a failed subtree's interface without an address of the session's family: no unicast
+ * NCF can name the path (OPT_PATH_NLA) or leave from us, so the NAK gets the multicast one (it
+ * was an NCF with OPT_NBR_UNREACH and no path, which cannot be encoded: fuzz_cp found it; its
+ * input is the seed tests/fuzz/corpus/fuzz_cp/unreach-ncf-no-address). */
+START_TEST(test_15_3_1_no_address_multicast_ncf)
+{
+	struct cp_config cfg;
+	struct pgm_nla none = {0};
+	const struct cp_action *a;
+	uint64_t sent;
+
+	cp_config_default(&cfg);
+	cfg.if_defaults.dup_nak_max = 1;
+	cfg.if_defaults.ncf_ivl_ms = 0;
+	restart(&cfg);
+	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP);
+	ck_assert_int_eq(nak_at(t0, 17, CP_TEST_D1), CP_DROP); /* duplicate 1 = DUP_NAK_MAX */
+	ck_assert_uint_eq(cp_test_if_ev(&env, CP_TEST_D1, CP_C_UNREACH_ASSUMED), 1);
+	cp_if_set_addr(env.cp, CP_TEST_D1, &none);
+	cp_test_clear(&env);
+	sent = cp_test_total_ev(&env, CP_C_UNREACH_NCF_SENT);
+	ck_assert_int_eq(nak_at(t0 + 10, 18, CP_TEST_D1), CP_DROP);
+	ck_assert_str_eq(ACTIONS(), "NAK up 18; NCF d1 18");
+	a = &env.actions[1];
+	ck_assert(!a->nbr_unreach);
+	ck_assert(pgm_nla_equal(&a->ip_dst, &env.actions[1].nak_grp)); /* to the group */
+	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_UNREACH_NCF_SENT), sent);
+}
+END_TEST
+
 /* An interface leaving takes its failure mark with it: the interface that gets its slot next
  * is not taken for a failed subtree (its NAKs get multicast NCFs). */
 START_TEST(test_15_3_1_mark_leaves_with_the_interface)
@@ -337,6 +367,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_15_3_1_dup_nak_max_then_unicast_ncfs);
+	tcase_add_test(tc, test_15_3_1_no_address_multicast_ncf);
 	tcase_add_test(tc, test_15_3_1_mark_leaves_with_the_interface);
 	tcase_add_test(tc, test_15_3_1_off_by_default);
 	tcase_add_test(tc, test_15_3_2_ncf_from_upstream_suspends_and_sends_special_spm);
