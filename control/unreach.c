@@ -10,7 +10,9 @@
  *
  * Containment: when one repair state has seen dup_nak_max duplicate NAKs on one interface, the
  * multicast path below it is assumed broken: NAKs of that TSI on that interface are confirmed
- * with unicast NCFs carrying OPT_NBR_UNREACH and OPT_PATH_NLA until a regular SPM. An NCF with
+ * with unicast NCFs carrying OPT_NBR_UNREACH and OPT_PATH_NLA until a regular SPM (multicast
+ * ones, as elsewhere, while the interface has no address of the TSI's family to send them from
+ * and name in OPT_PATH_NLA: nak.c, cp_send_ncf). An NCF with
  * OPT_NBR_UNREACH sent by our upstream neighbour on the upstream interface and naming it in
  * OPT_PATH_NLA, or an SPM with it from our parent, suspends NAK forwarding for the TSI until a regular SPM; the NCF also makes us send a
  * special SPM (the last regular SPM_SQN and window, see below) down every interface of the TSI.
