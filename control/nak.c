@@ -335,14 +335,27 @@ void cp_forward_naks(struct cp *cp, const struct cp_packet *in, struct cp_sessio
  * built from the NAK with its list, ports swapped back to downstream form. Shared with the
  * parity seam.
  */
+/*
+ * 15.3.2: our address to send a unicast NCF from and to name in its OPT_PATH_NLA, when the
+ * session's subtree below the interface is marked failed; NULL when it is not, or when the
+ * interface has no address of the session's family (the NAKer then gets the multicast NCF, as on
+ * any interface).
+ */
+static const struct pgm_nla *unreach_path(const struct cp_iface *in_if, const struct cp_session *s)
+{
+	const struct pgm_nla *own;
+
+	if (s->ext == NULL || (s->ext->unreach_mask & cp_iface_bit(in_if)) == 0)
+		return NULL;
+	own = cp_if_addr_for(in_if, cp_session_afi(s), NULL);
+	return own->afi != 0 ? own : NULL;
+}
+
 void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_if,
 	struct cp_session *s, uint32_t parity_cnt)
 {
-	const struct pgm_nla *own = cp_if_addr_for(in_if, cp_session_afi(s), NULL);
-	/* 15.3.2 needs our address on the interface, of the session's family, to send from and to
-	   name in OPT_PATH_NLA: without one the NAKer gets the multicast NCF, as on any interface */
-	bool unreach = s->ext != NULL && (s->ext->unreach_mask & cp_iface_bit(in_if)) != 0 &&
-		       own->afi != 0;
+	const struct pgm_nla *path = unreach_path(in_if, s);
+	bool unreach = path != NULL;
 	uint32_t sqns[1 + PGM_MAX_NAK_LIST];
 	unsigned n = cp_packet_sqns(in->pkt, sqns);
 	struct cp_action act;
@@ -360,7 +373,7 @@ void cp_send_ncf(struct cp *cp, const struct cp_packet *in, struct cp_iface *in_
 		act.ip_src.afi = 0;
 		act.ip_dst = in->ip->src;
 		act.nbr_unreach = true;
-		act.path = *own;
+		act.path = *path;
 	}
 	if (unreach && in->ip->udp) {
 		act.udp = true;

@@ -141,7 +141,7 @@ START_TEST(test_15_3_1_no_address_multicast_ncf)
 	ck_assert_str_eq(ACTIONS(), "NAK up 18; NCF d1 18");
 	a = &env.actions[1];
 	ck_assert(!a->nbr_unreach);
-	ck_assert(pgm_nla_equal(&a->ip_dst, &env.actions[1].nak_grp)); /* to the group */
+	ck_assert(pgm_nla_equal(&a->ip_dst, &a->nak_grp)); /* to the group */
 	ck_assert_uint_eq(cp_test_total_ev(&env, CP_C_UNREACH_NCF_SENT), sent);
 }
 END_TEST
